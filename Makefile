@@ -1,0 +1,47 @@
+# kubedra — all set-up happens here; a fresh machine needs only python3 (>=3.11), make and go.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export PATH := $(CURDIR)/$(BIN):$(PATH)
+
+.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/kubedra demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+# pytest exit 5 (no tests collected) is a failure, like every other non-zero code.
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 -m "not integration" tests
+
+test-integration: $(STAMP) testbed
+	$(BIN)/python -m pytest -q -m integration tests
+
+test: lint typecheck test-unit test-integration
+
+testbed:
+	@if [ -f testbed/Makefile ]; then $(MAKE) -C testbed; fi
+
+fuzz: $(STAMP) testbed
+	KUBEDRA_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest -q -m integration tests/differential
+
+bench: $(STAMP)
+	for b in benchmarks/*.py; do $(BIN)/python $$b; done
+
+clean:
+	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache

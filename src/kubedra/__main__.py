@@ -1,0 +1,3 @@
+from kubedra.cli import main
+
+main()

@@ -1,0 +1,99 @@
+"""The ``kubedra`` command line.
+
+Each verb lives in ``kubedra.commands.<verb>`` and is imported only when it runs, so ``kubedra --help``
+stays fast and a verb's heavy dependencies (kubernetes client, ruamel, rich) load only when needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from typing import Any
+
+import click
+
+from kubedra import __version__
+from kubedra.errors import EXIT_INPUT, KubedraError
+
+# verb -> (module, attribute, one-line help). Keep alphabetical; add a line to register a verb.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "allocate": ("kubedra.commands.allocate", "allocate", "Allocate ResourceClaims on nodes like kube-scheduler."),
+    "audit": ("kubedra.commands.audit", "audit", "Report what breaks at the target Kubernetes version."),
+    "demo": ("kubedra.commands.demo", "demo", "Device plugin vs DRA on a built-in example cluster."),
+    "discover": ("kubedra.commands.discover", "discover", "Build the ResourceSlices NVIDIA's driver would publish."),
+    "explain": ("kubedra.commands.explain", "explain", "Explain why a claim can or cannot be allocated."),
+    "migrate": ("kubedra.commands.migrate", "migrate", "Rewrite manifests to DRA resource.k8s.io/v1."),
+    "plan": ("kubedra.commands.plan", "plan", "Plan the rollout in waves, with a runbook."),
+    "policy": ("kubedra.commands.policy", "policy", "Generate and test ValidatingAdmissionPolicies."),
+    "simulate": ("kubedra.commands.simulate", "simulate", "Simulate scheduling: device plugin vs DRA."),
+    "snapshot": ("kubedra.commands.snapshot", "snapshot", "Capture a cluster read-only into one file."),
+    "validate": ("kubedra.commands.validate", "validate", "Validate manifests at the target version."),
+    "verify": ("kubedra.commands.verify", "verify", "Check a cluster after a migration wave."),
+}
+
+
+def _available() -> dict[str, tuple[str, str, str]]:
+    out = {}
+    for name, spec in COMMANDS.items():
+        if importlib.util.find_spec(spec[0]) is not None:
+            out[name] = spec
+    return out
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_available())
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        spec = _available().get(cmd_name)
+        if spec is None:
+            return None
+        module = importlib.import_module(spec[0])
+        cmd: click.Command = getattr(module, spec[1])
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, spec[2]) for name, spec in sorted(_available().items())]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kubedra")
+def cli() -> None:
+    """kubedra: migrate a GPU fleet from the NVIDIA device plugin to Kubernetes DRA, and prove each step.
+
+    Exit codes: 0 ok, 1 the check found something, 2 usage or input error.
+    """
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Entry point: one clear line and exit code 2 on bad input, never a traceback."""
+    try:
+        return cli.main(args=argv, prog_name="kubedra", standalone_mode=False)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except click.Abort:
+        click.echo("kubedra: aborted", err=True)
+        sys.exit(EXIT_INPUT)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(EXIT_INPUT)
+    except KubedraError as e:
+        click.echo(f"kubedra: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("kubedra: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    except Exception as e:  # an internal bug must still not dump a traceback on users
+        if os.environ.get("KUBEDRA_DEBUG"):
+            raise
+        click.echo(
+            f"kubedra: internal error: {type(e).__name__}: {e} (set KUBEDRA_DEBUG=1 for a traceback)", err=True
+        )
+        sys.exit(EXIT_INPUT + 1)

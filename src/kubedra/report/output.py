@@ -1,0 +1,106 @@
+"""Shared output plumbing: ``-o json|yaml|table|markdown|csv`` for every verb.
+
+Verbs build plain data (dicts/lists, camelCase keys like Kubernetes) and a table description;
+this module renders them. rich is imported lazily (only for tables on a terminal).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+import yaml
+
+FORMATS = ("table", "json", "yaml", "markdown", "csv")
+
+
+def output_option(choices: Sequence[str] = ("table", "json", "yaml"), default: str = "table") -> Callable[..., Any]:
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        type=click.Choice(list(choices)),
+        default=default,
+        show_default=True,
+        help="Output format.",
+    )
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str_presenter(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in data else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _str_presenter)
+
+
+def to_yaml(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    def cell(v: Any) -> str:
+        return str("" if v is None else v).replace("|", "\\|").replace("\n", "<br>")
+
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def csv_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(headers)
+    for r in rows:
+        w.writerow(["" if v is None else v for v in r])
+    return buf.getvalue()
+
+
+def plain_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """kubectl-style aligned columns (used when stdout is not a terminal, and by tests)."""
+    cells = [[str(h).upper() for h in headers]] + [["" if v is None else str(v) for v in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = ["   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines) + "\n"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
+    if not sys.stdout.isatty():
+        if title:
+            click.echo(title)
+        click.echo(plain_table(headers, rows), nl=False)
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False, header_style="bold")
+    for h in headers:
+        table.add_column(str(h))
+    for r in rows:
+        table.add_row(*["" if v is None else str(v) for v in r])
+    Console().print(table)
+
+
+def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:
+    """Write ``data`` in ``fmt``; ``table`` renders the human form for ``table``/default."""
+    if fmt == "json":
+        click.echo(to_json(data), nl=False)
+    elif fmt == "yaml":
+        click.echo(to_yaml(data), nl=False)
+    elif table is not None:
+        table()
+    else:
+        click.echo(to_json(data), nl=False)
