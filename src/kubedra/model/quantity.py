@@ -1,0 +1,265 @@
+"""Kubernetes ``resource.Quantity``, parsed and printed exactly like k8s.io/apimachinery.
+
+The value is kept as an exact integer number of nano-units (``ParseQuantity`` rounds every value up, away
+from zero, to a multiple of 1n, so nano-units are always exact), plus the format the quantity was written
+in (``DecimalSI``, ``BinarySI`` or ``DecimalExponent``), which decides how it prints.
+
+Upstream behaviours reproduced on purpose:
+- ``"0"``, ``"."``, ``"-"`` and ``"+"`` all parse as zero; ``"1."`` is accepted.
+- Fractions finer than 1n round *up* in magnitude (``0.1n`` → ``1n``, ``-0.1n`` → ``-1n``).
+- ``BinarySI`` values are capped at 2^63-1; a ``BinarySI`` value strictly between 0 and 1 prints as ``DecimalSI``.
+- ``String()`` is the canonical form: trailing zeros moved into a suffix whose exponent is a multiple of 3
+  (``1500m`` → ``1500m``, ``1000m`` → ``1``, ``1024Mi`` → ``1Gi``, ``1.5Gi`` → ``1536Mi``).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
+
+NANO = 10**9
+_MAX_INT64 = (1 << 63) - 1
+_MAX_INT64_FACTORS = 18
+
+ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+ERR_NUMERIC = "unable to parse numeric part of quantity"
+ERR_SUFFIX = "unable to parse quantity's suffix"
+
+_BIN_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
+_DEC_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+_BIN_BY_EXP = {v: k for k, v in _BIN_SUFFIXES.items()}
+_DEC_BY_EXP = {v: k for k, v in _DEC_SUFFIXES.items()}
+_SUFFIX_CHARS = frozenset("eEinumkKMGTP")
+_DIGITS = frozenset("0123456789")
+
+
+class QuantityError(ValueError):
+    """The text is not a valid Kubernetes quantity; the message is upstream's."""
+
+
+def _split(s: str) -> tuple[bool, str, str, str]:
+    """Port of apimachinery's parseQuantityString: (positive, num, denom, suffix)."""
+    positive = True
+    pos = 0
+    end = len(s)
+    if pos < end and s[0] in "+-":
+        positive = s[0] != "-"
+        pos += 1
+    while pos < end and s[pos] == "0":  # strip leading zeros
+        pos += 1
+    if pos >= end:
+        return positive, "0", "", ""
+    start = pos
+    while pos < end and s[pos] in _DIGITS:
+        pos += 1
+    num = s[start:pos] or "0"
+    if pos >= end:
+        return positive, num, "", ""
+    denom = ""
+    if s[pos] == ".":
+        pos += 1
+        start = pos
+        while pos < end and s[pos] in _DIGITS:
+            pos += 1
+        denom = s[start:pos]
+        if pos >= end:
+            return positive, num, denom, ""
+    suffix_start = pos
+    while pos < end and s[pos] in _SUFFIX_CHARS:
+        pos += 1
+    if pos < end and s[pos] in "+-":
+        pos += 1
+    while pos < end and s[pos] in _DIGITS:
+        pos += 1
+    if pos < end:
+        raise QuantityError(ERR_FORMAT_WRONG)
+    return positive, num, denom, s[suffix_start:end]
+
+
+def _interpret(suffix: str) -> tuple[int, int, Format]:
+    if suffix in _DEC_SUFFIXES:
+        return 10, _DEC_SUFFIXES[suffix], "DecimalSI"
+    if suffix in _BIN_SUFFIXES:
+        return 2, _BIN_SUFFIXES[suffix], "BinarySI"
+    if len(suffix) > 1 and suffix[0] in "eE":
+        rest = suffix[1:]
+        body = rest[1:] if rest[:1] in ("+", "-") else rest
+        if body and body.isdigit():
+            exp = int(rest)
+            if -(2**31) <= exp < 2**31:
+                return 10, exp, "DecimalExponent"
+    raise QuantityError(ERR_SUFFIX)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+@functools.lru_cache(maxsize=65536)
+def _parse(text: str) -> tuple[int, Format]:
+    if not text:
+        raise QuantityError(ERR_FORMAT_WRONG)
+    if text == "0":
+        return 0, "DecimalSI"
+    positive, num, denom, suffix = _split(text)
+    base, exponent, fmt = _interpret(suffix)
+    # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
+    # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
+    magnitude = Fraction(int(num + denom or "0"), 10 ** len(denom))
+    if base == 10:
+        magnitude *= Fraction(10) ** exponent
+    else:
+        magnitude *= 2**exponent
+    nanos = _ceil_div(magnitude.numerator * NANO, magnitude.denominator)  # round up to 1n
+    if fmt == "BinarySI" and nanos > _MAX_INT64 * NANO:
+        nanos = _MAX_INT64 * NANO
+    if fmt == "BinarySI" and 0 < nanos < NANO:
+        fmt = "DecimalSI"
+    return (nanos if positive else -nanos), fmt
+
+
+def _strip_factors(value: int, base: int) -> tuple[int, int]:
+    if value == 0:
+        return 0, 0
+    times = 0
+    while value % base == 0:
+        value //= base
+        times += 1
+    return value, times
+
+
+@dataclass(frozen=True, slots=True)
+class Quantity:
+    """An exact Kubernetes quantity. Compare, add and subtract like ``resource.Quantity``."""
+
+    nanos: int
+    format: Format = "DecimalSI"
+
+    # ----------------------------------------------------------------- construction
+    @staticmethod
+    def parse(text: str) -> Quantity:
+        """Parse like ``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's message."""
+        if not isinstance(text, str):
+            raise QuantityError(ERR_FORMAT_WRONG)
+        nanos, fmt = _parse(text)
+        return Quantity(nanos, fmt)
+
+    @staticmethod
+    def from_int(value: int, fmt: Format = "DecimalSI") -> Quantity:
+        return Quantity(value * NANO, fmt)
+
+    @staticmethod
+    def from_fraction(value: Fraction, fmt: Format = "DecimalSI") -> Quantity:
+        mag = abs(value)
+        nanos = _ceil_div(mag.numerator * NANO, mag.denominator)
+        return Quantity(nanos if value >= 0 else -nanos, fmt)
+
+    # ----------------------------------------------------------------- values
+    @property
+    def exact(self) -> Fraction:
+        return Fraction(self.nanos, NANO)
+
+    def value(self) -> int:
+        """``Quantity.Value()``: ceil of the value in units (rounds up, like upstream's ScaledValue(0))."""
+        return _ceil_div(self.nanos, NANO)
+
+    def milli_value(self) -> int:
+        return _ceil_div(self.nanos, NANO // 1000)
+
+    def is_integer(self) -> bool:
+        return self.nanos % NANO == 0
+
+    def as_int64(self) -> int | None:
+        """``AsInt64``: the integer value when exact and inside int64, else None."""
+        if self.nanos % NANO:
+            return None
+        v = self.nanos // NANO
+        if -(1 << 63) <= v <= _MAX_INT64:
+            return v
+        return None
+
+    def as_approximate_float(self) -> float:
+        return self.nanos / NANO
+
+    def sign(self) -> int:
+        return (self.nanos > 0) - (self.nanos < 0)
+
+    def is_zero(self) -> bool:
+        return self.nanos == 0
+
+    # ----------------------------------------------------------------- arithmetic
+    def add(self, other: Quantity) -> Quantity:
+        fmt = other.format if self.nanos == 0 else self.format
+        return Quantity(self.nanos + other.nanos, fmt)
+
+    def sub(self, other: Quantity) -> Quantity:
+        fmt = other.format if self.nanos == 0 else self.format
+        return Quantity(self.nanos - other.nanos, fmt)
+
+    def cmp(self, other: Quantity) -> int:
+        return (self.nanos > other.nanos) - (self.nanos < other.nanos)
+
+    def __lt__(self, other: Quantity) -> bool:
+        return self.nanos < other.nanos
+
+    def __le__(self, other: Quantity) -> bool:
+        return self.nanos <= other.nanos
+
+    def __gt__(self, other: Quantity) -> bool:
+        return self.nanos > other.nanos
+
+    def __ge__(self, other: Quantity) -> bool:
+        return self.nanos >= other.nanos
+
+    def __eq__(self, other: object) -> bool:  # equality is by value, like Quantity.Equal / Cmp == 0
+        return isinstance(other, Quantity) and self.nanos == other.nanos
+
+    def __hash__(self) -> int:
+        return hash(self.nanos)
+
+    # ----------------------------------------------------------------- printing
+    def __str__(self) -> str:
+        return self.canonical()
+
+    def __repr__(self) -> str:
+        return f"Quantity({self.canonical()!r})"
+
+    def canonical(self) -> str:
+        """``Quantity.String()``."""
+        if self.nanos == 0:
+            return "0"
+        fmt = self.format
+        if fmt == "BinarySI":
+            if -1024 * NANO < self.nanos < 1024 * NANO or self.nanos % NANO:
+                fmt = "DecimalSI"
+        if fmt == "BinarySI":
+            amount, times = _strip_factors(self.nanos // NANO, 1024)
+            return f"{amount}{_BIN_BY_EXP.get(times * 10, '')}"
+        amount, times = _strip_factors(self.nanos, 10)
+        exponent = times - 9
+        while exponent % 3:
+            amount *= 10
+            exponent -= 1
+        if fmt == "DecimalExponent":
+            return f"{amount}" if exponent == 0 else f"{amount}e{exponent}"
+        return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
+
+
+ZERO = Quantity(0)
+
+
+def parse_quantity(text: object) -> Quantity:
+    """Parse a manifest value (string or number, as YAML may give) into a Quantity."""
+    if isinstance(text, bool):
+        raise QuantityError(ERR_FORMAT_WRONG)
+    if isinstance(text, int):
+        return Quantity.from_int(text)
+    if isinstance(text, float):
+        text = repr(text)
+    if not isinstance(text, str):
+        raise QuantityError(ERR_FORMAT_WRONG)
+    return Quantity.parse(text)
