@@ -1,0 +1,67 @@
+"""Where the Go-built testbed binaries live, and finding them.
+
+``make -C testbed`` (or ``make testbed`` at the top) builds kube-apiserver, kube-scheduler,
+kube-controller-manager, the ``kubedra-testbed`` launcher (etcd, certificates), the ``kubedra-oracle``
+allocator oracle and ``helm`` into a cache directory outside the clone:
+
+    ${KUBEDRA_CACHE:-~/.cache/kubedra}/testbed/<version>/bin
+
+``KUBEDRA_TESTBED_BIN`` overrides that directory (for a binary set built elsewhere).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+DEFAULT_VERSION = "1.37"
+SUPPORTED_VERSIONS = ("1.37", "1.36")
+
+# What `make -C testbed` puts into the bin dir.
+KUBERNETES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
+LAUNCHER = "kubedra-testbed"
+ORACLE = "kubedra-oracle"
+TOOLS = ("helm",)
+
+
+class TestbedMissing(RuntimeError):
+    """A testbed binary is not built; the message says how to build it."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+
+def cache_dir() -> Path:
+    """``$KUBEDRA_CACHE``, or ``~/.cache/kubedra``."""
+    env = os.environ.get("KUBEDRA_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "kubedra"
+
+
+def bin_dir(version: str = DEFAULT_VERSION) -> Path:
+    """The directory the testbed Makefile builds into for Kubernetes ``version`` (``1.37``, ``1.36``)."""
+    env = os.environ.get("KUBEDRA_TESTBED_BIN")
+    if env:
+        return Path(env)
+    return cache_dir() / "testbed" / version / "bin"
+
+
+def find(name: str, version: str = DEFAULT_VERSION) -> Path | None:
+    """The path of testbed binary ``name`` (e.g. ``"helm"``, ``"kube-apiserver"``), or None when absent."""
+    path = bin_dir(version) / name
+    if path.is_file() and os.access(path, os.X_OK):
+        return path
+    return None
+
+
+def require(name: str, version: str = DEFAULT_VERSION) -> Path:
+    """Like :func:`find`, but raise :class:`TestbedMissing` naming the make command that builds it."""
+    path = find(name, version)
+    if path is None:
+        hint = "make testbed" if version == DEFAULT_VERSION else f"make -C testbed K8S_VERSION={version}"
+        raise TestbedMissing(f"{name} is not built in {bin_dir(version)}: run `{hint}` (needs Go)")
+    return path
+
+
+def go_available() -> bool:
+    """Whether a Go toolchain is on PATH (needed to build the testbed)."""
+    return shutil.which("go") is not None
