@@ -19,10 +19,18 @@ from kubedra.errors import EXIT_INPUT, KubedraError
 
 # verb -> (module, attribute, one-line help). Keep alphabetical; add a line to register a verb.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "allocate": ("kubedra.commands.allocate", "allocate", "Allocate ResourceClaims on nodes like kube-scheduler."),
+    "allocate": (
+        "kubedra.commands.allocate",
+        "allocate",
+        "Allocate ResourceClaims on nodes like kube-scheduler.",
+    ),
     "audit": ("kubedra.commands.audit", "audit", "Report what breaks at the target Kubernetes version."),
     "demo": ("kubedra.commands.demo", "demo", "Device plugin vs DRA on a built-in example cluster."),
-    "discover": ("kubedra.commands.discover", "discover", "Build the ResourceSlices NVIDIA's driver would publish."),
+    "discover": (
+        "kubedra.commands.discover",
+        "discover",
+        "Build the ResourceSlices NVIDIA's driver would publish.",
+    ),
     "explain": ("kubedra.commands.explain", "explain", "Explain why a claim can or cannot be allocated."),
     "migrate": ("kubedra.commands.migrate", "migrate", "Rewrite manifests to DRA resource.k8s.io/v1."),
     "plan": ("kubedra.commands.plan", "plan", "Plan the rollout in waves, with a runbook."),
@@ -94,6 +102,7 @@ def main(argv: list[str] | None = None) -> Any:
         if os.environ.get("KUBEDRA_DEBUG"):
             raise
         click.echo(
-            f"kubedra: internal error: {type(e).__name__}: {e} (set KUBEDRA_DEBUG=1 for a traceback)", err=True
+            f"kubedra: internal error: {type(e).__name__}: {e} (set KUBEDRA_DEBUG=1 for a traceback)",
+            err=True,
         )
         sys.exit(EXIT_INPUT + 1)

@@ -1,0 +1,26 @@
+"""The DRA structured allocator (upstream ``k8s.io/dynamic-resource-allocation/structured``) in Python.
+
+from kubedra.allocator import Allocator, AllocatedState, AllocationError, Features
+alloc = Allocator(features=Features(...), classes=[...], slices=[...], allocated=AllocatedState(...))
+results = alloc.allocate(node, claims)   # list[AllocationResult] | None; raises AllocationError
+"""
+
+from kubedra.allocator.core import AllocationError, Allocator, InvalidPoolsError, tolerates
+from kubedra.allocator.selectors import SelectorError, SelectorMatcher
+from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str, parse_device_id
+from kubedra.allocator.taints import apply_taint_rules
+
+__all__ = [
+    "AllocatedState",
+    "AllocationError",
+    "Allocator",
+    "DeviceID",
+    "Features",
+    "InvalidPoolsError",
+    "SelectorError",
+    "SelectorMatcher",
+    "apply_taint_rules",
+    "device_id_str",
+    "parse_device_id",
+    "tolerates",
+]

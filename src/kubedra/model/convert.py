@@ -37,7 +37,15 @@ CORE_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "Resource
 TAINT_RULE = "DeviceTaintRule"
 
 # Flat v1beta1 request fields that belong to ExactDeviceRequest in v1, in v1's field order.
-EXACT_FIELDS = ("deviceClassName", "selectors", "allocationMode", "count", "adminAccess", "tolerations", "capacity")
+EXACT_FIELDS = (
+    "deviceClassName",
+    "selectors",
+    "allocationMode",
+    "count",
+    "adminAccess",
+    "tolerations",
+    "capacity",
+)
 
 
 @dataclass(frozen=True)
@@ -111,7 +119,9 @@ def _flatten_basic(device: MutableMapping[str, Any], path: str, notes: list[Conv
     if isinstance(basic, MutableMapping):
         for offset, (k, v) in enumerate(list(basic.items())):
             if k in device:
-                notes.append(ConversionNote(f"{path}.basic.{k}", "duplicate of a top-level field; dropped", True))
+                notes.append(
+                    ConversionNote(f"{path}.basic.{k}", "duplicate of a top-level field; dropped", True)
+                )
                 continue
             _insert_at(device, pos + offset, k, v)
     notes.append(ConversionNote(f"{path}.basic", "flattened into the device (v1 has no basic wrapper)"))
@@ -139,7 +149,9 @@ def _upgrade_request(req: MutableMapping[str, Any], path: str, notes: list[Conve
         return
     if "exactly" in req:
         notes.append(
-            ConversionNote(path, "has both flat fields and exactly; flat fields dropped (invalid in v1)", True)
+            ConversionNote(
+                path, "has both flat fields and exactly; flat fields dropped (invalid in v1)", True
+            )
         )
         for k in flat:
             del req[k]
@@ -155,7 +167,9 @@ def _upgrade_request(req: MutableMapping[str, Any], path: str, notes: list[Conve
     _insert_at(req, pos, "exactly", exactly)
     if "firstAvailable" in req:
         notes.append(
-            ConversionNote(path, "has both exactly fields and firstAvailable; invalid in v1, fix by hand", True)
+            ConversionNote(
+                path, "has both exactly fields and firstAvailable; invalid in v1, fix by hand", True
+            )
         )
     notes.append(ConversionNote(f"{path}", "request fields moved under exactly"))
 
@@ -166,7 +180,9 @@ def _upgrade_claim_spec(spec: Any, path: str, notes: list[ConversionNote]) -> No
     if "controller" in spec:
         spec.pop("controller")
         notes.append(
-            ConversionNote(f"{path}.controller", "v1alpha3 control-plane controller has no equivalent; dropped", True)
+            ConversionNote(
+                f"{path}.controller", "v1alpha3 control-plane controller has no equivalent; dropped", True
+            )
         )
     devices = spec.get("devices")
     if not isinstance(devices, MutableMapping):
@@ -181,7 +197,7 @@ def _upgrade_slice_spec(spec: Any, notes: list[ConversionNote]) -> None:
         return
     if spec.get("nodeName") == "":
         del spec["nodeName"]
-        notes.append(ConversionNote("spec.nodeName", 'empty nodeName dropped (a pointer in v1)'))
+        notes.append(ConversionNote("spec.nodeName", "empty nodeName dropped (a pointer in v1)"))
     if spec.get("allNodes") is False:
         del spec["allNodes"]
         notes.append(ConversionNote("spec.allNodes", "allNodes: false dropped (a pointer in v1)"))
@@ -197,11 +213,15 @@ def _upgrade_status(status: Any, notes: list[ConversionNote]) -> None:
         return
     if "deallocationRequested" in status:
         status.pop("deallocationRequested")
-        notes.append(ConversionNote("status.deallocationRequested", "no equivalent after 1.31; dropped", True))
+        notes.append(
+            ConversionNote("status.deallocationRequested", "no equivalent after 1.31; dropped", True)
+        )
     alloc = status.get("allocation")
     if isinstance(alloc, MutableMapping) and "controller" in alloc:
         alloc.pop("controller")
-        notes.append(ConversionNote("status.allocation.controller", "no equivalent after 1.31; dropped", True))
+        notes.append(
+            ConversionNote("status.allocation.controller", "no equivalent after 1.31; dropped", True)
+        )
 
 
 def upgrade_to_v1(
@@ -240,7 +260,9 @@ def upgrade_to_v1(
     elif kind == "DeviceClass" and isinstance(spec, MutableMapping) and "suitableNodes" in spec:
         spec.pop("suitableNodes")
         notes.append(
-            ConversionNote("spec.suitableNodes", "classic control-plane field has no equivalent; dropped", True)
+            ConversionNote(
+                "spec.suitableNodes", "classic control-plane field has no equivalent; dropped", True
+            )
         )
     return notes
 
@@ -254,7 +276,9 @@ def taint_rule_api_version(target_version: str) -> str:
     return f"{GROUP}/v1alpha3"
 
 
-def _upgrade_taint_rule(obj: MutableMapping[str, Any], notes: list[ConversionNote], target_version: str) -> None:
+def _upgrade_taint_rule(
+    obj: MutableMapping[str, Any], notes: list[ConversionNote], target_version: str
+) -> None:
     want = taint_rule_api_version(target_version)
     if obj.get("apiVersion") != want and obj.get("apiVersion") != V1:
         notes.append(ConversionNote("apiVersion", f"{obj.get('apiVersion')} -> {want}"))
@@ -266,7 +290,9 @@ def _upgrade_taint_rule(obj: MutableMapping[str, Any], notes: list[ConversionNot
             if k in sel:
                 sel.pop(k)
                 notes.append(
-                    ConversionNote(f"spec.deviceSelector.{k}", "removed from DeviceTaintRule in 1.35; dropped", True)
+                    ConversionNote(
+                        f"spec.deviceSelector.{k}", "removed from DeviceTaintRule in 1.35; dropped", True
+                    )
                 )
 
 
@@ -298,7 +324,12 @@ def split_partitionable_slices(objs: list[MutableMapping[str, Any]]) -> list[Mut
     for o in objs:
         k = pool_key(o)
         spec = o.get("spec")
-        if k is not None and isinstance(spec, MutableMapping) and spec.get("sharedCounters") and spec.get("devices"):
+        if (
+            k is not None
+            and isinstance(spec, MutableMapping)
+            and spec.get("sharedCounters")
+            and spec.get("devices")
+        ):
             mixed.add(k)
     if not mixed:
         return list(objs)
@@ -318,7 +349,8 @@ def split_partitionable_slices(objs: list[MutableMapping[str, Any]]) -> list[Mut
                 if xs.get("sharedCounters") and xs.get("devices"):
                     sets.extend(xs["sharedCounters"])
             chunks = [
-                sets[i : i + MAX_COUNTER_SETS_PER_SLICE] for i in range(0, len(sets), MAX_COUNTER_SETS_PER_SLICE)
+                sets[i : i + MAX_COUNTER_SETS_PER_SLICE]
+                for i in range(0, len(sets), MAX_COUNTER_SETS_PER_SLICE)
             ]
             new_slices: list[MutableMapping[str, Any]] = []
             for n, chunk in enumerate(chunks):

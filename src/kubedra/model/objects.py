@@ -15,7 +15,16 @@ from typing import Any, Literal
 from kubedra.model.quantity import Quantity
 
 AttributeKind = Literal["int", "bool", "string", "version", "ints", "bools", "strings", "versions"]
-ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = ("int", "bool", "string", "version", "ints", "bools", "strings", "versions")
+ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = (
+    "int",
+    "bool",
+    "string",
+    "version",
+    "ints",
+    "bools",
+    "strings",
+    "versions",
+)
 
 ALLOCATION_MODE_EXACT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"

@@ -75,21 +75,21 @@ class _Ctx:
     def fail(self, path: str, message: str) -> InputError:
         return InputError(f"{path}: {message}" if path else message, self.location)
 
-    def map(self, v: Any, path: str) -> dict[str, Any]:
+    def mapping(self, v: Any, path: str) -> dict[str, Any]:
         if v is None:
             return {}
         if not isinstance(v, dict):
             raise self.fail(path, f"expected an object, found {_tname(v)}")
         return v
 
-    def list(self, v: Any, path: str) -> list[Any]:
+    def items(self, v: Any, path: str) -> list[Any]:
         if v is None:
             return []
         if not isinstance(v, list):
             raise self.fail(path, f"expected a list, found {_tname(v)}")
         return v
 
-    def str(self, v: Any, path: str, default: str = "") -> str:
+    def string(self, v: Any, path: str, default: str = "") -> str:
         if v is None:
             return default
         if not isinstance(v, str):
@@ -97,16 +97,16 @@ class _Ctx:
         return v
 
     def opt_str(self, v: Any, path: str) -> str | None:
-        return None if v is None else self.str(v, path)
+        return None if v is None else self.string(v, path)
 
-    def int(self, v: Any, path: str, default: int = 0) -> int:
+    def integer(self, v: Any, path: str, default: int = 0) -> int:
         if v is None:
             return default
         if isinstance(v, bool) or not isinstance(v, int):
             raise self.fail(path, f"expected an integer, found {_tname(v)}")
         return v
 
-    def bool(self, v: Any, path: str) -> bool | None:
+    def boolean(self, v: Any, path: str) -> bool | None:
         if v is None:
             return None
         if not isinstance(v, bool):
@@ -120,13 +120,13 @@ class _Ctx:
             raise self.fail(path, f"invalid quantity {v!r}: {e}") from None
 
     def qty_map(self, v: Any, path: str) -> dict[str, Quantity]:
-        return {str(k): self.qty(x, f"{path}.{k}") for k, x in self.map(v, path).items()}
+        return {str(k): self.qty(x, f"{path}.{k}") for k, x in self.mapping(v, path).items()}
 
     def strings(self, v: Any, path: str) -> list[str]:
-        return [self.str(x, f"{path}[{i}]") for i, x in enumerate(self.list(v, path))]
+        return [self.string(x, f"{path}[{i}]") for i, x in enumerate(self.items(v, path))]
 
     def each(self, v: Any, path: str, fn: Callable[[Any, str], T]) -> list[T]:
-        return [fn(x, f"{path}[{i}]") for i, x in enumerate(self.list(v, path))]
+        return [fn(x, f"{path}[{i}]") for i, x in enumerate(self.items(v, path))]
 
 
 def _tname(v: Any) -> str:
@@ -139,49 +139,55 @@ def _tname(v: Any) -> str:
 
 
 def _meta(c: _Ctx, v: Any) -> ObjectMeta:
-    m = c.map(v, "metadata")
+    m = c.mapping(v, "metadata")
     return ObjectMeta(
-        name=c.str(m.get("name"), "metadata.name"),
-        namespace=c.str(m.get("namespace"), "metadata.namespace"),
-        uid=c.str(m.get("uid"), "metadata.uid"),
-        generate_name=c.str(m.get("generateName"), "metadata.generateName"),
-        labels={str(k): str(x) for k, x in c.map(m.get("labels"), "metadata.labels").items()},
-        annotations={str(k): str(x) for k, x in c.map(m.get("annotations"), "metadata.annotations").items()},
+        name=c.string(m.get("name"), "metadata.name"),
+        namespace=c.string(m.get("namespace"), "metadata.namespace"),
+        uid=c.string(m.get("uid"), "metadata.uid"),
+        generate_name=c.string(m.get("generateName"), "metadata.generateName"),
+        labels={str(k): str(x) for k, x in c.mapping(m.get("labels"), "metadata.labels").items()},
+        annotations={
+            str(k): str(x) for k, x in c.mapping(m.get("annotations"), "metadata.annotations").items()
+        },
         creation_timestamp=str(m.get("creationTimestamp") or ""),
-        owner_references=[r for r in c.list(m.get("ownerReferences"), "metadata.ownerReferences") if isinstance(r, dict)],
+        owner_references=[
+            r for r in c.items(m.get("ownerReferences"), "metadata.ownerReferences") if isinstance(r, dict)
+        ],
     )
 
 
 def _requirement(c: _Ctx, v: Any, path: str) -> NodeSelectorRequirement:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     return NodeSelectorRequirement(
-        key=c.str(m.get("key"), f"{path}.key"),
-        operator=c.str(m.get("operator"), f"{path}.operator"),
-        values=[str(x) for x in c.list(m.get("values"), f"{path}.values")],
+        key=c.string(m.get("key"), f"{path}.key"),
+        operator=c.string(m.get("operator"), f"{path}.operator"),
+        values=[str(x) for x in c.items(m.get("values"), f"{path}.values")],
     )
 
 
 def node_selector(c: _Ctx, v: Any, path: str) -> NodeSelector | None:
     if v is None:
         return None
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     terms = []
-    for i, t in enumerate(c.list(m.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")):
+    for i, t in enumerate(c.items(m.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")):
         tp = f"{path}.nodeSelectorTerms[{i}]"
-        tm = c.map(t, tp)
+        tm = c.mapping(t, tp)
         terms.append(
             NodeSelectorTerm(
                 match_expressions=c.each(
                     tm.get("matchExpressions"), f"{tp}.matchExpressions", lambda x, p: _requirement(c, x, p)
                 ),
-                match_fields=c.each(tm.get("matchFields"), f"{tp}.matchFields", lambda x, p: _requirement(c, x, p)),
+                match_fields=c.each(
+                    tm.get("matchFields"), f"{tp}.matchFields", lambda x, p: _requirement(c, x, p)
+                ),
             )
         )
     return NodeSelector(terms=terms)
 
 
 def _attribute(c: _Ctx, v: Any, path: str) -> DeviceAttribute:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     set_kinds = [k for k in ATTRIBUTE_KINDS if m.get(k) is not None]
     unknown = [k for k in m if k not in ATTRIBUTE_KINDS]
     if unknown:
@@ -209,10 +215,10 @@ def _attribute(c: _Ctx, v: Any, path: str) -> DeviceAttribute:
 def _policy(c: _Ctx, v: Any, path: str) -> CapacityRequestPolicy | None:
     if v is None:
         return None
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     rng = None
     if m.get("validRange") is not None:
-        r = c.map(m["validRange"], f"{path}.validRange")
+        r = c.mapping(m["validRange"], f"{path}.validRange")
         rng = CapacityRequestPolicyRange(
             min=c.qty(r.get("min"), f"{path}.validRange.min"),
             max=c.qty(r["max"], f"{path}.validRange.max") if r.get("max") is not None else None,
@@ -220,7 +226,7 @@ def _policy(c: _Ctx, v: Any, path: str) -> CapacityRequestPolicy | None:
         )
     vals = None
     if m.get("validValues") is not None:
-        vals = [c.qty(x, f"{path}.validValues[{i}]") for i, x in enumerate(c.list(m["validValues"], path))]
+        vals = [c.qty(x, f"{path}.validValues[{i}]") for i, x in enumerate(c.items(m["validValues"], path))]
     return CapacityRequestPolicy(
         default=c.qty(m["default"], f"{path}.default") if m.get("default") is not None else None,
         valid_values=vals,
@@ -232,73 +238,78 @@ def _capacity(c: _Ctx, v: Any, path: str) -> DeviceCapacity:
     if not isinstance(v, dict):  # v1alpha3 bare quantity (convert normally wraps it)
         return DeviceCapacity(value=c.qty(v, path))
     return DeviceCapacity(
-        value=c.qty(v.get("value"), f"{path}.value"), request_policy=_policy(c, v.get("requestPolicy"), f"{path}.requestPolicy")
+        value=c.qty(v.get("value"), f"{path}.value"),
+        request_policy=_policy(c, v.get("requestPolicy"), f"{path}.requestPolicy"),
     )
 
 
 def _taint(c: _Ctx, v: Any, path: str) -> DeviceTaint:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     return DeviceTaint(
-        key=c.str(m.get("key"), f"{path}.key"),
-        value=c.str(m.get("value"), f"{path}.value"),
-        effect=c.str(m.get("effect"), f"{path}.effect"),
+        key=c.string(m.get("key"), f"{path}.key"),
+        value=c.string(m.get("value"), f"{path}.value"),
+        effect=c.string(m.get("effect"), f"{path}.effect"),
         time_added=c.opt_str(m.get("timeAdded"), f"{path}.timeAdded"),
     )
 
 
 def _device(c: _Ctx, v: Any, path: str) -> Device:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     return Device(
-        name=c.str(m.get("name"), f"{path}.name"),
+        name=c.string(m.get("name"), f"{path}.name"),
         attributes={
             str(k): _attribute(c, x, f"{path}.attributes.{k}")
-            for k, x in c.map(m.get("attributes"), f"{path}.attributes").items()
+            for k, x in c.mapping(m.get("attributes"), f"{path}.attributes").items()
         },
         capacity={
             str(k): _capacity(c, x, f"{path}.capacity.{k}")
-            for k, x in c.map(m.get("capacity"), f"{path}.capacity").items()
+            for k, x in c.mapping(m.get("capacity"), f"{path}.capacity").items()
         },
         consumes_counters=c.each(
             m.get("consumesCounters"),
             f"{path}.consumesCounters",
             lambda x, p: DeviceCounterConsumption(
-                counter_set=c.str(c.map(x, p).get("counterSet"), f"{p}.counterSet"),
+                counter_set=c.string(c.mapping(x, p).get("counterSet"), f"{p}.counterSet"),
                 counters={
-                    str(k): c.qty(c.map(cv, f"{p}.counters.{k}").get("value"), f"{p}.counters.{k}.value")
-                    for k, cv in c.map(x.get("counters"), f"{p}.counters").items()
+                    str(k): c.qty(c.mapping(cv, f"{p}.counters.{k}").get("value"), f"{p}.counters.{k}.value")
+                    for k, cv in c.mapping(x.get("counters"), f"{p}.counters").items()
                 },
             ),
         ),
         node_name=c.opt_str(m.get("nodeName"), f"{path}.nodeName"),
         node_selector=node_selector(c, m.get("nodeSelector"), f"{path}.nodeSelector"),
-        all_nodes=c.bool(m.get("allNodes"), f"{path}.allNodes"),
+        all_nodes=c.boolean(m.get("allNodes"), f"{path}.allNodes"),
         taints=c.each(m.get("taints"), f"{path}.taints", lambda x, p: _taint(c, x, p)),
-        binds_to_node=c.bool(m.get("bindsToNode"), f"{path}.bindsToNode"),
+        binds_to_node=c.boolean(m.get("bindsToNode"), f"{path}.bindsToNode"),
         binding_conditions=c.strings(m.get("bindingConditions"), f"{path}.bindingConditions"),
-        binding_failure_conditions=c.strings(m.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"),
-        allow_multiple_allocations=c.bool(m.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"),
+        binding_failure_conditions=c.strings(
+            m.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"
+        ),
+        allow_multiple_allocations=c.boolean(
+            m.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"
+        ),
     )
 
 
 def _counter_set(c: _Ctx, v: Any, path: str) -> CounterSet:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     return CounterSet(
-        name=c.str(m.get("name"), f"{path}.name"),
+        name=c.string(m.get("name"), f"{path}.name"),
         counters={
-            str(k): c.qty(c.map(x, f"{path}.counters.{k}").get("value"), f"{path}.counters.{k}.value")
-            for k, x in c.map(m.get("counters"), f"{path}.counters").items()
+            str(k): c.qty(c.mapping(x, f"{path}.counters.{k}").get("value"), f"{path}.counters.{k}.value")
+            for k, x in c.mapping(m.get("counters"), f"{path}.counters").items()
         },
     )
 
 
 def _toleration(c: _Ctx, v: Any, path: str) -> DeviceToleration:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     return DeviceToleration(
-        key=c.str(m.get("key"), f"{path}.key"),
-        operator=c.str(m.get("operator"), f"{path}.operator") or "Equal",
-        value=c.str(m.get("value"), f"{path}.value"),
-        effect=c.str(m.get("effect"), f"{path}.effect"),
-        toleration_seconds=c.int(m.get("tolerationSeconds"), f"{path}.tolerationSeconds")
+        key=c.string(m.get("key"), f"{path}.key"),
+        operator=c.string(m.get("operator"), f"{path}.operator") or "Equal",
+        value=c.string(m.get("value"), f"{path}.value"),
+        effect=c.string(m.get("effect"), f"{path}.effect"),
+        toleration_seconds=c.integer(m.get("tolerationSeconds"), f"{path}.tolerationSeconds")
         if m.get("tolerationSeconds") is not None
         else None,
     )
@@ -306,10 +317,10 @@ def _toleration(c: _Ctx, v: Any, path: str) -> DeviceToleration:
 
 def _selectors(c: _Ctx, v: Any, path: str) -> list[str]:
     out = []
-    for i, s in enumerate(c.list(v, path)):
-        sm = c.map(s, f"{path}[{i}]")
-        cel = c.map(sm.get("cel"), f"{path}[{i}].cel")
-        expr = c.str(cel.get("expression"), f"{path}[{i}].cel.expression")
+    for i, s in enumerate(c.items(v, path)):
+        sm = c.mapping(s, f"{path}[{i}]")
+        cel = c.mapping(sm.get("cel"), f"{path}[{i}].cel")
+        expr = c.string(cel.get("expression"), f"{path}[{i}].cel.expression")
         if not expr:
             hint = " (found expression next to cel; indent it under cel)" if "expression" in sm else ""
             raise c.fail(f"{path}[{i}].cel.expression", f"required value{hint}")
@@ -318,15 +329,17 @@ def _selectors(c: _Ctx, v: Any, path: str) -> list[str]:
 
 
 def _request_fields(c: _Ctx, m: dict[str, Any], path: str) -> dict[str, Any]:
-    mode = c.str(m.get("allocationMode"), f"{path}.allocationMode") or ALLOCATION_MODE_EXACT
-    count = c.int(m.get("count"), f"{path}.count")
+    mode = c.string(m.get("allocationMode"), f"{path}.allocationMode") or ALLOCATION_MODE_EXACT
+    count = c.integer(m.get("count"), f"{path}.count")
     if mode == ALLOCATION_MODE_EXACT and count == 0:
         count = 1
     cap = None
     if m.get("capacity") is not None:
-        cap = c.qty_map(c.map(m["capacity"], f"{path}.capacity").get("requests"), f"{path}.capacity.requests")
+        cap = c.qty_map(
+            c.mapping(m["capacity"], f"{path}.capacity").get("requests"), f"{path}.capacity.requests"
+        )
     return {
-        "device_class_name": c.str(m.get("deviceClassName"), f"{path}.deviceClassName"),
+        "device_class_name": c.string(m.get("deviceClassName"), f"{path}.deviceClassName"),
         "selectors": _selectors(c, m.get("selectors"), f"{path}.selectors"),
         "allocation_mode": mode,
         "count": count,
@@ -336,32 +349,36 @@ def _request_fields(c: _Ctx, m: dict[str, Any], path: str) -> dict[str, Any]:
 
 
 def _request(c: _Ctx, v: Any, path: str) -> DeviceRequest:
-    m = c.map(v, path)
+    m = c.mapping(v, path)
     exactly = None
     if m.get("exactly") is not None:
-        em = c.map(m["exactly"], f"{path}.exactly")
+        em = c.mapping(m["exactly"], f"{path}.exactly")
         exactly = ExactDeviceRequest(
             **_request_fields(c, em, f"{path}.exactly"),
-            admin_access=c.bool(em.get("adminAccess"), f"{path}.exactly.adminAccess"),
+            admin_access=c.boolean(em.get("adminAccess"), f"{path}.exactly.adminAccess"),
         )
     subs = []
-    for i, s in enumerate(c.list(m.get("firstAvailable"), f"{path}.firstAvailable")):
+    for i, s in enumerate(c.items(m.get("firstAvailable"), f"{path}.firstAvailable")):
         sp = f"{path}.firstAvailable[{i}]"
-        sm = c.map(s, sp)
-        subs.append(DeviceSubRequest(name=c.str(sm.get("name"), f"{sp}.name"), **_request_fields(c, sm, sp)))
-    return DeviceRequest(name=c.str(m.get("name"), f"{path}.name"), exactly=exactly, first_available=subs)
+        sm = c.mapping(s, sp)
+        subs.append(
+            DeviceSubRequest(name=c.string(sm.get("name"), f"{sp}.name"), **_request_fields(c, sm, sp))
+        )
+    return DeviceRequest(name=c.string(m.get("name"), f"{path}.name"), exactly=exactly, first_available=subs)
 
 
 def _opaque(c: _Ctx, v: Any, path: str) -> OpaqueDeviceConfiguration | None:
     if v is None:
         return None
-    m = c.map(v, path)
-    return OpaqueDeviceConfiguration(driver=c.str(m.get("driver"), f"{path}.driver"), parameters=m.get("parameters"))
+    m = c.mapping(v, path)
+    return OpaqueDeviceConfiguration(
+        driver=c.string(m.get("driver"), f"{path}.driver"), parameters=m.get("parameters")
+    )
 
 
 def device_claim(c: _Ctx, v: Any, path: str) -> DeviceClaim:
-    spec = c.map(v, path)
-    d = c.map(spec.get("devices"), f"{path}.devices")
+    spec = c.mapping(v, path)
+    d = c.mapping(spec.get("devices"), f"{path}.devices")
     p = f"{path}.devices"
     return DeviceClaim(
         requests=c.each(d.get("requests"), f"{p}.requests", lambda x, q: _request(c, x, q)),
@@ -369,7 +386,7 @@ def device_claim(c: _Ctx, v: Any, path: str) -> DeviceClaim:
             d.get("constraints"),
             f"{p}.constraints",
             lambda x, q: DeviceConstraint(
-                requests=c.strings(c.map(x, q).get("requests"), f"{q}.requests"),
+                requests=c.strings(c.mapping(x, q).get("requests"), f"{q}.requests"),
                 match_attribute=c.opt_str(x.get("matchAttribute"), f"{q}.matchAttribute"),
                 distinct_attribute=c.opt_str(x.get("distinctAttribute"), f"{q}.distinctAttribute"),
             ),
@@ -378,7 +395,7 @@ def device_claim(c: _Ctx, v: Any, path: str) -> DeviceClaim:
             d.get("config"),
             f"{p}.config",
             lambda x, q: DeviceClaimConfiguration(
-                requests=c.strings(c.map(x, q).get("requests"), f"{q}.requests"),
+                requests=c.strings(c.mapping(x, q).get("requests"), f"{q}.requests"),
                 opaque=_opaque(c, x.get("opaque"), f"{q}.opaque"),
             ),
         ),
@@ -388,20 +405,22 @@ def device_claim(c: _Ctx, v: Any, path: str) -> DeviceClaim:
 def _allocation(c: _Ctx, v: Any, path: str) -> AllocationResult | None:
     if v is None:
         return None
-    m = c.map(v, path)
-    devices = c.map(m.get("devices"), f"{path}.devices")
+    m = c.mapping(v, path)
+    devices = c.mapping(m.get("devices"), f"{path}.devices")
 
     def result(x: Any, p: str) -> DeviceRequestAllocationResult:
-        r = c.map(x, p)
+        r = c.mapping(x, p)
         return DeviceRequestAllocationResult(
-            request=c.str(r.get("request"), f"{p}.request"),
-            driver=c.str(r.get("driver"), f"{p}.driver"),
-            pool=c.str(r.get("pool"), f"{p}.pool"),
-            device=c.str(r.get("device"), f"{p}.device"),
-            admin_access=c.bool(r.get("adminAccess"), f"{p}.adminAccess"),
+            request=c.string(r.get("request"), f"{p}.request"),
+            driver=c.string(r.get("driver"), f"{p}.driver"),
+            pool=c.string(r.get("pool"), f"{p}.pool"),
+            device=c.string(r.get("device"), f"{p}.device"),
+            admin_access=c.boolean(r.get("adminAccess"), f"{p}.adminAccess"),
             tolerations=c.each(r.get("tolerations"), f"{p}.tolerations", lambda y, q: _toleration(c, y, q)),
             binding_conditions=c.strings(r.get("bindingConditions"), f"{p}.bindingConditions"),
-            binding_failure_conditions=c.strings(r.get("bindingFailureConditions"), f"{p}.bindingFailureConditions"),
+            binding_failure_conditions=c.strings(
+                r.get("bindingFailureConditions"), f"{p}.bindingFailureConditions"
+            ),
             share_id=c.opt_str(r.get("shareID"), f"{p}.shareID"),
             consumed_capacity=c.qty_map(r.get("consumedCapacity"), f"{p}.consumedCapacity")
             if r.get("consumedCapacity") is not None
@@ -414,7 +433,7 @@ def _allocation(c: _Ctx, v: Any, path: str) -> AllocationResult | None:
             devices.get("config"),
             f"{path}.devices.config",
             lambda x, p: DeviceAllocationConfiguration(
-                source=c.str(c.map(x, p).get("source"), f"{p}.source"),
+                source=c.string(c.mapping(x, p).get("source"), f"{p}.source"),
                 requests=c.strings(x.get("requests"), f"{p}.requests"),
                 opaque=_opaque(c, x.get("opaque"), f"{p}.opaque"),
             ),
@@ -428,27 +447,31 @@ def _allocation(c: _Ctx, v: Any, path: str) -> AllocationResult | None:
 
 
 def _slice(c: _Ctx, obj: dict[str, Any]) -> ResourceSlice:
-    spec = c.map(obj.get("spec"), "spec")
-    pool = c.map(spec.get("pool"), "spec.pool")
+    spec = c.mapping(obj.get("spec"), "spec")
+    pool = c.mapping(spec.get("pool"), "spec.pool")
     return ResourceSlice(
         meta=_meta(c, obj.get("metadata")),
-        driver=c.str(spec.get("driver"), "spec.driver"),
+        driver=c.string(spec.get("driver"), "spec.driver"),
         pool=ResourcePool(
-            name=c.str(pool.get("name"), "spec.pool.name"),
-            generation=c.int(pool.get("generation"), "spec.pool.generation"),
-            resource_slice_count=c.int(pool.get("resourceSliceCount"), "spec.pool.resourceSliceCount", 1),
+            name=c.string(pool.get("name"), "spec.pool.name"),
+            generation=c.integer(pool.get("generation"), "spec.pool.generation"),
+            resource_slice_count=c.integer(pool.get("resourceSliceCount"), "spec.pool.resourceSliceCount", 1),
         ),
         node_name=c.opt_str(spec.get("nodeName"), "spec.nodeName") or None,
         node_selector=node_selector(c, spec.get("nodeSelector"), "spec.nodeSelector"),
-        all_nodes=c.bool(spec.get("allNodes"), "spec.allNodes") or None,
-        per_device_node_selection=c.bool(spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection"),
+        all_nodes=c.boolean(spec.get("allNodes"), "spec.allNodes") or None,
+        per_device_node_selection=c.boolean(
+            spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection"
+        ),
         devices=c.each(spec.get("devices"), "spec.devices", lambda x, p: _device(c, x, p)),
-        shared_counters=c.each(spec.get("sharedCounters"), "spec.sharedCounters", lambda x, p: _counter_set(c, x, p)),
+        shared_counters=c.each(
+            spec.get("sharedCounters"), "spec.sharedCounters", lambda x, p: _counter_set(c, x, p)
+        ),
     )
 
 
 def _claim(c: _Ctx, obj: dict[str, Any]) -> ResourceClaim:
-    status = c.map(obj.get("status"), "status")
+    status = c.mapping(obj.get("status"), "status")
     return ResourceClaim(
         meta=_meta(c, obj.get("metadata")),
         spec=device_claim(c, obj.get("spec"), "spec"),
@@ -457,34 +480,37 @@ def _claim(c: _Ctx, obj: dict[str, Any]) -> ResourceClaim:
             status.get("reservedFor"),
             "status.reservedFor",
             lambda x, p: ResourceClaimConsumerReference(
-                resource=c.str(c.map(x, p).get("resource"), f"{p}.resource"),
-                name=c.str(x.get("name"), f"{p}.name"),
-                uid=c.str(x.get("uid"), f"{p}.uid"),
-                api_group=c.str(x.get("apiGroup"), f"{p}.apiGroup"),
+                resource=c.string(c.mapping(x, p).get("resource"), f"{p}.resource"),
+                name=c.string(x.get("name"), f"{p}.name"),
+                uid=c.string(x.get("uid"), f"{p}.uid"),
+                api_group=c.string(x.get("apiGroup"), f"{p}.apiGroup"),
             ),
         ),
-        device_statuses=[d for d in c.list(status.get("devices"), "status.devices") if isinstance(d, dict)],
+        device_statuses=[d for d in c.items(status.get("devices"), "status.devices") if isinstance(d, dict)],
     )
 
 
 def _template(c: _Ctx, obj: dict[str, Any]) -> ResourceClaimTemplate:
-    spec = c.map(obj.get("spec"), "spec")
-    tmeta = c.map(spec.get("metadata"), "spec.metadata")
+    spec = c.mapping(obj.get("spec"), "spec")
+    tmeta = c.mapping(spec.get("metadata"), "spec.metadata")
     return ResourceClaimTemplate(
         meta=_meta(c, obj.get("metadata")),
-        claim_labels={str(k): str(v) for k, v in c.map(tmeta.get("labels"), "spec.metadata.labels").items()},
+        claim_labels={
+            str(k): str(v) for k, v in c.mapping(tmeta.get("labels"), "spec.metadata.labels").items()
+        },
         claim_annotations={
-            str(k): str(v) for k, v in c.map(tmeta.get("annotations"), "spec.metadata.annotations").items()
+            str(k): str(v)
+            for k, v in c.mapping(tmeta.get("annotations"), "spec.metadata.annotations").items()
         },
         spec=device_claim(c, spec.get("spec"), "spec.spec"),
     )
 
 
 def _class(c: _Ctx, obj: dict[str, Any]) -> DeviceClass:
-    spec = c.map(obj.get("spec"), "spec")
+    spec = c.mapping(obj.get("spec"), "spec")
     configs = []
-    for i, x in enumerate(c.list(spec.get("config"), "spec.config")):
-        o = _opaque(c, c.map(x, f"spec.config[{i}]").get("opaque"), f"spec.config[{i}].opaque")
+    for i, x in enumerate(c.items(spec.get("config"), "spec.config")):
+        o = _opaque(c, c.mapping(x, f"spec.config[{i}]").get("opaque"), f"spec.config[{i}].opaque")
         if o is not None:
             configs.append(o)
     return DeviceClass(
@@ -496,28 +522,34 @@ def _class(c: _Ctx, obj: dict[str, Any]) -> DeviceClass:
 
 
 def _taint_rule(c: _Ctx, obj: dict[str, Any]) -> DeviceTaintRule:
-    spec = c.map(obj.get("spec"), "spec")
+    spec = c.mapping(obj.get("spec"), "spec")
     sel = None
     if spec.get("deviceSelector") is not None:
-        s = c.map(spec["deviceSelector"], "spec.deviceSelector")
+        s = c.mapping(spec["deviceSelector"], "spec.deviceSelector")
         sel = DeviceTaintSelector(
             driver=c.opt_str(s.get("driver"), "spec.deviceSelector.driver"),
             pool=c.opt_str(s.get("pool"), "spec.deviceSelector.pool"),
             device=c.opt_str(s.get("device"), "spec.deviceSelector.device"),
         )
-    return DeviceTaintRule(meta=_meta(c, obj.get("metadata")), taint=_taint(c, spec.get("taint"), "spec.taint"), device_selector=sel)
+    return DeviceTaintRule(
+        meta=_meta(c, obj.get("metadata")),
+        taint=_taint(c, spec.get("taint"), "spec.taint"),
+        device_selector=sel,
+    )
 
 
 def _node(c: _Ctx, obj: dict[str, Any]) -> Node:
-    spec = c.map(obj.get("spec"), "spec")
-    status = c.map(obj.get("status"), "status")
+    spec = c.mapping(obj.get("spec"), "spec")
+    status = c.mapping(obj.get("status"), "status")
     capacity = c.qty_map(status.get("capacity"), "status.capacity")
-    allocatable = c.qty_map(status.get("allocatable"), "status.allocatable") if "allocatable" in status else capacity
+    allocatable = (
+        c.qty_map(status.get("allocatable"), "status.allocatable") if "allocatable" in status else capacity
+    )
     ready = True
-    for cond in c.list(status.get("conditions"), "status.conditions"):
+    for cond in c.items(status.get("conditions"), "status.conditions"):
         if isinstance(cond, dict) and cond.get("type") == "Ready":
             ready = cond.get("status") == "True"
-    info = c.map(status.get("nodeInfo"), "status.nodeInfo")
+    info = c.mapping(status.get("nodeInfo"), "status.nodeInfo")
     return Node(
         meta=_meta(c, obj.get("metadata")),
         capacity=capacity,
@@ -526,9 +558,9 @@ def _node(c: _Ctx, obj: dict[str, Any]) -> Node:
             spec.get("taints"),
             "spec.taints",
             lambda x, p: Taint(
-                key=c.str(c.map(x, p).get("key"), f"{p}.key"),
-                value=c.str(x.get("value"), f"{p}.value"),
-                effect=c.str(x.get("effect"), f"{p}.effect"),
+                key=c.string(c.mapping(x, p).get("key"), f"{p}.key"),
+                value=c.string(x.get("value"), f"{p}.value"),
+                effect=c.string(x.get("effect"), f"{p}.effect"),
             ),
         ),
         unschedulable=bool(spec.get("unschedulable")),
@@ -538,15 +570,18 @@ def _node(c: _Ctx, obj: dict[str, Any]) -> Node:
 
 
 def _container(c: _Ctx, v: Any, path: str) -> Container:
-    m = c.map(v, path)
-    res = c.map(m.get("resources"), f"{path}.resources")
+    m = c.mapping(v, path)
+    res = c.mapping(m.get("resources"), f"{path}.resources")
     return Container(
-        name=c.str(m.get("name"), f"{path}.name"),
+        name=c.string(m.get("name"), f"{path}.name"),
         requests=c.qty_map(res.get("requests"), f"{path}.resources.requests"),
         limits=c.qty_map(res.get("limits"), f"{path}.resources.limits"),
         claims=[
-            c.str(c.map(x, f"{path}.resources.claims[{i}]").get("name"), f"{path}.resources.claims[{i}].name")
-            for i, x in enumerate(c.list(res.get("claims"), f"{path}.resources.claims"))
+            c.string(
+                c.mapping(x, f"{path}.resources.claims[{i}]").get("name"),
+                f"{path}.resources.claims[{i}].name",
+            )
+            for i, x in enumerate(c.items(res.get("claims"), f"{path}.resources.claims"))
         ],
         restart_policy=c.opt_str(m.get("restartPolicy"), f"{path}.restartPolicy"),
     )
@@ -554,44 +589,50 @@ def _container(c: _Ctx, v: Any, path: str) -> Container:
 
 def pod_spec(c: _Ctx, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, Any] | None = None) -> Pod:
     status = status or {}
-    sg = c.map(spec.get("schedulingGroup"), "spec.schedulingGroup")
+    sg = c.mapping(spec.get("schedulingGroup"), "spec.schedulingGroup")
     claim_statuses: dict[str, str | None] = {}
-    for x in c.list(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"):
+    for x in c.items(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"):
         if isinstance(x, dict) and x.get("name"):
             claim_statuses[str(x["name"])] = x.get("resourceClaimName")
     return Pod(
         meta=meta,
         containers=c.each(spec.get("containers"), "spec.containers", lambda x, p: _container(c, x, p)),
-        init_containers=c.each(spec.get("initContainers"), "spec.initContainers", lambda x, p: _container(c, x, p)),
+        init_containers=c.each(
+            spec.get("initContainers"), "spec.initContainers", lambda x, p: _container(c, x, p)
+        ),
         overhead=c.qty_map(spec.get("overhead"), "spec.overhead"),
         resource_claims=c.each(
             spec.get("resourceClaims"),
             "spec.resourceClaims",
             lambda x, p: PodResourceClaim(
-                name=c.str(c.map(x, p).get("name"), f"{p}.name"),
+                name=c.string(c.mapping(x, p).get("name"), f"{p}.name"),
                 resource_claim_name=c.opt_str(x.get("resourceClaimName"), f"{p}.resourceClaimName"),
                 resource_claim_template_name=c.opt_str(
                     x.get("resourceClaimTemplateName"), f"{p}.resourceClaimTemplateName"
                 ),
             ),
         ),
-        node_name=c.str(spec.get("nodeName"), "spec.nodeName"),
-        node_selector={str(k): str(v) for k, v in c.map(spec.get("nodeSelector"), "spec.nodeSelector").items()},
+        node_name=c.string(spec.get("nodeName"), "spec.nodeName"),
+        node_selector={
+            str(k): str(v) for k, v in c.mapping(spec.get("nodeSelector"), "spec.nodeSelector").items()
+        },
         affinity=spec.get("affinity") if isinstance(spec.get("affinity"), dict) else None,
         tolerations=c.each(
             spec.get("tolerations"),
             "spec.tolerations",
             lambda x, p: Toleration(
-                key=c.str(c.map(x, p).get("key"), f"{p}.key"),
-                operator=c.str(x.get("operator"), f"{p}.operator") or "Equal",
-                value=c.str(x.get("value"), f"{p}.value"),
-                effect=c.str(x.get("effect"), f"{p}.effect"),
-                toleration_seconds=x.get("tolerationSeconds") if isinstance(x.get("tolerationSeconds"), int) else None,
+                key=c.string(c.mapping(x, p).get("key"), f"{p}.key"),
+                operator=c.string(x.get("operator"), f"{p}.operator") or "Equal",
+                value=c.string(x.get("value"), f"{p}.value"),
+                effect=c.string(x.get("effect"), f"{p}.effect"),
+                toleration_seconds=x.get("tolerationSeconds")
+                if isinstance(x.get("tolerationSeconds"), int)
+                else None,
             ),
         ),
-        priority=c.int(spec["priority"], "spec.priority") if spec.get("priority") is not None else None,
-        priority_class_name=c.str(spec.get("priorityClassName"), "spec.priorityClassName"),
-        scheduler_name=c.str(spec.get("schedulerName"), "spec.schedulerName"),
+        priority=c.integer(spec["priority"], "spec.priority") if spec.get("priority") is not None else None,
+        priority_class_name=c.string(spec.get("priorityClassName"), "spec.priorityClassName"),
+        scheduler_name=c.string(spec.get("schedulerName"), "spec.schedulerName"),
         scheduling_group=c.opt_str(sg.get("podGroupName"), "spec.schedulingGroup.podGroupName"),
         phase=str(status.get("phase") or ""),
         claim_statuses=claim_statuses,
@@ -599,7 +640,12 @@ def pod_spec(c: _Ctx, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, 
 
 
 def _pod(c: _Ctx, obj: dict[str, Any]) -> Pod:
-    return pod_spec(c, _meta(c, obj.get("metadata")), c.map(obj.get("spec"), "spec"), c.map(obj.get("status"), "status"))
+    return pod_spec(
+        c,
+        _meta(c, obj.get("metadata")),
+        c.mapping(obj.get("spec"), "spec"),
+        c.mapping(obj.get("status"), "status"),
+    )
 
 
 _PARSERS: dict[str, Callable[[_Ctx, dict[str, Any]], Any]] = {

@@ -143,7 +143,11 @@ def device_dict(dev: Device) -> dict[str, Any]:
 def slice_dict(s: ResourceSlice) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "driver": s.driver,
-        "pool": {"name": s.pool.name, "generation": s.pool.generation, "resourceSliceCount": s.pool.resource_slice_count},
+        "pool": {
+            "name": s.pool.name,
+            "generation": s.pool.generation,
+            "resourceSliceCount": s.pool.resource_slice_count,
+        },
     }
     _put(spec, "nodeName", s.node_name)
     _put(spec, "nodeSelector", node_selector_dict(s.node_selector))
@@ -155,7 +159,10 @@ def slice_dict(s: ResourceSlice) -> dict[str, Any]:
     _put(
         spec,
         "sharedCounters",
-        [{"name": cs.name, "counters": {k: {"value": qty(v)} for k, v in cs.counters.items()}} for cs in s.shared_counters],
+        [
+            {"name": cs.name, "counters": {k: {"value": qty(v)} for k, v in cs.counters.items()}}
+            for cs in s.shared_counters
+        ],
     )
     return {"apiVersion": V1, "kind": "ResourceSlice", "metadata": meta_dict(s.meta), "spec": spec}
 
@@ -260,7 +267,16 @@ def claim_dict(c: ResourceClaim) -> dict[str, Any]:
         status,
         "reservedFor",
         [
-            {k: v for k, v in {"apiGroup": r.api_group, "resource": r.resource, "name": r.name, "uid": r.uid}.items() if v}
+            {
+                k: v
+                for k, v in {
+                    "apiGroup": r.api_group,
+                    "resource": r.resource,
+                    "name": r.name,
+                    "uid": r.uid,
+                }.items()
+                if v
+            }
             for r in c.reserved_for
         ],
     )
@@ -289,12 +305,12 @@ def class_dict(c: DeviceClass) -> dict[str, Any]:
 
 def to_dict(obj: Any) -> dict[str, Any]:
     """v1 dict for a DRA model object."""
-    for typ, fn in (
-        (ResourceSlice, slice_dict),
-        (ResourceClaim, claim_dict),
-        (ResourceClaimTemplate, template_dict),
-        (DeviceClass, class_dict),
-    ):
-        if isinstance(obj, typ):
-            return fn(obj)  # type: ignore[operator]
+    if isinstance(obj, ResourceSlice):
+        return slice_dict(obj)
+    if isinstance(obj, ResourceClaim):
+        return claim_dict(obj)
+    if isinstance(obj, ResourceClaimTemplate):
+        return template_dict(obj)
+    if isinstance(obj, DeviceClass):
+        return class_dict(obj)
     raise TypeError(f"cannot serialise {type(obj).__name__}")

@@ -19,7 +19,9 @@ import yaml
 FORMATS = ("table", "json", "yaml", "markdown", "csv")
 
 
-def output_option(choices: Sequence[str] = ("table", "json", "yaml"), default: str = "table") -> Callable[..., Any]:
+def output_option(
+    choices: Sequence[str] = ("table", "json", "yaml"), default: str = "table"
+) -> Callable[..., Any]:
     return click.option(
         "-o",
         "--output",
@@ -48,7 +50,9 @@ _Dumper.add_representer(str, _str_presenter)
 
 
 def to_yaml(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    return yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096
+    )
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:

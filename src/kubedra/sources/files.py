@@ -36,7 +36,7 @@ class _Constructor(yaml.constructor.SafeConstructor):
 
 
 # Kubernetes objects carry RFC 3339 strings, not YAML timestamps; keep them as text.
-_Constructor.add_constructor(
+_Constructor.add_constructor(  # type: ignore[type-var]
     "tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_str
 )
 
@@ -92,10 +92,11 @@ class Document:
                         nxt = v
                         line = k.start_mark.line + 1
                         break
-            elif isinstance(node, yaml.SequenceNode) and isinstance(step, int):
-                if 0 <= step < len(node.value):
-                    nxt = node.value[step]
-                    line = nxt.start_mark.line + 1
+            elif (
+                isinstance(node, yaml.SequenceNode) and isinstance(step, int) and 0 <= step < len(node.value)
+            ):
+                nxt = node.value[step]
+                line = nxt.start_mark.line + 1
             if nxt is None:
                 return line
             node = nxt
@@ -187,7 +188,9 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
         except json.JSONDecodeError as e:
             # JSON is also YAML; fall through to the YAML path only for YAML-looking stdin
             if name.endswith(".json"):
-                result.errors.append(InputError(f"invalid JSON: {e.msg}", Location(file=display, line=e.lineno)))
+                result.errors.append(
+                    InputError(f"invalid JSON: {e.msg}", Location(file=display, line=e.lineno))
+                )
                 return result
         else:
             docs = obj if isinstance(obj, list) else [obj]

@@ -1,0 +1,215 @@
+"""Pool gathering for one node, like upstream ``GatherPools`` (incubating allocator).
+
+- Candidate slices: those with ``nodeName == node`` plus those without a nodeName.
+- With PartitionableDevices off, slices using perDeviceNodeSelection or sharedCounters are ignored.
+- A slice is relevant if nodeName/allNodes/nodeSelector match the node, or (perDeviceNodeSelection) any
+  device's own node selection matches. Slices with none of these set are ignored.
+- Per (driver, pool), only the highest generation is kept. A pool is complete when its slice count equals
+  ``resourceSliceCount``; otherwise all slices of the pool (also those not for this node) are re-scanned:
+  a newer generation anywhere makes the pool obsolete (ignored), too few slices make it incomplete.
+- Pools are sorted by (driver, pool name); pools whose devices have binding conditions go last (1.36+).
+  Slices inside a pool are sorted by name.
+- Counter model (1.35+, ``pool_counters=True``): slices with ``sharedCounters`` hold counter sets for the
+  whole pool (their devices, if any, are ignored); the 1.33/1.34 model (``pool_counters=False``) keeps
+  counters in the device's own slice.
+- A pool is invalid on duplicate device names, duplicate counter-set names, or a device consuming a
+  counter set/counter that does not exist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubedra.allocator.state import Features
+from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
+from kubedra.model.objects import CounterSet, Device, Node, NodeSelector, ResourceSlice
+
+
+class PoolError(Exception):
+    """Node selection of a slice could not be evaluated (invalid selector): a fatal allocation error."""
+
+
+@dataclass
+class Pool:
+    driver: str
+    name: str
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    slices: list[ResourceSlice] = field(default_factory=list)  # device slices targeting the node
+    slices_not_targeting_node: list[ResourceSlice] = field(default_factory=list)
+    counter_sets: dict[str, CounterSet] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+
+def node_matches(
+    node: Node, node_name: str | None, all_nodes: bool | None, selector: NodeSelector | None
+) -> bool:
+    if node_name:
+        return node.name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        try:
+            return node_selector_matches(selector, node.name, node.labels)
+        except NodeSelectorError as e:
+            raise PoolError(f"failed to parse node selector: {e}") from None
+    return False
+
+
+def _relevant(s: ResourceSlice, node: Node, features: Features) -> bool:
+    if not features.partitionable_devices and (s.per_device_node_selection is not None or s.shared_counters):
+        return False
+    if s.node_name or s.all_nodes or s.node_selector is not None:
+        try:
+            return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+        except PoolError as e:
+            raise PoolError(f"failed to perform node selection for slice {s.name}: {e}") from None
+    if s.per_device_node_selection:
+        for d in s.devices:
+            try:
+                if node_matches(node, d.node_name, d.all_nodes, d.node_selector):
+                    return True
+            except PoolError as e:
+                raise PoolError(
+                    f"failed to perform node selection for device {d.name} in slice {s.name}: {e}"
+                ) from None
+    return False
+
+
+def _has_binding_conditions(p: Pool) -> bool:
+    return any(d.binding_conditions for s in p.slices for d in s.devices)
+
+
+def _build(
+    driver: str,
+    name: str,
+    slices: list[ResourceSlice],
+    features: Features,
+    all_for_pool: list[ResourceSlice] | None,
+    pool_counters: bool,
+) -> Pool:
+    slices = sorted(slices, key=lambda s: s.name)
+    device_slices: list[ResourceSlice] = []
+    counter_slices: list[ResourceSlice] = []
+    not_targeting: list[ResourceSlice] = []
+    for s in slices:
+        if pool_counters and features.partitionable_devices and s.shared_counters:
+            counter_slices.append(s)
+        else:
+            device_slices.append(s)
+    if all_for_pool is not None and len(slices) < len(all_for_pool):
+        names = {s.name for s in slices}
+        for s in all_for_pool:
+            if s.name in names:
+                continue
+            if pool_counters and features.partitionable_devices and s.shared_counters:
+                counter_slices.append(s)
+            else:
+                not_targeting.append(s)
+    pool = Pool(driver=driver, name=name)
+    seen: set[str] = set()
+    for s in device_slices:
+        for d in s.devices:
+            if d.name in seen:
+                return Pool(
+                    driver=driver, name=name, invalid=True, invalid_reason=f"duplicate device name {d.name}"
+                )
+            seen.add(d.name)
+    pool.slices = device_slices
+    if not features.partitionable_devices:
+        return pool
+    if not pool_counters:
+        # 1.33/1.34: counter sets live in each device's own slice
+        for s in device_slices:
+            sets = {cs.name: cs for cs in s.shared_counters}
+            err = _check_consumption(sets, [s])
+            if err:
+                return Pool(driver=driver, name=name, invalid=True, invalid_reason=err)
+        return pool
+    counter_sets: dict[str, CounterSet] = {}
+    for s in counter_slices:
+        for cs in s.shared_counters:
+            if cs.name in counter_sets:
+                return Pool(
+                    driver=driver,
+                    name=name,
+                    invalid=True,
+                    invalid_reason=f"duplicate counter set name {cs.name}",
+                )
+            counter_sets[cs.name] = cs
+    err = _check_consumption(counter_sets, device_slices) or _check_consumption(counter_sets, not_targeting)
+    if err:
+        return Pool(driver=driver, name=name, invalid=True, invalid_reason=err)
+    pool.slices_not_targeting_node = not_targeting
+    pool.counter_sets = counter_sets
+    return pool
+
+
+def _check_consumption(counter_sets: dict[str, CounterSet], slices: Sequence[ResourceSlice]) -> str:
+    for s in slices:
+        for d in s.devices:
+            for cc in d.consumes_counters:
+                cs = counter_sets.get(cc.counter_set)
+                if cs is None:
+                    return f"counter set {cc.counter_set} not found"
+                for cname in cc.counters:
+                    if cname not in cs.counters:
+                        return f"counter {cname} not found in counter set {cs.name}"
+    return ""
+
+
+def gather_pools(
+    slices_for_node: Sequence[ResourceSlice],
+    node: Node,
+    features: Features,
+    all_slices: Sequence[ResourceSlice],
+    *,
+    pool_counters: bool = True,
+) -> list[Pool]:
+    pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in slices_for_node:
+        if not _relevant(s, node, features):
+            continue
+        key = (s.driver, s.pool.name)
+        cur = pools.get(key)
+        if cur is None or s.pool.generation > cur[0].pool.generation:
+            pools[key] = [s]
+        elif s.pool.generation == cur[0].pool.generation:
+            cur.append(s)
+    result: list[Pool] = []
+    with_binding: list[Pool] = []
+    for (driver, name), pslices in pools.items():
+        want = pslices[0].pool.resource_slice_count
+        if len(pslices) == want:
+            pool = _build(driver, name, pslices, features, None, pool_counters)
+        else:
+            gen = pslices[0].pool.generation
+            obsolete = False
+            all_for_pool: list[ResourceSlice] = []
+            for s in all_slices:
+                if s.driver != driver or s.pool.name != name:
+                    continue
+                if s.pool.generation == gen:
+                    all_for_pool.append(s)
+                elif s.pool.generation > gen:
+                    obsolete = True
+                    break
+            if obsolete:
+                continue
+            if len(all_for_pool) != want:
+                result.append(Pool(driver=driver, name=name, incomplete=True))
+                continue
+            pool = _build(driver, name, pslices, features, all_for_pool, pool_counters)
+        (with_binding if _has_binding_conditions(pool) else result).append(pool)
+    result.sort(key=lambda p: (p.driver, p.name))
+    with_binding.sort(key=lambda p: (p.driver, p.name))
+    return result + with_binding
+
+
+def device_entries(pool: Pool) -> list[tuple[ResourceSlice, Device]]:
+    return [(s, d) for s in pool.slices for d in s.devices]

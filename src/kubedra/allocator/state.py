@@ -1,0 +1,148 @@
+"""Allocator inputs that are not objects: the feature set and what is already allocated in the cluster."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import ClassVar
+
+from kubedra.model.objects import ResourceClaim
+from kubedra.model.quantity import Quantity
+
+DeviceID = tuple[str, str, str]  # (driver, pool, device)
+SharedDeviceID = tuple[str, str, str, str]  # (driver, pool, device, shareID)
+
+
+def device_id_str(d: DeviceID) -> str:
+    return f"{d[0]}/{d[1]}/{d[2]}"
+
+
+def parse_device_id(text: str) -> DeviceID:
+    parts = text.split("/")
+    if len(parts) != 3:
+        raise ValueError(f"invalid device id {text!r} (expected driver/pool/device)")
+    return parts[0], parts[1], parts[2]
+
+
+@dataclass(frozen=True)
+class Features:
+    """Mirror of upstream ``structured.Features``: which optional allocator behaviours are on."""
+
+    admin_access: bool = False
+    prioritized_list: bool = False
+    partitionable_devices: bool = False
+    device_taints: bool = False
+    device_binding_and_status: bool = False
+    consumable_capacity: bool = False
+    list_type_attributes: bool = False
+
+    # upstream Go field names, for corpus files and the oracle
+    GO_NAMES: ClassVar[dict[str, str]] = {
+        "AdminAccess": "admin_access",
+        "PrioritizedList": "prioritized_list",
+        "PartitionableDevices": "partitionable_devices",
+        "DeviceTaints": "device_taints",
+        "DeviceBindingAndStatus": "device_binding_and_status",
+        "ConsumableCapacity": "consumable_capacity",
+        "ListTypeAttributes": "list_type_attributes",
+    }
+
+    @classmethod
+    def from_names(cls, names: Iterable[str]) -> Features:
+        kwargs = {}
+        for n in names:
+            attr = cls.GO_NAMES.get(n)
+            if attr is None:
+                raise ValueError(f"unknown allocator feature {n!r} (known: {', '.join(cls.GO_NAMES)})")
+            kwargs[attr] = True
+        return cls(**kwargs)
+
+    @classmethod
+    def from_gates(cls, gates: Mapping[str, bool]) -> Features:
+        """Features as kube-scheduler derives them from its feature gates."""
+        return cls(
+            admin_access=gates.get("DRAAdminAccess", False),
+            prioritized_list=gates.get("DRAPrioritizedList", False),
+            partitionable_devices=gates.get("DRAPartitionableDevices", False),
+            device_taints=gates.get("DRADeviceTaints", False),
+            device_binding_and_status=gates.get("DRADeviceBindingConditions", False)
+            and gates.get("DRAResourceClaimDeviceStatus", False),
+            consumable_capacity=gates.get("DRAConsumableCapacity", False),
+            list_type_attributes=gates.get("DRAListTypeAttributes", False),
+        )
+
+    def to_go(self) -> dict[str, bool]:
+        return {go: getattr(self, attr) for go, attr in self.GO_NAMES.items()}
+
+    def names(self) -> list[str]:
+        return [go for go, attr in self.GO_NAMES.items() if getattr(self, attr)]
+
+
+FEATURE_FIELDS = [f.name for f in fields(Features)]
+
+
+@dataclass
+class AllocatedState:
+    """Devices already in use, built from all allocated claims (including in-flight ones)."""
+
+    devices: set[DeviceID] = field(default_factory=set)
+    shared_ids: set[SharedDeviceID] = field(default_factory=set)
+    # aggregated consumed capacity of multi-allocatable devices
+    capacity: dict[DeviceID, dict[str, Quantity]] = field(default_factory=dict)
+
+    @classmethod
+    def from_claims(cls, claims: Iterable[ResourceClaim]) -> AllocatedState:
+        """Like the scheduler's allocated-device tracking: admin-access results are not counted;
+        results with a shareID count as shared IDs plus consumed capacity instead of exclusive use."""
+        state = cls()
+        for claim in claims:
+            state.add_claim(claim)
+        return state
+
+    def add_claim(self, claim: ResourceClaim) -> None:
+        if claim.allocation is None:
+            return
+        for r in claim.allocation.results:
+            if r.admin_access:
+                continue
+            did = (r.driver, r.pool, r.device)
+            if r.share_id:
+                self.shared_ids.add((r.driver, r.pool, r.device, r.share_id))
+                if r.consumed_capacity:
+                    agg = self.capacity.setdefault(did, {})
+                    for k, q in r.consumed_capacity.items():
+                        agg[k] = agg[k].add(q) if k in agg else q
+            else:
+                self.devices.add(did)
+
+    def remove_claim(self, claim: ResourceClaim) -> None:
+        if claim.allocation is None:
+            return
+        for r in claim.allocation.results:
+            if r.admin_access:
+                continue
+            did = (r.driver, r.pool, r.device)
+            if r.share_id:
+                self.shared_ids.discard((r.driver, r.pool, r.device, r.share_id))
+                agg = self.capacity.get(did)
+                if agg is not None and r.consumed_capacity:
+                    for k, q in r.consumed_capacity.items():
+                        if k in agg:
+                            agg[k] = agg[k].sub(q)
+                    if all(v.is_zero() for v in agg.values()):
+                        del self.capacity[did]
+            else:
+                self.devices.discard(did)
+
+    def is_allocated(self, did: DeviceID) -> bool:
+        """upstream ``IsDeviceAllocated``: exclusive use, any share, or consumed capacity."""
+        if did in self.devices or did in self.capacity:
+            return True
+        return any(s[:3] == did for s in self.shared_ids)
+
+    def copy(self) -> AllocatedState:
+        return AllocatedState(
+            devices=set(self.devices),
+            shared_ids=set(self.shared_ids),
+            capacity={k: dict(v) for k, v in self.capacity.items()},
+        )

@@ -1,0 +1,51 @@
+"""DeviceTaintRules: add each rule's taint to the devices it selects, before allocation.
+
+Like the scheduler's ResourceSlice tracker (``resourceslice/tracker``): driver, pool and device are each
+compared only when set in ``deviceSelector``. A rule *without* a deviceSelector matches every device there
+(the API documentation says "no devices"; kubedra follows the code, see dra-reference.md §2.4).
+Inputs are not modified: affected slices are shallow-copied with new device objects.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+from kubedra.model.objects import DeviceTaintRule, ResourceSlice
+
+
+def rule_matches(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
+    sel = rule.device_selector
+    if sel is None:
+        return True
+    if sel.driver and sel.driver != driver:
+        return False
+    if sel.pool and sel.pool != pool:
+        return False
+    return not (sel.device and sel.device != device)
+
+
+def apply_taint_rules(
+    slices: Sequence[ResourceSlice], rules: Sequence[DeviceTaintRule]
+) -> list[ResourceSlice]:
+    if not rules:
+        return list(slices)
+    out: list[ResourceSlice] = []
+    for s in slices:
+        new_devices = None
+        for i, d in enumerate(s.devices):
+            extra = [r.taint for r in rules if rule_matches(r, s.driver, s.pool.name, d.name)]
+            if not extra:
+                continue
+            if new_devices is None:
+                new_devices = list(s.devices)
+            nd = copy.copy(d)
+            nd.taints = [*d.taints, *extra]
+            new_devices[i] = nd
+        if new_devices is None:
+            out.append(s)
+        else:
+            ns = copy.copy(s)
+            ns.devices = new_devices
+            out.append(ns)
+    return out
