@@ -37,7 +37,16 @@ tools)
 	outputs=(helm)
 	inputs=(tools/go.mod tools/go.sum)
 	pkgs=(helm.sh/helm/v3/cmd/helm)
-	flags=(-trimpath -ldflags=-s\ -w)
+	# As helm's own release build: its version, and the Kubernetes version its client-go speaks, which is
+	# what `helm template` reports as .Capabilities.KubeVersion by default.
+	helm_version=$(sed -n 's#^[[:space:]]*helm.sh/helm/v3 \(v[0-9.]*\).*#\1#p' tools/go.mod)
+	cg_minor=$(sed -n 's#^[[:space:]]*k8s.io/client-go v0\.\([0-9]*\)\..*#\1#p' tools/go.mod)
+	h=helm.sh/helm/v3
+	helm_ldflags="-s -w -X $h/internal/version.version=$helm_version -X $h/internal/version.gitTreeState=clean"
+	for p in pkg/lint/rules pkg/chartutil; do
+		helm_ldflags+=" -X $h/$p.k8sVersionMajor=1 -X $h/$p.k8sVersionMinor=$cg_minor"
+	done
+	flags=(-trimpath "-ldflags=$helm_ldflags")
 	dir=tools
 	;;
 *)
