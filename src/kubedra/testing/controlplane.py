@@ -122,14 +122,13 @@ class ControlPlane:
 
     # ------------------------------------------------------------------ public
 
+    def __post_init__(self) -> None:
+        if self.version not in PROFILES:
+            raise ValueError(f"unsupported Kubernetes version {self.version} (have {', '.join(PROFILES)})")
+
     @property
     def profile(self) -> VersionProfile:
-        try:
-            return PROFILES[self.version]
-        except KeyError:
-            raise ValueError(
-                f"unsupported Kubernetes version {self.version} (have {', '.join(PROFILES)})"
-            ) from None
+        return PROFILES[self.version]
 
     @property
     def kubeconfig(self) -> Path:

@@ -1,0 +1,86 @@
+"""Fixtures for tests that need the Go testbed: a real control plane, fake GPU nodes, the allocator oracle.
+
+Binaries come from ``make testbed`` (cache dir, see kubedra.testing.binaries). When they are missing
+the tests skip with the command to run, except under CI (``CI=true``) where a missing testbed fails.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kubedra.testing import binaries, fakecluster
+from kubedra.testing.controlplane import ControlPlane
+from kubedra.testing.oracle import Oracle
+
+_group_counter = itertools.count()
+
+
+def require_testbed(*names: str, version: str = binaries.DEFAULT_VERSION) -> None:
+    """Skip (developer machine) or fail (CI) unless the named testbed binaries are built."""
+    missing = [n for n in names if binaries.find(n, version) is None]
+    if not missing:
+        return
+    if binaries.go_available():
+        hint = (
+            "make testbed"
+            if version == binaries.DEFAULT_VERSION
+            else f"make -C testbed K8S_VERSION={version}"
+        )
+        why = f"run `{hint}` to build them"
+    else:
+        why = "no Go toolchain on PATH (install Go to build the testbed)"
+    message = f"testbed binaries missing in {binaries.bin_dir(version)} ({', '.join(missing)}): {why}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(message, pytrace=False)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def controlplane() -> Iterator[ControlPlane]:
+    """A Kubernetes 1.37 control plane (etcd, apiserver, controller-manager, scheduler), shared by the session."""
+    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER)
+    cp = ControlPlane("1.37")
+    cp.start()
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="module")
+def workload_controlplane() -> Iterator[ControlPlane]:
+    """A second 1.37 control plane with the gang-scheduling/Workload API gates on (module-scoped)."""
+    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER)
+    cp = ControlPlane("1.37", workload=True)
+    cp.start()
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+GpuCluster = Callable[..., list[str]]
+
+
+@pytest.fixture(scope="session")
+def gpu_cluster(controlplane: ControlPlane) -> GpuCluster:
+    """Factory: ``gpu_cluster("h100-80gb", 2)`` adds 2 fake nodes of that shape to the session's control
+    plane and returns their names; ``dra=False`` makes device-plugin nodes. Each call gets its own node
+    group (label ``kubedra.dev/testbed-group``, also the name prefix), so tests can pin pods to theirs."""
+
+    def make(shape: str, count: int = 1, dra: bool = True) -> list[str]:
+        prefix = f"{shape}-{'dra' if dra else 'dp'}-g{next(_group_counter)}"
+        return fakecluster.add_gpu_nodes(controlplane.api, shape, count, prefix=prefix, dra=dra)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def oracle() -> Oracle:
+    """The upstream allocator (k8s.io/dynamic-resource-allocation/structured v0.37) as ``kubedra-oracle``."""
+    require_testbed(binaries.ORACLE)
+    return Oracle(version="1.37")
