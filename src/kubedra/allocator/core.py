@@ -663,7 +663,7 @@ class _Run:
             )
         # configs: each class's configs once (FromClass), then the claim's (FromClaim)
         selected: list[_ReqData] = []
-        for ri, r in enumerate(claim.spec.requests):
+        for ri in range(len(claim.spec.requests)):
             rd = self.req_data[(ci, ri, 0)]
             if rd.is_sub:
                 rd = self.req_data[(ci, ri, rd.selected_sub)]

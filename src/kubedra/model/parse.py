@@ -73,7 +73,9 @@ class _Ctx:
         self.location = location
 
     def fail(self, path: str, message: str) -> InputError:
-        return InputError(f"{path}: {message}" if path else message, self.location)
+        err = InputError(f"{path}: {message}" if path else message, self.location)
+        err.field_path = path  # type: ignore[attr-defined]
+        return err
 
     def mapping(self, v: Any, path: str) -> dict[str, Any]:
         if v is None:
@@ -127,6 +129,21 @@ class _Ctx:
 
     def each(self, v: Any, path: str, fn: Callable[[Any, str], T]) -> list[T]:
         return [fn(x, f"{path}[{i}]") for i, x in enumerate(self.items(v, path))]
+
+
+def path_steps(path: str) -> list[str | int]:
+    """``spec.devices[0].name`` → ``["spec", "devices", 0, "name"]`` (for Document.line_of)."""
+    steps: list[str | int] = []
+    for part in path.split("."):
+        name, _, rest = part.partition("[")
+        if name:
+            steps.append(name)
+        while rest:
+            idx, _, rest = rest.partition("]")
+            if idx.isdigit():
+                steps.append(int(idx))
+            rest = rest.lstrip("[")
+    return steps
 
 
 def _tname(v: Any) -> str:

@@ -1,0 +1,60 @@
+"""Build an allocator the way kube-scheduler would at a target version: gates → features, taint rules,
+counter model, and the allocated state from every claim that already has an allocation."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kubedra.allocator.core import Allocator
+from kubedra.allocator.selectors import SelectorMatcher
+from kubedra.allocator.state import AllocatedState, Features
+from kubedra.allocator.taints import apply_taint_rules
+from kubedra.model.inventory import Inventory
+from kubedra.versions import effective_gates, parse_feature_gates, parse_version
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    target_version: str
+    gates: Mapping[str, bool]
+    features: Features
+
+    @property
+    def pool_counters(self) -> bool:
+        """1.35+ keeps counter sets pool-wide in counters-only slices; 1.33/1.34 in the device's slice."""
+        return parse_version(self.target_version).minor >= 35
+
+    @property
+    def taint_rules(self) -> bool:
+        return bool(self.gates.get("DRADeviceTaints") and self.gates.get("DRADeviceTaintRules"))
+
+    @property
+    def extended_resources(self) -> bool:
+        return bool(self.gates.get("DRAExtendedResource"))
+
+
+def engine_config(
+    target_version: str = "1.37", feature_gates: str | Mapping[str, bool] | None = None
+) -> EngineConfig:
+    v = str(parse_version(target_version))
+    overrides = (
+        parse_feature_gates(feature_gates)
+        if isinstance(feature_gates, str) or feature_gates is None
+        else dict(feature_gates)
+    )
+    gates = effective_gates(v, overrides)
+    return EngineConfig(v, gates, Features.from_gates(gates))
+
+
+def allocator_for(inv: Inventory, cfg: EngineConfig, matcher: SelectorMatcher | None = None) -> Allocator:
+    slices = apply_taint_rules(inv.slices, inv.taint_rules) if cfg.taint_rules else inv.slices
+    return Allocator(
+        cfg.features,
+        inv.classes,
+        slices,
+        AllocatedState.from_claims(inv.claims),
+        selector_matcher=matcher,
+        pool_counters=cfg.pool_counters,
+        target_version=cfg.target_version,
+    )

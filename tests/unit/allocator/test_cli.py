@@ -1,0 +1,97 @@
+"""``kubedra allocate`` and ``kubedra explain`` as a user runs them."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from kubedra.cli import cli
+
+DATA = Path(__file__).parents[2] / "data" / "allocate"
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def test_allocate_json_shape_and_exit_code():
+    r = run("allocate", "-f", str(DATA / "two-nodes.yaml"), "-o", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    by_node = {e["node"]: e for e in out}
+    assert by_node["node-a"]["allocated"] is False
+    assert by_node["node-a"]["explanation"][1]["available"] == 1  # gpu-0 is in use by team-a/running
+    b = by_node["node-b"]
+    assert b["allocated"] is True and b["error"] is None
+    (c,) = b["claims"]
+    assert (c["namespace"], c["name"]) == ("team-b", "two-gpus")
+    assert [(x["request"], x["pool"], x["device"]) for x in c["results"]] == [
+        ("gpus", "node-b", "gpu-0"),
+        ("gpus", "node-b", "gpu-1"),
+    ]
+    assert set(c["results"][0]) == {
+        "request",
+        "driver",
+        "pool",
+        "device",
+        "adminAccess",
+        "shareID",
+        "consumedCapacity",
+    }
+
+
+def test_allocate_exit_1_when_no_node_fits():
+    r = run("allocate", "-f", str(DATA / "two-nodes.yaml"), "--node", "node-a")
+    assert r.exit_code == 1
+    assert "in use by other claims: gpu-0" in r.output
+
+
+def test_allocate_reads_stdin():
+    text = (DATA / "two-nodes.yaml").read_text()
+    r = run("allocate", "-f", "-", "-o", "yaml", input=text)
+    assert r.exit_code == 0 and "node: node-b" in r.output
+
+
+def test_explain_names_the_step_that_removes_devices():
+    r = run("explain", "-f", str(DATA / "two-nodes.yaml"), "--claim", "team-b/two-gpus")
+    assert r.exit_code == 0
+    assert "node node-a: cannot allocate team-b/two-gpus request gpus" in r.output
+    assert "needs 2, 1 available" in r.output
+    assert "node node-b: can allocate" in r.output
+
+
+def test_bad_inputs_give_one_line_and_exit_2(tmp_path):
+    from kubedra.cli import main
+
+    def main_exit(*args: str) -> int:
+        try:
+            main(list(args))
+        except SystemExit as e:
+            return int(e.code or 0)
+        return 0
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: [\n")
+    assert main_exit("allocate", "-f", str(bad)) == 2
+    qty = tmp_path / "qty.yaml"
+    qty.write_text((DATA / "two-nodes.yaml").read_text().replace("80Gi}", "lots}", 1))
+    assert main_exit("allocate", "-f", str(qty)) == 2
+    assert main_exit("allocate", "-f", str(tmp_path / "missing.yaml")) == 2
+    assert main_exit("allocate", "-f", str(DATA / "two-nodes.yaml"), "--target-version", "1.12") == 2
+    assert main_exit("allocate", "-f", str(DATA / "two-nodes.yaml"), "--feature-gates", "Nope=true") == 2
+    assert main_exit("explain", "-f", str(DATA / "two-nodes.yaml"), "--claim", "x/none") == 2
+
+
+def test_bad_input_message_names_file_and_line(tmp_path, capsys):
+    from kubedra.cli import main
+
+    qty = tmp_path / "qty.yaml"
+    qty.write_text((DATA / "two-nodes.yaml").read_text().replace("80Gi}", "lots}", 1))
+    with contextlib.suppress(SystemExit):
+        main(["allocate", "-f", str(qty)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert f"{qty}:20: spec.devices[0].capacity.memory.value: invalid quantity 'lots'" in err[0]
