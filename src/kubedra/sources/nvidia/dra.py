@@ -1,0 +1,422 @@
+"""What the NVIDIA DRA driver (``gpu.nvidia.com``) publishes: ResourceSlices and DeviceClasses.
+
+Modelled on NVIDIA/k8s-dra-driver-gpu ``cmd/gpu-kubelet-plugin`` (deviceinfo.go, mig.go,
+partitions.go, nvlib.go, driver.go) and its Helm DeviceClass templates:
+
+- One pool per node, named after the node; every slice has ``nodeName`` and is owned by the Node.
+- Without DynamicMIG (modes ``full``, ``mig-static``, ``time-slicing``, ``mps``): one slice with a
+  device per full GPU (``gpu-<minor>``, capacity ``memory``) or, on a GPU with MIG enabled, one
+  device per existing MIG device (``gpu-<minor>-mig-<profile w/o dots>-<giProfileId>-<start>``,
+  with ``uuid`` and ``memorySlice<i>`` capacities). Upstream orders this slice by Go map
+  iteration (random); here devices are sorted by GPU, then name.
+- With DynamicMIG (mode ``mig-dynamic``): per GPU a device for every (profile, placement), plus the
+  full GPU when MIG can be toggled without a reset (Hopper+, or MIG off); a counter set
+  ``gpu-<minor>-counter-set`` with the per-capacity maxima over all profiles and
+  ``memory-slice-0..7``; each device consumes its capacities and memory slices, the full GPU
+  consumes everything. Kubernetes >= 1.35: a counters-only slice first, then one device slice per
+  GPU; 1.34: one slice per GPU holding its counter set and devices. Devices sorted by name, GPUs
+  by PCI bus ID, like the driver.
+- Time-slicing and MPS are not devices in DRA: the slices hold full GPUs and the sharing is an
+  opaque ``GpuConfig`` on the claim or class (:func:`dra_sharing_config`).
+
+Slice names follow the resourceslice controller the driver vendors (k8s.io/dynamic-resource-allocation
+0.36): ``<index as 5 hex digits>-gpu.nvidia.com-<node>-<5 random characters>``; the suffix here is
+derived from the node name so output is stable.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.errors import InputError
+from kubedra.model.quantity import Quantity
+from kubedra.sources.nvidia import identity
+from kubedra.sources.nvidia.layouts import GpuLayout, MigPlacement
+from kubedra.sources.nvidia.limits import is_dns_label, pool_violations, slice_violations
+from kubedra.sources.nvidia.models import GpuModel, MigProfile, default_driver_versions, get_model
+from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
+from kubedra.sources.nvidia.specs import k8s_minor
+
+DRIVER_NAME = "gpu.nvidia.com"
+RESOURCE_API = "resource.k8s.io/v1"
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+GPU_CONFIG_API = "resource.nvidia.com/v1beta1"
+
+_SEMVER_IN = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+
+
+def nvidia_semver(text: str) -> str:
+    """Normalise an NVIDIA version (``580.95.05``, ``13.0``, ``9.0``) to semver (``580.95.5``, ``13.0.0``).
+
+    Same result as the driver's ``semver.MustParse(v).String()`` (Masterminds semver: missing parts
+    become 0, leading zeros are dropped).
+    """
+    m = _SEMVER_IN.match(str(text).strip())
+    if not m:
+        raise InputError(f"invalid NVIDIA version {text!r} (expected e.g. 580.95.05)")
+    return ".".join(str(int(p or 0)) for p in m.groups())
+
+
+def _default_driver() -> str:
+    return default_driver_versions()[0]
+
+
+def _default_cuda() -> str:
+    return default_driver_versions()[1]
+
+
+@dataclass(frozen=True)
+class DriverInfo:
+    """Node-wide NVIDIA driver facts, as nvidia-smi prints them."""
+
+    driver_version: str = field(default_factory=_default_driver)  # "580.95.05"
+    cuda_driver_version: str = field(default_factory=_default_cuda)  # "13.0"
+    addressing_mode: str | None = None  # "HMM" / "ATS" / "None" on coherent-memory systems; None: absent
+
+
+@dataclass(frozen=True)
+class _Gpu:
+    minor: int
+    uuid: str
+    bus_id: str
+    root: str
+    layout: GpuLayout  # None: MIG off
+
+
+def _q(n: int) -> dict[str, str]:
+    """``{"value": <canonical quantity>}`` of an integer, like resource.NewQuantity(n, BinarySI)."""
+    return {"value": Quantity.from_int(n, "BinarySI").canonical()}
+
+
+def _sorted(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: d[k] for k in sorted(d)}  # Go marshals map keys sorted
+
+
+def _gpus(node: str, model: GpuModel, layouts: list[GpuLayout]) -> list[_Gpu]:
+    out = []
+    for minor, layout in enumerate(layouts):
+        bus_id, root = identity.pci_address(model, minor)
+        out.append(_Gpu(minor, identity.gpu_uuid(node, minor), bus_id, root, layout))
+    return out
+
+
+def _common_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> dict[str, Any]:
+    attrs: dict[str, Any] = {
+        "productName": {"string": model.product_name},
+        "brand": {"string": model.brand},
+        "architecture": {"string": model.architecture},
+        "cudaComputeCapability": {"version": nvidia_semver(model.compute_capability)},
+        "driverVersion": {"version": nvidia_semver(driver.driver_version)},
+        "cudaDriverVersion": {"version": nvidia_semver(driver.cuda_driver_version)},
+        PCI_BUS_ID: {"string": gpu.bus_id},
+        PCIE_ROOT: {"string": gpu.root},
+    }
+    if driver.addressing_mode is not None:
+        attrs["addressingMode"] = {"string": driver.addressing_mode}
+    return attrs
+
+
+def _gpu_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> dict[str, Any]:
+    attrs = _common_attributes(model, gpu, driver)
+    attrs["type"] = {"string": "gpu"}
+    attrs["uuid"] = {"string": gpu.uuid}
+    return _sorted(attrs)
+
+
+def _mig_attributes(model: GpuModel, gpu: _Gpu, profile: MigProfile, driver: DriverInfo) -> dict[str, Any]:
+    attrs = _common_attributes(model, gpu, driver)
+    attrs["type"] = {"string": "mig"}
+    attrs["parentUUID"] = {"string": gpu.uuid}
+    attrs["profile"] = {"string": profile.name}
+    return attrs
+
+
+def mig_device_name(minor: int, profile: MigProfile, start: int) -> str:
+    """The driver's canonical MIG device name: ``gpu-<minor>-mig-<profile w/o dots>-<id>-<start>``."""
+    pname = re.sub(r"[^a-z0-9-.]", "-", profile.name.replace(".", "").lower()).strip("-").rstrip(".")
+    return f"gpu-{minor}-mig-{pname}-{profile.profile_id}-{start}"
+
+
+def counter_set_name(minor: int) -> str:
+    return f"gpu-{minor}-counter-set"
+
+
+_CAPACITY_FIELDS = (
+    ("multiprocessors", "multiprocessors"),
+    ("copyEngines", "copy_engines"),
+    ("decoders", "decoders"),
+    ("encoders", "encoders"),
+    ("jpegEngines", "jpeg_engines"),
+    ("ofaEngines", "ofa_engines"),
+)
+
+
+def _mig_capacity_values(profile: MigProfile) -> dict[str, int]:
+    values = {cap: int(getattr(profile, attr)) for cap, attr in _CAPACITY_FIELDS}
+    values["memory"] = profile.memory_bytes
+    return values
+
+
+def _counter_name(capacity: str) -> str:
+    """camelToDNSName of a capacity name (``copyEngines`` -> ``copy-engines``)."""
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", capacity).lower()
+
+
+def _memory_slice_counters(start: int, size: int) -> dict[str, Any]:
+    return {f"memory-slice-{i}": _q(1) for i in range(start, start + size)}
+
+
+def _counters(values: dict[str, int], start: int, size: int) -> dict[str, Any]:
+    counters = {_counter_name(k): _q(v) for k, v in values.items()}
+    counters.update(_memory_slice_counters(start, size))
+    return _sorted(counters)
+
+
+# ----------------------------------------------------------------- devices, no DynamicMIG
+
+
+def _full_gpu_device(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> dict[str, Any]:
+    return {
+        "name": f"gpu-{gpu.minor}",
+        "attributes": _gpu_attributes(model, gpu, driver),
+        "capacity": {"memory": _q(model.memory_bytes)},
+    }
+
+
+def _static_mig_device(
+    node: str, model: GpuModel, gpu: _Gpu, placement: MigPlacement, driver: DriverInfo
+) -> dict[str, Any]:
+    profile = placement.profile
+    attrs = _mig_attributes(model, gpu, profile, driver)
+    attrs["uuid"] = {"string": identity.mig_uuid(node, gpu.minor, profile.profile_id, placement.start)}
+    capacity = {k: _q(v) for k, v in _mig_capacity_values(profile).items()}
+    capacity.update({f"memorySlice{i}": _q(1) for i in placement.slots})
+    return {
+        "name": mig_device_name(gpu.minor, profile, placement.start),
+        "attributes": _sorted(attrs),
+        "capacity": _sorted(capacity),
+    }
+
+
+def _static_devices(node: str, model: GpuModel, gpus: list[_Gpu], driver: DriverInfo) -> list[dict[str, Any]]:
+    devices = []
+    for gpu in gpus:
+        if gpu.layout is None:
+            devices.append(_full_gpu_device(model, gpu, driver))
+            continue
+        # MIG enabled: only the pre-created MIG devices (none: capacity stranded, as upstream warns)
+        mine = [_static_mig_device(node, model, gpu, p, driver) for p in gpu.layout]
+        devices += sorted(mine, key=lambda d: d["name"])
+    return devices
+
+
+# ----------------------------------------------------------------- devices, DynamicMIG
+
+
+@dataclass
+class _GpuSlice:
+    devices: list[dict[str, Any]]
+    counter_set: dict[str, Any] | None
+
+
+def _dynamic_gpu(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> _GpuSlice:
+    capable = model.mig_capable and (model.mig_toggle_without_reset or gpu.layout is not None)
+    if not capable:
+        # not DynamicMIG-capable: the full GPU through PartGetDevice, memory only, no counters
+        return _GpuSlice([_full_gpu_device(model, gpu, driver)], None)
+
+    specs = [(p, s) for p in model.mig_profiles for s in p.starts]
+    maxima: dict[str, int] = {}
+    for profile, _ in specs:
+        for cap, value in _mig_capacity_values(profile).items():
+            maxima[cap] = max(maxima.get(cap, value), value)
+    mem_slices = max(p.size for p, _ in specs)
+    set_name = counter_set_name(gpu.minor)
+    all_counters = _counters(maxima, 0, mem_slices)
+
+    devices: list[dict[str, Any]] = []
+    for profile, start in specs:
+        values = _mig_capacity_values(profile)
+        devices.append(
+            {
+                "name": mig_device_name(gpu.minor, profile, start),
+                "attributes": _sorted(_mig_attributes(model, gpu, profile, driver)),
+                "capacity": _sorted({k: _q(v) for k, v in values.items()}),
+                "consumesCounters": [
+                    {"counterSet": set_name, "counters": _counters(values, start, profile.size)}
+                ],
+            }
+        )
+    if model.mig_toggle_without_reset or gpu.layout is None:
+        devices.append(
+            {
+                "name": f"gpu-{gpu.minor}",
+                "attributes": _gpu_attributes(model, gpu, driver),
+                "capacity": _sorted({k: _q(v) for k, v in maxima.items()}),
+                "consumesCounters": [{"counterSet": set_name, "counters": dict(all_counters)}],
+            }
+        )
+    devices.sort(key=lambda d: d["name"])
+    return _GpuSlice(devices, {"name": set_name, "counters": all_counters})
+
+
+# ----------------------------------------------------------------- slices
+
+
+def _slice(node: str, index: int, count: int, body: dict[str, Any]) -> dict[str, Any]:
+    width = max(5, len(f"{count - 1:x}"))
+    generate_name = f"{index:0{width}x}-{DRIVER_NAME}-{node}-"
+    spec: dict[str, Any] = {
+        "driver": DRIVER_NAME,
+        "pool": {"name": node, "generation": 1, "resourceSliceCount": count},
+        "nodeName": node,
+    }
+    spec.update(body)
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceSlice",
+        "metadata": {
+            "name": identity.generated_name(generate_name, node, index),
+            "generateName": generate_name,
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "name": node,
+                    "uid": identity.node_uid(node),
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": spec,
+    }
+
+
+def check_node_name(node: str) -> None:
+    if not node or len(node) > 253 or not re.match(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", node):
+        raise InputError(f"invalid node name {node!r} (must be a lower-case DNS subdomain)")
+
+
+def dra_objects(
+    node_name: str,
+    model: str | GpuModel,
+    gpus: int,
+    mode: str | GpuMode = "full",
+    k8s_version: str = "1.37",
+    *,
+    driver: DriverInfo | None = None,
+) -> list[dict[str, Any]]:
+    """The ResourceSlices the NVIDIA DRA driver publishes for one node (plain resource.k8s.io/v1 dicts)."""
+    check_node_name(node_name)
+    gpu_model = get_model(model)
+    gpu_mode = parse_gpu_mode(mode)
+    minor = k8s_minor(k8s_version)
+    driver = driver or DriverInfo()
+    if gpus < 1:
+        raise InputError(f"a GPU node needs at least one GPU (got {gpus})")
+    gpu_list = _gpus(node_name, gpu_model, gpu_mode.gpu_layouts(gpu_model, gpus))
+
+    bodies: list[dict[str, Any]] = []
+    if gpu_mode.kind != "mig-dynamic":
+        devices = _static_devices(node_name, gpu_model, gpu_list, driver)
+        bodies.append({"devices": devices} if devices else {})
+    else:
+        per_gpu = [_dynamic_gpu(gpu_model, g, driver) for g in sorted(gpu_list, key=lambda g: g.bus_id)]
+        sets = [s.counter_set for s in per_gpu if s.counter_set is not None]
+        if minor >= 35:
+            bodies.append({"sharedCounters": sets} if sets else {})
+            bodies += [{"devices": s.devices} for s in per_gpu]
+        else:
+            for s in per_gpu:
+                body: dict[str, Any] = {"devices": s.devices}
+                if s.counter_set is not None:
+                    body["sharedCounters"] = [s.counter_set]
+                bodies.append(body)
+
+    slices = [_slice(node_name, i, len(bodies), b) for i, b in enumerate(bodies)]
+    problems = [p for s in slices for p in slice_violations(s, minor)] + pool_violations(slices, minor)
+    if problems:
+        raise InputError(
+            f"{gpus} x {gpu_model.key} in mode {gpu_mode} cannot be published by the NVIDIA DRA driver on "
+            f"Kubernetes 1.{minor}: {problems[0]}"
+            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else "")
+        )
+    return slices
+
+
+# ----------------------------------------------------------------- DeviceClasses and sharing config
+
+
+def _device_class(name: str, device_type: str, extended_resource: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "selectors": [
+            {
+                "cel": {
+                    "expression": f"device.driver == '{DRIVER_NAME}' && "
+                    f"device.attributes['{DRIVER_NAME}'].type == '{device_type}'"
+                }
+            }
+        ]
+    }
+    if extended_resource:
+        spec["extendedResourceName"] = extended_resource
+    return {"apiVersion": RESOURCE_API, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+def device_classes(
+    k8s_version: str = "1.37", *, extended_resource: bool | None = None
+) -> list[dict[str, Any]]:
+    """The driver's DeviceClasses (Helm chart): ``gpu.nvidia.com``, ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``.
+
+    The chart always sets ``extendedResourceName: nvidia.com/gpu`` on ``gpu.nvidia.com`` for
+    resource.k8s.io/v1; the API server keeps it only with the DRAExtendedResource gate (beta, on by
+    default from 1.36), so by default it is included from 1.36 on. Pass ``extended_resource`` to force.
+    """
+    minor = k8s_minor(k8s_version)
+    with_ext = minor >= 36 if extended_resource is None else extended_resource
+    return [
+        _device_class("gpu.nvidia.com", "gpu", "nvidia.com/gpu" if with_ext else None),
+        _device_class("mig.nvidia.com", "mig"),
+        _device_class("vfio.gpu.nvidia.com", "vfio"),
+    ]
+
+
+def dra_sharing_config(
+    mode: str | GpuMode,
+    requests: list[str] | None = None,
+    *,
+    model: str | GpuModel | None = None,
+    interval: str = "Default",
+) -> dict[str, Any] | None:
+    """The claim/class config entry (opaque ``GpuConfig``) that gives DRA the mode's GPU sharing.
+
+    None for modes without sharing. For MPS the per-client limits mirror what the device plugin's
+    MPS daemon sets for ``n`` replicas: ``100 // n`` percent of the threads and ``memory / n`` MiB of
+    pinned memory (the latter only when ``model`` is given). Time-slicing and MPS need the driver's
+    TimeSlicingSettings / MPSSupport feature gates (alpha, off by default).
+    """
+    gpu_mode = parse_gpu_mode(mode)
+    if not gpu_mode.is_shared:
+        return None
+    sharing: dict[str, Any]
+    if gpu_mode.kind == "time-slicing":
+        sharing = {"strategy": "TimeSlicing", "timeSlicingConfig": {"interval": interval}}
+    else:
+        mps: dict[str, Any] = {"defaultActiveThreadPercentage": 100 // gpu_mode.replicas}
+        if model is not None:
+            mps["defaultPinnedDeviceMemoryLimit"] = f"{get_model(model).memory_mib // gpu_mode.replicas}Mi"
+        sharing = {"strategy": "MPS", "mpsConfig": mps}
+    entry: dict[str, Any] = {}
+    if requests:
+        for r in requests:
+            if not is_dns_label(r):
+                raise InputError(f"invalid request name {r!r} (must be a DNS label)")
+        entry["requests"] = list(requests)
+    entry["opaque"] = {
+        "driver": DRIVER_NAME,
+        "parameters": {"apiVersion": GPU_CONFIG_API, "kind": "GpuConfig", "sharing": sharing},
+    }
+    return entry

@@ -1,0 +1,60 @@
+"""Node catalogue specs (``4x8xH100-80GB,2x8xA100-80GB``) and target Kubernetes versions."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from kubedra.errors import InputError
+from kubedra.sources.nvidia.models import GpuModel, get_model
+
+MAX_GPUS_PER_NODE = 64
+SUPPORTED_MINORS = (34, 35, 36, 37)  # resource.k8s.io/v1 exists from 1.34
+
+_GROUP_RE = re.compile(r"^(?P<count>\d+)x(?P<gpus>\d+)x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
+_VERSION_RE = re.compile(r"^v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+class NodeGroup(NamedTuple):
+    """``nodes`` nodes with ``gpus_per_node`` GPUs of ``model`` each."""
+
+    nodes: int
+    gpus_per_node: int
+    model: GpuModel
+
+
+def parse_node_spec(text: str) -> list[NodeGroup]:
+    """Parse ``<nodes>x<gpus>x<model>[,...]``; the model is a key or alias from ``gpu_models()``."""
+    if not text or not text.strip():
+        raise InputError("empty node spec (expected e.g. 4x8xH100-80GB,2x8xA100-80GB)")
+    groups = []
+    for part in text.split(","):
+        part = part.strip()
+        m = _GROUP_RE.match(part)
+        if not m:
+            raise InputError(
+                f"invalid node spec {part!r} (expected <nodes>x<gpus>x<model>, e.g. 4x8xH100-80GB)"
+            )
+        count, gpus = int(m.group("count")), int(m.group("gpus"))
+        if count < 1:
+            raise InputError(f"invalid node spec {part!r}: node count must be at least 1")
+        if not 1 <= gpus <= MAX_GPUS_PER_NODE:
+            raise InputError(
+                f"invalid node spec {part!r}: GPUs per node must be between 1 and {MAX_GPUS_PER_NODE}"
+            )
+        groups.append(NodeGroup(count, gpus, get_model(m.group("model"))))
+    return groups
+
+
+def k8s_minor(version: str) -> int:
+    """Minor release of a target Kubernetes version (``1.37``, ``v1.35.2``); 1.34 to 1.37 only."""
+    m = _VERSION_RE.match(str(version).strip())
+    if not m:
+        raise InputError(f"invalid Kubernetes version {version!r} (expected e.g. 1.37)")
+    minor = int(m.group(1))
+    if minor not in SUPPORTED_MINORS:
+        known = ", ".join(f"1.{v}" for v in SUPPORTED_MINORS)
+        raise InputError(
+            f"unsupported Kubernetes version {version!r} for DRA resource.k8s.io/v1 (supported: {known})"
+        )
+    return minor
