@@ -1,0 +1,233 @@
+"""``kubedra migrate``: rewrite manifests to DRA resource.k8s.io/v1, keeping comments and formatting."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kubedra.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
+from kubedra.report.output import emit, output_option, print_table
+
+
+def _diff(name: str, before: str, after: str) -> str:
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(True), after.splitlines(True), fromfile=f"a/{name}", tofile=f"b/{name}"
+        )
+    )
+
+
+def _out_paths(paths: tuple[str, ...], files: list[str], out: str) -> dict[str, str]:
+    """Where each input lands under ``--out``: paths relative to the folder given, or the file name."""
+    roots = [(Path(p), Path(p).is_dir()) for p in paths if p != "-"]
+    mapping: dict[str, str] = {}
+    for f in files:
+        fp = Path(f)
+        rel: Path | None = None
+        for root, is_dir in roots:
+            if is_dir:
+                try:
+                    rel = fp.relative_to(root)
+                    break
+                except ValueError:
+                    continue
+            elif fp == root:
+                rel = Path(fp.name)
+                break
+        if rel is None:
+            rel = Path(fp.name if f != "<stdin>" else "stdin.yaml")
+        target = str(Path(out) / rel)
+        if target in mapping.values():
+            raise UsageError(f"--out: two inputs would both be written to {target}")
+        mapping[f] = target
+    return mapping
+
+
+def _write_all(targets: dict[str, str]) -> None:
+    """Write every file via a temporary file + rename, after all temporaries were written."""
+    temps: list[tuple[str, str]] = []
+    try:
+        for target, text in targets.items():
+            directory = os.path.dirname(os.path.abspath(target))
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".kubedra-", dir=directory)
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+            if os.path.exists(target):
+                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            temps.append((tmp, target))
+    except OSError as e:
+        for tmp, _ in temps:
+            os.unlink(tmp)
+        raise InputError(f"cannot write {e.filename}: {e.strerror}") from e
+    for tmp, target in temps:
+        os.replace(tmp, target)
+
+
+def _table(report: Any, show_changes: bool) -> None:
+    rows = []
+    for f in report.findings:
+        if f.level == "change" and not show_changes:
+            continue
+        rows.append([f.where, str(f.object or ""), f.level.upper(), f.message])
+    files = len(report.files)
+    changed = sum(1 for r in report.files if r.changed)
+    new = sum(r.new_objects for r in report.files)
+    if rows:
+        print_table(["SOURCE", "OBJECT", "LEVEL", "MESSAGE"], rows)
+    summary = (
+        f"{files} file(s), {changed} changed, {new} new object(s), {len(report.manual)} manual item(s) "
+        f"at target {report.target_version}"
+    )
+    if report.validation is not None:
+        errs = report.validation.get("errors", [])
+        summary += (
+            f"; output {'valid' if report.validation.get('valid') else f'INVALID ({len(errs)} error(s))'}"
+        )
+    click.echo(summary, err=True)
+
+
+@click.command("migrate")
+@click.argument("paths", nargs=-1, required=True)
+@click.option(
+    "--target-version", default="1.37", show_default=True, help="Kubernetes minor to migrate to (1.34-1.37)."
+)
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False), help="Write the migrated files under DIR."
+)
+@click.option(
+    "--in-place", is_flag=True, help="Rewrite the files themselves (atomically, only if nothing failed)."
+)
+@click.option(
+    "--diff", "show_diff", is_flag=True, help="Print a unified diff and write nothing (the default)."
+)
+@click.option(
+    "--gpu-strategy",
+    type=click.Choice(["claim-template", "extended-resource"]),
+    default="claim-template",
+    show_default=True,
+    help="Rewrite nvidia.com/gpu into claims, or keep it and map it with a DeviceClass (KEP-5004).",
+)
+@click.option("--sharing", help="exclusive | time-slicing | mps | mig:<profile> for nvidia.com/gpu requests.")
+@click.option("--min-memory", help="Only GPUs with at least this much memory (e.g. 40Gi).")
+@click.option(
+    "--prefer", help="Comma-separated GPU models in order of preference (firstAvailable), e.g. H100,A100."
+)
+@click.option(
+    "--interval",
+    type=click.Choice(["Default", "Short", "Medium", "Long"]),
+    default="Default",
+    show_default=True,
+    help="Time-slicing interval for generated GpuConfig.",
+)
+@click.option(
+    "--no-gang",
+    is_flag=True,
+    help="Do not turn gangs (Volcano minAvailable, Kubeflow, JobSet) into PodGroups.",
+)
+@click.option("--no-validate", is_flag=True, help="Skip validating the migrated output.")
+@click.option(
+    "--show-changes/--hide-changes", default=True, help="List every change in the table, not only warnings."
+)
+@output_option(("table", "json", "yaml"))
+def migrate(
+    paths: tuple[str, ...],
+    target_version: str,
+    out_dir: str | None,
+    in_place: bool,
+    show_diff: bool,
+    gpu_strategy: str,
+    sharing: str | None,
+    min_memory: str | None,
+    prefer: str | None,
+    interval: str,
+    no_gang: bool,
+    no_validate: bool,
+    show_changes: bool,
+    output: str,
+) -> None:
+    """Rewrite manifests to DRA resource.k8s.io/v1 for --target-version.
+
+    Device-plugin requests (nvidia.com/gpu, MIG, time-slicing ConfigMaps) become claims and DeviceClasses,
+    older DRA versions become v1, gangs become PodGroups. Comments, key order, quoting and block scalars
+    survive; untouched documents stay byte-identical; running it twice changes nothing.
+
+    Exit codes: 0 everything migrated and valid, 1 manual items remain or the output does not validate
+    (migrated files are still written), 2 bad input (nothing written).
+    """
+    from kubedra.migrate.context import MigrateOptions, Sharing
+    from kubedra.migrate.engine import Migrator, load_sources
+
+    modes = [
+        m for m, on in (("--out", out_dir is not None), ("--in-place", in_place), ("--diff", show_diff)) if on
+    ]
+    if len(modes) > 1:
+        raise UsageError(f"{' and '.join(modes)} cannot be combined")
+    if in_place and "-" in paths:
+        raise UsageError("--in-place cannot rewrite stdin")
+    options = MigrateOptions(
+        target_version=target_version,
+        gpu_strategy=gpu_strategy,
+        sharing=Sharing.parse(sharing) if sharing else None,
+        min_memory=min_memory,
+        prefer=tuple(p.strip() for p in prefer.split(",") if p.strip()) if prefer else (),
+        interval=interval,
+        gang=not no_gang,
+    )
+    migrator = Migrator(options)
+    sources = load_sources(paths)
+    report = migrator.migrate(sources)
+    if not no_validate:
+        from kubedra.validate.engine import validate_texts
+
+        result = validate_texts(
+            [(r.file, r.output) for r in report.files if not r.template],
+            target_version=target_version,
+        )
+        report.validation = result.to_dict()
+        from kubedra.migrate.report import Finding, ObjectRef
+
+        by_file = {r.file: r for r in report.files}
+        for err in result.errors:
+            fr = by_file.get(err.file)
+            if fr is None or not err.kind:
+                continue  # not a Kubernetes object: already reported by the migration
+            fr.findings.append(
+                Finding(
+                    "manual",
+                    f"migrated output does not validate at {target_version}: {err.path + ': ' if err.path else ''}"
+                    f"{err.message}",
+                    err.file,
+                    err.line,
+                    ObjectRef(err.api_version, err.kind, err.namespace, err.name) if err.kind else None,
+                    err.path or None,
+                )
+            )
+    stdin_only = paths == ("-",)
+    data = report.to_dict()
+    if out_dir is not None:
+        targets = _out_paths(paths, [r.file for r in report.files], out_dir)
+        _write_all({targets[r.file]: r.output for r in report.files})
+    elif in_place:
+        _write_all({r.file: r.output for r in report.files if r.changed})
+    elif stdin_only and not show_diff and output == "table":
+        click.echo(report.files[0].output if report.files else "", nl=False)
+    else:
+        diffs = {r.file: _diff(r.file, r.original, r.output) for r in report.files if r.changed}
+        if output == "table":
+            for text in diffs.values():
+                click.echo(text, nl=False)
+        else:
+            for f in data["files"]:
+                f["diff"] = diffs.get(f["file"], "")
+    if output == "table":
+        _table(report, show_changes)
+    else:
+        emit(data, output)
+    invalid = report.validation is not None and not report.validation.get("valid", True)
+    click.get_current_context().exit(EXIT_FINDINGS if report.manual or invalid else EXIT_OK)

@@ -1,0 +1,179 @@
+"""Options of a migration run and the per-object context the rewrites report through."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.errors import UsageError
+from kubedra.migrate.report import Finding, Level, ObjectRef
+from kubedra.migrate.workloads import Path, dotted
+
+SUPPORTED_TARGETS = ("1.34", "1.35", "1.36", "1.37")
+STRATEGIES = ("claim-template", "extended-resource")
+
+
+def parse_target(version: str) -> tuple[int, int]:
+    v = version.strip().lstrip("v")
+    parts = v.split(".")
+    try:
+        major, minor = int(parts[0]), int(parts[1])
+    except (IndexError, ValueError) as e:
+        raise UsageError(f"--target-version must look like 1.37, got {version!r}") from e
+    if f"{major}.{minor}" not in SUPPORTED_TARGETS:
+        raise UsageError(
+            f"--target-version {version}: kubedra migrates to resource.k8s.io/v1, "
+            f"served from 1.34; supported: {', '.join(SUPPORTED_TARGETS)}"
+        )
+    return major, minor
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """``--sharing``: exclusive, time-slicing, mps or mig:<profile>."""
+
+    mode: str = "exclusive"
+    profile: str | None = None
+
+    @staticmethod
+    def parse(text: str) -> Sharing:
+        t = text.strip()
+        if t in ("exclusive", "time-slicing", "mps"):
+            return Sharing(t)
+        if t.startswith("mig:") and len(t) > 4:
+            from kubedra.migrate.nvidia import MIG_RESOURCE
+
+            profile = t[4:]
+            if not MIG_RESOURCE.match(f"nvidia.com/mig-{profile}"):
+                raise UsageError(f"--sharing {text}: not a MIG profile name like mig:1g.10gb")
+            return Sharing("mig", profile)
+        raise UsageError(f"--sharing {text}: expected exclusive, time-slicing, mps or mig:<profile>")
+
+
+@dataclass(frozen=True)
+class MigrateOptions:
+    target_version: str = "1.37"
+    gpu_strategy: str = "claim-template"
+    sharing: Sharing | None = (
+        None  # None: not given (exclusive unless a time-slicing ConfigMap says otherwise)
+    )
+    min_memory: str | None = None
+    prefer: tuple[str, ...] = ()
+    interval: str = "Default"
+    gang: bool = True
+
+    @property
+    def target(self) -> tuple[int, int]:
+        return parse_target(self.target_version)
+
+    def check(self) -> None:
+        self.target  # noqa: B018 - validates
+        if self.gpu_strategy not in STRATEGIES:
+            raise UsageError(f"--gpu-strategy must be one of {', '.join(STRATEGIES)}")
+        if self.gpu_strategy == "extended-resource" and (self.sharing or self.min_memory or self.prefer):
+            raise UsageError(
+                "--sharing, --min-memory and --prefer shape ResourceClaimTemplates; they need "
+                "--gpu-strategy claim-template"
+            )
+        if self.min_memory is not None:
+            from kubedra.model.quantity import QuantityError, parse_quantity
+
+            try:
+                q = parse_quantity(self.min_memory)
+            except QuantityError as e:
+                raise UsageError(f"--min-memory {self.min_memory}: {e}") from e
+            if q.nanos <= 0:
+                raise UsageError("--min-memory must be positive")
+        if len(self.prefer) > 8:
+            raise UsageError("--prefer: at most 8 alternatives (firstAvailable holds 1..8 subrequests)")
+
+
+@dataclass
+class Run:
+    """State shared by every file of one run."""
+
+    options: MigrateOptions
+    existing: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, namespace, name) in the inputs
+    sharing_classes: dict[str, str] = field(default_factory=dict)  # advertised resource -> DeviceClass
+    ambiguous_sharing: set[str] = field(default_factory=set)
+
+    def taken(self, kind: str, namespace: str | None, name: str) -> bool:
+        return (kind, namespace or "", name) in self.existing
+
+    def reserve(self, kind: str, namespace: str | None, name: str) -> None:
+        self.existing.add((kind, namespace or "", name))
+
+    def free_name(self, kind: str, namespace: str | None, base: str) -> str:
+        name, n = base, 2
+        while self.taken(kind, namespace, name):
+            name = f"{base}-{n}"
+            n += 1
+        return name
+
+
+class ObjectContext:
+    """Reports findings for one object, with file:line from the ruamel tree."""
+
+    def __init__(
+        self,
+        run: Run,
+        file: str,
+        root: Any,
+        prefix: Path,
+        base_line: int,
+        out: list[Finding],
+    ) -> None:
+        self.run = run
+        self.file = file
+        self.root = root  # the ruamel document
+        self.prefix = prefix  # path of the object inside the document (() or ('items', i))
+        self.base_line = base_line
+        self.out = out
+        obj = root
+        for step in prefix:
+            obj = obj[step]
+        self.obj = obj
+        self.ref = ObjectRef.of(obj)
+
+    @property
+    def options(self) -> MigrateOptions:
+        return self.run.options
+
+    def line_of(self, path: Path) -> int:
+        return ruamel_line(self.root, (*self.prefix, *path), self.base_line)
+
+    def note(self, level: Level, message: str, path: Path | None = None) -> None:
+        line = self.line_of(path) if path is not None else self.line_of(())
+        self.out.append(
+            Finding(
+                level=level,
+                message=message,
+                file=self.file,
+                line=line,
+                object=self.ref,
+                path=dotted(path) if path else None,
+            )
+        )
+
+
+def ruamel_line(root: Any, path: Path, base_line: int) -> int:
+    """1-based file line of ``path`` in a ruamel document whose first line is ``base_line``."""
+    line = 0
+    node = root
+    for step in path:
+        lc = getattr(node, "lc", None)
+        try:
+            if isinstance(node, Mapping) and step in node:
+                if lc is not None:
+                    line = lc.key(step)[0]
+                node = node[step]
+            elif isinstance(node, Sequence) and isinstance(step, int) and 0 <= step < len(node):
+                if lc is not None:
+                    line = lc.item(step)[0]
+                node = node[step]
+            else:
+                break
+        except (KeyError, IndexError, TypeError, AttributeError):
+            break
+    return base_line + line

@@ -1,0 +1,112 @@
+"""DRA API versions → v1, through the project's single set of conversion rules (``kubedra.model.convert``).
+
+This module only adapts those rules to ``migrate``: it reports their notes with file:line, turns
+classic DRA (v1alpha1/v1alpha2, removed in 1.31) into manual items with what must be redesigned, and
+flattens the pod-side ``resourceClaims[].source`` of that era, which *is* mechanical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping, Sequence
+from typing import Any
+
+from kubedra.migrate.context import ObjectContext
+from kubedra.migrate.workloads import PodTemplate, api_group, get_path
+from kubedra.migrate.yamldoc import splice
+
+RESOURCE_GROUP = "resource.k8s.io"
+CLASSIC = ("v1alpha1", "v1alpha2")
+OLD_STRUCTURED = ("v1alpha3", "v1beta1", "v1beta2")
+
+CLASSIC_REDESIGN = {
+    "ResourceClass": "becomes a DeviceClass with CEL selectors on the attributes the driver publishes "
+    "(NVIDIA: gpu.nvidia.com / mig.nvidia.com); driverName and parametersRef have no equivalent",
+    "ResourceClaim": "spec.resourceClassName + parametersRef become spec.devices.requests[].exactly "
+    "{deviceClassName, selectors, count}; vendor parameters become spec.devices.config[].opaque",
+    "ResourceClaimTemplate": "spec.spec.resourceClassName + parametersRef become spec.spec.devices.requests[]."
+    "exactly{deviceClassName, selectors, count}; vendor parameters become spec.spec.devices.config[].opaque",
+    "PodSchedulingContext": "not needed any more: structured parameters let kube-scheduler allocate; delete it",
+    "PodScheduling": "not needed any more: structured parameters let kube-scheduler allocate; delete it",
+    "ResourceClaimParameters": "becomes CEL selectors and opaque config in the claim",
+    "ResourceClassParameters": "becomes CEL selectors and config in the DeviceClass",
+}
+
+
+def is_classic(obj: Mapping[str, Any]) -> bool:
+    api = str(obj.get("apiVersion", ""))
+    return api_group(api) == RESOURCE_GROUP and api.rsplit("/", 1)[-1] in CLASSIC
+
+
+def is_vendor_claim_parameters(obj: Mapping[str, Any]) -> bool:
+    kind = str(obj.get("kind", ""))
+    return (
+        kind.endswith(("ClaimParameters", "ClassParameters"))
+        and api_group(str(obj.get("apiVersion", ""))) != ""
+    )
+
+
+def needs_upgrade(obj: Mapping[str, Any]) -> bool:
+    api = str(obj.get("apiVersion", ""))
+    return api_group(api) == RESOURCE_GROUP and api.rsplit("/", 1)[-1] in OLD_STRUCTURED
+
+
+def report_classic(ctx: ObjectContext) -> None:
+    kind = ctx.ref.kind
+    what = CLASSIC_REDESIGN.get(kind, "has no structured-DRA equivalent")
+    ctx.note(
+        "manual",
+        f"classic DRA {ctx.ref.api_version} {kind} (removed in 1.31) cannot be converted mechanically: {what}; "
+        "see https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocation/",
+    )
+
+
+def report_vendor_parameters(ctx: ObjectContext) -> None:
+    extra = ""
+    spec = ctx.obj.get("spec")
+    if isinstance(spec, Mapping) and spec.get("profile"):
+        extra = (
+            f" (profile {spec['profile']}: with the NVIDIA DRA driver request class mig.nvidia.com with selector "
+            f"device.attributes['gpu.nvidia.com'].profile == '{spec['profile']}')"
+        )
+    ctx.note(
+        "manual",
+        f"classic DRA claim parameters {ctx.ref.api_version} {ctx.ref.kind}: move its settings into CEL selectors "
+        f"and opaque config of the claim{extra}",
+    )
+
+
+def upgrade(ctx: ObjectContext) -> bool:
+    """Convert ``ctx.obj`` in place to v1; False when it needs a human."""
+    from kubedra.model import convert
+
+    try:
+        notes = convert.upgrade_to_v1(ctx.obj, target_version=ctx.options.target_version)
+    except convert.ClassicDRAError:
+        report_classic(ctx)
+        return False
+    for n in notes:
+        ctx.note("warning" if n.warning else "change", f"{n.path}: {n.message}")
+    return bool(notes)
+
+
+def flatten_pod_claim_sources(ctx: ObjectContext, templates: list[PodTemplate]) -> bool:
+    """``resourceClaims[].source.{resourceClaimName,resourceClaimTemplateName}`` (≤1.30) → direct fields."""
+    changed = False
+    for t in templates:
+        claims = get_path(ctx.obj, (*t.spec, "resourceClaims"))
+        if not isinstance(claims, Sequence) or isinstance(claims, str):
+            continue
+        for i, c in enumerate(claims):
+            if not isinstance(c, MutableMapping) or not isinstance(c.get("source"), Mapping):
+                continue
+            src = c["source"]
+            items = [(k, src[k]) for k in ("resourceClaimName", "resourceClaimTemplateName") if src.get(k)]
+            ctx.note(
+                "change",
+                "pod resourceClaims[].source (Kubernetes ≤1.30) flattened to "
+                + ", ".join(k for k, _ in items),
+                (*t.spec, "resourceClaims", i, "source"),
+            )
+            splice(c, "source", items)
+            changed = True
+    return changed

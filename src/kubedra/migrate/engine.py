@@ -1,0 +1,419 @@
+"""``kubedra migrate``: compute every rewrite in memory, report, and only then (elsewhere) write.
+
+Per file: split into documents, find what needs a rewrite (device-plugin GPU requests, sharing
+ConfigMaps, older DRA versions, classic DRA, gangs), edit those documents with ruamel.yaml, insert the
+new objects next to them and render. Untouched documents are copied byte for byte. Running the
+migration on its own output changes nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path as FsPath
+from typing import Any
+
+import yaml
+
+from kubedra.errors import InputError, Location
+from kubedra.migrate import dra, gang, gpu, sharing
+from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
+from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
+from kubedra.migrate.workloads import api_group, dotted, pod_templates
+from kubedra.migrate.yamldoc import Chunk, YamlFile, iter_objects, new_map, to_plain
+
+try:  # pragma: no cover - depends on how PyYAML was built
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".tpl")
+STDIN = "-"
+# A document is looked at only if its text mentions one of these (everything else is copied as is).
+_RELEVANT = re.compile(
+    r"nvidia\.com|gpu|resource\.k8s\.io|minAvailable|ReplicaSpecs|replicatedJobs|parallelism|resourceClaims|"
+    r"ClaimParameters|ClassParameters|sharing",
+    re.IGNORECASE,
+)
+_NOT_AN_OBJECT = (
+    "not a Kubernetes object (no apiVersion/kind: a fragment or a tool's own config); nothing to migrate, "
+    "check it by hand"
+)
+_TEMPLATE_EXPR = re.compile(r"\{\{.*?\}\}")
+_GPU_TEXT = re.compile(r"nvidia\.com/(gpu|mig-)")
+_CRD_GPU_KEYS = {
+    "gpu",
+    "gpus",
+    "numgpus",
+    "num_gpus",
+    "num-gpus",
+    "gpucount",
+    "gpu_count",
+    "gpunum",
+    "numgpu",
+}
+
+
+@dataclass
+class SourceFile:
+    name: str
+    text: str
+    doc: YamlFile | None  # None for templates
+
+
+_SliceEntry = tuple[SourceFile, Chunk, MutableMapping[str, Any], ObjectContext, Any]
+
+
+def iter_inputs(paths: Iterable[str]) -> Iterator[str]:
+    """Files under ``paths`` (folders recursively): manifests plus ``*.yaml.tpl`` templates to report."""
+    for p in paths:
+        if p == STDIN:
+            yield p
+            continue
+        path = FsPath(p)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for f in sorted(files):
+                    if f.startswith("."):
+                        continue
+                    if f.endswith(MANIFEST_SUFFIXES) or f.endswith((".yaml.tpl", ".yml.tpl")):
+                        yield os.path.join(root, f)
+        elif path.exists():
+            yield str(path)
+        else:
+            raise InputError(f"no such file or directory: {p}")
+
+
+def read_text(name: str) -> str:
+    if name == STDIN:
+        return sys.stdin.read()
+    try:
+        with open(name, encoding="utf-8", newline="") as fh:
+            return fh.read()
+    except UnicodeDecodeError as e:
+        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=name)) from e
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+
+
+def _is_template(name: str, text: str) -> bool:
+    if name.endswith(TEMPLATE_SUFFIXES):
+        return True
+    for ln in text.splitlines():
+        if not ln.lstrip().startswith("#") and _TEMPLATE_EXPR.search(ln):
+            try:
+                list(yaml.load_all(text, Loader=_Loader))
+            except yaml.YAMLError:
+                return True
+            return False
+    return False
+
+
+def _template_findings(name: str, text: str) -> list[Finding]:
+    first = next(
+        (i for i, ln in enumerate(text.splitlines(), 1) if "{{" in ln and not ln.lstrip().startswith("#")), 1
+    )
+    out = [
+        Finding(
+            "manual",
+            "Helm/Go template: render it first (helm template ... | kubedra migrate -) and migrate the rendered "
+            "manifests, then carry the change back into the chart",
+            name,
+            first,
+        )
+    ]
+    for i, ln in enumerate(text.splitlines(), 1):
+        if ln.lstrip().startswith("#"):
+            continue
+        if _GPU_TEXT.search(ln):
+            out.append(
+                Finding(
+                    "manual",
+                    f"GPU request inside a template: {ln.strip()}",
+                    name,
+                    i,
+                )
+            )
+    return out
+
+
+def _check_syntax(name: str, chunk: Chunk) -> list[Any]:
+    """Parse a document with PyYAML (fast); a syntax error is an input error with its file:line."""
+    if chunk.is_empty:
+        return []
+    try:
+        return [d for d in yaml.load_all(chunk.body, Loader=_Loader) if d is not None]
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
+        line = chunk.line + mark.line if mark is not None else chunk.line
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise InputError(f"invalid YAML: {problem}", Location(name, line)) from e
+
+
+def load_sources(paths: Iterable[str]) -> list[SourceFile]:
+    """Read and syntax-check every input; raises InputError before anything is computed or written."""
+    out: list[SourceFile] = []
+    for name in iter_inputs(paths):
+        text = read_text(name)
+        display = "<stdin>" if name == STDIN else name
+        if _is_template(name, text):
+            out.append(SourceFile(display, text, None))
+            continue
+        doc = YamlFile(text, display)
+        if doc.render() != text:  # pragma: no cover - split_chunks is lossless by construction
+            raise InputError("internal: document split is not lossless", Location(display))
+        for chunk in doc.chunks:
+            _check_syntax(display, chunk)
+        out.append(SourceFile(display, text, doc))
+    return out
+
+
+def _index(run: Run, sources: list[SourceFile]) -> None:
+    """Names of the objects already in the inputs, and the device plugin's sharing config."""
+    per_resource: dict[str, list[str]] = {}
+    for src in sources:
+        if src.doc is None:
+            continue
+        for chunk in src.doc.chunks:
+            for data in _check_syntax(src.name, chunk):
+                objs = (
+                    data.get("items")
+                    if isinstance(data, Mapping) and str(data.get("kind", "")).endswith("List")
+                    else [data]
+                )
+                for obj in objs if isinstance(objs, list) else []:
+                    if not isinstance(obj, Mapping):
+                        continue
+                    ref = ObjectRef.of(obj)
+                    if ref.kind and ref.name:
+                        run.reserve(ref.kind, ref.namespace, ref.name)
+                    if sharing.is_sharing_configmap(obj):
+                        planned = sharing.plan(
+                            obj,
+                            extended_resource=run.options.gpu_strategy == "extended-resource",
+                            interval=run.options.interval,
+                        )
+                        for sc in planned:
+                            per_resource.setdefault(sc.resource, []).append(sc.name)
+    for resource, classes in per_resource.items():
+        if len(set(classes)) == 1:
+            run.sharing_classes[resource] = classes[0]
+        else:
+            run.ambiguous_sharing.add(resource)
+
+
+def _deep_gpu_fields(
+    obj: Any, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            key = str(k)
+            p = (*path, key)
+            if key.startswith("nvidia.com/"):
+                yield p, v
+                continue
+            if isinstance(v, str) and _GPU_TEXT.search(v):
+                yield p, v
+                continue
+            if key.lower() in _CRD_GPU_KEYS and not isinstance(v, Mapping | list):
+                n = str(v).strip()
+                try:
+                    if float(n) > 0:
+                        yield p, v
+                        continue
+                except ValueError:
+                    pass
+            yield from _deep_gpu_fields(v, p)
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _deep_gpu_fields(v, (*path, i))
+
+
+class Migrator:
+    def __init__(self, options: MigrateOptions) -> None:
+        options.check()
+        self.options = options
+        self.run = Run(options)
+        self.emitted: set[str] = set()
+
+    def migrate(self, sources: list[SourceFile]) -> MigrationReport:
+        _index(self.run, sources)
+        report = MigrationReport(target_version=self.options.target_version)
+        slices: list[_SliceEntry] = []
+        results: dict[str, FileResult] = {}
+        for src in sources:
+            result = FileResult(file=src.name, original=src.text, output=src.text)
+            results[src.name] = result
+            report.files.append(result)
+            if src.doc is None:
+                result.template = True
+                result.findings.extend(_template_findings(src.name, src.text))
+                continue
+            for chunk in list(src.doc.chunks):
+                self._chunk(src, chunk, result, slices)
+        self._split_slices(slices, results)
+        for src in sources:
+            if src.doc is not None:
+                results[src.name].output = src.doc.render()
+        return report
+
+    # -- one document ---------------------------------------------------------------------------
+    def _chunk(
+        self,
+        src: SourceFile,
+        chunk: Chunk,
+        result: FileResult,
+        slices: list[_SliceEntry],
+    ) -> None:
+        assert src.doc is not None
+        if chunk.is_empty or chunk.new:
+            return
+        plain = _check_syntax(src.name, chunk)
+        if not _RELEVANT.search(chunk.body):
+            for d in plain:
+                if not isinstance(d, Mapping) or not d.get("apiVersion") or not d.get("kind"):
+                    result.findings.append(Finding("manual", _NOT_AN_OBJECT, src.name, chunk.line))
+            return
+        data = src.doc.load(chunk)
+        if not isinstance(data, MutableMapping):
+            result.findings.append(
+                Finding("manual", "not a Kubernetes object (expected a mapping)", src.name, chunk.line)
+            )
+            return
+        for prefix, obj in iter_objects(data):
+            ctx = ObjectContext(self.run, src.name, data, prefix, chunk.line, result.findings)
+            if not obj.get("apiVersion") or not obj.get("kind"):
+                result.findings.append(Finding("manual", _NOT_AN_OBJECT, src.name, ctx.line_of(())))
+                continue
+            before = to_plain(obj)
+            new_before, new_after = self._object(ctx, obj, slices, src, chunk)
+            if to_plain(obj) != before:
+                chunk.dirty = True
+            for n in new_before:
+                src.doc.insert_before(chunk, new_map(n))
+                result.new_objects += 1
+            for n in reversed(new_after):
+                src.doc.insert_after(chunk, new_map(n))
+                result.new_objects += 1
+
+    def _object(
+        self,
+        ctx: ObjectContext,
+        obj: MutableMapping[str, Any],
+        slices: list[_SliceEntry],
+        src: SourceFile,
+        chunk: Chunk,
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        opts = self.options
+        before: list[dict[str, Any]] = []
+        after: list[dict[str, Any]] = []
+        if dra.is_classic(obj):
+            dra.report_classic(ctx)
+            return before, after
+        if dra.is_vendor_claim_parameters(obj):
+            dra.report_vendor_parameters(ctx)
+            return before, after
+        if dra.needs_upgrade(obj) or obj.get("kind") == "DeviceTaintRule":
+            dra.upgrade(ctx)
+        if obj.get("kind") == "ResourceSlice" and str(obj.get("apiVersion", "")).startswith(
+            "resource.k8s.io/"
+        ):
+            slices.append((src, chunk, obj, ctx, to_plain(obj)))
+            return before, after
+        if sharing.is_sharing_configmap(obj):
+            for sc in sharing.plan(
+                obj, extended_resource=opts.gpu_strategy == "extended-resource", interval=opts.interval
+            ):
+                if self.run.taken("DeviceClass", None, sc.name) or sc.name in self.emitted:
+                    continue  # already in the inputs (a previous run) or emitted for another ConfigMap
+                self.emitted.add(sc.name)
+                ctx.note(
+                    "change",
+                    f"{sc.resource} sharing ({sc.data_key}) -> DeviceClass {sc.name}",
+                    ("data", sc.data_key),
+                )
+                for w in sc.warnings:
+                    ctx.note("warning", w, ("data", sc.data_key))
+                after.append(sc.device_class)
+            for res in sorted(self.run.ambiguous_sharing):
+                ctx.note(
+                    "warning",
+                    f"{res} has several sharing configs (one per node pool); claims keep the default class, "
+                    "pick the matching DeviceClass per workload by hand",
+                    ("data",),
+                )
+            return before, after
+        templates = pod_templates(obj)
+        if templates is None:
+            self._unknown_kind(ctx, obj)
+            return before, after
+        dra.flatten_pod_claim_sources(ctx, templates)
+        has_gpu = any(gpu._scan_template(ctx, t) for t in templates)
+        gang_info = gang.detect(obj, templates, has_gpu) if opts.gang else None
+        if opts.gpu_strategy == "claim-template":
+            before.extend(gpu.convert_claim_template(ctx, templates))
+        else:
+            classes = gpu.extended_resource_classes(ctx, templates)
+            if classes:
+                ctx.note("warning", gpu.extended_resource_warning(opts.target))
+            before.extend(classes)
+        if gang_info is not None:
+            before.extend(gang.convert(ctx, templates, gang_info))
+        return before, after
+
+    def _unknown_kind(self, ctx: ObjectContext, obj: Mapping[str, Any]) -> None:
+        group = api_group(ctx.ref.api_version)
+        if "." not in group or group.endswith(".k8s.io"):
+            return  # a built-in kind without pods: nothing hides a GPU request there
+        for path, value in _deep_gpu_fields(obj):
+            ctx.note(
+                "manual",
+                f"GPU setting in a field of {ctx.ref.kind} ({dotted(path)} = {value!r}): kubedra does not know how "
+                "this resource turns it into pods; change it by hand or let its operator request DRA claims",
+                path,
+            )
+
+    def _split_slices(
+        self,
+        slices: list[_SliceEntry],
+        results: dict[str, FileResult],
+    ) -> None:
+        if not slices or self.options.target[1] < 35:
+            return
+        from kubedra.model import convert
+
+        objs = [s[2] for s in slices]
+        out = convert.split_partitionable_slices(objs)
+        if len(out) == len(objs):
+            return
+        originals = {id(o): s for o, s in zip(objs, slices, strict=True)}
+        pending: list[MutableMapping[str, Any]] = []
+        for o in out:
+            if id(o) not in originals:
+                pending.append(o)
+                continue
+            src, chunk, obj, ctx, _snapshot = originals[id(o)]
+            if pending:
+                assert src.doc is not None
+                for n in pending:
+                    src.doc.insert_before(chunk, n)
+                    results[src.name].new_objects += 1
+                    ctx.note(
+                        "change",
+                        f"partitionable slice split for 1.35+: counter sets moved to new ResourceSlice "
+                        f"{n.get('metadata', {}).get('name')}; pool.resourceSliceCount raised",
+                    )
+                pending = []
+        for _, chunk, obj, _ctx, snapshot in slices:
+            if to_plain(obj) != snapshot:
+                chunk.dirty = True
+
+
+def migrate_paths(paths: Iterable[str], options: MigrateOptions) -> MigrationReport:
+    sources = load_sources(paths)
+    return Migrator(options).migrate(sources)

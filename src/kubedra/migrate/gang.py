@@ -1,0 +1,159 @@
+"""Gangs → ``scheduling.k8s.io`` PodGroup (or Workload), in the version the target release serves.
+
+| target | objects | pod field |
+|---|---|---|
+| 1.35 | ``scheduling.k8s.io/v1alpha1`` Workload ``spec.podGroups[]{name, policy.gang.minCount}`` | ``spec.workloadRef{name, podGroup}`` |
+| 1.36 | ``scheduling.k8s.io/v1alpha2`` PodGroup ``spec.schedulingPolicy.gang.minCount`` | ``spec.schedulingGroup.podGroupName`` |
+| 1.37 | ``scheduling.k8s.io/v1beta1`` PodGroup (same spec) | ``spec.schedulingGroup.podGroupName`` |
+
+Field names checked against the 1.35/1.36/1.37 OpenAPI schemas shipped in kubernetes-validate.
+1.34 has no gang API. Gangs come from Volcano ``minAvailable``, Kubeflow replica specs
+(``runPolicy.schedulingPolicy.minAvailable`` or the sum of replicas), JobSet replicated jobs and GPU
+Jobs whose ``parallelism`` equals ``completions``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+from kubedra.migrate.context import ObjectContext
+from kubedra.migrate.workloads import PodTemplate, api_group, get_path
+from kubedra.migrate.yamldoc import to_ruamel
+
+DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
+
+
+@dataclass(frozen=True)
+class Gang:
+    min_count: int
+    source: str  # what the size came from
+
+
+def _int(v: Any) -> int | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int):
+        return v
+    if isinstance(v, str) and v.isdigit():
+        return int(v)
+    return None
+
+
+def detect(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) -> Gang | None:
+    group = api_group(str(obj.get("apiVersion", "")))
+    kind = obj.get("kind")
+    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+    assert isinstance(spec, Mapping)
+    total = sum(t.replicas for t in templates)
+    if group == "batch.volcano.sh" and kind == "Job":
+        n = _int(spec.get("minAvailable"))
+        if n and n > 1:
+            return Gang(n, "spec.minAvailable")
+        return None
+    if group == "kubeflow.org":
+        n = _int(get_path(obj, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")))
+        if n and n > 1:
+            return Gang(n, "spec.runPolicy.schedulingPolicy.minAvailable")
+        return Gang(total, "sum of replicas") if total > 1 else None
+    if group == "jobset.x-k8s.io" and kind == "JobSet":
+        return Gang(total, "sum of replicatedJobs replicas x parallelism") if total > 1 else None
+    if group == "batch" and kind == "Job" and has_gpu:
+        par = _int(spec.get("parallelism"))
+        comp = _int(spec.get("completions"))
+        if par and par > 1 and (comp is None or comp == par):
+            return Gang(par, "spec.parallelism (= completions)")
+    return None
+
+
+def _already_grouped(ctx: ObjectContext, templates: list[PodTemplate]) -> bool:
+    for t in templates:
+        spec = get_path(ctx.obj, t.spec)
+        if isinstance(spec, Mapping) and (spec.get("schedulingGroup") or spec.get("workloadRef")):
+            return True
+    return False
+
+
+def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> list[dict[str, Any]]:
+    """Add the gang objects for ``ctx.obj`` and link its pod templates; returns the new objects."""
+    minor = ctx.options.target[1]
+    if _already_grouped(ctx, templates):
+        return []
+    if minor < 35:
+        ctx.note(
+            "warning",
+            f"gang of {gang.min_count} pods ({gang.source}): Kubernetes 1.{minor} has no scheduling.k8s.io gang "
+            "API; keep the batch scheduler's own gang (Volcano/KAI/Kueue) until 1.35+",
+        )
+        return []
+    meta = ctx.obj.get("metadata") if isinstance(ctx.obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    if not meta.get("name"):
+        ctx.note("manual", "gang workload without metadata.name: name its PodGroup by hand")
+        return []
+    name = str(meta["name"])
+    namespace = ctx.ref.namespace
+    obj_meta: dict[str, Any] = {"name": name}
+    if namespace:
+        obj_meta["namespace"] = namespace
+    if minor == 35:
+        kind, api = "Workload", "scheduling.k8s.io/v1alpha1"
+        group = api_group(ctx.ref.api_version)
+        controller: dict[str, Any] = {"kind": ctx.ref.kind, "name": name}
+        if group:
+            controller = {"apiGroup": group, **controller}
+        new = {
+            "apiVersion": api,
+            "kind": kind,
+            "metadata": obj_meta,
+            "spec": {
+                "controllerRef": controller,
+                "podGroups": [{"name": "gang", "policy": {"gang": {"minCount": gang.min_count}}}],
+            },
+        }
+        link: dict[str, Any] = {"workloadRef": {"name": name, "podGroup": "gang"}}
+        gate = "GenericWorkload is alpha (off) in 1.35 and scheduling.k8s.io/v1alpha1 must be enabled with --runtime-config"
+    else:
+        kind = "PodGroup"
+        api = "scheduling.k8s.io/v1alpha2" if minor == 36 else "scheduling.k8s.io/v1beta1"
+        new = {
+            "apiVersion": api,
+            "kind": kind,
+            "metadata": obj_meta,
+            "spec": {"schedulingPolicy": {"gang": {"minCount": gang.min_count}}},
+        }
+        link = {"schedulingGroup": {"podGroupName": name}}
+        stage = "alpha" if minor == 36 else "beta"
+        gate = (
+            f"GenericWorkload is {stage} and off by default in 1.{minor}: enable it on kube-apiserver and "
+            f"kube-scheduler and serve {api} with --runtime-config, or the PodGroup is rejected and "
+            f"{next(iter(link))} is dropped from pods"
+        )
+    if ctx.run.taken(kind, namespace, name):
+        ctx.note("warning", f"{kind} {name} already exists in the inputs; pods linked to it, nothing created")
+        new_objects: list[dict[str, Any]] = []
+    else:
+        ctx.run.reserve(kind, namespace, name)
+        new_objects = [new]
+    schedulers = set()
+    for t in templates:
+        spec = get_path(ctx.obj, t.spec)
+        if not isinstance(spec, MutableMapping):
+            continue
+        for k, v in link.items():
+            spec[k] = to_ruamel(v)
+        schedulers.add(spec.get("schedulerName"))
+    ctx.note("change", f"gang of {gang.min_count} pods ({gang.source}) -> {api} {kind} {name}; pods linked")
+    ctx.note("warning", gate)
+    others = sorted(str(s) for s in schedulers if s not in DEFAULT_SCHEDULERS)
+    spec_obj = ctx.obj.get("spec")
+    if isinstance(spec_obj, Mapping) and spec_obj.get("schedulerName") not in DEFAULT_SCHEDULERS:
+        others.append(str(spec_obj.get("schedulerName")))
+    if others:
+        ctx.note(
+            "warning",
+            f"pods are scheduled by {', '.join(sorted(set(others)))}; a scheduling.k8s.io {kind} is honoured by "
+            "kube-scheduler only, keep that scheduler's own gang until you switch",
+        )
+    return new_objects

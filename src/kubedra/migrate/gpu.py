@@ -1,0 +1,523 @@
+"""Device plugin → DRA: ``nvidia.com/gpu`` requests in pod templates become claims, or DeviceClasses.
+
+Two strategies:
+
+* ``claim-template``: each pod template's GPU requests (containers and init containers) become one
+  ResourceClaimTemplate with a request per container, ``spec.resourceClaims`` on the pod and
+  ``resources.claims`` on the containers. ``--sharing``, ``--min-memory`` and ``--prefer`` shape the
+  requests (class, CEL selectors, ``firstAvailable``, opaque ``GpuConfig``/``MigDeviceConfig``).
+* ``extended-resource`` (KEP-5004): pods keep ``nvidia.com/gpu``; a DeviceClass with
+  ``extendedResourceName`` maps the name to DRA devices.
+
+Anything kubedra cannot rewrite without guessing (Helm expressions, HAMi resources, KAI fraction
+annotations, requests that disagree with limits) is reported as "manual" with its line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, MutableMapping, MutableSequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubedra.migrate import nvidia
+from kubedra.migrate.context import ObjectContext
+from kubedra.migrate.workloads import Path, PodTemplate, containers, get_path
+from kubedra.migrate.yamldoc import remove_empty, remove_key, to_ruamel
+
+
+@dataclass(frozen=True)
+class GpuResource:
+    name: str
+    kind: str  # gpu | shared | mig | manual
+    profile: str | None = None
+    shared: bool = False
+    reason: str = ""
+
+
+def classify(name: str) -> GpuResource | None:
+    """What a resource name means for the migration; ``None`` when it is not an NVIDIA GPU resource."""
+    if not name.startswith("nvidia.com/"):
+        return None
+    if name == nvidia.GPU_RESOURCE:
+        return GpuResource(name, "gpu")
+    if name == nvidia.GPU_RESOURCE + nvidia.SHARED_SUFFIX:
+        return GpuResource(name, "shared", shared=True)
+    base, shared = (
+        (name[: -len(nvidia.SHARED_SUFFIX)], True) if name.endswith(nvidia.SHARED_SUFFIX) else (name, False)
+    )
+    m = nvidia.MIG_RESOURCE.match(base)
+    if m:
+        return GpuResource(name, "mig", profile=m.group("profile"), shared=shared)
+    if name in nvidia.HAMI_RESOURCES:
+        return GpuResource(
+            name, "manual", reason="HAMi GPU memory/core share; no DRA equivalent kubedra can derive"
+        )
+    return GpuResource(name, "manual", reason="unknown NVIDIA resource name")
+
+
+@dataclass
+class ContainerGpus:
+    field: str  # initContainers | containers
+    index: int
+    name: str
+    sidecar: bool
+    wants: list[tuple[GpuResource, int]] = dataclasses.field(default_factory=list)
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value >= 0 else None
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _scan_template(
+    ctx: ObjectContext, tmpl: PodTemplate
+) -> tuple[list[ContainerGpus], list[tuple[str, Path]]] | None:
+    """GPU requests of one pod template, and manual items (message, path). ``None`` if no GPU at all."""
+    spec = get_path(ctx.obj, tmpl.spec)
+    if not isinstance(spec, Mapping):
+        return None
+    found: list[ContainerGpus] = []
+    manual: list[tuple[str, Path]] = []
+    meta = get_path(ctx.obj, tmpl.metadata)
+    annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
+    if isinstance(annotations, Mapping):
+        for key in annotations:
+            what = nvidia.FRACTION_ANNOTATIONS.get(str(key))
+            if what:
+                manual.append(
+                    (
+                        f"{what} annotation {key}={annotations[key]!r}: fractional GPUs have no DRA equivalent "
+                        "kubedra can derive; choose a sharing strategy (--sharing time-slicing|mps|mig:<profile>) "
+                        "and rewrite by hand",
+                        (*tmpl.metadata, "annotations", str(key)),
+                    )
+                )
+    for fld, idx, c in containers(spec):
+        res = c.get("resources")
+        if not isinstance(res, Mapping):
+            continue
+        cg = ContainerGpus(fld, idx, str(c.get("name", f"{fld}-{idx}")), c.get("restartPolicy") == "Always")
+        per_name: dict[str, dict[str, Any]] = {}
+        for section in ("limits", "requests"):
+            values = res.get(section)
+            if not isinstance(values, Mapping):
+                continue
+            for rname, value in values.items():
+                gr = classify(str(rname))
+                if gr is None:
+                    continue
+                per_name.setdefault(str(rname), {})[section] = value
+        cpath: Path = (*tmpl.spec, fld, idx, "resources")
+        for rname, sections in per_name.items():
+            gr = classify(rname)
+            assert gr is not None
+            section = "limits" if "limits" in sections else "requests"
+            vpath: Path = (*cpath, section, rname)
+            if gr.kind == "manual":
+                manual.append((f"{rname}: {gr.reason}", vpath))
+                continue
+            counts = {s: _count(v) for s, v in sections.items()}
+            if any(v is None for v in counts.values()):
+                raw = sections.get("limits", sections.get("requests"))
+                why = "a Helm/template expression" if "{{" in str(raw) else f"not a whole number ({raw!r})"
+                manual.append((f"{rname}: {why}; the GPU count must be known to write a claim", vpath))
+                continue
+            if len(set(counts.values())) > 1:
+                manual.append(
+                    (f"{rname}: requests {counts.get('requests')} != limits {counts.get('limits')}", vpath)
+                )
+                continue
+            n = next(iter(counts.values()))
+            assert n is not None
+            cg.wants.append((gr, n))
+        if cg.wants:
+            found.append(cg)
+    if not found and not manual:
+        return None
+    return found, manual
+
+
+def _remove_gpu_keys(container: MutableMapping[str, Any]) -> None:
+    res = container.get("resources")
+    if not isinstance(res, MutableMapping):
+        return
+    for section in ("limits", "requests"):
+        values = res.get(section)
+        if isinstance(values, MutableMapping):
+            for rname in [k for k in values if classify(str(k)) is not None]:
+                remove_key(values, rname)
+            remove_empty(res, section)
+
+
+def _add_claim_ref(container: MutableMapping[str, Any], claim: str, request: str | None) -> None:
+    res = container.get("resources")
+    if not isinstance(res, MutableMapping):
+        res = to_ruamel({})
+        container["resources"] = res
+    claims = res.get("claims")
+    ref: dict[str, str] = {"name": claim}
+    if request:
+        ref["request"] = request
+    if isinstance(claims, MutableSequence):
+        claims.append(to_ruamel(ref))
+    else:
+        res["claims"] = to_ruamel([ref])
+
+
+def _exact(class_name: str, count: int, selectors: list[str]) -> dict[str, Any]:
+    ex: dict[str, Any] = {"deviceClassName": class_name}
+    if selectors:
+        ex["selectors"] = [{"cel": {"expression": s}} for s in selectors]
+    if count != 1:
+        ex["count"] = count
+    return ex
+
+
+class _Shaper:
+    """Builds the DRA request (and opaque config) for one container's GPU resource."""
+
+    def __init__(self, ctx: ObjectContext) -> None:
+        self.ctx = ctx
+        self.opts = ctx.options
+        self.warned: set[str] = set()
+
+    def warn_once(self, key: str, message: str, path: Path | None) -> None:
+        if key not in self.warned:
+            self.warned.add(key)
+            self.ctx.note("warning", message, path)
+
+    def request(
+        self, name: str, gr: GpuResource, n: int, path: Path
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        opts = self.opts
+        config: dict[str, Any] | None = None
+        selectors: list[str] = []
+        cls = nvidia.GPU_CLASS
+        run = self.ctx.run
+        if gr.kind == "mig":
+            cls = nvidia.MIG_CLASS
+            assert gr.profile
+            selectors.append(nvidia.profile_selector(gr.profile))
+            if gr.shared:
+                mapped = run.sharing_classes.get(gr.name)
+                if mapped:
+                    cls, selectors = mapped, []
+                else:
+                    config = nvidia.sharing_parameters("TimeSlicing", mig=True)
+                    self._ts_warning(path)
+        elif gr.kind == "shared":
+            mapped = run.sharing_classes.get(gr.name)
+            if mapped:
+                cls = mapped
+            else:
+                config = nvidia.sharing_parameters("TimeSlicing", interval=opts.interval)
+                self._ts_warning(path)
+        else:
+            sharing = opts.sharing
+            mapped = run.sharing_classes.get(gr.name) if sharing is None else None
+            if mapped:
+                cls = mapped
+                self.warn_once(
+                    "cm",
+                    f"{gr.name} was time-sliced by the device plugin's ConfigMap; the claim uses DeviceClass {mapped}",
+                    path,
+                )
+            elif sharing is not None and sharing.mode == "mig":
+                assert sharing.profile
+                cls = nvidia.MIG_CLASS
+                selectors.append(nvidia.profile_selector(sharing.profile))
+            elif sharing is not None and sharing.mode == "time-slicing":
+                config = nvidia.sharing_parameters("TimeSlicing", interval=opts.interval)
+                self._ts_warning(path)
+            elif sharing is not None and sharing.mode == "mps":
+                config = nvidia.sharing_parameters("MPS")
+                self.warn_once(
+                    "mps",
+                    "MPS sharing needs the NVIDIA DRA driver feature gate MPSSupport (alpha, off by default); "
+                    "containers that reference the same request share the GPU through one MPS daemon",
+                    path,
+                )
+            if opts.min_memory and cls != nvidia.MIG_CLASS:
+                selectors.append(nvidia.min_memory_selector(opts.min_memory))
+            if opts.prefer and cls == nvidia.GPU_CLASS:
+                subs = []
+                used: set[str] = set()
+                for model in opts.prefer:
+                    sub_name = nvidia.dns_label(model)
+                    if sub_name in used:
+                        continue
+                    used.add(sub_name)
+                    sel = list(selectors)
+                    if model.lower() != "any":
+                        sel.insert(0, nvidia.product_selector(model))
+                    subs.append({"name": sub_name, **_exact(cls, n, sel)})
+                return {"name": name, "firstAvailable": subs}, config
+        return {"name": name, "exactly": _exact(cls, n, selectors)}, config
+
+    def _ts_warning(self, path: Path) -> None:
+        self.warn_once(
+            "ts",
+            "time-slicing: containers that reference the same claim request share one GPU (driver feature gate "
+            "TimeSlicingSettings, alpha/off, is needed for the interval setting); separate pods get separate "
+            "GPUs unless they share one ResourceClaim, so the device plugin's oversubscription (replicas) is not "
+            "reproduced",
+            path,
+        )
+
+
+def _template_base_name(ctx: ObjectContext) -> str | None:
+    meta = ctx.obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return None
+    name = meta.get("name") or str(meta.get("generateName") or "").rstrip("-")
+    return str(name) if name else None
+
+
+@dataclass
+class _Plan:
+    tmpl: PodTemplate
+    found: list[ContainerGpus]
+    names: dict[int, list[str]]
+    shares: dict[int, ContainerGpus]
+    devices: dict[str, Any]
+    single: bool
+
+
+def _plan_template(
+    ctx: ObjectContext, shaper: _Shaper, tmpl: PodTemplate, found: list[ContainerGpus]
+) -> _Plan:
+    """Requests for one pod template: one per container and resource. A non-sidecar init container reuses
+    a main container's request when that has at least as many devices (it runs before the main containers,
+    as it did with the device plugin)."""
+    mains = [c for c in found if c.field == "containers" or c.sidecar]
+    shares: dict[int, ContainerGpus] = {}
+    for cg in found:
+        if cg in mains or not mains:
+            continue
+        host = max(mains, key=lambda m: sum(k for _, k in m.wants))
+        if _fits(cg, host):
+            shares[id(cg)] = host
+    owners = [cg for cg in found if id(cg) not in shares]
+    total = sum(len(cg.wants) for cg in owners)
+    names: dict[int, list[str]] = {}
+    requests: list[dict[str, Any]] = []
+    configs: list[dict[str, Any]] = []
+    used: set[str] = set()
+    for cg in owners:
+        names[id(cg)] = []
+        for i, (gr, count) in enumerate(cg.wants):
+            req_name = "gpu" if total == 1 else nvidia.dns_label(cg.name if i == 0 else f"{cg.name}-{i}")
+            base_req, k = req_name, 2
+            while req_name in used:
+                req_name, k = f"{base_req}-{k}", k + 1
+            used.add(req_name)
+            req, params = shaper.request(req_name, gr, count, (*tmpl.spec, cg.field, cg.index, "resources"))
+            requests.append(req)
+            names[id(cg)].append(req_name)
+            if params is not None:
+                configs.append({"requests": [req_name], "opaque": nvidia.opaque(params)})
+    for cg in found:
+        if id(cg) in shares:
+            names[id(cg)] = names[id(shares[id(cg)])]
+    devices: dict[str, Any] = {"requests": requests}
+    if configs:
+        devices["config"] = configs
+    return _Plan(tmpl, found, names, shares, devices, total == 1)
+
+
+def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> list[dict[str, Any]]:
+    """Rewrite the GPU requests of ``ctx.obj``; returns the new ResourceClaimTemplates."""
+    scans: list[tuple[PodTemplate, list[ContainerGpus]]] = []
+    blocked = False
+    for tmpl in templates:
+        scan = _scan_template(ctx, tmpl)
+        if scan is None:
+            continue
+        found, manual = scan
+        for message, path in manual:
+            ctx.note("manual", message, path)
+        if manual:
+            blocked = True
+        if found:
+            scans.append((tmpl, found))
+    if blocked or not scans:
+        if blocked and scans:
+            ctx.note(
+                "warning", "GPU requests left unchanged because part of this object needs a manual decision"
+            )
+        return []
+    base = _template_base_name(ctx)
+    if not base:
+        ctx.note("manual", "object has no name or generateName; cannot name its ResourceClaimTemplate")
+        return []
+    namespace = ctx.ref.namespace
+    shaper = _Shaper(ctx)
+    plans = [_plan_template(ctx, shaper, tmpl, found) for tmpl, found in scans]
+    # pod templates with identical requests share one ResourceClaimTemplate
+    distinct: dict[str, str] = {}
+    for p in plans:
+        distinct.setdefault(repr(p.devices), p.tmpl.role)
+    new_objects: list[dict[str, Any]] = []
+    rct_names: dict[str, str] = {}
+    for p in plans:
+        key = repr(p.devices)
+        if key not in rct_names:
+            role = distinct[key]
+            suffix = f"-{nvidia.dns_label(role)}" if role and len(distinct) > 1 else ""
+            rct_name = ctx.run.free_name("ResourceClaimTemplate", namespace, f"{base}{suffix}-gpu")
+            ctx.run.reserve("ResourceClaimTemplate", namespace, rct_name)
+            rct_names[key] = rct_name
+            meta: dict[str, Any] = {"name": rct_name}
+            if namespace:
+                meta["namespace"] = namespace
+            new_objects.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaimTemplate",
+                    "metadata": meta,
+                    "spec": {"spec": {"devices": p.devices}},
+                }
+            )
+        _apply_plan(ctx, p, rct_names[key])
+    return new_objects
+
+
+def _apply_plan(ctx: ObjectContext, p: _Plan, rct_name: str) -> None:
+    pod_spec = get_path(ctx.obj, p.tmpl.spec)
+    assert isinstance(pod_spec, MutableMapping)
+    existing_claims = pod_spec.get("resourceClaims")
+    taken = {str(c.get("name")) for c in existing_claims or [] if isinstance(c, Mapping)}
+    claim_name, n = "gpu", 2
+    while claim_name in taken:
+        claim_name, n = f"gpu-{n}", n + 1
+    for cg in p.found:
+        host = p.shares.get(id(cg))
+        if host is not None:
+            ctx.note(
+                "change",
+                f"init container {cg.name} shares request {p.names[id(cg)][0]} with container {host.name} "
+                "(it runs before it, as with the device plugin)",
+                (*p.tmpl.spec, cg.field, cg.index),
+            )
+        container = pod_spec[cg.field][cg.index]
+        _remove_gpu_keys(container)
+        for req_name in p.names[id(cg)]:
+            _add_claim_ref(container, claim_name, None if p.single else req_name)
+        wants = ", ".join(f"{gr.name}: {k}" for gr, k in cg.wants)
+        ctx.note(
+            "change",
+            f"{cg.field[:-1]} {cg.name}: {wants} -> claim {claim_name} (ResourceClaimTemplate {rct_name})",
+            (*p.tmpl.spec, cg.field, cg.index, "resources"),
+        )
+    entry = {"name": claim_name, "resourceClaimTemplateName": rct_name}
+    if isinstance(existing_claims, MutableSequence):
+        existing_claims.append(to_ruamel(entry))
+    else:
+        pod_spec["resourceClaims"] = to_ruamel([entry])
+
+
+def _fits(init: ContainerGpus, host: ContainerGpus) -> bool:
+    """An init container can reuse ``host``'s request: one resource, same kind, no more devices."""
+    if len(init.wants) != 1 or len(host.wants) != 1:
+        return False
+    (gi, ni), (gh, nh) = init.wants[0], host.wants[0]
+    return gi.name == gh.name and ni <= nh
+
+
+# --- extended-resource strategy --------------------------------------------------------------------
+
+
+def extended_resource_warning(target: tuple[int, int]) -> str:
+    minor = target[1]
+    if minor >= 37:
+        gate = "DRAExtendedResource is GA (on) in 1.37"
+    elif minor == 36:
+        gate = "DRAExtendedResource is beta and on by default in 1.36"
+    else:
+        gate = (
+            f"DRAExtendedResource is alpha and OFF in 1.{minor}: enable the feature gate on kube-apiserver, "
+            "kube-scheduler and kubelet, or extendedResourceName is dropped and pods stay Pending"
+        )
+    return (
+        f"extended-resource strategy: {gate}; the NVIDIA device plugin must not run on the nodes that serve "
+        "these classes (both would advertise the same GPUs)"
+    )
+
+
+def extended_resource_classes(ctx: ObjectContext, templates: list[PodTemplate]) -> list[dict[str, Any]]:
+    """DeviceClasses with ``extendedResourceName`` for every GPU resource ``ctx.obj`` requests."""
+    wanted: dict[str, GpuResource] = {}
+    for tmpl in templates:
+        scan = _scan_template(ctx, tmpl)
+        if scan is None:
+            continue
+        found, manual = scan
+        for message, path in manual:
+            ctx.note("manual", message, path)
+        for cg in found:
+            for gr, _ in cg.wants:
+                wanted.setdefault(gr.name, gr)
+    out: list[dict[str, Any]] = []
+    for _name, gr in wanted.items():
+        cls = extended_class(ctx, gr)
+        if cls is not None:
+            out.append(cls)
+    return out
+
+
+def extended_class(ctx: ObjectContext, gr: GpuResource) -> dict[str, Any] | None:
+    run = ctx.run
+    if gr.kind == "gpu":
+        class_name = nvidia.GPU_CLASS
+        body = nvidia.driver_class(class_name)
+        spec: dict[str, Any] = dict(body["spec"]) if body else {}
+        if not spec:
+            spec = {"selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}]}
+        spec["extendedResourceName"] = gr.name
+        note = (
+            f"DeviceClass {class_name} maps {gr.name} to DRA GPUs; the NVIDIA DRA driver chart installs this "
+            "class with the same extendedResourceName on resource.k8s.io/v1, keep only one copy"
+        )
+    elif gr.kind == "mig":
+        assert gr.profile
+        class_name = nvidia.mig_class_name(gr.profile)
+        spec = {
+            "selectors": [{"cel": {"expression": nvidia.class_selector("mig", gr.profile)}}],
+            "extendedResourceName": gr.name,
+        }
+        if gr.shared:
+            spec["config"] = [{"opaque": nvidia.opaque(nvidia.sharing_parameters("TimeSlicing", mig=True))}]
+        note = f"DeviceClass {class_name} maps {gr.name} to MIG {gr.profile} devices"
+    else:  # shared full GPU
+        mapped = run.sharing_classes.get(gr.name)
+        if mapped:
+            return None  # the ConfigMap conversion emitted it with extendedResourceName
+        class_name = f"gpu-shared.{nvidia.DRIVER}"
+        spec = {
+            "selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}],
+            "config": [
+                {
+                    "opaque": nvidia.opaque(
+                        nvidia.sharing_parameters("TimeSlicing", interval=run.options.interval)
+                    )
+                }
+            ],
+            "extendedResourceName": gr.name,
+        }
+        note = f"DeviceClass {class_name} maps {gr.name} to time-sliced GPUs"
+    if run.taken("DeviceClass", None, class_name):
+        return None
+    run.reserve("DeviceClass", None, class_name)
+    ctx.note("change", note)
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": class_name},
+        "spec": spec,
+    }

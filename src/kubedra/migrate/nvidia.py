@@ -1,0 +1,135 @@
+"""NVIDIA DRA driver names and opaque-config shapes used by the rewrites.
+
+Source of the shapes: the NVIDIA DRA driver for GPUs (``gpu.nvidia.com``, DeviceClasses ``gpu.nvidia.com``,
+``mig.nvidia.com``, ``vfio.gpu.nvidia.com``; opaque config ``resource.nvidia.com/v1beta1`` ``GpuConfig`` and
+``MigDeviceConfig`` with ``sharing{strategy: TimeSlicing|MPS, timeSlicingConfig{interval}, mpsConfig{...}}``).
+When ``kubedra.sources.nvidia`` provides the driver's DeviceClasses they are used instead of the fallback.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+DRIVER = "gpu.nvidia.com"
+GPU_CLASS = "gpu.nvidia.com"
+MIG_CLASS = "mig.nvidia.com"
+CONFIG_API_VERSION = "resource.nvidia.com/v1beta1"
+TIME_SLICING_INTERVALS = ("Default", "Short", "Medium", "Long")
+
+# Device-plugin resource names.
+GPU_RESOURCE = "nvidia.com/gpu"
+SHARED_SUFFIX = ".shared"
+MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?)$")
+HAMI_RESOURCES = ("nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores")
+# Pod annotations of GPU-sharing schedulers that have no DRA equivalent kubedra can derive.
+FRACTION_ANNOTATIONS = {
+    "gpu-fraction": "KAI-Scheduler fractional GPU",
+    "gpu-memory": "KAI-Scheduler GPU memory share",
+    "gpu-fraction-num-devices": "KAI-Scheduler fractional GPU",
+    "nvidia.com/use-gputype": "HAMi GPU type filter",
+    "nvidia.com/nouse-gputype": "HAMi GPU type filter",
+    "nvidia.com/use-gpuuuid": "HAMi GPU UUID filter",
+    "hami.io/gpu-scheduler-policy": "HAMi scheduling policy",
+}
+
+
+def class_selector(device_type: str, profile: str | None = None) -> str:
+    expr = f"device.driver == '{DRIVER}' && device.attributes['{DRIVER}'].type == '{device_type}'"
+    if profile:
+        expr += f" && device.attributes['{DRIVER}'].profile == '{profile}'"
+    return expr
+
+
+def profile_selector(profile: str) -> str:
+    return f"device.attributes['{DRIVER}'].profile == '{profile}'"
+
+
+def min_memory_selector(quantity: str) -> str:
+    return f"device.capacity['{DRIVER}'].memory.compareTo(quantity('{quantity}')) >= 0"
+
+
+def product_selector(model: str) -> str:
+    return f"device.attributes['{DRIVER}'].productName.upperAscii().contains('{model.upper()}')"
+
+
+def sharing_parameters(
+    strategy: str, *, mig: bool = False, interval: str = "Default", replicas: int = 0
+) -> dict:
+    """Opaque parameters for ``GpuConfig``/``MigDeviceConfig`` with TimeSlicing or MPS sharing."""
+    sharing: dict[str, Any]
+    if strategy == "TimeSlicing":
+        sharing = {"strategy": "TimeSlicing"}
+        if not mig:  # MigDeviceConfig has no timeSlicingConfig
+            sharing["timeSlicingConfig"] = {"interval": interval}
+    else:
+        sharing = {"strategy": "MPS"}
+        if replicas > 1:
+            sharing["mpsConfig"] = {"defaultActiveThreadPercentage": max(1, 100 // replicas)}
+    return {
+        "apiVersion": CONFIG_API_VERSION,
+        "kind": "MigDeviceConfig" if mig else "GpuConfig",
+        "sharing": sharing,
+    }
+
+
+def opaque(parameters: dict) -> dict:
+    return {"driver": DRIVER, "parameters": parameters}
+
+
+def _fallback_classes() -> list[dict[str, Any]]:
+    def dc(name: str, device_type: str, ext: str | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": class_selector(device_type)}}]}
+        if ext:
+            spec["extendedResourceName"] = ext
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+
+    return [dc(GPU_CLASS, "gpu", GPU_RESOURCE), dc(MIG_CLASS, "mig"), dc("vfio.gpu.nvidia.com", "vfio")]
+
+
+def driver_device_classes() -> list[dict[str, Any]]:
+    """The DeviceClasses the NVIDIA driver's chart installs (resource.k8s.io/v1 shape)."""
+    try:
+        from kubedra.sources import nvidia  # type: ignore[attr-defined,unused-ignore]
+
+        classes = nvidia.device_classes()
+        out = []
+        for c in classes:
+            d = c.to_dict() if hasattr(c, "to_dict") else c
+            if isinstance(d, dict) and d.get("kind") == "DeviceClass":
+                out.append(copy.deepcopy(d))
+        if out:
+            return out
+    except (ImportError, AttributeError, TypeError):
+        pass
+    return _fallback_classes()
+
+
+def known_class_names() -> set[str]:
+    return {str(c.get("metadata", {}).get("name")) for c in driver_device_classes()} | {
+        "compute-domain-daemon.nvidia.com",
+        "compute-domain-default-channel.nvidia.com",
+    }
+
+
+def driver_class(name: str) -> dict[str, Any] | None:
+    for c in driver_device_classes():
+        if c.get("metadata", {}).get("name") == name:
+            return c
+    return None
+
+
+def dns_label(text: str, limit: int = 63) -> str:
+    s = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    s = re.sub(r"-{2,}", "-", s)[:limit].strip("-")
+    return s or "x"
+
+
+def mig_class_name(profile: str) -> str:
+    return f"mig-{dns_label(profile.replace('.', '-').replace('+', '-'))}.{DRIVER}"
