@@ -1,0 +1,8 @@
+"""Detection functions, one small function per rule id (metadata in data/rules/audit-rules.yaml).
+
+Importing this package registers every check with :func:`kubedra.audit.engine.check`.
+"""
+
+from kubedra.audit.checks import apis, cluster_config, crds, dra_health, gpu, webhooks
+
+__all__ = ["apis", "cluster_config", "crds", "dra_health", "gpu", "webhooks"]

@@ -1,0 +1,261 @@
+"""GPUs still on device plugins: requests in every pod template, device-plugin DaemonSets and configs, the GPU
+operator, and nodes advertising GPUs through both the device plugin and a DRA driver."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+from kubedra.audit.engine import Context, Scope, check
+from kubedra.audit.model import Item
+from kubedra.audit.podspecs import find_pod_specs, resource_uses
+
+NVIDIA_GPU = "nvidia.com/gpu"
+NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
+_MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+g\.\d+gb(?:\+\w+)?)$")
+_HAMI = {
+    "nvidia.com/gpumem",
+    "nvidia.com/gpumem-percentage",
+    "nvidia.com/gpucores",
+    "volcano.sh/vgpu-number",
+    "volcano.sh/vgpu-memory",
+    "volcano.sh/vgpu-memory-percentage",
+    "volcano.sh/vgpu-cores",
+}
+# resource prefix -> vendor DRA driver
+_OTHER_VENDORS = {"amd.com/gpu": "gpu.amd.com", "gpu.intel.com/": "gpu.intel.com"}
+# scheduler GPU-sharing annotations on the pod (template) -> who honours them
+_FRACTION_ANNOTATIONS = {
+    "gpu-fraction": "KAI Scheduler (or Run:ai)",
+    "gpu-memory": "KAI Scheduler (or Run:ai)",
+    "gpu-fraction-num-devices": "KAI Scheduler",
+    "kai.scheduler/gpu-fraction": "KAI Scheduler",
+    "runai/gpu-fraction": "Run:ai",
+}
+
+
+def _quantity(q: Any) -> str:
+    return str(q).strip()
+
+
+def _is_zero(q: Any) -> bool:
+    return _quantity(q) in ("0", "0.0", "")
+
+
+def _classify(resource: str) -> tuple[str, dict[str, Any]] | None:
+    if resource == NVIDIA_GPU:
+        return "gpu.device-plugin-request", {}
+    if resource == "nvidia.com/gpu.shared":
+        return "gpu.shared-request", {}
+    m = _MIG.match(resource)
+    if m:
+        return "gpu.mig-request", {"profile": m.group("profile")}
+    if resource.startswith("nvidia.com/mig-"):
+        return "gpu.mig-request", {"profile": resource.removeprefix("nvidia.com/mig-")}
+    if resource in _HAMI:
+        return "gpu.hami-request", {}
+    for prefix, driver in _OTHER_VENDORS.items():
+        if resource == prefix or (prefix.endswith("/") and resource.startswith(prefix)):
+            return "gpu.other-vendor-request", {"driver": driver}
+    return None
+
+
+def _extended_resource_classes(scope: Scope) -> dict[str, str]:
+    """extendedResourceName -> DeviceClass name (KEP-5004: the scheduler serves that resource from DRA)."""
+    out: dict[str, str] = {}
+    for dc in scope.kind("DeviceClass"):
+        ern = dc.spec.get("extendedResourceName")
+        if isinstance(ern, str) and ern:
+            out[ern] = dc.name
+    return out
+
+
+@check(
+    "gpu.device-plugin-request",
+    "gpu.mig-request",
+    "gpu.shared-request",
+    "gpu.hami-request",
+    "gpu.other-vendor-request",
+    "gpu.fraction-annotation",
+)
+def gpu_requests(ctx: Context, scope: Scope) -> None:
+    mapped = _extended_resource_classes(scope)
+    for item in scope.items:
+        if item.kind in ("Node", "ResourceSlice", "ConfigMap", "Secret", "CustomResourceDefinition"):
+            continue
+        for at in find_pod_specs(item.obj):
+            where = "pod" if at.path == ("spec",) else "pod template at " + ".".join(str(p) for p in at.path)
+            for use in resource_uses(at):
+                hit = _classify(use.resource)
+                if hit is None or _is_zero(use.quantity):
+                    continue
+                rule, extra = hit
+                msg = (
+                    f"container {use.container} requests {use.resource}: {_quantity(use.quantity)} ({where})"
+                )
+                severity = None
+                cls = mapped.get(use.resource)
+                if cls is not None:
+                    severity = "info"
+                    msg += (
+                        f"; DeviceClass {cls} maps {use.resource} to DRA (extendedResourceName), so it runs "
+                        "unchanged on nodes without the device plugin"
+                    )
+                ctx.emit(rule, item, msg, path=use.path, severity=severity, resource=use.resource, **extra)
+            annotations = at.meta.get("annotations")
+            if isinstance(annotations, dict):
+                for key, who in _FRACTION_ANNOTATIONS.items():
+                    if key in annotations:
+                        ctx.emit(
+                            "gpu.fraction-annotation",
+                            item,
+                            f"{where} has annotation {key}: {annotations[key]!r} (GPU sharing by {who})",
+                            path=(*at.meta_path, "annotations", key),
+                            annotation=key,
+                            scheduler=who,
+                        )
+
+
+_DEVICE_PLUGIN_IMAGE = re.compile(r"^(k8s-device-plugin|nvidia-device-plugin|device-plugin)(:|@|$)")
+
+
+def _images(item: Item) -> list[tuple[tuple[str | int, ...], str]]:
+    out = []
+    for at in find_pod_specs(item.obj):
+        for field in ("initContainers", "containers"):
+            for i, c in enumerate(at.spec.get(field) or []):
+                if isinstance(c, dict) and isinstance(c.get("image"), str):
+                    out.append(((*at.path, field, i, "image"), c["image"]))
+    return out
+
+
+def is_nvidia_device_plugin(item: Item) -> tuple[tuple[str | int, ...], str] | None:
+    for path, image in _images(item):
+        low = image.lower()
+        if "nvidia" in low and _DEVICE_PLUGIN_IMAGE.match(low.rsplit("/", 1)[-1]):
+            return path, image
+    return None
+
+
+@check("gpu.device-plugin-daemonset")
+def device_plugin_daemonsets(ctx: Context, scope: Scope) -> None:
+    for item in scope.kind("DaemonSet"):
+        hit = is_nvidia_device_plugin(item)
+        if hit is None:
+            continue
+        path, image = hit
+        st = item.status
+        nodes = (
+            f"; running on {st.get('numberReady', 0)}/{st.get('desiredNumberScheduled', 0)} nodes"
+            if st
+            else ""
+        )
+        ctx.emit("gpu.device-plugin-daemonset", item, f"NVIDIA device plugin ({image}){nodes}", path=path)
+
+
+def _time_slicing(cfg: Any) -> dict[str, Any] | None:
+    if not isinstance(cfg, dict):
+        return None
+    sharing = cfg.get("sharing")
+    if isinstance(sharing, dict) and isinstance(sharing.get("timeSlicing"), dict):
+        ts: dict[str, Any] = sharing["timeSlicing"]
+        return ts
+    return None
+
+
+@check("gpu.time-slicing-config")
+def time_slicing_configmaps(ctx: Context, scope: Scope) -> None:
+    for item in scope.kind("ConfigMap"):
+        data = item.obj.get("data")
+        if not isinstance(data, dict):
+            continue
+        for key, text in data.items():
+            if not isinstance(text, str) or "timeSlicing" not in text:
+                continue
+            try:
+                cfg = yaml.safe_load(text)
+            except yaml.YAMLError:
+                continue
+            ts = _time_slicing(cfg)
+            if ts is None:
+                continue
+            parts = []
+            for r in ts.get("resources") or []:
+                if isinstance(r, dict):
+                    parts.append(f"{r.get('name')} x{r.get('replicas')}")
+            rename = (
+                " (renameByDefault: advertised as nvidia.com/gpu.shared)" if ts.get("renameByDefault") else ""
+            )
+            ctx.emit(
+                "gpu.time-slicing-config",
+                item,
+                f"device plugin time-slicing config {key!r}: {', '.join(parts) or 'no resources'}{rename}",
+                path=("data", key),
+            )
+
+
+@check("gpu.operator")
+def gpu_operator(ctx: Context, scope: Scope) -> None:
+    for item in scope.kind("ClusterPolicy"):
+        if not item.api_version.startswith("nvidia.com/"):
+            continue
+        dp = item.spec.get("devicePlugin")
+        enabled = not (isinstance(dp, dict) and dp.get("enabled") is False)
+        dra = item.spec.get("draDriver") or item.spec.get("dra")
+        state = "device plugin enabled" if enabled else "device plugin disabled"
+        if isinstance(dra, dict) and dra.get("enabled"):
+            state += ", DRA driver enabled"
+        ctx.emit(
+            "gpu.operator",
+            item,
+            f"NVIDIA GPU operator ClusterPolicy ({state})",
+            path=("spec", "devicePlugin") if isinstance(dp, dict) else ("spec",),
+            severity="warning" if enabled else None,
+        )
+    for item in scope.kind("Deployment"):
+        for path, image in _images(item):
+            if re.search(r"(^|/)gpu-operator(:|@|$)", image):
+                ctx.emit("gpu.operator", item, f"NVIDIA GPU operator deployment ({image})", path=path)
+                break
+
+
+def node_gpu_allocatable(node: Item) -> str | None:
+    alloc = node.status.get("allocatable") or node.status.get("capacity")
+    if isinstance(alloc, dict):
+        q = alloc.get(NVIDIA_GPU)
+        if q is not None and not _is_zero(q):
+            return _quantity(q)
+    return None
+
+
+def slices_by_node(scope: Scope, driver: str | None = None) -> dict[str, list[Item]]:
+    out: dict[str, list[Item]] = {}
+    for s in scope.kind("ResourceSlice"):
+        node = s.spec.get("nodeName")
+        if not isinstance(node, str) or not node:
+            continue
+        if driver is not None and s.spec.get("driver") != driver:
+            continue
+        out.setdefault(node, []).append(s)
+    return out
+
+
+@check("gpu.dual-advertisement")
+def dual_advertisement(ctx: Context, scope: Scope) -> None:
+    dra_nodes = slices_by_node(scope, NVIDIA_DRA_DRIVER)
+    if not dra_nodes:
+        return
+    for node in scope.kind("Node"):
+        qty = node_gpu_allocatable(node)
+        if qty is None or node.name not in dra_nodes:
+            continue
+        ctx.emit(
+            "gpu.dual-advertisement",
+            node,
+            f"node advertises {NVIDIA_GPU}: {qty} (device plugin) and has {len(dra_nodes[node.name])} ResourceSlice(s) "
+            f"of {NVIDIA_DRA_DRIVER}",
+            path=("status", "allocatable", NVIDIA_GPU),
+            node=node.name,
+        )

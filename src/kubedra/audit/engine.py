@@ -1,0 +1,235 @@
+"""Run the audit rules over items grouped in scopes (the files, or one cluster each) and collect findings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.audit.deprecations import DeprecationDB
+from kubedra.audit.model import SEVERITIES, SEVERITY_RANK, Finding, Item, ObjectRef, RuleBook
+from kubedra.audit.versions import Version
+from kubedra.errors import Location
+
+
+@dataclass
+class ClusterFacts:
+    """What a live cluster told us besides its objects."""
+
+    name: str
+    server_version: Version | None = None
+    git_version: str = ""
+    metrics: str | None = None  # kube-apiserver /metrics text, when readable
+    served: set[str] = field(default_factory=set)  # "group/version" served by discovery
+    not_inspected: list[tuple[str, str]] = field(default_factory=list)  # (resource, reason)
+    objects: int = 0
+
+
+@dataclass
+class Scope:
+    """Objects that belong together: every file input (name None), or one cluster."""
+
+    name: str | None
+    items: list[Item] = field(default_factory=list)
+    facts: ClusterFacts | None = None
+    _by_kind: dict[str, list[Item]] | None = field(default=None, repr=False)
+
+    @property
+    def live(self) -> bool:
+        return self.facts is not None
+
+    def kind(self, *kinds: str) -> list[Item]:
+        if self._by_kind is None:
+            self._by_kind = {}
+            for it in self.items:
+                self._by_kind.setdefault(it.kind, []).append(it)
+        out: list[Item] = []
+        for k in kinds:
+            out.extend(self._by_kind.get(k, ()))
+        return out
+
+    def location(self) -> Location:
+        return Location(cluster=self.name) if self.name is not None else Location()
+
+
+CheckFn = Callable[["Context", Scope], None]
+CHECKS: list[tuple[tuple[str, ...], CheckFn]] = []
+
+
+def check(*rule_ids: str) -> Callable[[CheckFn], CheckFn]:
+    """Register a detection function for the rule ids it emits."""
+
+    def deco(fn: CheckFn) -> CheckFn:
+        CHECKS.append((rule_ids, fn))
+        return fn
+
+    return deco
+
+
+@dataclass
+class Context:
+    target: Version
+    current: Version | None
+    db: DeprecationDB
+    rules: RuleBook
+    findings: list[Finding] = field(default_factory=list)
+
+    def emit(
+        self,
+        rule: str,
+        item: Item | None,
+        message: str,
+        *,
+        path: Sequence[str | int] = (),
+        severity: str | None = None,
+        source: Location | None = None,
+        obj: ObjectRef | None = None,
+        **params: Any,
+    ) -> None:
+        meta = self.rules[rule]
+        if source is None:
+            source = item.where(path) if item is not None else Location()
+        if obj is None:
+            obj = item.ref() if item is not None else ObjectRef()
+        if item is not None and item.via:
+            message = f"{message} ({item.via})"
+        params.setdefault("target", str(self.target))
+        if item is not None and item.doc is not None:
+            params.setdefault("file", item.doc.file)
+        self.findings.append(
+            Finding(
+                rule=rule,
+                severity=severity or meta.severity,
+                object=obj,
+                source=source,
+                message=message,
+                fix=meta.render_fix(params),
+            )
+        )
+
+
+@dataclass
+class IgnoreEntry:
+    rule: str = "*"
+    kind: str | None = None
+    namespace: str | None = None
+    name: str | None = None
+    file: str | None = None
+
+    @property
+    def is_rule_only(self) -> bool:
+        return self.kind is None and self.namespace is None and self.name is None and self.file is None
+
+    def matches(self, f: Finding) -> bool:
+        from fnmatch import fnmatchcase
+
+        def ok(pattern: str | None, value: str | None) -> bool:
+            return pattern is None or fnmatchcase(value or "", pattern)
+
+        return (
+            ok(self.rule, f.rule)
+            and ok(self.kind, f.object.kind)
+            and ok(self.namespace, f.object.namespace)
+            and ok(self.name, f.object.name)
+            and (self.file is None or (f.source.file is not None and _file_matches(self.file, f.source.file)))
+        )
+
+
+def _file_matches(pattern: str, path: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(path, pattern) or fnmatchcase(path, f"*/{pattern}") or path.endswith("/" + pattern)
+
+
+@dataclass
+class Report:
+    target: Version
+    current: Version | None
+    findings: list[Finding]
+    ignored: int = 0
+    files_scanned: int = 0
+    objects_scanned: int = 0
+    clusters: list[ClusterFacts] = field(default_factory=list)
+
+    def counts(self) -> Counter[str]:
+        return Counter(f.severity for f in self.findings)
+
+    def worst_at_least(self, threshold: str) -> bool:
+        if threshold == "none":
+            return False
+        floor = SEVERITY_RANK[threshold]
+        return any(SEVERITY_RANK[f.severity] >= floor for f in self.findings)
+
+    def summary(self) -> dict[str, Any]:
+        by_sev = self.counts()
+        by_rule = Counter(f.rule for f in self.findings)
+        not_inspected = [
+            {"cluster": c.name, "resource": r, "reason": why}
+            for c in self.clusters
+            for (r, why) in c.not_inspected
+        ]
+        return {
+            "total": len(self.findings),
+            "bySeverity": {s: by_sev.get(s, 0) for s in SEVERITIES},
+            "byRule": dict(sorted(by_rule.items())),
+            "filesScanned": self.files_scanned,
+            "objectsScanned": self.objects_scanned,
+            "clusters": [c.name for c in self.clusters],
+            "notInspected": not_inspected,
+            "ignored": self.ignored,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"targetVersion": str(self.target)}
+        if self.current is not None:
+            out["currentVersion"] = str(self.current)
+        out["findings"] = [f.to_dict() for f in self.findings]
+        out["summary"] = self.summary()
+        return out
+
+
+def sort_key(f: Finding) -> tuple[Any, ...]:
+    return (
+        -SEVERITY_RANK[f.severity],
+        f.source.cluster or "",
+        f.object.namespace or "",
+        f.source.file or "",
+        f.source.line or 0,
+        f.rule,
+        f.object.kind,
+        f.object.name,
+    )
+
+
+def run(
+    scopes: Iterable[Scope],
+    *,
+    target: Version,
+    current: Version | None,
+    db: DeprecationDB,
+    rules: RuleBook,
+    ignore_rules: Sequence[str] = (),
+    ignore_entries: Sequence[IgnoreEntry] = (),
+    pre_findings: Sequence[Finding] = (),
+) -> tuple[list[Finding], int]:
+    """Run every registered check on every scope; return (kept findings sorted, number ignored)."""
+    from kubedra.audit import checks  # noqa: F401  (registers the checks)
+
+    ctx = Context(target=target, current=current, db=db, rules=rules, findings=list(pre_findings))
+    entries = [IgnoreEntry(rule=r) for r in ignore_rules] + list(ignore_entries)
+    for scope in scopes:
+        for rule_ids, fn in CHECKS:
+            if all(any(_rule_glob(e.rule, rid) for e in entries if e.is_rule_only) for rid in rule_ids):
+                continue  # every rule of this check is ignored wholesale
+            fn(ctx, scope)
+    kept = [f for f in ctx.findings if not any(e.matches(f) for e in entries)]
+    ignored = len(ctx.findings) - len(kept)
+    kept.sort(key=sort_key)
+    return kept, ignored
+
+
+def _rule_glob(pattern: str, rule: str) -> bool:
+    from fnmatch import fnmatchcase
+
+    return fnmatchcase(rule, pattern)

@@ -1,0 +1,161 @@
+"""What audit works on (items: raw objects with where they came from) and what it produces (findings)."""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from kubedra.errors import Location
+from kubedra.sources.files import Document
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+@dataclass
+class Item:
+    """One Kubernetes object, from a file (with line numbers) or a cluster (with the context name)."""
+
+    obj: dict[str, Any]
+    doc: Document | None = None
+    cluster: str | None = None
+    via: str = ""  # e.g. "Helm release ns/name rev 3", shown in messages
+
+    @property
+    def api_version(self) -> str:
+        return str(self.obj.get("apiVersion") or "")
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind") or "")
+
+    @cached_property
+    def meta(self) -> dict[str, Any]:
+        m = self.obj.get("metadata")
+        return m if isinstance(m, dict) else {}
+
+    @property
+    def name(self) -> str:
+        return str(self.meta.get("name") or self.meta.get("generateName") or "")
+
+    @property
+    def namespace(self) -> str | None:
+        ns = self.meta.get("namespace")
+        return str(ns) if ns else None
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        s = self.obj.get("spec")
+        return s if isinstance(s, dict) else {}
+
+    @property
+    def status(self) -> dict[str, Any]:
+        s = self.obj.get("status")
+        return s if isinstance(s, dict) else {}
+
+    def where(self, path: Sequence[str | int] = ()) -> Location:
+        if self.doc is not None:
+            return Location(file=self.doc.file, line=self.doc.line_of(path) if path else self.doc.line)
+        return Location(cluster=self.cluster)
+
+    def ref(self) -> ObjectRef:
+        return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
+
+
+@dataclass(frozen=True)
+class ObjectRef:
+    api_version: str = ""
+    kind: str = ""
+    namespace: str | None = None
+    name: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+        }
+
+    def __str__(self) -> str:
+        if not self.kind:
+            return ""
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {ns}{self.name}"
+
+
+@dataclass
+class Finding:
+    rule: str
+    severity: str
+    object: ObjectRef
+    source: Location
+    message: str
+    fix: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "severity": self.severity,
+            "object": self.object.to_dict(),
+            "source": self.source.to_dict(),
+            "message": self.message,
+            "fix": self.fix,
+        }
+
+    @property
+    def where(self) -> str:
+        return str(self.source)
+
+
+class _Blank(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    id: str
+    severity: str
+    title: str
+    fix: str
+    docs: str
+
+    def render_fix(self, params: dict[str, Any]) -> str:
+        text = string.Formatter().vformat(self.fix, (), _Blank(params))
+        return " ".join(text.split())
+
+
+@dataclass
+class RuleBook:
+    rules: dict[str, RuleMeta] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls) -> RuleBook:
+        text = (resources.files("kubedra") / "data" / "rules" / "audit-rules.yaml").read_text(
+            encoding="utf-8"
+        )
+        data = yaml.safe_load(text)
+        book = cls()
+        for r in data["rules"]:
+            if r["severity"] not in SEVERITIES:  # pragma: no cover - guarded by a unit test on the data file
+                raise ValueError(f"rule {r['id']}: bad severity {r['severity']}")
+            book.rules[r["id"]] = RuleMeta(r["id"], r["severity"], r["title"], r["fix"], r.get("docs", ""))
+        return book
+
+    def __getitem__(self, rule_id: str) -> RuleMeta:
+        return self.rules[rule_id]
+
+    def __contains__(self, rule_id: object) -> bool:
+        return rule_id in self.rules
+
+
+def load_data(name: str) -> Any:
+    """A YAML data file under kubedra/data/rules/."""
+    return yaml.safe_load((resources.files("kubedra") / "data" / "rules" / name).read_text(encoding="utf-8"))

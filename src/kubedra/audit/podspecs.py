@@ -1,0 +1,94 @@
+"""Find pod specs inside any object: Pods, workload templates and GPU CRDs (PyTorchJob, RayCluster, vcjob, JobSet...).
+
+A pod spec is recognised by shape (a mapping with a ``containers`` list of mappings), so operators we do not
+know by name are covered too. Each hit carries its path, so findings can point at the exact line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Path = tuple[str | int, ...]
+_SKIP_KEYS = frozenset({"metadata", "status", "data", "stringData", "binaryData"})
+_MAX_DEPTH = 14
+
+
+@dataclass(frozen=True)
+class PodSpecAt:
+    path: Path  # path of the pod spec mapping inside the object
+    spec: dict[str, Any]
+    meta_path: Path  # path of the template's metadata (the object's own for a Pod)
+    meta: dict[str, Any]
+
+
+def _is_pod_spec(d: dict[str, Any]) -> bool:
+    c = d.get("containers")
+    return isinstance(c, list) and bool(c) and all(isinstance(x, dict) for x in c)
+
+
+def find_pod_specs(obj: dict[str, Any]) -> Iterator[PodSpecAt]:
+    if obj.get("kind") == "Pod":
+        spec = obj.get("spec")
+        if isinstance(spec, dict) and _is_pod_spec(spec):
+            meta = obj.get("metadata")
+            yield PodSpecAt(("spec",), spec, ("metadata",), meta if isinstance(meta, dict) else {})
+        return
+    stack: list[tuple[Path, Any, dict[str, Any] | None]] = [((), obj, None)]
+    while stack:
+        path, node, parent = stack.pop()
+        if len(path) > _MAX_DEPTH:
+            continue
+        if isinstance(node, dict):
+            if path and _is_pod_spec(node):
+                meta_path: Path = (*path[:-1], "metadata")
+                meta = parent.get("metadata") if parent is not None else None
+                yield PodSpecAt(path, node, meta_path, meta if isinstance(meta, dict) else {})
+                continue
+            for k in reversed(list(node)):
+                v = node[k]
+                if isinstance(v, dict | list) and k not in _SKIP_KEYS:
+                    stack.append(((*path, k), v, node))
+        elif isinstance(node, list):
+            for i in range(len(node) - 1, -1, -1):
+                v = node[i]
+                if isinstance(v, dict | list):
+                    stack.append(((*path, i), v, None))
+
+
+@dataclass(frozen=True)
+class ResourceUse:
+    container: str
+    resource: str
+    quantity: Any
+    path: Path  # path of the resource key (limits preferred, else requests)
+
+
+def resource_uses(at: PodSpecAt) -> Iterator[ResourceUse]:
+    """Every extended resource each container asks for, once per (container, resource)."""
+    for field in ("initContainers", "containers"):
+        containers = at.spec.get(field)
+        if not isinstance(containers, list):
+            continue
+        for i, c in enumerate(containers):
+            if not isinstance(c, dict):
+                continue
+            res = c.get("resources")
+            if not isinstance(res, dict):
+                continue
+            seen: set[str] = set()
+            for section in ("limits", "requests"):
+                values = res.get(section)
+                if not isinstance(values, dict):
+                    continue
+                for name, qty in values.items():
+                    if name in seen:
+                        continue
+                    seen.add(name)
+                    yield ResourceUse(
+                        str(c.get("name") or f"{field}[{i}]"),
+                        str(name),
+                        qty,
+                        (*at.path, field, i, "resources", section, name),
+                    )

@@ -1,0 +1,90 @@
+"""Human and machine renderings of an audit report (JSON/YAML go through kubedra.report.output directly)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from kubedra.audit.engine import Report
+from kubedra.audit.model import SEVERITIES, Finding, RuleBook
+from kubedra.report import output
+
+HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
+
+
+def _row(f: Finding) -> list[Any]:
+    where = f.where
+    if f.source.cluster is not None and f.object.namespace:
+        where = f"{where} ns/{f.object.namespace}"
+    return [f.severity, f.rule, str(f.object), where, f.message, f.fix]
+
+
+def summary_line(report: Report) -> str:
+    s = report.summary()
+    sev = s["bySeverity"]
+    parts = [f"{s['total']} finding(s): {sev['error']} error, {sev['warning']} warning, {sev['info']} info"]
+    scanned = []
+    if report.files_scanned:
+        scanned.append(f"{report.files_scanned} file(s)")
+    if report.clusters:
+        scanned.append(f"{len(report.clusters)} cluster(s)")
+    scanned.append(f"{report.objects_scanned} object(s)")
+    parts.append("scanned " + ", ".join(scanned))
+    if s["notInspected"]:
+        parts.append(f"{len(s['notInspected'])} resource type(s) NOT inspected")
+    if report.ignored:
+        parts.append(f"{report.ignored} ignored")
+    return f"target {report.target}: " + "; ".join(parts)
+
+
+def print_table(report: Report) -> None:
+    if not report.findings:
+        click.echo(f"No findings. {summary_line(report)}")
+        return
+    for sev in SEVERITIES:
+        rows = [_row(f) for f in report.findings if f.severity == sev]
+        if rows:
+            output.print_table(HEADERS[1:], [r[1:] for r in rows], title=f"{sev.upper()} ({len(rows)})")
+    click.echo(summary_line(report))
+
+
+def markdown(report: Report) -> str:
+    lines = [f"# kubedra audit: target Kubernetes {report.target}", "", summary_line(report), ""]
+    for sev in SEVERITIES:
+        rows = [_row(f)[1:] for f in report.findings if f.severity == sev]
+        if rows:
+            lines += [f"## {sev.capitalize()} ({len(rows)})", "", output.markdown_table(HEADERS[1:], rows)]
+    return "\n".join(lines)
+
+
+def csv(report: Report) -> str:
+    return output.csv_table(HEADERS, [_row(f) for f in report.findings])
+
+
+def sarif(report: Report, rules: RuleBook, version: str) -> dict[str, Any]:
+    from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
+
+    used = sorted({f.rule for f in report.findings})
+    srules: Sequence[SarifRule] = [
+        SarifRule(
+            id=r, name=rules[r].title, help=rules[r].fix, help_uri=rules[r].docs, level=rules[r].severity
+        )
+        for r in used
+        if r in rules
+    ]
+    results = [
+        SarifResult(
+            rule_id=f.rule,
+            level=f.severity,
+            message=f"{f.object}: {f.message}. Fix: {f.fix}"
+            if f.object.kind
+            else f"{f.message}. Fix: {f.fix}",
+            file=f.source.file,
+            line=f.source.line,
+            logical=f.source.cluster and f"{f.source.cluster}/{f.object}",
+        )
+        for f in report.findings
+    ]
+    return to_sarif("kubedra", version, "", srules, results)

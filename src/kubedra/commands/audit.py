@@ -1,0 +1,229 @@
+"""``kubedra audit``: what breaks at the target Kubernetes version, from files, Helm and live clusters."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+
+FORMATS = ("table", "json", "yaml", "markdown", "csv", "sarif")
+
+
+@click.command("audit", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option(
+    "-f", "--filename", "filenames", multiple=True, help="File or folder (recursive) to audit; - for stdin."
+)
+@click.option(
+    "--helm-chart", "charts", multiple=True, help="Chart folder to render with `helm template` and audit."
+)
+@click.option("--helm-values", "values", multiple=True, help="Values file for --helm-chart (repeatable).")
+@click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
+@click.option("--context", "contexts", multiple=True, help="Kubeconfig context to audit (repeatable).")
+@click.option("--all-contexts", is_flag=True, help="Audit every context of the kubeconfig.")
+@click.option("--cluster", "current_cluster", is_flag=True, help="Audit the kubeconfig's current context.")
+@click.option(
+    "--helm-releases/--no-helm-releases",
+    default=True,
+    show_default=True,
+    help="On clusters, also decode Helm 3 release secrets (needs list on secrets).",
+)
+@click.option("--target-version", default="1.37", show_default=True, help="Kubernetes version to upgrade to.")
+@click.option(
+    "--current-version", help="Version you run now (default on clusters: what the apiserver reports)."
+)
+@click.option("--deprecations", "deprecation_files", multiple=True, help="Extra lifecycle entries (CRDs...).")
+@click.option(
+    "--ignore", "ignore_rules", multiple=True, help="Rule id (or glob, e.g. 'webhook.*') to ignore."
+)
+@click.option(
+    "--ignore-file", help="YAML list of accepted findings: {rule, kind?, namespace?, name?, file?}."
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(["error", "warning", "info", "none"]),
+    default="error",
+    show_default=True,
+    help="Exit 1 when a finding at or above this severity remains.",
+)
+@click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per cluster request.")
+@click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
+def audit(
+    paths: tuple[str, ...],
+    filenames: tuple[str, ...],
+    charts: tuple[str, ...],
+    values: tuple[str, ...],
+    kubeconfig: str | None,
+    contexts: tuple[str, ...],
+    all_contexts: bool,
+    current_cluster: bool,
+    helm_releases: bool,
+    target_version: str,
+    current_version: str | None,
+    deprecation_files: tuple[str, ...],
+    ignore_rules: tuple[str, ...],
+    ignore_file: str | None,
+    fail_on: str,
+    fmt: str,
+    timeout: float,
+    list_rules: bool,
+) -> None:
+    """Report what will break when this fleet moves to --target-version: removed and deprecated APIs (DRA
+    included), GPUs still on the device plugin, DRA health, admission webhooks, CRDs and cluster configuration.
+
+    \b
+    Inputs: PATHS / -f (files, folders, - for stdin), --helm-chart, and live clusters
+    (--cluster, --context NAME..., --all-contexts, --kubeconfig FILE).
+    Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or input error
+    (also when a file could not be parsed or a cluster could not be reached: the report is still printed).
+    """
+    from kubedra import __version__
+    from kubedra.audit import engine, inputs, render
+    from kubedra.audit.deprecations import DeprecationDB
+    from kubedra.audit.model import RuleBook
+    from kubedra.audit.versions import Version
+    from kubedra.report import output
+
+    rules = RuleBook.load()
+    if list_rules:
+        _print_rules(rules, fmt)
+        return
+    target = Version.parse(target_version, what="--target-version")
+    current = Version.parse(current_version, what="--current-version") if current_version else None
+    if current is not None and current > target:
+        raise UsageError(f"--current-version {current} is newer than --target-version {target}")
+    inputs.check_rule_ids(ignore_rules, rules)
+    ignore_entries = inputs.load_ignore_file(ignore_file) if ignore_file else []
+    if values and not charts:
+        raise UsageError("--helm-values needs --helm-chart")
+    live = bool(contexts or all_contexts or current_cluster or kubeconfig)
+    file_args = list(paths) + list(filenames)
+    if not (file_args or charts or live):
+        raise UsageError(
+            "nothing to audit: give files or folders (-f), --helm-chart, or a cluster (--cluster, --context, --all-contexts)"
+        )
+    db = DeprecationDB.load(deprecation_files)
+
+    scopes: list[engine.Scope] = []
+    pre: list[Any] = []
+    files_scanned = 0
+    file_scope = engine.Scope(name=None)
+    if file_args:
+        loaded = inputs.load_files(file_args, rules, file_scope)
+        pre += loaded.findings
+        files_scanned += loaded.files
+    for chart in charts:
+        from kubedra.sources import helm
+
+        rendered = helm.render_chart(chart, values)
+        if rendered.error:
+            meta = rules["input.helm-render-failed"]
+            pre.append(
+                engine.Finding(
+                    rule=meta.id,
+                    severity=meta.severity,
+                    object=engine.ObjectRef(),
+                    source=engine.Location(file=chart),
+                    message=rendered.error,
+                    fix=meta.render_fix({"chart": chart}),
+                )
+            )
+        inputs.add_documents(file_scope, rendered.documents)
+        pre += [inputs.malformed(rules, e) for e in rendered.errors]
+        files_scanned += rendered.files
+    if file_scope.items or file_args or charts:
+        scopes.append(file_scope)
+
+    clusters: list[engine.ClusterFacts] = []
+    unreachable = False
+    if live:
+        from kubedra.sources import cluster as cluster_source
+
+        names = cluster_source.resolve_contexts(kubeconfig, contexts, all_contexts)
+        results = cluster_source.collect_many(
+            kubeconfig, names, timeout=timeout, helm_releases=helm_releases, progress=_progress_enabled(fmt)
+        )
+        for res in results:
+            if res.error is not None:
+                if len(names) == 1:
+                    raise res.error  # one cluster: one clear line, exit 2
+                unreachable = True
+                meta = rules["cluster.unreachable"]
+                pre.append(
+                    engine.Finding(
+                        rule=meta.id,
+                        severity=meta.severity,
+                        object=engine.ObjectRef(),
+                        source=engine.Location(cluster=res.context),
+                        message=str(res.error.message),
+                        fix=meta.render_fix({"context": res.context}),
+                    )
+                )
+                continue
+            scope = res.scope
+            assert scope is not None and scope.facts is not None
+            clusters.append(scope.facts)
+            pre += res.findings
+            scopes.append(scope)
+
+    findings, ignored = engine.run(
+        scopes,
+        target=target,
+        current=current,
+        db=db,
+        rules=rules,
+        ignore_rules=ignore_rules,
+        ignore_entries=ignore_entries,
+        pre_findings=pre,
+    )
+    report = engine.Report(
+        target=target,
+        current=current,
+        findings=findings,
+        ignored=ignored,
+        files_scanned=files_scanned,
+        objects_scanned=sum(len(s.items) for s in scopes),
+        clusters=clusters,
+    )
+    if fmt == "json":
+        click.echo(output.to_json(report.to_dict()), nl=False)
+    elif fmt == "yaml":
+        click.echo(output.to_yaml(report.to_dict()), nl=False)
+    elif fmt == "markdown":
+        click.echo(render.markdown(report), nl=False)
+    elif fmt == "csv":
+        click.echo(render.csv(report), nl=False)
+    elif fmt == "sarif":
+        click.echo(output.to_json(render.sarif(report, rules, __version__)), nl=False)
+    else:
+        render.print_table(report)
+
+    incomplete = unreachable or any(f.rule == "input.malformed" for f in findings)
+    if incomplete:
+        sys.exit(EXIT_INPUT)
+    sys.exit(EXIT_FINDINGS if report.worst_at_least(fail_on) else EXIT_OK)
+
+
+def _progress_enabled(fmt: str) -> bool:
+    return fmt == "table" and sys.stderr.isatty()
+
+
+def _print_rules(rules: Any, fmt: str) -> None:
+    from kubedra.report import output
+
+    rows = [(r.id, r.severity, r.title, r.fix) for r in rules.rules.values()]
+    data = [{"id": r[0], "severity": r[1], "title": r[2], "fix": r[3]} for r in rows]
+    if fmt == "json":
+        click.echo(output.to_json(data), nl=False)
+    elif fmt == "yaml":
+        click.echo(output.to_yaml(data), nl=False)
+    elif fmt == "markdown":
+        click.echo(output.markdown_table(("Id", "Severity", "What", "Fix"), rows), nl=False)
+    elif fmt == "csv":
+        click.echo(output.csv_table(("id", "severity", "title", "fix"), rows), nl=False)
+    else:
+        output.print_table(("Id", "Severity", "Title"), [r[:3] for r in rows])
