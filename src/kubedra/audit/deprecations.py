@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from kubedra.audit.model import yaml_load
 from kubedra.audit.versions import Version, split_api_version, version_rank
 from kubedra.errors import InputError, Location
 
@@ -93,7 +94,7 @@ class DeprecationDB:
 
     def merge_text(self, text: str, origin: str) -> None:
         try:
-            data = yaml.safe_load(text)
+            data = yaml_load(text)
         except yaml.YAMLError as e:
             mark = getattr(e, "problem_mark", None)
             raise InputError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from typing import Any
 
@@ -15,6 +15,14 @@ from kubedra.errors import Location
 from kubedra.sources.files import Document
 
 SEVERITIES = ("error", "warning", "info")
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def yaml_load(text: str) -> Any:
+    """safe_load with the C loader when PyYAML has it (data files are read on every run)."""
+    return yaml.load(text, Loader=_Loader)
+
+
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
@@ -141,7 +149,7 @@ class RuleBook:
         text = (resources.files("kubedra") / "data" / "rules" / "audit-rules.yaml").read_text(
             encoding="utf-8"
         )
-        data = yaml.safe_load(text)
+        data = yaml_load(text)
         book = cls()
         for r in data["rules"]:
             if r["severity"] not in SEVERITIES:  # pragma: no cover - guarded by a unit test on the data file
@@ -156,6 +164,7 @@ class RuleBook:
         return rule_id in self.rules
 
 
+@cache
 def load_data(name: str) -> Any:
-    """A YAML data file under kubedra/data/rules/."""
-    return yaml.safe_load((resources.files("kubedra") / "data" / "rules" / name).read_text(encoding="utf-8"))
+    """A YAML data file under kubedra/data/rules/ (read once per process; treat the result as read-only)."""
+    return yaml_load((resources.files("kubedra") / "data" / "rules" / name).read_text(encoding="utf-8"))

@@ -23,6 +23,27 @@ class PodSpecAt:
     meta: dict[str, Any]
 
 
+def format_path(path: Path) -> str:
+    """``("spec", "workers", 0, "template")`` -> ``spec.workers[0].template``."""
+    out = ""
+    for p in path:
+        out += f"[{p}]" if isinstance(p, int) else (f".{p}" if out else str(p))
+    return out
+
+
+def owned_by_listed_controller(item: Any, owners: set[tuple[str, str | None, str]]) -> bool:
+    """True when ``item`` (an audit Item) has a controller ownerReference to an object in ``owners``
+    ((kind, namespace, name)): its pod template is the owner's, reported once there."""
+    for ref in item.meta.get("ownerReferences") or []:
+        if (
+            isinstance(ref, dict)
+            and ref.get("controller")
+            and (ref.get("kind"), item.namespace, ref.get("name")) in owners
+        ):
+            return True
+    return False
+
+
 def _is_pod_spec(d: dict[str, Any]) -> bool:
     c = d.get("containers")
     return isinstance(c, list) and bool(c) and all(isinstance(x, dict) for x in c)

@@ -239,7 +239,7 @@ def v1beta1_shape(ctx: Context, scope: Scope) -> None:
             ctx.emit(
                 "dra.v1beta1-shape",
                 item,
-                f"{len(paths)} {what}",
+                f"v1beta1 shape, {what}: {len(paths)}",
                 path=paths[0],
             )
 

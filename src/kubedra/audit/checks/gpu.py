@@ -10,7 +10,7 @@ import yaml
 
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
-from kubedra.audit.podspecs import find_pod_specs, resource_uses
+from kubedra.audit.podspecs import find_pod_specs, format_path, owned_by_listed_controller, resource_uses
 
 NVIDIA_GPU = "nvidia.com/gpu"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
@@ -62,6 +62,14 @@ def _classify(resource: str) -> tuple[str, dict[str, Any]] | None:
     return None
 
 
+def controllers(scope: Scope) -> set[tuple[str, str | None, str]]:
+    """(kind, namespace, name) of every object in the scope that owns others (captured or live state)."""
+    owned = [it for it in scope.items if it.meta.get("ownerReferences")]
+    if not owned:
+        return set()
+    return {(it.kind, it.namespace, it.name) for it in scope.items}
+
+
 def _extended_resource_classes(scope: Scope) -> dict[str, str]:
     """extendedResourceName -> DeviceClass name (KEP-5004: the scheduler serves that resource from DRA)."""
     out: dict[str, str] = {}
@@ -82,11 +90,14 @@ def _extended_resource_classes(scope: Scope) -> dict[str, str]:
 )
 def gpu_requests(ctx: Context, scope: Scope) -> None:
     mapped = _extended_resource_classes(scope)
+    owners = controllers(scope)
     for item in scope.items:
         if item.kind in ("Node", "ResourceSlice", "ConfigMap", "Secret", "CustomResourceDefinition"):
             continue
+        if owners and owned_by_listed_controller(item, owners):
+            continue
         for at in find_pod_specs(item.obj):
-            where = "pod" if at.path == ("spec",) else "pod template at " + ".".join(str(p) for p in at.path)
+            where = "pod" if at.path == ("spec",) else "pod template at " + format_path(at.path)
             for use in resource_uses(at):
                 hit = _classify(use.resource)
                 if hit is None or _is_zero(use.quantity):

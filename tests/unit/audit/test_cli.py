@@ -1,0 +1,254 @@
+"""``kubedra audit`` from the command line: formats, exit codes, stdin, malformed input, ignores."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import yaml
+from tests.unit.audit.helpers import corpus, run
+
+V1BETA1_CLAIM = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata:
+  name: one-gpu
+  namespace: ml
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+"""
+
+GPU_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: trainer
+  namespace: ml
+spec:
+  template:
+    spec:
+      containers:
+      - name: main
+        image: cuda
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+"""
+
+REMOVED_INGRESS = """\
+apiVersion: extensions/v1beta1
+kind: Ingress
+metadata:
+  name: web
+spec: {}
+"""
+
+
+def write(tmp: Path, name: str, text: str) -> Path:
+    p = tmp / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return p
+
+
+def test_json_shape_is_exact(tmp_path: Path) -> None:
+    write(tmp_path, "claim.yaml", V1BETA1_CLAIM)
+    r = run("audit", str(tmp_path), "-o", "json")
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    assert list(out) == ["targetVersion", "findings", "summary"]
+    assert out["targetVersion"] == "1.37"
+    f = out["findings"][0]
+    assert list(f) == ["rule", "severity", "object", "source", "message", "fix"]
+    assert f["object"] == {
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "kind": "ResourceClaim",
+        "namespace": "ml",
+        "name": "one-gpu",
+    }
+    assert f["source"] == {"file": str(tmp_path / "claim.yaml"), "line": 1}
+    s = out["summary"]
+    assert s["bySeverity"] == {"error": 0, "warning": 1, "info": 1}
+    assert s["byRule"] == {"api.deprecated": 1, "dra.v1beta1-shape": 1}
+    assert (s["filesScanned"], s["objectsScanned"], s["notInspected"], s["ignored"]) == (1, 1, [], 0)
+
+
+def test_finding_points_at_the_gpu_line(tmp_path: Path) -> None:
+    write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
+    out = json.loads(run("audit", str(tmp_path / "d.yaml"), "-o", "json").stdout)
+    (f,) = out["findings"]
+    assert f["rule"] == "gpu.device-plugin-request" and f["source"]["line"] == 14
+
+
+def test_exit_codes_follow_fail_on(tmp_path: Path) -> None:
+    write(tmp_path, "d.yaml", GPU_DEPLOYMENT)  # one warning
+    assert run("audit", str(tmp_path)).exit_code == 0
+    assert run("audit", str(tmp_path), "--fail-on", "warning").exit_code == 1
+    assert run("audit", str(tmp_path), "--fail-on", "info").exit_code == 1
+    write(tmp_path, "i.yaml", REMOVED_INGRESS)  # plus one error
+    assert run("audit", str(tmp_path)).exit_code == 1
+    assert run("audit", str(tmp_path), "--fail-on", "none").exit_code == 0
+
+
+def test_stdin_and_list_kinds() -> None:
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(REMOVED_INGRESS)]})
+    r = run("audit", "-f", "-", "-o", "json", input=text)
+    assert r.exit_code == 1
+    (f,) = json.loads(r.stdout)["findings"]
+    assert f["rule"] == "api.removed" and f["source"]["file"] == "<stdin>"
+    assert "networking.k8s.io/v1 Ingress" in f["fix"]
+
+
+def test_multi_document_yaml_from_stdin_keeps_lines() -> None:
+    r = run("audit", "-f", "-", "-o", "json", input=GPU_DEPLOYMENT + "---\n" + REMOVED_INGRESS)
+    lines = sorted(f["source"]["line"] for f in json.loads(r.stdout)["findings"])
+    assert lines == [14, 16]
+
+
+def test_malformed_file_is_reported_and_the_scan_goes_on(tmp_path: Path) -> None:
+    write(tmp_path, "a-bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: x\n  bad: [\n")
+    write(tmp_path, "b-bad.json", '{"apiVersion": "v1",\n "kind": }')
+    write(tmp_path, "c-good.yaml", REMOVED_INGRESS)
+    r = run("audit", str(tmp_path), "-o", "json")
+    assert r.exit_code == 2  # the report is complete for what could be read, but input was bad
+    out = json.loads(r.stdout)
+    bad = {Path(f["source"]["file"]).name: f for f in out["findings"] if f["rule"] == "input.malformed"}
+    assert set(bad) == {"a-bad.yaml", "b-bad.json"}
+    assert bad["b-bad.json"]["source"]["line"] == 2
+    assert bad["a-bad.yaml"]["source"]["line"] is not None
+    assert any(f["rule"] == "api.removed" for f in out["findings"])  # the good file was still audited
+    assert out["summary"]["filesScanned"] == 3
+    # accepting the malformed files explicitly restores the findings-based exit code
+    assert run("audit", str(tmp_path), "--ignore", "input.malformed").exit_code == 1
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    r = run("audit")
+    assert r.exit_code == 2 and "nothing to audit" in r.stderr
+    r = run("audit", str(tmp_path / "missing"))
+    assert r.exit_code == 2 and "no such file or directory" in r.stderr
+    r = run("audit", str(tmp_path), "--target-version", "one.thirty")
+    assert r.exit_code == 2 and "invalid --target-version" in r.stderr
+    r = run("audit", str(tmp_path), "--target-version", "1.34", "--current-version", "1.36")
+    assert r.exit_code == 2 and "newer than" in r.stderr
+    r = run("audit", str(tmp_path), "--ignore", "no.such-rule")
+    assert r.exit_code == 2 and "no such rule" in r.stderr
+    r = run("audit", str(tmp_path), "--helm-values", "v.yaml")
+    assert r.exit_code == 2 and "--helm-values needs --helm-chart" in r.stderr
+    for err in (r.stderr,):
+        assert "Traceback" not in err
+
+
+def test_ignore_rule_glob_and_ignore_file(tmp_path: Path) -> None:
+    write(tmp_path, "m/d.yaml", GPU_DEPLOYMENT)
+    write(tmp_path, "m/i.yaml", REMOVED_INGRESS)
+    out = json.loads(run("audit", str(tmp_path / "m"), "--ignore", "gpu.*", "-o", "json").stdout)
+    assert [f["rule"] for f in out["findings"]] == ["api.removed"]
+    assert out["summary"]["ignored"] == 0  # the check did not even run
+    ignore = write(
+        tmp_path,
+        "accepted.yaml",
+        "- rule: api.removed\n  kind: Ingress\n  name: web\n  reason: legacy, deleted next sprint\n"
+        "- rule: gpu.device-plugin-request\n  file: m/d.yaml\n",
+    )
+    r = run("audit", str(tmp_path / "m"), "--ignore-file", str(ignore), "-o", "json")
+    out = json.loads(r.stdout)
+    assert out["findings"] == [] and out["summary"]["ignored"] == 2 and r.exit_code == 0
+    bad = write(tmp_path, "bad-ignore.yaml", "- kind: Pod\n")
+    r = run("audit", str(tmp_path / "m"), "--ignore-file", str(bad))
+    assert r.exit_code == 2 and "needs at least 'rule'" in r.stderr
+
+
+def test_current_version_explains_the_step(tmp_path: Path) -> None:
+    write(tmp_path, "claim.yaml", V1BETA1_CLAIM)
+    out = json.loads(
+        run(
+            "audit", str(tmp_path), "--current-version", "1.33", "--target-version", "1.38", "-o", "json"
+        ).stdout
+    )
+    by_rule = {f["rule"]: f for f in out["findings"]}
+    assert "still served by the current version 1.33" in by_rule["api.removed"]["message"]
+    # resource.k8s.io/v1 only exists from 1.34: two steps needed
+    assert "first served in 1.34" in by_rule["api.replacement-not-in-current"]["message"]
+    assert "1.33 -> 1.34 -> 1.35 -> 1.36 -> 1.37 -> 1.38" in by_rule["cluster.upgrade-path"]["fix"]
+    assert out["currentVersion"] == "1.33"
+
+
+def test_yaml_markdown_csv_sarif(tmp_path: Path) -> None:
+    write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
+    write(tmp_path, "i.yaml", REMOVED_INGRESS)
+    y = yaml.safe_load(run("audit", str(tmp_path), "-o", "yaml").stdout)
+    assert y["summary"]["total"] == 2
+    md = run("audit", str(tmp_path), "-o", "markdown").stdout
+    assert md.startswith("# kubedra audit: target Kubernetes 1.37")
+    assert "## Error (1)" in md and "| api.removed | Ingress web |" in md
+    rows = list(csv.DictReader(io.StringIO(run("audit", str(tmp_path), "-o", "csv").stdout)))
+    assert [r["Rule"] for r in rows] == ["api.removed", "gpu.device-plugin-request"]
+    assert rows[1]["Where"].endswith("d.yaml:14")
+    sarif = json.loads(run("audit", str(tmp_path), "-o", "sarif").stdout)
+    assert sarif["version"] == "2.1.0"
+    results = sarif["runs"][0]["results"]
+    assert [r["level"] for r in results] == ["error", "warning"]
+    loc = results[1]["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"]["uri"].endswith("d.yaml") and loc["region"]["startLine"] == 14
+    rule_ids = [r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]]
+    assert rule_ids == ["api.removed", "gpu.device-plugin-request"]
+    assert results[0]["ruleIndex"] == 0
+
+
+def test_table_groups_by_severity(tmp_path: Path) -> None:
+    write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
+    write(tmp_path, "i.yaml", REMOVED_INGRESS)
+    out = run("audit", str(tmp_path)).stdout
+    assert out.index("ERROR (1)") < out.index("WARNING (1)")
+    assert "target 1.37: 2 finding(s): 1 error, 1 warning, 0 info; scanned 2 file(s), 2 object(s)" in out
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    write(clean, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    assert run("audit", str(clean)).stdout.startswith("No findings.")
+
+
+def test_user_deprecations_for_crds(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "m/job.yaml",
+        "apiVersion: kubeflow.org/v1beta1\nkind: PyTorchJob\nmetadata: {name: old}\nspec: {}\n",
+    )
+    data = write(
+        tmp_path,
+        "crd-deprecations.yaml",
+        "- group: kubeflow.org\n  version: v1beta1\n  kind: PyTorchJob\n  deprecated: '1.30'\n  removed: '1.35'\n"
+        "  replacement: kubeflow.org/v1\n  notes: training-operator 1.7 dropped v1beta1.\n"
+        "- group: kubeflow.org\n  version: v1\n  kind: PyTorchJob\n  introduced: '1.20'\n",
+    )
+    out = json.loads(run("audit", str(tmp_path / "m"), "--deprecations", str(data), "-o", "json").stdout)
+    (f,) = out["findings"]
+    assert f["rule"] == "api.removed"
+    assert (
+        f["fix"].startswith("Rewrite as kubeflow.org/v1 PyTorchJob.") and "training-operator 1.7" in f["fix"]
+    )
+    bad = write(tmp_path, "bad.yaml", "- group: x\n  version: v1\n  kind: K\n  removed: soon\n")
+    r = run("audit", str(tmp_path / "m"), "--deprecations", str(bad))
+    assert r.exit_code == 2 and "removed must be a version" in r.stderr
+
+
+def test_list_rules_markdown_covers_every_rule() -> None:
+    md = run("audit", "--list-rules", "-o", "markdown").stdout
+    data = yaml.safe_load(
+        (Path(__file__).resolve().parents[3] / "src/kubedra/data/rules/audit-rules.yaml").read_text()
+    )
+    for rule in data["rules"]:
+        assert f"| {rule['id']} | {rule['severity']} |" in md
+
+
+def test_whole_corpus_in_one_run() -> None:
+    r = run("audit", "-f", str(corpus()), "-o", "json")
+    out = json.loads(r.stdout)
+    assert r.exit_code == 1
+    assert out["summary"]["filesScanned"] >= 40
+    assert not [f for f in out["findings"] if f["rule"] == "input.malformed"]
