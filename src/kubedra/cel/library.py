@@ -928,10 +928,11 @@ def build_extension(
                 by_kinds.setdefault((f.member, f.kinds), []).append(f)
             for group in by_kinds.values():
                 f = group[0]
+                same_ret = len({g.ret.name() for g in group}) == 1
                 overloads.append(
                     cel.Overload(
                         f.overload_id,
-                        _runtime_type(f.ret),
+                        _runtime_type(f.ret) if same_ret else T.DYN,
                         [_runtime_type(p) for p in f.params],
                         is_member=f.member,
                         impl=_dispatcher(group),

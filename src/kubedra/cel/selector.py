@@ -1,0 +1,356 @@
+"""DRA device selectors: the ``device`` CEL environment of k8s.io/dynamic-resource-allocation ``cel/compile.go``.
+
+See :mod:`kubedra.cel` for the API summary.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from cel_expr_python import cel
+
+from kubedra.cel import _protos, cost
+from kubedra.cel.env import (
+    CELCompileError,
+    Environment,
+    Program,
+    check_target_version,
+    clean_status,
+    library_groups,
+    walk,
+)
+from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
+from kubedra.errors import InputError
+from kubedra.model.semver import SemverError
+
+MAX_EXPRESSION_LENGTH = 10240  # resourceapi.CELSelectorExpressionMaxLength
+MAX_COST = 1_000_000  # resourceapi.CELSelectorExpressionMaxCost
+NO_SUCH_KEY_HINT = ". consider using CEL optional chaining (.? followed by orValue()) or guarding the check with has() for optional fields"
+
+
+class CELRuntimeError(InputError):
+    """Evaluating a selector on a device failed (upstream: the allocation attempt fails with this error).
+
+    ``detail`` is the CEL error as upstream reports it (``no such key: x. consider using ...``); the message
+    names the expression and the device.
+    """
+
+    def __init__(self, detail: str, expression: str, device: str) -> None:
+        super().__init__(f"selector {expression!r} on device {device}: CEL runtime error: {detail}")
+        self.detail = detail
+        self.expression = expression
+        self.device = device
+
+
+def split_qualified_name(name: str, driver: str) -> tuple[str, str]:
+    """``parseQualifiedName``: split at the first "/", unqualified names belong to the driver's domain."""
+    sep = name.find("/")
+    if sep == -1:
+        return driver, name
+    return name[:sep], name[sep + 1 :]
+
+
+def device_data(device: Any, driver: str) -> dict[str, Any]:
+    """The runtime value of ``device`` for a Device-shaped object (name, attributes, capacity, ...)."""
+    attributes: dict[str, dict[str, Any]] = {}
+    for name, attr in (getattr(device, "attributes", None) or {}).items():
+        kind, value = attr.kind, attr.value
+        try:
+            if kind == "version":
+                value = semver_msg_from_text(value)
+            elif kind == "versions":
+                value = [semver_msg_from_text(v) for v in value]
+            elif kind in ("ints", "bools", "strings"):
+                value = list(value)
+        except SemverError as e:
+            raise _AttributeError(f"attribute {name}: parse semantic version: {e}") from None
+        domain, ident = split_qualified_name(name, driver)
+        attributes.setdefault(domain, {})[ident] = value
+    capacity: dict[str, dict[str, Any]] = {}
+    for name, cap in (getattr(device, "capacity", None) or {}).items():
+        domain, ident = split_qualified_name(name, driver)
+        capacity.setdefault(domain, {})[ident] = quantity_to_msg(cap.value)
+    return {
+        "driver": driver,
+        "allowMultipleAllocations": bool(getattr(device, "allow_multiple_allocations", None) or False),
+        "attributes": attributes,
+        "capacity": capacity,
+    }
+
+
+class _AttributeError(Exception):
+    pass
+
+
+def _device_sizes(data: Mapping[str, Any]) -> cost.SizeFn:
+    """Actual sizes of one device, for the runtime cost guard."""
+
+    def sizes(path: list[str]) -> cost.Est | None:
+        if not path or path[0] != "device":
+            return None
+        node: Any = data
+        for name in path[1:]:
+            if isinstance(node, dict):
+                if name == "@keys":
+                    keys = list(node)
+                    n = max((len(k) for k in keys), default=0)
+                    return cost.Est(0, n)
+                if name in ("@values", "@items"):
+                    vals = list(node.values())
+                    node = vals[0] if len(vals) == 1 else (vals or [None])[0]
+                    if len(vals) > 1:
+                        return cost.dra_device_sizes(path)
+                else:
+                    node = node.get(name)
+            else:
+                return None
+        if isinstance(node, (dict, list, str)):
+            return cost.Est(0, len(node))
+        return cost.Est(1, 1)
+
+    return sizes
+
+
+def _result_type(value: Any) -> str:
+    t = str(value.type())
+    low = t.lower()
+    for prefix, name in (("list", "list"), ("map", "map"), ("null", "null_type")):
+        if low.startswith(prefix):
+            return name
+    return {"INT": "int", "UINT": "uint", "DOUBLE": "double", "STRING": "string", "BYTES": "bytes"}.get(t, t)
+
+
+@dataclass
+class _LRU:
+    size: int
+    data: OrderedDict[Any, Any] = field(default_factory=OrderedDict)
+
+    def get(self, key: Any) -> Any:
+        v = self.data.get(key)
+        if v is not None:
+            self.data.move_to_end(key)
+        return v
+
+    def put(self, key: Any, value: Any) -> None:
+        self.data[key] = value
+        self.data.move_to_end(key)
+        while len(self.data) > self.size:
+            self.data.popitem(last=False)
+
+
+class SelectorEnvironment:
+    """The DRA selector environment at one Kubernetes version.
+
+    ``stored=False`` is the validation path (apiserver ``NewExpressions``: compatibility-version libraries,
+    feature-gated declarations, length and estimated-cost limits). ``stored=True`` is the scheduler path
+    (``StoredExpressions``: every library of the release, no estimate-based rejection).
+    """
+
+    def __init__(
+        self,
+        target_version: str = "1.37",
+        *,
+        consumable_capacity: bool = True,
+        list_type_attributes: bool = False,
+        stored: bool = False,
+        cache_size: int = 1024,
+        device_cache_size: int = 65536,
+    ) -> None:
+        release = check_target_version(target_version)
+        self.target_version = target_version
+        self.stored = stored
+        self.consumable_capacity = consumable_capacity
+        self.list_type_attributes = list_type_attributes and release >= (1, 36)
+        groups = set(library_groups(target_version, stored, "dra"))
+        if release >= (1, 36) and (stored or self.list_type_attributes):
+            groups.add("dra_includes")
+        self.groups = frozenset(groups)
+        variant = "v134" if (stored or consumable_capacity) else "v131"
+        self._env = Environment(
+            {"device": cel.Type(_protos.DEVICE_TYPE)},
+            groups,
+            pool=_protos.new_pool(variant),
+            flavor="dra",
+            sizes=cost.dra_device_sizes,
+            domain_default_var="device",
+        )
+        self._lock = threading.RLock()
+        self._programs = _LRU(cache_size)
+        self._activations = _LRU(device_cache_size)
+        self._memo: dict[tuple[str, Hashable], bool | Exception] = {}
+
+    # ------------------------------------------------------------------ compile
+    def compile(self, expression: str) -> CompiledSelector:
+        """Compile (cached). Raises :class:`CELCompileError` with upstream-like detail."""
+        with self._lock:
+            hit = self._programs.get(expression)
+        if hit is not None:
+            return hit
+        if not self.stored and len(expression) > MAX_EXPRESSION_LENGTH:
+            raise CELCompileError(f"Too long: may not be more than {MAX_EXPRESSION_LENGTH} bytes", expression)
+        program = self._env.compile(expression)
+        if program.output_type not in ("bool", "dyn"):
+            raise CELCompileError(
+                f"must evaluate to bool or the unknown type, not {program.output_type}", expression
+            )
+        if not self.stored and program.max_cost > MAX_COST:
+            raise CELCompileError("too complex, exceeds cost limit", expression)
+        compiled = CompiledSelector(self, program)
+        with self._lock:
+            self._programs.put(expression, compiled)
+        return compiled
+
+    # ------------------------------------------------------------------ devices
+    def activation(self, device: Any, driver: str, key: Hashable | None = None) -> tuple[Any, dict[str, Any]]:
+        """The (cached) activation for a device; ``key`` defaults to the object's identity."""
+        k = key if key is not None else ("id", id(device), driver)
+        with self._lock:
+            hit = self._activations.get(k)
+        if hit is not None and (key is not None or hit[0] is device):
+            return hit[1], hit[2]
+        data = device_data(device, driver)
+        act = self._env.runtime.Activation({"device": data})
+        with self._lock:
+            self._activations.put(k, (device, act, data))
+        return act, data
+
+    def clear_caches(self) -> None:
+        with self._lock:
+            self._activations.data.clear()
+            self._memo.clear()
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledSelector:
+    """A compiled selector. ``matches`` is safe to call concurrently."""
+
+    env: SelectorEnvironment
+    program: Program
+
+    @property
+    def expression(self) -> str:
+        return self.program.expression
+
+    @property
+    def max_cost(self) -> int:
+        return self.program.max_cost
+
+    def matches(self, device: Any, driver: str, *, key: Hashable | None = None) -> bool:
+        """Evaluate on ``device`` of ``driver``. Raises :class:`CELRuntimeError` (every time) on errors."""
+        name = str(getattr(device, "name", "?"))
+        memo_key = (self.program.expression, key if key is not None else ("id", id(device), driver))
+        memo = self.env._memo
+        cached = memo.get(memo_key) if key is not None else None
+        if cached is not None:
+            if isinstance(cached, Exception):
+                raise CELRuntimeError(getattr(cached, "detail", str(cached)), self.expression, name)
+            return cached
+        try:
+            result = self._evaluate(device, driver, key, name)
+        except CELRuntimeError as e:
+            if key is not None:
+                memo[memo_key] = e
+            raise
+        if key is not None:
+            memo[memo_key] = result
+        return result
+
+    def _evaluate(self, device: Any, driver: str, key: Hashable | None, name: str) -> bool:
+        try:
+            act, data = self.env.activation(device, driver, key)
+        except _AttributeError as e:
+            raise CELRuntimeError(str(e), self.expression, name) from None
+        if self.program.max_cost > MAX_COST:
+            actual = (
+                cost.Coster(_checked_of(self.program), _device_sizes(data))
+                .cost(_checked_of(self.program).expr)
+                .hi
+            )
+            if actual > MAX_COST:
+                raise CELRuntimeError(
+                    "operation cancelled: actual cost limit exceeded", self.expression, name
+                )
+        value = self.program.eval(act)
+        if value.type() == cel.Type.ERROR:
+            raise CELRuntimeError(self._runtime_detail(value, data), self.expression, name)
+        if value.type() != cel.Type.BOOL:
+            raise CELRuntimeError(
+                f"CEL result of type {_result_type(value)} could not be converted to bool",
+                self.expression,
+                name,
+            )
+        return bool(value.value())
+
+    def _runtime_detail(self, value: Any, data: Mapping[str, Any]) -> str:
+        message = clean_status(str(value.value()))
+        if message.startswith("Key not found in map : "):
+            key = message.removeprefix("Key not found in map : ").strip()
+            if key.startswith('"') and key.endswith('"'):
+                key = key[1:-1]
+            return f"no such key: {key}{NO_SUCH_KEY_HINT}"
+        if "No matching overloads found : <iter_range>" in message:
+            found = _non_iterable_range(self.program, data)
+            if found is not None:
+                return f"got '{found}', expected iterable type"
+        return message
+
+
+_CHECKED_CACHE: dict[int, Any] = {}
+
+
+def _checked_of(program: Program) -> Any:
+    """The decoded checked AST of a program (kept for the runtime cost guard)."""
+    from kubedra.cel.env import decode
+
+    hit = _CHECKED_CACHE.get(id(program))
+    if hit is None:
+        hit = decode(program.expr.serialize())[1]
+        _CHECKED_CACHE[id(program)] = hit
+    return hit
+
+
+def _resolve(node: Any, data: Mapping[str, Any]) -> tuple[bool, Any]:
+    """Resolve ``device.a["b"].c`` style paths with constant keys against the device data."""
+    kind = node.WhichOneof("expr_kind")
+    if kind == "ident_expr":
+        return (True, data) if node.ident_expr.name == "device" else (False, None)
+    if kind == "select_expr":
+        ok, base = _resolve(node.select_expr.operand, data)
+        if ok and isinstance(base, dict):
+            return True, base.get(node.select_expr.field, {})
+        return False, None
+    if kind == "call_expr" and node.call_expr.function in ("_[_]", "orValue"):
+        call = node.call_expr
+        if call.function == "orValue":
+            inner = call.target
+            if inner.WhichOneof("expr_kind") == "call_expr" and len(inner.call_expr.args) == 2:
+                m, k = inner.call_expr.args
+            else:
+                return False, None
+        else:
+            m, k = call.args
+        ok, base = _resolve(m, data)
+        if ok and isinstance(base, dict) and k.WhichOneof("expr_kind") == "const_expr":
+            return True, base.get(k.const_expr.string_value, {})
+    return False, None
+
+
+def _non_iterable_range(program: Program, data: Mapping[str, Any]) -> str | None:
+    checked = _checked_of(program)
+    for node in walk(checked.expr):
+        if node.WhichOneof("expr_kind") == "comprehension_expr":
+            ok, value = _resolve(node.comprehension_expr.iter_range, data)
+            if ok and not isinstance(value, (list, dict)):
+                return type_name(value)
+    return None
+
+
+def new_selector_environment(**kwargs: Any) -> SelectorEnvironment:
+    return SelectorEnvironment(**kwargs)
+
+
+Compiler = Callable[[str], CompiledSelector]
