@@ -22,6 +22,8 @@ Upstream quirks reproduced on purpose (each has a conformance case or a unit tes
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -223,8 +225,41 @@ class Allocator:
             else:
                 self.slices_shared.append(s)
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
+        self._pool_slice_names: dict[str, list[str]] = {}
+        for s in self.all_slices:
+            self._pool_slice_names.setdefault(s.pool.name, []).append(s.name)
         self._shared_index: set[DeviceID] = {(s[0], s[1], s[2]) for s in self.allocated.shared_ids}
         self.allocate_one_calls = 0
+
+    # ------------------------------------------------------------------ incremental use (simulator)
+    def note_allocated(self, claim: ResourceClaim) -> None:
+        """The caller added ``claim`` to ``self.allocated``; keep derived indexes in step."""
+        if claim.allocation is not None:
+            for r in claim.allocation.results:
+                if r.share_id and not r.admin_access:
+                    self._shared_index.add((r.driver, r.pool, r.device))
+
+    def note_released(self, claim: ResourceClaim) -> None:
+        """The caller removed ``claim`` from ``self.allocated``."""
+        self._shared_index = {(s[0], s[1], s[2]) for s in self.allocated.shared_ids}
+
+    def invalidate_pool(self, pool_name: str) -> None:
+        """Forget cached available counters of a pool whose allocations changed.
+
+        Upstream builds a new allocator per scheduling cycle; the simulator keeps one and drops only what
+        a bind or an eviction made stale."""
+        self._available_counters.pop(pool_name, None)
+        for name in self._pool_slice_names.get(pool_name, ()):
+            self._available_counters.pop(name, None)
+
+    def fresh_share_ids(self, result: AllocationResult) -> AllocationResult:
+        """A copy of ``result`` with new shareIDs (a cached result may be reused for another claim)."""
+        out = copy.copy(result)
+        out.results = [
+            copy.copy(r) if r.share_id is None else dataclasses.replace(r, share_id=self.share_id_factory())
+            for r in result.results
+        ]
+        return out
 
     def is_allocated(self, did: DeviceID) -> bool:
         a = self.allocated

@@ -334,3 +334,42 @@ def _combination_reason(a: Allocator, node: Node, claim: ResourceClaim) -> str:
     if a.features.partitionable_devices:
         return f"claim {ref}: enough devices individually, but not together: their shared counters run out"
     return f"claim {ref}: cannot allocate the devices together"
+
+
+def short_reason(a: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> str:
+    """One phrase for a node where allocation failed, for a "0/N nodes are available: ..." summary,
+    e.g. "have no device matching selector `...` (request gpu)" or "are out of shared counters"."""
+    ex = explain(a, node, claims)
+    for r in ex.requests:
+        if r.satisfiable_alone or r.note:
+            continue
+        if r.errors:
+            return r.errors[0]
+        need = r.needed if isinstance(r.needed, int) else 1
+        for step in r.steps:
+            if step.remaining >= need:
+                continue
+            return f"{_phrase(step)} (request {r.request})"
+        return f"have only {r.available} of {r.needed} devices (request {r.request})"
+    return ex.summary.split(": ", 1)[-1] if ex.summary else "cannot allocate all claims"
+
+
+def _phrase(step: Step) -> str:
+    name = step.name
+    if name == "devices on node":
+        return "have no DRA devices"
+    if name.startswith("class"):
+        return f"have no device of {name.split(' selector')[0]}" + (
+            f" matching {step.detail}" if step.detail else ""
+        )
+    if name.startswith("request selector"):
+        return f"have no device matching selector {step.detail}"
+    if name == "not in use":
+        return "have all matching devices in use"
+    if name == "enough capacity":
+        return "are out of consumable capacity"
+    if name == "counters available":
+        return "are out of shared counters (partitions already in use)"
+    if name == "not tainted":
+        return f"have only devices with untolerated taints ({step.detail.split(': ', 1)[-1]})"
+    return f"have no device left after {name}"

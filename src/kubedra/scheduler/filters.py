@@ -1,0 +1,120 @@
+"""Node filters of the default kube-scheduler profile that matter for GPU placement.
+
+NodeUnschedulable, NodeAffinity (``nodeSelector`` and required node affinity), TaintToleration
+(NoSchedule/NoExecute) and NodeResourcesFit (cpu, memory, pods, extended resources). Each returns None
+when the node passes, or a reason phrased like kube-scheduler's status messages so the pending summary
+reads like ``0/8 nodes are available: 6 Insufficient nvidia.com/gpu, 2 node(s) had untolerated taint``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
+from kubedra.model.objects import (
+    Node,
+    NodeSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Pod,
+    Taint,
+    Toleration,
+)
+
+
+def tolerates(t: Toleration, taint: Taint) -> bool:
+    if t.effect and t.effect != taint.effect:
+        return False
+    if t.key and t.key != taint.key:
+        return False
+    if t.operator in ("", "Equal"):
+        return t.value == taint.value
+    return t.operator == "Exists"
+
+
+def unschedulable(pod: Pod, node: Node) -> str | None:
+    if not node.unschedulable:
+        return None
+    t = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+    if any(tolerates(x, t) for x in pod.tolerations):
+        return None
+    return "node(s) were unschedulable"
+
+
+def _required_affinity(pod: Pod) -> NodeSelector | None:
+    aff = pod.affinity or {}
+    na = aff.get("nodeAffinity") if isinstance(aff, dict) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, dict) else None
+    terms = req.get("nodeSelectorTerms") if isinstance(req, dict) else None
+    if not isinstance(terms, list):
+        return None
+
+    def reqs(items: Any) -> list[NodeSelectorRequirement]:
+        out = []
+        for r in items or []:
+            if isinstance(r, dict):
+                out.append(
+                    NodeSelectorRequirement(
+                        str(r.get("key", "")),
+                        str(r.get("operator", "")),
+                        [str(v) for v in r.get("values") or []],
+                    )
+                )
+        return out
+
+    return NodeSelector(
+        terms=[
+            NodeSelectorTerm(
+                match_expressions=reqs(t.get("matchExpressions")), match_fields=reqs(t.get("matchFields"))
+            )
+            for t in terms
+            if isinstance(t, dict)
+        ]
+    )
+
+
+def node_affinity(pod: Pod, node: Node, required: NodeSelector | None) -> str | None:
+    labels = node.labels
+    for k, v in pod.node_selector.items():
+        if labels.get(k) != v:
+            return "node(s) didn't match Pod's node affinity/selector"
+    if required is not None:
+        try:
+            ok = node_selector_matches(required, node.name, labels)
+        except NodeSelectorError:
+            ok = False
+        if not ok:
+            return "node(s) didn't match Pod's node affinity/selector"
+    return None
+
+
+def required_affinity(pod: Pod) -> NodeSelector | None:
+    return _required_affinity(pod)
+
+
+def taints(pod: Pod, node: Node) -> str | None:
+    for t in node.taints:
+        if t.effect not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(tolerates(x, t) for x in pod.tolerations):
+            return (
+                f"node(s) had untolerated taint {{{t.key}: {t.value}}}"
+                if t.value
+                else f"node(s) had untolerated taint {{{t.key}}}"
+            )
+    return None
+
+
+def resources_fit(
+    requests: Mapping[str, int], free: Mapping[str, int], skip: frozenset[str] = frozenset()
+) -> str | None:
+    """NodeResourcesFit: every requested resource must fit the node's free allocatable.
+
+    ``skip`` are extended resources the DRA plugin satisfies instead (DRAExtendedResource)."""
+    for name, want in requests.items():
+        if want <= 0 or name in skip:
+            continue
+        if free.get(name, 0) < want:
+            return "Too many pods" if name == "pods" else f"Insufficient {name}"
+    return None

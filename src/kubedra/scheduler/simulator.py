@@ -1,0 +1,525 @@
+"""The scheduling loop: kube-scheduler's default profile, reduced to what decides GPU placement.
+
+Per pod, in queue order (priority, then creation order):
+
+1. **Filter** nodes, starting where the previous pod stopped (``nextStartNodeIndex``) and stopping after
+   ``numFeasibleNodesToFind`` feasible nodes (adaptive ``percentageOfNodesToScore``: 50% − nodes/125,
+   at least 5% and at least 100 nodes), like kube-scheduler. Filters: NodeUnschedulable, NodeAffinity,
+   TaintToleration, NodeResourcesFit, then DynamicResources (the allocator).
+2. **Score** the feasible nodes: NodeResourcesFit (LeastAllocated by default, MostAllocated for
+   bin-packing) and NodeResourcesBalancedAllocation on cpu/memory, plus the DRA prioritized-list score,
+   each normalised to 0–100 and weighted 1 like the default plugin configuration. Ties go to the first
+   node found (kube-scheduler picks among ties at random; kubedra stays deterministic).
+3. **Bind**: claims get their allocation, devices become in use.
+
+Failed pods may **preempt** lower-priority pods (DefaultPreemption); a PodGroup's pods are placed all
+together or none (gang scheduling, ``minCount``).
+
+Speed: a node's filter result for a given set of claim specs is cached until that node (or a shared,
+non-node-local pool) changes, so each pod re-runs the allocator only where something changed.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.allocator.core import AllocationError, Allocator
+from kubedra.allocator.explain import short_reason
+from kubedra.allocator.session import EngineConfig
+from kubedra.allocator.state import AllocatedState
+from kubedra.allocator.taints import apply_taint_rules
+from kubedra.model.objects import (
+    AllocationResult,
+    DeviceClass,
+    DeviceTaintRule,
+    Node,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kubedra.scheduler import filters
+from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
+
+MAX_SCORE = 100
+MIN_FEASIBLE_NODES = 100
+MIN_FEASIBLE_PERCENT = 5
+BASE_PERCENT = 50
+DRA_FAILURE = "cannot allocate all claims"
+
+
+def num_feasible_nodes_to_find(n: int, percentage: int | None = None) -> int:
+    """kube-scheduler's ``numFeasibleNodesToFind`` with the default (adaptive) percentageOfNodesToScore."""
+    if n < MIN_FEASIBLE_NODES:
+        return n
+    pct = percentage if percentage else max(BASE_PERCENT - n // 125, MIN_FEASIBLE_PERCENT)
+    found = n * pct // 100
+    return max(found, MIN_FEASIBLE_NODES)
+
+
+@dataclass(eq=False)
+class SimNode:
+    node: Node
+    index: int
+    allocatable: dict[str, int]
+    used: dict[str, int] = field(default_factory=dict)
+    score_cpu: int = 0
+    score_mem: int = 0
+    pods: list[SimPod] = field(default_factory=list)
+    version: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.node.name
+
+    def free(self) -> dict[str, int]:
+        return {k: v - self.used.get(k, 0) for k, v in self.allocatable.items()}
+
+
+@dataclass
+class Outcome:
+    placed: bool
+    node: str | None = None
+    reason: str | None = None
+
+
+@dataclass
+class _Fit:
+    """Result of filtering one node for one pod."""
+
+    ok: bool
+    reason: str | None = None
+    results: list[AllocationResult] | None = None  # for the pod's unallocated claims
+    claims: list[ResourceClaim] = field(default_factory=list)  # the claims those results are for
+    dra_score: int = 0
+    fatal: str | None = None  # an allocator error: aborts the pod's scheduling attempt
+
+
+class Scheduler:
+    def __init__(
+        self,
+        cfg: EngineConfig,
+        nodes: Sequence[Node],
+        classes: Sequence[DeviceClass] = (),
+        slices: Sequence[ResourceSlice] = (),
+        taint_rules: Sequence[DeviceTaintRule] = (),
+        claims: Sequence[ResourceClaim] = (),
+        *,
+        scoring: str = "LeastAllocated",
+        percentage_of_nodes_to_score: int | None = None,
+        dra: bool = True,
+        preemption: bool = True,
+    ) -> None:
+        self.cfg = cfg
+        self.scoring = scoring
+        self.percentage = percentage_of_nodes_to_score
+        self.dra = dra
+        self.preemption = preemption
+        self.nodes = [
+            SimNode(n, i, {k: amount(k, q) for k, q in n.allocatable.items()}) for i, n in enumerate(nodes)
+        ]
+        self.by_name = {n.name: n for n in self.nodes}
+        self.next_start = 0
+        self.classes = list(classes)
+        self.ext_classes = self._extended_resource_classes() if cfg.extended_resources and dra else {}
+        the_slices = apply_taint_rules(slices, taint_rules) if cfg.taint_rules else list(slices)
+        self.allocated = AllocatedState.from_claims(claims)
+        self.allocator = Allocator(
+            cfg.features,
+            self.classes,
+            the_slices,
+            self.allocated,
+            pool_counters=cfg.pool_counters,
+            target_version=cfg.target_version,
+        )
+        # pools that are not local to one node: a change there invalidates every node's cached result
+        self.node_local_pools = {(s.driver, s.pool.name): s.node_name for s in the_slices if s.node_name}
+        self.shared_version = 0
+        self._cache: dict[tuple[Any, int], tuple[int, int, _Fit]] = {}
+        self.bound: list[SimPod] = []
+        self.evicted: list[SimPod] = []
+        self.allocate_calls = 0
+
+    # ------------------------------------------------------------------ extended resources (KEP-5004)
+    def _extended_resource_classes(self) -> dict[str, DeviceClass]:
+        """resource name → DeviceClass; explicit names clash: newest creationTimestamp, then name, wins."""
+        out: dict[str, DeviceClass] = {}
+        for c in sorted(self.classes, key=lambda c: (c.meta.creation_timestamp, c.name)):
+            out[f"deviceclass.resource.kubernetes.io/{c.name}"] = c
+        explicit: dict[str, DeviceClass] = {}
+        for c in self.classes:
+            r = c.extended_resource_name
+            if not r:
+                continue
+            cur = explicit.get(r)
+            if cur is None or (c.meta.creation_timestamp, _neg(c.name)) > (
+                cur.meta.creation_timestamp,
+                _neg(cur.name),
+            ):
+                explicit[r] = c
+        out.update(explicit)
+        return out
+
+    # ------------------------------------------------------------------ state changes
+    def _touch(self, results: Iterable[AllocationResult]) -> None:
+        for res in results:
+            for r in res.results:
+                owner = self.node_local_pools.get((r.driver, r.pool))
+                if owner is None:
+                    self.shared_version += 1
+                elif owner in self.by_name:
+                    self.by_name[owner].version += 1
+                self.allocator.invalidate_pool(r.pool)
+
+    def bind(self, sp: SimPod, node: SimNode, fit: _Fit) -> None:
+        for k, v in sp.requests.items():
+            node.used[k] = node.used.get(k, 0) + v
+        node.used[PODS] = node.used.get(PODS, 0) + 1
+        node.score_cpu += sp.score_cpu
+        node.score_mem += sp.score_mem
+        node.pods.append(sp)
+        node.version += 1
+        sp.node = node.name
+        sp.reason = None
+        devices: list[str] = []
+        if fit.results:
+            for claim, res in zip(fit.claims, fit.results, strict=True):
+                res = self.allocator.fresh_share_ids(res)
+                claim.allocation = res
+                self.allocated.add_claim(claim)
+                self.allocator.note_allocated(claim)
+            self._touch(fit.results)
+        for claim in [
+            *sp.claims,
+            *([sp.extra["ext_claim"]] if sp.extra.get("ext_claim") in fit.claims else []),
+        ]:
+            if claim.allocation is not None:
+                devices += [f"{r.driver}/{r.pool}/{r.device}" for r in claim.allocation.results]
+        sp.devices = devices
+        sp.extra["own_claims"] = [c for c in fit.claims if c in sp.claims]
+        self.bound.append(sp)
+
+    def unbind(self, sp: SimPod) -> None:
+        node = self.by_name[sp.node] if sp.node else None
+        if node is None:
+            return
+        for k, v in sp.requests.items():
+            node.used[k] = node.used.get(k, 0) - v
+        node.used[PODS] = node.used.get(PODS, 0) - 1
+        node.score_cpu -= sp.score_cpu
+        node.score_mem -= sp.score_mem
+        node.pods.remove(sp)
+        node.version += 1
+        released = []
+        for claim in sp.extra.get("own_claims", []):
+            if claim.allocation is not None and not self._claim_in_use_elsewhere(claim, sp):
+                released.append(claim.allocation)
+                self.allocated.remove_claim(claim)
+                self.allocator.note_released(claim)
+                claim.allocation = None
+        self._touch(released)
+        sp.node = None
+        sp.devices = []
+        if sp in self.bound:
+            self.bound.remove(sp)
+
+    def _claim_in_use_elsewhere(self, claim: ResourceClaim, sp: SimPod) -> bool:
+        return any(claim in other.claims for other in self.bound if other is not sp)
+
+    # ------------------------------------------------------------------ filtering
+    def _pod_claims_for_node(self, sp: SimPod, node: SimNode) -> tuple[list[ResourceClaim], frozenset[str]]:
+        """Claims to allocate on this node and extended resources DRA satisfies here (KEP-5004)."""
+        claims = [c for c in sp.claims if c.allocation is None]
+        ext = sp.extra.get("ext_claim")
+        if ext is None:
+            return claims, frozenset()
+        names: frozenset[str] = sp.extra["ext_resources"]
+        if any(node.allocatable.get(r, 0) > 0 for r in names):
+            return claims, frozenset()  # device plugin on this node handles them (NodeResourcesFit)
+        return [*claims, ext], names
+
+    def _signature(self, sp: SimPod, claims: list[ResourceClaim]) -> tuple[Any, ...]:
+        return tuple(id(c.spec) for c in claims) + tuple(
+            (id(c), id(c.allocation)) for c in sp.claims if c.allocation is not None
+        )
+
+    def filter_node(self, sp: SimPod, node: SimNode, required: Any) -> _Fit:
+        pod = sp.pod
+        reason = (
+            filters.unschedulable(pod, node.node)
+            or filters.node_affinity(pod, node.node, required)
+            or filters.taints(pod, node.node)
+        )
+        if reason:
+            return _Fit(False, reason)
+        claims, skip = self._pod_claims_for_node(sp, node) if self.dra else ([], frozenset())
+        free = node.free()
+        if PODS in node.allocatable and free.get(PODS, 0) < 1:
+            return _Fit(False, "Too many pods")
+        reason = filters.resources_fit(sp.requests, free, skip)
+        if reason:
+            return _Fit(False, reason)
+        if not self.dra:
+            return _Fit(True)
+        # allocated shared claims: their node selector must match
+        for c in sp.claims:
+            sel = c.allocation.node_selector if c.allocation is not None else None
+            if sel is not None and filters.node_affinity(pod, node.node, sel):
+                return _Fit(False, "node(s) didn't match the allocation of a shared ResourceClaim")
+        if not claims:
+            return _Fit(True)
+        key = (self._signature(sp, claims), node.index)
+        hit = self._cache.get(key)
+        if hit is not None and hit[0] == node.version and hit[1] == self.shared_version:
+            fit = hit[2]
+            return _Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
+        self.allocate_calls += 1
+        try:
+            results = self.allocator.allocate(node.node, claims)
+        except AllocationError as e:
+            fit = _Fit(False, DRA_FAILURE, fatal=str(e))
+        else:
+            if results is None:
+                fit = _Fit(False, DRA_FAILURE)
+            else:
+                fit = _Fit(True, None, results, claims, _prioritized_score(claims, results))
+        self._cache[key] = (node.version, self.shared_version, fit)
+        return _Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
+
+    def find_feasible(self, sp: SimPod) -> tuple[list[tuple[SimNode, _Fit]], Counter[str], str | None]:
+        n = len(self.nodes)
+        want = num_feasible_nodes_to_find(n, self.percentage)
+        feasible: list[tuple[SimNode, _Fit]] = []
+        reasons: Counter[str] = Counter()
+        required = filters.required_affinity(sp.pod)
+        processed = 0
+        fatal = None
+        for i in range(n):
+            node = self.nodes[(self.next_start + i) % n]
+            processed += 1
+            fit = self.filter_node(sp, node, required)
+            if fit.fatal is not None:
+                fatal = fit.fatal
+                break
+            if fit.ok:
+                feasible.append((node, fit))
+                if len(feasible) >= want:
+                    break
+            else:
+                reasons[fit.reason or "unknown"] += 1
+        if n:
+            self.next_start = (self.next_start + processed) % n
+        return feasible, reasons, fatal
+
+    # ------------------------------------------------------------------ scoring
+    def _fit_score(self, sp: SimPod, node: SimNode) -> tuple[float, float]:
+        parts = []
+        fractions = []
+        for res, req, used in ((CPU, sp.score_cpu, node.score_cpu), (MEMORY, sp.score_mem, node.score_mem)):
+            cap = node.allocatable.get(res, 0)
+            if cap <= 0:
+                parts.append(0.0)
+                fractions.append(1.0)
+                continue
+            requested = used + req
+            if self.scoring == "MostAllocated":
+                parts.append(min(requested, cap) * MAX_SCORE / cap)
+            else:
+                parts.append(0.0 if requested > cap else (cap - requested) * MAX_SCORE / cap)
+            fractions.append(min(requested / cap, 1.0))
+        fit = sum(parts) / len(parts)
+        std = abs(fractions[0] - fractions[1]) / 2
+        balanced = (1 - std) * MAX_SCORE
+        return fit, balanced
+
+    def pick(self, sp: SimPod, feasible: list[tuple[SimNode, _Fit]]) -> tuple[SimNode, _Fit]:
+        if len(feasible) == 1:
+            return feasible[0]
+        max_dra = max(f.dra_score for _, f in feasible)
+        best: tuple[SimNode, _Fit] | None = None
+        best_score = -1.0
+        for node, fit in feasible:
+            fit_score, balanced = self._fit_score(sp, node)
+            dra = fit.dra_score * MAX_SCORE / max_dra if max_dra else 0
+            total = int(fit_score) + int(balanced) + int(dra)
+            if total > best_score:
+                best, best_score = (node, fit), total
+        assert best is not None
+        return best
+
+    # ------------------------------------------------------------------ one pod
+    def try_schedule(self, sp: SimPod) -> Outcome:
+        feasible, reasons, fatal = self.find_feasible(sp)
+        if fatal is not None:
+            return Outcome(False, reason=f"error: {fatal}")
+        if not feasible:
+            return Outcome(False, reason=self.pending_reason(sp, reasons))
+        node, fit = self.pick(sp, feasible)
+        self.bind(sp, node, fit)
+        return Outcome(True, node.name)
+
+    def pending_reason(self, sp: SimPod, reasons: Counter[str]) -> str:
+        n = len(self.nodes)
+        if reasons.get(DRA_FAILURE):
+            reasons = self._explain_dra(sp, reasons)
+        parts = [f"{c} {r}" for r, c in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))]
+        return f"0/{n} nodes are available: " + ", ".join(parts) + "."
+
+    def _explain_dra(self, sp: SimPod, reasons: Counter[str]) -> Counter[str]:
+        out = Counter({r: c for r, c in reasons.items() if r != DRA_FAILURE})
+        required = filters.required_affinity(sp.pod)
+        for node in self.nodes:
+            fit = self.filter_node(sp, node, required)
+            if fit.ok or fit.reason != DRA_FAILURE:
+                continue
+            claims, _ = self._pod_claims_for_node(sp, node)
+            out[short_reason(self.allocator, node.node, claims)] += 1
+        return out
+
+    # ------------------------------------------------------------------ the loop
+    def run(self, pods: Sequence[SimPod], gangs: dict[str, int] | None = None) -> None:
+        gangs = gangs or {}
+        for sp in pods:
+            if sp.pod.node_name and sp.pod.node_name in self.by_name:
+                self._bind_existing(sp)
+        queue = sorted(
+            (p for p in pods if p.node is None and not p.pod.node_name), key=lambda p: (-p.priority, p.order)
+        )
+        done: set[int] = set()
+        for sp in queue:
+            if id(sp) in done:
+                continue
+            if sp.gang and sp.gang in gangs:
+                members = [p for p in queue if p.gang == sp.gang and id(p) not in done]
+                for p in members:
+                    done.add(id(p))
+                self._schedule_gang(members, gangs[sp.gang])
+                continue
+            done.add(id(sp))
+            out = self.try_schedule(sp)
+            if not out.placed:
+                sp.reason = out.reason
+                if self.preemption and not (out.reason or "").startswith("error:"):
+                    self._preempt(sp)
+
+    def _bind_existing(self, sp: SimPod) -> None:
+        node = self.by_name[sp.pod.node_name]
+        claims = [c for c in sp.claims if c.allocation is None]
+        fit = _Fit(True)
+        if claims and self.dra:
+            try:
+                res = self.allocator.allocate(node.node, claims)
+            except AllocationError:
+                res = None
+            if res is not None:
+                fit = _Fit(True, None, res, claims)
+        self.bind(sp, node, fit)
+
+    def _schedule_gang(self, members: list[SimPod], min_count: int) -> None:
+        placed: list[SimPod] = []
+        for sp in members:
+            out = self.try_schedule(sp)
+            if out.placed:
+                placed.append(sp)
+            else:
+                sp.reason = out.reason
+        if len(placed) >= min_count:
+            return
+        for sp in reversed(placed):
+            self.unbind(sp)
+        msg = f"gang {members[0].gang}: only {len(placed)} of minCount {min_count} pods could be placed together"
+        for sp in members:
+            sp.reason = msg if sp.reason is None else f"{msg}; {sp.reason}"
+
+    # ------------------------------------------------------------------ preemption
+    def _preempt(self, sp: SimPod) -> None:
+        lower = [p for p in self.bound if p.priority < sp.priority]
+        if not lower:
+            return
+        candidates: list[tuple[tuple[int, int, int], SimNode, list[SimPod]]] = []
+        required = filters.required_affinity(sp.pod)
+        for node in self.nodes:
+            victims_all = sorted(
+                (p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order)
+            )
+            if not victims_all:
+                continue
+            pre = (
+                filters.unschedulable(sp.pod, node.node)
+                or filters.node_affinity(sp.pod, node.node, required)
+                or filters.taints(sp.pod, node.node)
+            )
+            if pre:
+                continue
+            for v in victims_all:
+                self.unbind(v)
+            if not self.filter_node(sp, node, required).ok:
+                for v in reversed(victims_all):
+                    self._rebind(v, node)
+                continue
+            # reprieve as many victims as possible, highest priority first
+            victims = []
+            for v in victims_all:
+                self._rebind(v, node)
+                if not self.filter_node(sp, node, required).ok:
+                    self.unbind(v)
+                    victims.append(v)
+            for v in reversed(victims):
+                self._rebind(v, node)
+            if victims:
+                rank = (max(v.priority for v in victims), sum(v.priority for v in victims), len(victims))
+                candidates.append((rank, node, victims))
+        if not candidates:
+            return
+        candidates.sort(key=lambda c: (c[0], c[1].index))
+        _, node, victims = candidates[0]
+        for v in victims:
+            self.unbind(v)
+            v.reason = f"preempted by {sp.key} (priority {sp.priority})"
+            v.preempted_by = sp.key
+            self.evicted.append(v)
+        fit = self.filter_node(sp, node, required)
+        if fit.ok:
+            self.bind(sp, node, fit)
+
+    def _rebind(self, sp: SimPod, node: SimNode) -> None:
+        claims = [c for c in sp.extra.get("own_claims", []) if c.allocation is None]
+        fit = _Fit(True)
+        if claims:
+            try:
+                res = self.allocator.allocate(node.node, claims)
+            except AllocationError:
+                res = None
+            fit = _Fit(True, None, res, claims) if res is not None else _Fit(True)
+        self.bind(sp, node, fit)
+
+
+def _neg(s: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in s)
+
+
+def _prioritized_score(claims: Sequence[ResourceClaim], results: Sequence[AllocationResult]) -> int:
+    """DynamicResources Score: Σ over firstAvailable requests of (8 − index of the chosen subrequest)."""
+    score = 0
+    for claim, res in zip(claims, results, strict=True):
+        chosen = {r.request for r in res.results}
+        for req in claim.spec.requests:
+            if not req.first_available:
+                continue
+            for i, s in enumerate(req.first_available):
+                if f"{req.name}/{s.name}" in chosen:
+                    score += 8 - i
+                    break
+    return score
+
+
+def clone_claim(claim: ResourceClaim, name: str, namespace: str) -> ResourceClaim:
+    c = copy.copy(claim)
+    c.meta = copy.copy(claim.meta)
+    c.meta.name = name
+    c.meta.namespace = namespace
+    c.allocation = None
+    c.reserved_for = []
+    return c

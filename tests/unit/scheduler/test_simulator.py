@@ -1,0 +1,192 @@
+"""The scheduling loop: filters, DRA allocation per pod, gangs, preemption, device-plugin accounting."""
+
+from __future__ import annotations
+
+from allocator.helpers import cls, dev, node, req, slice_
+
+from kubedra.allocator.session import engine_config
+from kubedra.model.objects import (
+    Container,
+    DeviceClaim,
+    ObjectMeta,
+    Pod,
+    PodResourceClaim,
+    ResourceClaimTemplate,
+    Taint,
+    Toleration,
+)
+from kubedra.model.quantity import Quantity
+from kubedra.scheduler.build import build_sim_pods
+from kubedra.scheduler.simulator import Scheduler, num_feasible_nodes_to_find
+
+
+def gpu_node(name: str, gpus: int = 0, cpu: str = "16", **extra: str):
+    n = node(name)
+    n.allocatable = {
+        "cpu": Quantity.parse(cpu),
+        "memory": Quantity.parse("64Gi"),
+        "pods": Quantity.parse("110"),
+    }
+    if gpus:
+        n.allocatable["nvidia.com/gpu"] = Quantity.from_int(gpus)
+    for k, v in extra.items():
+        n.allocatable[k] = Quantity.parse(v)
+    return n
+
+
+def pod(
+    name: str,
+    *,
+    gpus: int = 0,
+    claim_template: str | None = None,
+    cpu: str = "1",
+    priority: int | None = None,
+    group=None,
+):
+    reqs = {"cpu": Quantity.parse(cpu)}
+    if gpus:
+        reqs["nvidia.com/gpu"] = Quantity.from_int(gpus)
+    claims = (
+        [PodResourceClaim(name="gpu", resource_claim_template_name=claim_template)] if claim_template else []
+    )
+    return Pod(
+        meta=ObjectMeta(name=name, namespace="default"),
+        containers=[Container(name="c", requests=reqs, claims=["gpu"] if claim_template else [])],
+        resource_claims=claims,
+        priority=priority,
+        scheduling_group=group,
+    )
+
+
+def template(name: str, count: int = 1) -> ResourceClaimTemplate:
+    return ResourceClaimTemplate(
+        meta=ObjectMeta(name=name, namespace="default"), spec=DeviceClaim(requests=[req("gpu", count)])
+    )
+
+
+def dra_cluster(nodes: int, gpus: int):
+    ns = [gpu_node(f"n{i}") for i in range(nodes)]
+    slices = [
+        slice_(f"n{i}-gpus", [dev(f"gpu-{g}") for g in range(gpus)], pool=f"n{i}", node_name=f"n{i}")
+        for i in range(nodes)
+    ]
+    return ns, slices
+
+
+def test_num_feasible_nodes_to_find_matches_kube_scheduler():
+    assert num_feasible_nodes_to_find(50) == 50
+    assert num_feasible_nodes_to_find(500) == 230  # 46% of 500
+    assert num_feasible_nodes_to_find(5000) == 500  # 10%
+    assert num_feasible_nodes_to_find(100000) == 5000  # 5% floor
+
+
+def test_dra_pods_fill_devices_and_spread_by_least_allocated():
+    nodes, slices = dra_cluster(2, 2)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    pods = build_sim_pods([pod(f"p{i}", claim_template="one") for i in range(5)], [template("one")], [])
+    s.run(pods)
+    placed = [p for p in pods if p.node]
+    assert len(placed) == 4
+    assert sorted(p.node for p in placed) == ["n0", "n0", "n1", "n1"]
+    # all four devices used exactly once
+    devices = [d for p in placed for d in p.devices]
+    assert len(devices) == len(set(devices)) == 4
+    pending = pods[4]
+    assert pending.node is None
+    assert pending.reason.startswith(
+        "0/2 nodes are available: 2 have all matching devices in use (request gpu)"
+    )
+
+
+def test_device_plugin_accounting_uses_extended_resources():
+    nodes = [gpu_node("a", gpus=2), gpu_node("b", gpus=1)]
+    s = Scheduler(engine_config("1.37"), nodes, dra=False)
+    pods = build_sim_pods([pod("p0", gpus=2), pod("p1", gpus=1), pod("p2", gpus=1)], [], [])
+    s.run(pods)
+    assert [p.node for p in pods] == ["a", "b", None]
+    assert pods[2].reason == "0/2 nodes are available: 2 Insufficient nvidia.com/gpu."
+
+
+def test_gang_all_or_nothing():
+    nodes, slices = dra_cluster(1, 3)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    pods = build_sim_pods(
+        [pod(f"w{i}", claim_template="one", group="train") for i in range(4)], [template("one")], []
+    )
+    s.run(pods, gangs={"default/train": 4})
+    assert all(p.node is None for p in pods)
+    assert "gang default/train: only 3 of minCount 4" in pods[0].reason
+    # devices were given back: another pod can use them
+    s2 = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    pods2 = build_sim_pods(
+        [pod(f"w{i}", claim_template="one", group="train") for i in range(3)], [template("one")], []
+    )
+    s2.run(pods2, gangs={"default/train": 3})
+    assert all(p.node == "n0" for p in pods2)
+
+
+def test_gang_rollback_frees_devices_for_later_pods():
+    nodes, slices = dra_cluster(1, 2)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    gang = [pod(f"w{i}", claim_template="one", group="g") for i in range(3)]
+    solo = pod("solo", claim_template="two")
+    pods = build_sim_pods([*gang, solo], [template("one"), template("two", 2)], [])
+    s.run(pods, gangs={"default/g": 3})
+    assert pods[-1].node == "n0" and len(pods[-1].devices) == 2
+
+
+def test_priority_preemption_evicts_lower_priority_pods():
+    nodes, slices = dra_cluster(1, 1)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    low = pod("low", claim_template="one", priority=0)
+    high = pod("high", claim_template="one", priority=1000)
+    low_sp, high_sp = build_sim_pods([low, high], [template("one")], [])
+    s.run([low_sp])
+    assert low_sp.node == "n0"
+    s.run([high_sp])
+    assert high_sp.node == "n0"
+    assert low_sp.node is None and low_sp.preempted_by == "default/high"
+    assert s.evicted == [low_sp]
+
+
+def test_queue_orders_by_priority_then_creation():
+    nodes, slices = dra_cluster(1, 1)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices, preemption=False)
+    pods = build_sim_pods(
+        [pod("first", claim_template="one"), pod("vip", claim_template="one", priority=10)],
+        [template("one")],
+        [],
+    )
+    s.run(pods)
+    assert pods[1].node == "n0" and pods[0].node is None
+
+
+def test_taints_and_tolerations_on_nodes():
+    n = gpu_node("tainted", gpus=1)
+    n.taints = [Taint(key="nvidia.com/gpu", effect="NoSchedule")]
+    s = Scheduler(engine_config("1.37"), [n], dra=False)
+    plain = pod("plain", gpus=1)
+    tolerant = pod("tolerant", gpus=1)
+    tolerant.tolerations = [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]
+    pods = build_sim_pods([plain, tolerant], [], [])
+    s.run(pods)
+    assert pods[0].node is None and "untolerated taint {nvidia.com/gpu}" in pods[0].reason
+    assert pods[1].node == "tainted"
+
+
+def test_missing_template_keeps_pod_pending():
+    pods = build_sim_pods([pod("p", claim_template="nope")], [], [])
+    assert pods[0].reason == 'resourceclaimtemplate "nope" not found'
+
+
+def test_dra_extended_resource_uses_class_when_node_has_no_device_plugin():
+    nodes, slices = dra_cluster(1, 2)
+    c = cls("gpu.example.com")
+    c.extended_resource_name = "example.com/gpu"
+    cfg = engine_config("1.37")
+    s = Scheduler(cfg, nodes, [c], slices)
+    p = pod("legacy")
+    p.containers[0].requests["example.com/gpu"] = Quantity.from_int(2)
+    (sp,) = build_sim_pods([p], [], [], ext_classes=s.ext_classes)
+    s.run([sp])
+    assert sp.node == "n0" and len(sp.devices) == 2
