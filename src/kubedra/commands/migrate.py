@@ -161,7 +161,7 @@ def migrate(
     (migrated files are still written), 2 bad input (nothing written).
     """
     from kubedra.migrate.context import MigrateOptions, Sharing
-    from kubedra.migrate.engine import Migrator, load_sources
+    from kubedra.migrate.engine import Migrator, attach_validation, load_sources
 
     modes = [
         m for m, on in (("--out", out_dir is not None), ("--in-place", in_place), ("--diff", show_diff)) if on
@@ -183,31 +183,7 @@ def migrate(
     sources = load_sources(paths)
     report = migrator.migrate(sources)
     if not no_validate:
-        from kubedra.validate.engine import validate_texts
-
-        result = validate_texts(
-            [(r.file, r.output) for r in report.files if not r.template],
-            target_version=target_version,
-        )
-        report.validation = result.to_dict()
-        from kubedra.migrate.report import Finding, ObjectRef
-
-        by_file = {r.file: r for r in report.files}
-        for err in result.errors:
-            fr = by_file.get(err.file)
-            if fr is None or not err.kind:
-                continue  # not a Kubernetes object: already reported by the migration
-            fr.findings.append(
-                Finding(
-                    "manual",
-                    f"migrated output does not validate at {target_version}: {err.path + ': ' if err.path else ''}"
-                    f"{err.message}",
-                    err.file,
-                    err.line,
-                    ObjectRef(err.api_version, err.kind, err.namespace, err.name) if err.kind else None,
-                    err.path or None,
-                )
-            )
+        attach_validation(report)
     stdin_only = paths == ("-",)
     data = report.to_dict()
     if out_dir is not None:

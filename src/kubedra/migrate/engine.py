@@ -36,7 +36,7 @@ STDIN = "-"
 # A document is looked at only if its text mentions one of these (everything else is copied as is).
 _RELEVANT = re.compile(
     r"nvidia\.com|gpu|resource\.k8s\.io|minAvailable|ReplicaSpecs|replicatedJobs|parallelism|resourceClaims|"
-    r"ClaimParameters|ClassParameters|sharing",
+    r"ClaimParameters|ClassParameters|sharing|scheduling\.k8s\.io|workloadRef",
     re.IGNORECASE,
 )
 _NOT_AN_OBJECT = (
@@ -320,6 +320,9 @@ class Migrator:
             return before, after
         if dra.needs_upgrade(obj) or obj.get("kind") == "DeviceTaintRule":
             dra.upgrade(ctx)
+        if api_group(str(obj.get("apiVersion", ""))) == "scheduling.k8s.io":
+            gang.upgrade_scheduling(ctx)
+            return before, after
         if obj.get("kind") == "ResourceSlice" and str(obj.get("apiVersion", "")).startswith(
             "resource.k8s.io/"
         ):
@@ -353,6 +356,7 @@ class Migrator:
             self._unknown_kind(ctx, obj)
             return before, after
         dra.flatten_pod_claim_sources(ctx, templates)
+        gang.report_workload_refs(ctx, templates)
         has_gpu = any(gpu._scan_template(ctx, t) for t in templates)
         gang_info = gang.detect(obj, templates, has_gpu) if opts.gang else None
         if opts.gpu_strategy == "claim-template":
@@ -417,3 +421,35 @@ class Migrator:
 def migrate_paths(paths: Iterable[str], options: MigrateOptions) -> MigrationReport:
     sources = load_sources(paths)
     return Migrator(options).migrate(sources)
+
+
+def attach_validation(report: MigrationReport) -> None:
+    """Validate the migrated output at the target version; errors become manual items of their file.
+
+    Objects already reported as manual (classic DRA, fragments) are not reported twice.
+    """
+    from kubedra.validate.engine import validate_texts
+
+    result = validate_texts(
+        [(r.file, r.output) for r in report.files if not r.template], report.target_version
+    )
+    report.validation = result.to_dict()
+    by_file = {r.file: r for r in report.files}
+    for err in result.errors:
+        fr = by_file.get(err.file)
+        if fr is None or not err.kind:
+            continue  # not a Kubernetes object: already reported by the migration
+        ref = ObjectRef(err.api_version, err.kind, err.namespace, err.name)
+        if any(f.level == "manual" and f.object == ref for f in fr.findings):
+            continue
+        fr.findings.append(
+            Finding(
+                "manual",
+                f"migrated output does not validate at {report.target_version}: "
+                f"{err.path + ': ' if err.path else ''}{err.message}",
+                err.file,
+                err.line,
+                ref,
+                err.path or None,
+            )
+        )

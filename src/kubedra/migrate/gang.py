@@ -157,3 +157,114 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "kube-scheduler only, keep that scheduler's own gang until you switch",
         )
     return new_objects
+
+
+# --- scheduling.k8s.io versions ------------------------------------------------------------------
+_DISRUPTION = {"Pod": "single", "PodGroup": "all", "Single": "single", "All": "all"}
+
+
+def target_api(minor: int) -> str | None:
+    """The PodGroup/Workload version kubedra writes for a target release (None: no gang API)."""
+    return {
+        35: "scheduling.k8s.io/v1alpha1",
+        36: "scheduling.k8s.io/v1alpha2",
+        37: "scheduling.k8s.io/v1beta1",
+    }.get(minor)
+
+
+def _disruption(container: MutableMapping[str, Any], path: tuple[str | int, ...], ctx: ObjectContext) -> None:
+    mode = container.get("disruptionMode")
+    if isinstance(mode, str):
+        new = _DISRUPTION.get(mode)
+        if new is None:
+            ctx.note("manual", f"unknown disruptionMode {mode!r}", (*path, "disruptionMode"))
+            return
+        container["disruptionMode"] = to_ruamel({new: {}})
+        ctx.note("change", f"disruptionMode {mode!r} -> {{{new}: {{}}}}", (*path, "disruptionMode"))
+
+
+def upgrade_scheduling(ctx: ObjectContext) -> None:
+    """PodGroup/Workload of an older scheduling.k8s.io version -> the version the target serves (forward only)."""
+    obj = ctx.obj
+    api = str(obj.get("apiVersion", ""))
+    version = api.rsplit("/", 1)[-1]
+    kind = obj.get("kind")
+    minor = ctx.options.target[1]
+    want = target_api(minor)
+    order = ["v1alpha1", "v1alpha2", "v1alpha3", "v1beta1"]
+    if want is None or kind not in ("PodGroup", "Workload") or version not in order:
+        return
+    want_version = want.rsplit("/", 1)[-1]
+    if order.index(version) >= order.index(want_version):
+        return
+    spec = obj.get("spec")
+    if not isinstance(spec, MutableMapping):
+        return
+    if kind == "PodGroup":
+        if want_version == "v1alpha1":
+            return  # 1.35 has no PodGroup kind
+        ref = spec.get("podGroupTemplateRef")
+        if isinstance(ref, Mapping):
+            wl = ref.get("workload") if isinstance(ref.get("workload"), Mapping) else {}
+            assert isinstance(wl, Mapping)
+            from kubedra.migrate.yamldoc import splice
+
+            splice(
+                spec,
+                "podGroupTemplateRef",
+                [
+                    (
+                        "workloadRef",
+                        {
+                            "workloadName": wl.get("workloadName"),
+                            "templateName": wl.get("podGroupTemplateName"),
+                        },
+                    )
+                ],
+            )
+            ctx.note(
+                "change", "podGroupTemplateRef.workload -> workloadRef{workloadName, templateName}", ("spec",)
+            )
+        if want_version == "v1beta1":
+            _disruption(spec, ("spec",), ctx)
+    else:
+        groups = spec.get("podGroups")
+        if version == "v1alpha1" and isinstance(groups, list):
+            templates = []
+            for g in groups:
+                if isinstance(g, Mapping):
+                    t: dict[str, Any] = {"name": g.get("name")}
+                    if g.get("policy") is not None:
+                        t["schedulingPolicy"] = g.get("policy")
+                    templates.append(t)
+            from kubedra.migrate.yamldoc import splice
+
+            splice(spec, "podGroups", [("podGroupTemplates", templates)])
+            ctx.note("change", "podGroups[].policy -> podGroupTemplates[].schedulingPolicy", ("spec",))
+            ctx.note(
+                "warning",
+                "from 1.36 pods join a PodGroup (spec.schedulingGroup.podGroupName), not the Workload; "
+                "PodGroups are created from these templates by the workload's controller",
+                ("spec",),
+            )
+        if want_version == "v1beta1":
+            for i, t in enumerate(spec.get("podGroupTemplates") or []):
+                if isinstance(t, MutableMapping):
+                    _disruption(t, ("spec", "podGroupTemplates", i), ctx)
+    obj["apiVersion"] = want
+    ctx.note("change", f"apiVersion: {api} -> {want} (the version Kubernetes 1.{minor} serves)")
+
+
+def report_workload_refs(ctx: ObjectContext, templates: list[PodTemplate]) -> None:
+    """1.35 ``pod.spec.workloadRef`` has no place in 1.36+ pods (tombstoned)."""
+    if ctx.options.target[1] < 36:
+        return
+    for t in templates:
+        spec = get_path(ctx.obj, t.spec)
+        if isinstance(spec, Mapping) and spec.get("workloadRef"):
+            ctx.note(
+                "manual",
+                "spec.workloadRef (1.35) was removed in 1.36: create a PodGroup for this gang and set "
+                "spec.schedulingGroup.podGroupName instead",
+                (*t.spec, "workloadRef"),
+            )

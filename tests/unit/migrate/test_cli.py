@@ -1,0 +1,102 @@
+"""``kubedra migrate`` through the CLI: modes, exit codes, nothing written on error."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubedra.cli import cli
+
+from .helpers import by_kind
+from .test_gpu import DEPLOYMENT
+
+
+def run(*args: str, input: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["migrate", *args], input=input, catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "apps" / "train.yaml").write_text("# keep me\n" + DEPLOYMENT)
+    (tmp_path / "apps" / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    return tmp_path
+
+
+def test_diff_is_the_default_and_writes_nothing(tree: Path) -> None:
+    before = (tree / "apps" / "train.yaml").read_text()
+    code, out, err = run(str(tree / "apps"))
+    assert code == 0
+    assert (
+        out.startswith("--- a/")
+        and "+kind: ResourceClaimTemplate" in out
+        and "-            nvidia.com/gpu: 2" in out
+    )
+    assert "2 file(s), 1 changed, 1 new object(s), 0 manual item(s)" in err and "output valid" in err
+    assert (tree / "apps" / "train.yaml").read_text() == before
+
+
+def test_out_dir_mirrors_the_tree(tree: Path) -> None:
+    out_dir = tree / "out"
+    code, _, _ = run(str(tree / "apps"), "--out", str(out_dir))
+    assert code == 0
+    assert sorted(os.listdir(out_dir)) == ["cm.yaml", "train.yaml"]
+    text = (out_dir / "train.yaml").read_text()
+    assert text.startswith("# keep me\n") and by_kind(text, "ResourceClaimTemplate")
+    assert (out_dir / "cm.yaml").read_text() == (tree / "apps" / "cm.yaml").read_text()
+
+
+def test_in_place_then_second_run_changes_nothing(tree: Path) -> None:
+    path = tree / "apps" / "train.yaml"
+    mode = 0o640
+    path.chmod(mode)
+    assert run(str(path), "--in-place")[0] == 0
+    once = path.read_text()
+    assert "ResourceClaimTemplate" in once and (path.stat().st_mode & 0o777) == mode
+    code, out, _ = run(str(path), "--in-place", "-o", "json")
+    assert code == 0 and path.read_text() == once
+    assert json.loads(out)["files"][0]["changed"] is False
+    assert not [p for p in os.listdir(tree / "apps") if p.startswith(".kubedra-")]
+
+
+def test_bad_input_exits_2_and_writes_nothing(tree: Path) -> None:
+    (tree / "apps" / "zbroken.yaml").write_text("a: [1,\n")
+    before = (tree / "apps" / "train.yaml").read_text()
+    from kubedra.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["migrate", str(tree / "apps"), "--in-place"])
+    assert exc.value.code == 2
+    assert (tree / "apps" / "train.yaml").read_text() == before
+
+
+def test_manual_items_exit_1_and_json_report(tree: Path) -> None:
+    (tree / "apps" / "frac.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: f\n  annotations:\n    gpu-fraction: '0.5'\n"
+        "spec:\n  containers: [{name: a, image: x}]\n"
+    )
+    code, out, _ = run(str(tree / "apps"), "-o", "json")
+    assert code == 1
+    data = json.loads(out)
+    manual = [f for file in data["files"] for f in file["findings"] if f["level"] == "manual"]
+    assert manual[0]["source"]["line"] == 6 and manual[0]["object"]["kind"] == "Pod"
+    assert data["validation"]["valid"] is True
+
+
+def test_stdin_to_stdout() -> None:
+    code, out, _ = run("-", input=DEPLOYMENT)
+    assert code == 0 and out.startswith("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate")
+
+
+def test_usage_errors(tree: Path) -> None:
+    from kubedra.cli import main
+
+    for args in (["--in-place", "--diff"], ["--target-version", "1.30"], ["--sharing", "half"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["migrate", str(tree / "apps"), *args])
+        assert exc.value.code == 2
