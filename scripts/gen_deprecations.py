@@ -31,6 +31,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO / "src" / "kubedra" / "data" / "deprecations" / "k8s-api.yaml"
 MODULE = "k8s.io/api"
+# Modules holding built-in API types, and the folder under which their <group>/<version> packages live.
+# apiextensions.k8s.io (CRDs) and apiregistration.k8s.io (APIService) are served by kube-apiserver but their
+# types live outside k8s.io/api.
+MODULES = (
+    ("k8s.io/api", "."),
+    ("k8s.io/apiextensions-apiserver", "pkg/apis"),
+    ("k8s.io/kube-aggregator", "pkg/apis"),
+)
 FIRST_MINOR_WITH_MARKERS = 19
 
 _FUNC = re.compile(
@@ -58,25 +66,43 @@ def _go(*args: str) -> str:
     return out.stdout
 
 
-def newest_patches(first_minor: int) -> list[str]:
-    """Newest released (non-prerelease) patch of each v0.<minor> from ``first_minor`` on, newest first."""
-    versions = _go("list", "-m", "-versions", MODULE).split()[1:]
-    best: dict[int, tuple[int, str]] = {}
-    for v in versions:
+def _patches(module: str) -> dict[int, list[str]]:
+    """minor -> released versions of that minor, newest patch first."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    for v in _go("list", "-m", "-versions", module).split()[1:]:
         m = re.fullmatch(r"v0\.(\d+)\.(\d+)", v)
-        if not m:
+        if m:
+            out.setdefault(int(m.group(1)), []).append((int(m.group(2)), v))
+    return {minor: [v for _, v in sorted(vs, reverse=True)] for minor, vs in out.items()}
+
+
+def newest_patches(first_minor: int) -> list[str]:
+    """Newest released (non-prerelease) patch of each k8s.io/api v0.<minor> from ``first_minor`` on, newest first."""
+    patches = _patches(MODULE)
+    return [patches[m][0] for m in sorted(patches, reverse=True) if m >= first_minor]
+
+
+def module_dir(version: str, module: str = MODULE) -> Path | None:
+    """Download ``module`` at ``version``, or the newest patch of the same minor the proxy has; None if none."""
+    minor = int(version.split(".")[1])
+    candidates = [version] + [v for v in _patches(module).get(minor, []) if v != version]
+    for v in candidates:
+        env = dict(os.environ, GOFLAGS="-mod=mod", GO111MODULE="on")
+        out = subprocess.run(
+            ["go", "mod", "download", "-json", f"{module}@{v}"],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd="/",
+        )
+        try:
+            info = json.loads(out.stdout)
+        except ValueError:
             continue
-        minor, patch = int(m.group(1)), int(m.group(2))
-        if minor >= first_minor and (minor not in best or patch > best[minor][0]):
-            best[minor] = (patch, v)
-    return [best[m][1] for m in sorted(best, reverse=True)]
-
-
-def module_dir(version: str) -> Path:
-    info = json.loads(_go("mod", "download", "-json", f"{MODULE}@{version}"))
-    if info.get("Error"):
-        sys.exit(f"gen_deprecations: {MODULE}@{version}: {info['Error']}")
-    return Path(info["Dir"])
+        if not info.get("Error") and info.get("Dir"):
+            return Path(info["Dir"])
+    print(f"warning: {module} not available for v0.{minor}; skipped", file=sys.stderr)
+    return None
 
 
 def _group_of(pkg: Path) -> str | None:
@@ -109,9 +135,14 @@ def _registered_kinds(pkg: Path) -> list[str]:
     return [k for k in re.findall(r"&(\w+)\{\}", text[start:end]) if not _skip_kind(k)]
 
 
-def parse_module(root: Path, version: str) -> dict[tuple[str, str, str], dict[str, object]]:
+def parse_module(
+    root: Path,
+    version: str,
+    module: str = MODULE,
+    entries: dict[tuple[str, str, str], dict[str, object]] | None = None,
+) -> dict[tuple[str, str, str], dict[str, object]]:
     """Every registered kind of every group/version package, with its lifecycle markers where it has them."""
-    entries: dict[tuple[str, str, str], dict[str, object]] = {}
+    entries = {} if entries is None else entries
     for register in sorted(root.glob("*/*/register.go")):
         pkg = register.parent
         if not re.fullmatch(r"v\d+(?:(?:alpha|beta)\d+)?", pkg.name):
@@ -121,7 +152,7 @@ def parse_module(root: Path, version: str) -> dict[tuple[str, str, str], dict[st
             print(f"warning: no GroupName in {pkg.relative_to(root)}; skipped", file=sys.stderr)
             continue
         api_version = pkg.name
-        rel = str(pkg.relative_to(root))
+        rel = f"{module}/{pkg.relative_to(root)}"
         for kind in _registered_kinds(pkg):
             entries.setdefault((group, api_version, kind), {"_pkg": rel})
         lifecycle = pkg / "zz_generated.prerelease-lifecycle.go"
@@ -144,7 +175,7 @@ def parse_module(root: Path, version: str) -> dict[tuple[str, str, str], dict[st
             if rkind != kind:
                 e["replacementKind"] = rkind
     for e in entries.values():
-        e["source"] = f"{MODULE}@{version}"
+        e.setdefault("source", f"{module}@{version}")
     return entries
 
 
@@ -192,7 +223,7 @@ def render(entries: dict[tuple[str, str, str], dict[str, object]], versions: lis
     lines = [
         "# GENERATED by scripts/gen_deprecations.py from k8s.io/api prerelease-lifecycle markers. DO NOT EDIT;",
         "# put corrections and what the markers miss in overrides.yaml. Regenerate: python scripts/gen_deprecations.py",
-        f"# Module versions read (newest wins per kind): {', '.join(versions)}",
+        f"# Modules read: {', '.join(m for m, _ in MODULES)} at (newest wins per kind): {', '.join(versions)}",
         "# Upstream derives unset dates: deprecated = introduced + 3 minors, removed = deprecated + 3 minors. For",
         "# beta APIs those are planning dates, not promises (an API may stay longer or be removed on that date).",
         "# deletedFromModule: the first release whose k8s.io/api lacks the kind; it cannot be served from then on, so",
@@ -235,7 +266,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with the output file instead of writing it")
     args = ap.parse_args(argv)
     versions = args.versions or newest_patches(FIRST_MINOR_WITH_MARKERS)
-    merged = merge({v: parse_module(module_dir(v), v) for v in versions})
+    per_version: dict[str, dict[tuple[str, str, str], dict[str, object]]] = {}
+    for v in versions:
+        entries: dict[tuple[str, str, str], dict[str, object]] = {}
+        for module, sub in MODULES:
+            root = module_dir(v, module)
+            if root is not None:
+                parse_module(root / sub, v, module, entries)
+        per_version[v] = entries
+    merged = merge(per_version)
     text = render(merged, versions)
     if args.check:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import yaml
-from tests.unit.audit.helpers import corpus, run
+
+from .helpers import corpus, run
 
 V1BETA1_CLAIM = """\
 apiVersion: resource.k8s.io/v1beta1

@@ -7,7 +7,8 @@ import os
 from collections import Counter
 
 import pytest
-from tests.unit.audit.helpers import corpus, run
+
+from .helpers import corpus, run
 
 
 def _findings(*args: str) -> tuple[int, dict]:
