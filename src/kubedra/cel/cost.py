@@ -156,10 +156,14 @@ class Coster:
 
     # -------------------------------------------------------------- helpers
     def type_of(self, e: Any) -> Any:
-        return self.checked.type_map.get(e.id)
+        type_map = getattr(self.checked, "type_map", None)  # absent on an unchecked (parsed-only) AST
+        return type_map.get(e.id) if type_map is not None else None
 
     def overloads(self, e: Any) -> list[str]:
-        ref = self.checked.reference_map.get(e.id)
+        refs = getattr(self.checked, "reference_map", None)
+        if refs is None:
+            return [e.call_expr.function]  # unchecked AST: the function name stands in for the overload
+        ref = refs.get(e.id)
         return list(ref.overload_id) if ref is not None else []
 
     def peek(self, name: str) -> _Local | None:

@@ -578,8 +578,9 @@ class Environment:
         except RuntimeError as e:
             raise CELCompileError("compilation failed: " + clean_status(str(e)), text) from None
         kind, ast = decode(parsed.serialize())
+        max_cost = cost.estimate(ast, self.sizes)  # approximate: no types, so no per-type rules
         rewrite(ast, self.domain_default_var)
-        return Program(text, self.runtime.deserialize(encode(kind, ast)), "dyn", cost.MAX, False)
+        return Program(text, self.runtime.deserialize(encode(kind, ast)), "dyn", max_cost, False)
 
 
 def build_env(
