@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.sources.nvidia._gc import paused_gc
 from kubedra.sources.nvidia.dra import DriverInfo, device_classes, dra_objects
 from kubedra.sources.nvidia.models import GpuModel
 from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
@@ -53,6 +54,19 @@ def cluster(
     ``device_plugin=False``: the DRA driver's DeviceClasses, then Nodes, then each node's slices.
     ``mode`` is one GPU mode for all nodes, or a map from model key (or ``*``) to mode.
     """
+    with paused_gc():
+        return _cluster(spec, mode, k8s_version, device_plugin, driver, mig_strategy, rename_by_default)
+
+
+def _cluster(
+    spec: str | list[NodeGroup],
+    mode: ModeArg,
+    k8s_version: str,
+    device_plugin: bool,
+    driver: DriverInfo | None,
+    mig_strategy: str | None,
+    rename_by_default: bool,
+) -> list[dict[str, Any]]:
     groups = parse_node_spec(spec) if isinstance(spec, str) else list(spec)
     names = node_names(groups)
     nodes: list[dict[str, Any]] = []

@@ -26,6 +26,7 @@ derived from the node name so output is stable.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,8 +34,9 @@ from typing import Any
 from kubedra.errors import InputError
 from kubedra.model.quantity import Quantity
 from kubedra.sources.nvidia import identity
+from kubedra.sources.nvidia._gc import paused_gc
 from kubedra.sources.nvidia.layouts import GpuLayout, MigPlacement
-from kubedra.sources.nvidia.limits import is_dns_label, pool_violations, slice_violations
+from kubedra.sources.nvidia.limits import is_dns_label, is_dns_subdomain, pool_violations, slice_violations
 from kubedra.sources.nvidia.models import GpuModel, MigProfile, default_driver_versions, get_model
 from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
 from kubedra.sources.nvidia.specs import k8s_minor
@@ -48,6 +50,7 @@ GPU_CONFIG_API = "resource.nvidia.com/v1beta1"
 _SEMVER_IN = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
 
 
+@functools.lru_cache(maxsize=256)
 def nvidia_semver(text: str) -> str:
     """Normalise an NVIDIA version (``580.95.05``, ``13.0``, ``9.0``) to semver (``580.95.5``, ``13.0.0``).
 
@@ -86,9 +89,21 @@ class _Gpu:
     layout: GpuLayout  # None: MIG off
 
 
+@functools.lru_cache(maxsize=4096)
+def _qstr(n: int) -> str:
+    """Canonical quantity of an integer, like resource.NewQuantity(n, BinarySI).String()."""
+    return Quantity.from_int(n, "BinarySI").canonical()
+
+
 def _q(n: int) -> dict[str, str]:
-    """``{"value": <canonical quantity>}`` of an integer, like resource.NewQuantity(n, BinarySI)."""
-    return {"value": Quantity.from_int(n, "BinarySI").canonical()}
+    return {"value": _qstr(n)}
+
+
+Items = tuple[tuple[str, str], ...]  # sorted (name, canonical quantity) pairs
+
+
+def _qmap(items: Items) -> dict[str, Any]:
+    return {k: {"value": v} for k, v in items}
 
 
 def _sorted(d: dict[str, Any]) -> dict[str, Any]:
@@ -103,41 +118,56 @@ def _gpus(node: str, model: GpuModel, layouts: list[GpuLayout]) -> list[_Gpu]:
     return out
 
 
-def _common_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> dict[str, Any]:
-    attrs: dict[str, Any] = {
-        "productName": {"string": model.product_name},
-        "brand": {"string": model.brand},
-        "architecture": {"string": model.architecture},
-        "cudaComputeCapability": {"version": nvidia_semver(model.compute_capability)},
-        "driverVersion": {"version": nvidia_semver(driver.driver_version)},
-        "cudaDriverVersion": {"version": nvidia_semver(driver.cuda_driver_version)},
-        PCI_BUS_ID: {"string": gpu.bus_id},
-        PCIE_ROOT: {"string": gpu.root},
-    }
+AttrItems = tuple[tuple[str, str, str], ...]  # (name, value type, value)
+
+
+def _common_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> AttrItems:
+    items = [
+        ("productName", "string", model.product_name),
+        ("brand", "string", model.brand),
+        ("architecture", "string", model.architecture),
+        ("cudaComputeCapability", "version", nvidia_semver(model.compute_capability)),
+        ("driverVersion", "version", nvidia_semver(driver.driver_version)),
+        ("cudaDriverVersion", "version", nvidia_semver(driver.cuda_driver_version)),
+        (PCI_BUS_ID, "string", gpu.bus_id),
+        (PCIE_ROOT, "string", gpu.root),
+    ]
     if driver.addressing_mode is not None:
-        attrs["addressingMode"] = {"string": driver.addressing_mode}
-    return attrs
+        items.append(("addressingMode", "string", driver.addressing_mode))
+    return tuple(items)
 
 
-def _gpu_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> dict[str, Any]:
-    attrs = _common_attributes(model, gpu, driver)
-    attrs["type"] = {"string": "gpu"}
-    attrs["uuid"] = {"string": gpu.uuid}
-    return _sorted(attrs)
+def _attrs(*groups: AttrItems) -> dict[str, Any]:
+    """Fresh attribute dicts (no sharing between devices), keys sorted like Go's JSON."""
+    return {k: {t: v} for k, t, v in sorted(item for g in groups for item in g)}
 
 
-def _mig_attributes(model: GpuModel, gpu: _Gpu, profile: MigProfile, driver: DriverInfo) -> dict[str, Any]:
-    attrs = _common_attributes(model, gpu, driver)
-    attrs["type"] = {"string": "mig"}
-    attrs["parentUUID"] = {"string": gpu.uuid}
-    attrs["profile"] = {"string": profile.name}
-    return attrs
+def _gpu_attributes(common: AttrItems, gpu: _Gpu) -> dict[str, Any]:
+    return _attrs(common, (("type", "string", "gpu"), ("uuid", "string", gpu.uuid)))
+
+
+def _mig_attributes(
+    common: AttrItems, gpu: _Gpu, profile: MigProfile, uuid: str | None = None
+) -> dict[str, Any]:
+    extra = [
+        ("type", "string", "mig"),
+        ("parentUUID", "string", gpu.uuid),
+        ("profile", "string", profile.name),
+    ]
+    if uuid is not None:
+        extra.append(("uuid", "string", uuid))
+    return _attrs(common, tuple(extra))
+
+
+@functools.lru_cache(maxsize=256)
+def _profile_slug(profile_name: str) -> str:
+    """toRFC1123Compliant(profile without dots): ``1g.10gb+me`` -> ``1g10gb-me``."""
+    return re.sub(r"[^a-z0-9-.]", "-", profile_name.replace(".", "").lower()).strip("-").rstrip(".")
 
 
 def mig_device_name(minor: int, profile: MigProfile, start: int) -> str:
     """The driver's canonical MIG device name: ``gpu-<minor>-mig-<profile w/o dots>-<id>-<start>``."""
-    pname = re.sub(r"[^a-z0-9-.]", "-", profile.name.replace(".", "").lower()).strip("-").rstrip(".")
-    return f"gpu-{minor}-mig-{pname}-{profile.profile_id}-{start}"
+    return f"gpu-{minor}-mig-{_profile_slug(profile.name)}-{profile.profile_id}-{start}"
 
 
 def counter_set_name(minor: int) -> str:
@@ -165,55 +195,90 @@ def _counter_name(capacity: str) -> str:
     return re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", capacity).lower()
 
 
-def _memory_slice_counters(start: int, size: int) -> dict[str, Any]:
-    return {f"memory-slice-{i}": _q(1) for i in range(start, start + size)}
+def _capacity_items(values: dict[str, int]) -> Items:
+    return tuple(sorted((k, _qstr(v)) for k, v in values.items()))
 
 
-def _counters(values: dict[str, int], start: int, size: int) -> dict[str, Any]:
-    counters = {_counter_name(k): _q(v) for k, v in values.items()}
-    counters.update(_memory_slice_counters(start, size))
-    return _sorted(counters)
+def _counter_items(values: dict[str, int], start: int, size: int) -> Items:
+    counters = {_counter_name(k): _qstr(v) for k, v in values.items()}
+    counters.update({f"memory-slice-{i}": _qstr(1) for i in range(start, start + size)})
+    return tuple(sorted(counters.items()))
 
 
 # ----------------------------------------------------------------- devices, no DynamicMIG
 
 
-def _full_gpu_device(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> dict[str, Any]:
+def _full_gpu_device(model: GpuModel, gpu: _Gpu, common: AttrItems) -> dict[str, Any]:
     return {
         "name": f"gpu-{gpu.minor}",
-        "attributes": _gpu_attributes(model, gpu, driver),
+        "attributes": _gpu_attributes(common, gpu),
         "capacity": {"memory": _q(model.memory_bytes)},
     }
 
 
-def _static_mig_device(
-    node: str, model: GpuModel, gpu: _Gpu, placement: MigPlacement, driver: DriverInfo
-) -> dict[str, Any]:
+def _static_mig_device(node: str, gpu: _Gpu, placement: MigPlacement, common: AttrItems) -> dict[str, Any]:
     profile = placement.profile
-    attrs = _mig_attributes(model, gpu, profile, driver)
-    attrs["uuid"] = {"string": identity.mig_uuid(node, gpu.minor, profile.profile_id, placement.start)}
-    capacity = {k: _q(v) for k, v in _mig_capacity_values(profile).items()}
-    capacity.update({f"memorySlice{i}": _q(1) for i in placement.slots})
+    uuid = identity.mig_uuid(node, gpu.minor, profile.profile_id, placement.start)
+    capacity = dict(_capacity_items(_mig_capacity_values(profile)))
+    capacity.update({f"memorySlice{i}": _qstr(1) for i in placement.slots})
     return {
         "name": mig_device_name(gpu.minor, profile, placement.start),
-        "attributes": _sorted(attrs),
-        "capacity": _sorted(capacity),
+        "attributes": _mig_attributes(common, gpu, profile, uuid),
+        "capacity": _qmap(tuple(sorted(capacity.items()))),
     }
 
 
 def _static_devices(node: str, model: GpuModel, gpus: list[_Gpu], driver: DriverInfo) -> list[dict[str, Any]]:
     devices = []
     for gpu in gpus:
+        common = _common_attributes(model, gpu, driver)
         if gpu.layout is None:
-            devices.append(_full_gpu_device(model, gpu, driver))
+            devices.append(_full_gpu_device(model, gpu, common))
             continue
         # MIG enabled: only the pre-created MIG devices (none: capacity stranded, as upstream warns)
-        mine = [_static_mig_device(node, model, gpu, p, driver) for p in gpu.layout]
+        mine = [_static_mig_device(node, gpu, p, common) for p in gpu.layout]
         devices += sorted(mine, key=lambda d: d["name"])
     return devices
 
 
 # ----------------------------------------------------------------- devices, DynamicMIG
+
+
+@dataclass(frozen=True)
+class _MigSpec:
+    """One abstract (profile, placement) device, with its rendered capacity and counters."""
+
+    profile: MigProfile
+    start: int
+    capacity: Items
+    counters: Items
+
+
+@dataclass(frozen=True)
+class _DynamicTemplate:
+    specs: tuple[_MigSpec, ...]
+    full_capacity: Items  # per-capacity maxima over all profiles and placements
+    all_counters: Items  # the counter set, also what the full GPU consumes
+
+
+@functools.lru_cache(maxsize=64)
+def _dynamic_template(model: GpuModel) -> _DynamicTemplate:
+    pairs = [(p, s) for p in model.mig_profiles for s in p.starts]
+    maxima: dict[str, int] = {}
+    for profile, _ in pairs:
+        for cap, value in _mig_capacity_values(profile).items():
+            maxima[cap] = max(maxima.get(cap, value), value)
+    mem_slices = max(p.size for p, _ in pairs)  # the driver assumes the largest placement spans all slices
+    specs = tuple(
+        _MigSpec(
+            p,
+            s,
+            _capacity_items(_mig_capacity_values(p)),
+            _counter_items(_mig_capacity_values(p), s, p.size),
+        )
+        for p, s in pairs
+    )
+    return _DynamicTemplate(specs, _capacity_items(maxima), _counter_items(maxima, 0, mem_slices))
 
 
 @dataclass
@@ -223,44 +288,34 @@ class _GpuSlice:
 
 
 def _dynamic_gpu(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> _GpuSlice:
+    common = _common_attributes(model, gpu, driver)
     capable = model.mig_capable and (model.mig_toggle_without_reset or gpu.layout is not None)
     if not capable:
         # not DynamicMIG-capable: the full GPU through PartGetDevice, memory only, no counters
-        return _GpuSlice([_full_gpu_device(model, gpu, driver)], None)
+        return _GpuSlice([_full_gpu_device(model, gpu, common)], None)
 
-    specs = [(p, s) for p in model.mig_profiles for s in p.starts]
-    maxima: dict[str, int] = {}
-    for profile, _ in specs:
-        for cap, value in _mig_capacity_values(profile).items():
-            maxima[cap] = max(maxima.get(cap, value), value)
-    mem_slices = max(p.size for p, _ in specs)
+    tpl = _dynamic_template(model)
     set_name = counter_set_name(gpu.minor)
-    all_counters = _counters(maxima, 0, mem_slices)
-
-    devices: list[dict[str, Any]] = []
-    for profile, start in specs:
-        values = _mig_capacity_values(profile)
-        devices.append(
-            {
-                "name": mig_device_name(gpu.minor, profile, start),
-                "attributes": _sorted(_mig_attributes(model, gpu, profile, driver)),
-                "capacity": _sorted({k: _q(v) for k, v in values.items()}),
-                "consumesCounters": [
-                    {"counterSet": set_name, "counters": _counters(values, start, profile.size)}
-                ],
-            }
-        )
+    devices: list[dict[str, Any]] = [
+        {
+            "name": mig_device_name(gpu.minor, spec.profile, spec.start),
+            "attributes": _mig_attributes(common, gpu, spec.profile),
+            "capacity": _qmap(spec.capacity),
+            "consumesCounters": [{"counterSet": set_name, "counters": _qmap(spec.counters)}],
+        }
+        for spec in tpl.specs
+    ]
     if model.mig_toggle_without_reset or gpu.layout is None:
         devices.append(
             {
                 "name": f"gpu-{gpu.minor}",
-                "attributes": _gpu_attributes(model, gpu, driver),
-                "capacity": _sorted({k: _q(v) for k, v in maxima.items()}),
-                "consumesCounters": [{"counterSet": set_name, "counters": dict(all_counters)}],
+                "attributes": _gpu_attributes(common, gpu),
+                "capacity": _qmap(tpl.full_capacity),
+                "consumesCounters": [{"counterSet": set_name, "counters": _qmap(tpl.all_counters)}],
             }
         )
     devices.sort(key=lambda d: d["name"])
-    return _GpuSlice(devices, {"name": set_name, "counters": all_counters})
+    return _GpuSlice(devices, {"name": set_name, "counters": _qmap(tpl.all_counters)})
 
 
 # ----------------------------------------------------------------- slices
@@ -295,8 +350,11 @@ def _slice(node: str, index: int, count: int, body: dict[str, Any]) -> dict[str,
     }
 
 
+_CHECKED: set[tuple[object, ...]] = set()
+
+
 def check_node_name(node: str) -> None:
-    if not node or len(node) > 253 or not re.match(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", node):
+    if not is_dns_subdomain(node):
         raise InputError(f"invalid node name {node!r} (must be a lower-case DNS subdomain)")
 
 
@@ -324,7 +382,8 @@ def dra_objects(
         devices = _static_devices(node_name, gpu_model, gpu_list, driver)
         bodies.append({"devices": devices} if devices else {})
     else:
-        per_gpu = [_dynamic_gpu(gpu_model, g, driver) for g in sorted(gpu_list, key=lambda g: g.bus_id)]
+        with paused_gc():
+            per_gpu = [_dynamic_gpu(gpu_model, g, driver) for g in sorted(gpu_list, key=lambda g: g.bus_id)]
         sets = [s.counter_set for s in per_gpu if s.counter_set is not None]
         if minor >= 35:
             bodies.append({"sharedCounters": sets} if sets else {})
@@ -337,7 +396,14 @@ def dra_objects(
                 bodies.append(body)
 
     slices = [_slice(node_name, i, len(bodies), b) for i, b in enumerate(bodies)]
+    # Which checks fail depends on the hardware, mode, version and driver strings, never on the
+    # (valid) node name: check each combination once.
+    key = (gpu_model, gpus, str(gpu_mode), minor, driver)
+    if key in _CHECKED:
+        return slices
     problems = [p for s in slices for p in slice_violations(s, minor)] + pool_violations(slices, minor)
+    if not problems:
+        _CHECKED.add(key)
     if problems:
         raise InputError(
             f"{gpus} x {gpu_model.key} in mode {gpu_mode} cannot be published by the NVIDIA DRA driver on "

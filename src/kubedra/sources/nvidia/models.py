@@ -192,7 +192,8 @@ def _model(key: str, raw: dict[str, Any]) -> GpuModel:
 @functools.cache
 def _data() -> dict[str, Any]:
     text = resources.files("kubedra.data").joinpath("gpus/models.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    data: dict[str, Any] = yaml.load(text, Loader=loader)  # C loader when PyYAML has it
     return data
 
 
