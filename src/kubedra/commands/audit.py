@@ -202,7 +202,9 @@ def audit(
     else:
         render.print_table(report)
 
-    incomplete = unreachable or any(f.rule == "input.malformed" for f in findings)
+    incomplete = unreachable or any(
+        f.rule in ("input.malformed", "input.helm-render-failed") for f in findings
+    )
     if incomplete:
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_FINDINGS if report.worst_at_least(fail_on) else EXIT_OK)
