@@ -55,6 +55,10 @@ def test_explicit_lists():
     assert placed("1g.20gb*4") == [("1g.20gb", s) for s in (0, 2, 4, 6)]
 
 
+def test_mig_parted_dot_spelling_of_plus_attributes():
+    assert placed("1g.10gb.me,3g.40gb") == [("1g.10gb+me", 3), ("3g.40gb", 4)]
+
+
 def test_pinned_starts():
     assert placed("3g.40gb@0,2g.20gb,1g.10gb") == [("3g.40gb", 0), ("2g.20gb", 4), ("1g.10gb", 6)]
 

@@ -120,7 +120,7 @@ def _normalise_profile_name(name: str) -> str:
     # mig-parted spells "1g.10gb+me" as "1g.10gb.me" in layout names
     base, dot, rest = name.partition("gb.")
     if dot and rest:
-        name = f"{base}gb+{rest.replace('.', '+')}"
+        name = f"{base}gb+{rest}"  # "1g.24gb.me.all" -> "1g.24gb+me.all"
     return name
 
 

@@ -64,7 +64,7 @@ def node_pool_name(model: GpuModel, gpus: int) -> str:
 
 
 def scaled_shape(model: GpuModel, gpus: int, shape: NodeShape | None = None) -> NodeShape:
-    """The model's node shape (or ``shape``) with cpu and memory scaled to ``gpus`` GPUs."""
+    """The model's node shape with cpu and memory scaled to ``gpus`` GPUs; an explicit ``shape`` is used as is."""
     base = shape or model.node
     if shape is not None or gpus == base.gpus:
         return replace(base, gpus=gpus)
