@@ -179,6 +179,8 @@ class Validator:
                     warning=issue.warning,
                 )
                 (result.warnings if issue.warning else result.errors).append(err)
+        result.errors.sort(key=lambda e: (e.file, e.line or 0))
+        result.warnings.sort(key=lambda e: (e.file, e.line or 0))
         return result
 
     # -- one object --------------------------------------------------------------------------------

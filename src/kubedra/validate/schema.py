@@ -134,6 +134,12 @@ class SchemaValidator:
                     warning=True,
                 )
                 continue
+            if err.validator == "additionalProperties" and isinstance(err.instance, dict):
+                extra = sorted(set(err.instance) - set(err.schema.get("properties", {})))
+                for name in extra:  # one error per unknown field, at the field's own line
+                    yield SchemaError((*err.absolute_path, name), f"unknown field {name!r}")
+                if extra:
+                    continue
             yield SchemaError(tuple(err.absolute_path), _message(err))
 
 

@@ -1,0 +1,357 @@
+"""kubedra validate: schemas, DRA rules from validation.go, CEL, quantities, references, CLI."""
+
+from __future__ import annotations
+
+import copy
+import json
+import textwrap
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubedra.cli import cli
+from kubedra.validate.engine import ValidationResult, validate_texts
+
+RCT = textwrap.dedent(
+    """\
+    apiVersion: resource.k8s.io/v1
+    kind: ResourceClaimTemplate
+    metadata:
+      name: t
+    spec:
+      spec:
+        devices:
+          requests:
+          - name: gpu
+            exactly:
+              deviceClassName: gpu.nvidia.com
+    """
+)
+SLICE = {
+    "apiVersion": "resource.k8s.io/v1",
+    "kind": "ResourceSlice",
+    "metadata": {"name": "s"},
+    "spec": {
+        "driver": "gpu.nvidia.com",
+        "nodeName": "n1",
+        "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+        "devices": [
+            {
+                "name": "gpu-0",
+                "attributes": {"type": {"string": "gpu"}},
+                "capacity": {"memory": {"value": "80Gi"}},
+            }
+        ],
+    },
+}
+
+
+def check(obj: Any, target: str = "1.37", **kw: Any) -> ValidationResult:
+    text = obj if isinstance(obj, str) else yaml.safe_dump(obj, sort_keys=False)
+    return validate_texts([("in.yaml", text)], target, **kw)
+
+
+def messages(obj: Any, target: str = "1.37") -> list[tuple[str, str]]:
+    return [(e.path, e.message) for e in check(obj, target).errors]
+
+
+def rct_with(request: dict[str, Any], **devices: Any) -> dict[str, Any]:
+    obj = yaml.safe_load(RCT)
+    obj["spec"]["spec"]["devices"]["requests"] = [request]
+    obj["spec"]["spec"]["devices"].update(devices)
+    return obj
+
+
+def test_valid_objects() -> None:
+    assert check(RCT).valid
+    assert check(SLICE).valid
+
+
+def test_strict_schema_reports_unknown_fields_with_line() -> None:
+    result = check(RCT.replace("        exactly:\n", "        exactly:\n          bogus: 1\n"))
+    (err,) = result.errors
+    assert err.message == "unknown field 'bogus'" and err.line == 11
+    assert err.path == "spec.spec.devices.requests[0].exactly.bogus"
+
+
+def test_v1beta1_shape_in_v1_is_an_error() -> None:
+    text = RCT.replace("        exactly:\n          deviceClassName", "        deviceClassName")
+    msgs = messages(text)
+    assert ("spec.spec.devices.requests[0].deviceClassName", "unknown field 'deviceClassName'") in msgs
+    assert any("exactly one of exactly or firstAvailable" in m for _, m in msgs)
+
+
+def test_api_not_served_at_target() -> None:
+    assert messages(RCT, "1.34") == []
+    text = RCT.replace("resource.k8s.io/v1", "resource.k8s.io/v1alpha2")
+    assert messages(text) == [
+        ("apiVersion", "resource.k8s.io/v1alpha2 ResourceClaimTemplate is not served by Kubernetes 1.37")
+    ]
+    pg = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\nspec:\n  schedulingPolicy: {basic: {}}\n"
+    assert check(pg, "1.37").valid and not check(pg, "1.36").valid
+
+
+@pytest.mark.parametrize(
+    ("request_", "expected"),
+    [
+        ({"name": "Bad", "exactly": {"deviceClassName": "c"}}, "is not a DNS label"),
+        (
+            {"name": "a", "exactly": {"deviceClassName": "c", "allocationMode": "Some"}},
+            "must be one of ExactCount, All",
+        ),
+        (
+            {"name": "a", "exactly": {"deviceClassName": "c", "allocationMode": "All", "count": 2}},
+            "must not be set when allocationMode is All",
+        ),
+        ({"name": "a", "exactly": {"deviceClassName": "c", "count": -1}}, "must be greater than zero"),
+        (
+            {
+                "name": "a",
+                "exactly": {"deviceClassName": "c"},
+                "firstAvailable": [{"name": "x", "deviceClassName": "c"}],
+            },
+            "not both",
+        ),
+        (
+            {"name": "a", "firstAvailable": [{"name": f"s{i}", "deviceClassName": "c"} for i in range(9)]},
+            "too many subrequests: 9, the limit is 8",
+        ),
+        (
+            {
+                "name": "a",
+                "exactly": {"deviceClassName": "c", "tolerations": [{"operator": "Equal", "value": "x"}]},
+            },
+            "must be Exists when key is empty",
+        ),
+        (
+            {
+                "name": "a",
+                "exactly": {
+                    "deviceClassName": "c",
+                    "tolerations": [{"key": "k", "operator": "Exists", "value": "v"}],
+                },
+            },
+            "must be empty when operator is Exists",
+        ),
+        (
+            {
+                "name": "a",
+                "exactly": {"deviceClassName": "c", "tolerations": [{"key": "k", "effect": "Evict"}]},
+            },
+            "unsupported effect",
+        ),
+        (
+            {"name": "a", "exactly": {"deviceClassName": "c", "capacity": {"requests": {"memory": "lots"}}}},
+            "invalid quantity 'lots'",
+        ),
+        (
+            {
+                "name": "a",
+                "exactly": {
+                    "deviceClassName": "c",
+                    "selectors": [{"cel": {"expression": "device.driver =="}}],
+                },
+            },
+            "CEL: compilation failed",
+        ),
+        (
+            {
+                "name": "a",
+                "exactly": {"deviceClassName": "c", "selectors": [{"cel": {"expression": "1 + 1"}}]},
+            },
+            "must evaluate to bool",
+        ),
+        (
+            {
+                "name": "a",
+                "exactly": {
+                    "deviceClassName": "c",
+                    "selectors": [{"cel": {"expression": "true || " * 1300 + "true"}}],
+                },
+            },
+            "Too long",
+        ),
+    ],
+)
+def test_request_rules(request_: dict[str, Any], expected: str) -> None:
+    msgs = messages(rct_with(request_))
+    assert any(expected in m for _, m in msgs), msgs
+
+
+def test_request_count_limit_and_duplicates() -> None:
+    obj = rct_with({"name": "a", "exactly": {"deviceClassName": "c"}})
+    obj["spec"]["spec"]["devices"]["requests"] = [{"name": "a", "exactly": {"deviceClassName": "c"}}] * 33
+    msgs = [m for _, m in messages(obj)]
+    assert "too many requests: 33, the limit is 32" in msgs
+    assert "duplicate request name 'a'" in msgs
+
+
+def test_constraints_and_config_reference_requests() -> None:
+    obj = rct_with(
+        {"name": "a", "firstAvailable": [{"name": "big", "deviceClassName": "c"}]},
+        constraints=[{"requests": ["a/big", "a/small"], "matchAttribute": "gpu.nvidia.com/parentUUID"}],
+        config=[
+            {"requests": ["a"], "opaque": {"driver": "gpu.nvidia.com", "parameters": {"x": "y" * 11000}}}
+        ],
+    )
+    msgs = messages(obj)
+    assert msgs == [
+        (
+            "spec.spec.devices.constraints[0].requests[1]",
+            "'a/small' does not name a request (or request/subrequest) of this claim",
+        ),
+        ("spec.spec.devices.config[0].opaque.parameters", "must be no more than 10240 bytes"),
+    ]
+
+
+def test_slice_rules_depend_on_the_target() -> None:
+    s = copy.deepcopy(SLICE)
+    s["spec"]["sharedCounters"] = [{"name": "cs", "counters": {"mem": {"value": "1"}}}]
+    assert check(s, "1.34").valid
+    assert "only one of devices and sharedCounters" in messages(s, "1.37")[0][1]
+    s = copy.deepcopy(SLICE)
+    s["spec"]["devices"] = [{"name": f"d{i}"} for i in range(129)]
+    assert ("spec.devices", "too many devices: 129, the limit is 128") in messages(s)
+    s["spec"]["devices"] = [
+        {"name": f"d{i}", "taints": [{"key": "k", "effect": "NoSchedule"}]} for i in range(65)
+    ]
+    assert any("the limit is 64" in m for _, m in messages(s))
+    s = copy.deepcopy(SLICE)
+    s["spec"]["devices"][0]["attributes"] = {f"a{i}": {"int": i} for i in range(33)}
+    s["spec"]["devices"][0]["attributes"]["driverVersion"] = {"version": "535.129.03"}
+    msgs = [m for _, m in messages(s)]
+    assert "too many attributes and capacities: 35, the limit is 32" in msgs
+    assert any("not a semantic version" in m for m in msgs)
+    s = copy.deepcopy(SLICE)
+    s["spec"]["pool"]["resourceSliceCount"] = 0
+    s["spec"]["allNodes"] = True
+    msgs = [m for _, m in messages(s)]
+    assert "must be greater than zero, got 0" in msgs and any("exactly one of nodeName" in m for m in msgs)
+
+
+def test_taint_effect_none_needs_135() -> None:
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "r"},
+        "spec": {"taint": {"key": "k", "effect": "None"}},
+    }
+    assert check(rule).valid
+    rule["spec"]["taint"]["effect"] = "Evict"
+    assert messages(rule) == [
+        ("spec.taint.effect", "must be one of None, NoSchedule, NoExecute, got 'Evict'")
+    ]
+
+
+def test_device_class_extended_resource_name() -> None:
+    dc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "c"},
+        "spec": {"extendedResourceName": "gpu"},
+    }
+    assert any("extended resource name" in m for _, m in messages(dc))
+    dc["spec"]["extendedResourceName"] = "nvidia.com/gpu"
+    assert check(dc).valid
+    assert any("alpha and off" in w.message for w in check(dc, "1.35").warnings)
+
+
+POD = textwrap.dedent(
+    """\
+    apiVersion: v1
+    kind: Pod
+    metadata: {name: p, namespace: ns}
+    spec:
+      schedulingGroup: {podGroupName: g}
+      resourceClaims:
+      - {name: gpu, resourceClaimTemplateName: t}
+      containers:
+      - name: c
+        image: x
+        resources:
+          limits: {nvidia.com/gpu: "1.5", memory: lots}
+          claims:
+          - {name: gpu, request: nope}
+          - {name: other}
+    """
+)
+
+
+def test_pod_rules_and_references() -> None:
+    result = check(POD + "---\n" + RCT.replace("  name: t\n", "  name: t\n  namespace: ns\n"))
+    msgs = [(e.line, e.message) for e in result.errors]
+    assert (12, "extended resource nvidia.com/gpu must be a whole number") in msgs
+    assert any(line == 12 and "invalid quantity 'lots'" in m for line, m in msgs)
+    assert (14, "request 'nope' is not a request of claim 'gpu'") in msgs
+    assert (15, "'other' does not name an entry of spec.resourceClaims") in msgs
+    assert [w.message for w in result.warnings] == ["PodGroup 'g' is not among the inputs; it must exist"]
+
+
+def test_missing_references_are_warnings_unless_strict() -> None:
+    pod = (
+        POD.replace('"1.5"', "1")
+        .replace("memory: lots", "memory: 1Gi")
+        .replace("request: nope", "request: gpu")
+    )
+    pod = pod.replace("      - {name: other}\n", "")
+    result = check(pod)
+    assert result.valid and len(result.warnings) == 2
+    strict = check(pod, strict_refs=True)
+    assert not strict.valid and len(strict.errors) == 2
+    assert not check(RCT.replace("gpu.nvidia.com", "mystery.example.com"), strict_refs=True).valid
+
+
+def test_crd_pod_templates_are_schema_checked() -> None:
+    text = textwrap.dedent(
+        """\
+        apiVersion: kubeflow.org/v1
+        kind: PyTorchJob
+        metadata: {name: j}
+        spec:
+          pytorchReplicaSpecs:
+            Worker:
+              replicas: 2
+              template:
+                spec:
+                  containers:
+                  - name: c
+                    image: x
+                    resourcez: {}
+        """
+    )
+    result = check(text)
+    assert [(e.line, e.message) for e in result.errors] == [(13, "unknown field 'resourcez'")]
+    assert result.to_dict()["notSchemaChecked"] == ["kubeflow.org/v1 PyTorchJob"]
+
+
+def test_cli_json_shape_and_exit_codes(tmp_path: Any) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(RCT.replace("name: gpu", "name: GPU"))
+    good = tmp_path / "good.yaml"
+    good.write_text(RCT)
+    runner = CliRunner()
+    res = runner.invoke(cli, ["validate", str(bad), "-o", "json"])
+    assert res.exit_code == 1
+    data = json.loads(res.stdout)
+    assert data["valid"] is False
+    assert data["errors"] == [
+        {
+            "source": {"file": str(bad), "line": 9},
+            "object": {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "namespace": None,
+                "name": "t",
+            },
+            "path": "spec.spec.devices.requests[0].name",
+            "message": "'GPU' is not a DNS label (lower-case alphanumerics and '-', starting and ending alphanumeric)",
+        }
+    ]
+    assert runner.invoke(cli, ["validate", str(good)]).exit_code == 0
+    from kubedra.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["validate", str(tmp_path / "missing.yaml")])
+    assert exc.value.code == 2
