@@ -509,3 +509,24 @@ def test_sharing_config():
     }
     with pytest.raises(InputError, match="invalid request name"):
         nvidia.dra_sharing_config("mps:2", ["Bad_Name"])
+
+
+def test_dynamic_attribute_sets_match_the_drivers_bats_reference():
+    # NVIDIA/k8s-dra-driver-gpu tests/bats/test_gpu_dynmig.bats (run on a coherent-memory GB200,
+    # hence addressingMode) asserts exactly these attribute names
+    common = {
+        "architecture",
+        "brand",
+        "cudaComputeCapability",
+        "cudaDriverVersion",
+        "driverVersion",
+        "productName",
+        "resource.kubernetes.io/pciBusID",
+        "resource.kubernetes.io/pcieRoot",
+        "type",
+        "addressingMode",
+    }
+    drv = nvidia.DriverInfo(addressing_mode="ATS")
+    d = by_name(dra_objects("n", "B200", 1, "mig-dynamic", driver=drv))
+    assert set(d["gpu-0"]["attributes"]) == common | {"uuid"}
+    assert set(d["gpu-0-mig-1g23gb-19-0"]["attributes"]) == common | {"parentUUID", "profile"}
