@@ -1,13 +1,20 @@
 """Consumable capacity (DRAConsumableCapacity): how much of a device's capacity a request consumes.
 
-Follows upstream ``consumable_capacity.go``: a request naming a capacity the device lacks skips the device;
-for every device capacity the consumed amount is the request rounded up per ``requestPolicy`` (validRange:
-below min → min, then ``min + ceil((req-min)/step)*step`` in integer units, result in BinarySI; validValues:
-the smallest valid value ≥ the request), or without a request the policy default, else the whole capacity.
-The device fits when already-consumed + being-allocated + consumed ≤ capacity for every capacity name.
+Follows upstream ``consumable_capacity.go`` (k8s.io/dynamic-resource-allocation v0.37):
 
-Upstream compares the policy default with Go struct equality (value *and* representation); kubedra compares
-value and format, which only differs for defaults written in a non-canonical form.
+- a request naming a capacity the device does not have makes the device unsuitable (no error);
+- for every capacity of the device, the consumed amount is the request rounded up per ``requestPolicy``
+  (validRange: below min → min, then ``min + ceil((req − min)/step)·step`` in integer units, or milli units
+  with DRAFractionalCapacityRange when min/max/step are all milli-representable; the result keeps the
+  step's format; validValues: the smallest valid value ≥ the request), or without a request the policy's
+  default, else the whole capacity;
+- a negative consumed amount, or a rounding that leaves int64, is an error (aborts the allocation);
+- the device fits when already-consumed + being-allocated + consumed ≤ capacity for every name and no
+  consumed amount violates the policy.
+
+Upstream compares a consumed amount with the policy default by Go struct equality (value *and*
+representation); kubedra compares value and format, which only differs for defaults written in a
+non-canonical form.
 """
 
 from __future__ import annotations
@@ -15,28 +22,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from kubedra.model.objects import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
-from kubedra.model.quantity import Quantity
+from kubedra.model.quantity import NANO, Quantity
 
 Consumed = dict[str, Quantity]
+MAX_INT64 = (1 << 63) - 1
+NOT_REPRESENTABLE = "capacity request cannot be represented in the device's range arithmetic"
 
 
-class UndefinedCapacity(Exception):
-    """The request names a capacity the device does not have (the device is skipped)."""
-
-
-def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange) -> Quantity:
-    if req < rng.min:
-        return rng.min
-    if rng.step is None:
-        return req
-    requested = req.value()
-    step = rng.step.value()
-    lo = rng.min.value()
-    added = requested - lo
-    n = _go_div(added, step)
-    if _go_mod(added, step) != 0:
-        n += 1
-    return Quantity.from_int(lo + step * n, "BinarySI")
+class CapacityError(Exception):
+    """Upstream returns an error here: the whole allocation attempt fails."""
 
 
 def _go_div(a: int, b: int) -> int:
@@ -49,6 +43,62 @@ def _go_mod(a: int, b: int) -> int:
     return a - b * _go_div(a, b)
 
 
+def _milli(q: Quantity) -> int | None:
+    """upstream ``safeMilliValue``: the value in milli units if exactly representable."""
+    if q.nanos % (NANO // 1000):
+        return None
+    return q.nanos // (NANO // 1000)
+
+
+def _use_milli(rng: CapacityRequestPolicyRange, fractional: bool) -> bool:
+    if not fractional:
+        return False
+    for i, q in enumerate((rng.min, rng.max, rng.step)):
+        if q is None:
+            continue
+        m = _milli(q)
+        if m is None:
+            return False
+        if i == 2 and m < 1:
+            return False
+    return True
+
+
+def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange, fractional: bool) -> Quantity:
+    if req < rng.min:
+        return rng.min
+    if rng.step is None:
+        return req
+    fmt = rng.step.format
+    if _use_milli(rng, fractional):
+        rm = _milli(req)
+        if rm is None:
+            raise CapacityError(f"{NOT_REPRESENTABLE}: request {req} is not a representable milli value")
+        step = rng.step.milli_value()
+        lo = rng.min.milli_value()
+        added = rm - lo
+        n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
+        if n > _go_div(MAX_INT64 - lo, step):
+            raise CapacityError(
+                f"{NOT_REPRESENTABLE}: rounding request {req} up to the next step passes the milli-value range"
+            )
+        return Quantity((lo + step * n) * (NANO // 1000), fmt)
+    if req.nanos > MAX_INT64 * NANO:
+        raise CapacityError(f"{NOT_REPRESENTABLE}: request {req} exceeds MaxInt64")
+    requested = req.value()
+    step = rng.step.value()
+    lo = rng.min.value()
+    if step == 0:
+        return req
+    added = requested - lo
+    n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
+    if lo >= 0 and n > _go_div(MAX_INT64 - lo, step):
+        raise CapacityError(
+            f"{NOT_REPRESENTABLE}: rounding request {req} up to the next step passes MaxInt64"
+        )
+    return Quantity.from_int(lo + step * n, fmt)
+
+
 def _round_up_values(req: Quantity, values: list[Quantity]) -> Quantity:
     for v in values:
         if req <= v:
@@ -56,8 +106,8 @@ def _round_up_values(req: Quantity, values: list[Quantity]) -> Quantity:
     return req
 
 
-def consumed_amount(requested: Quantity | None, cap: DeviceCapacity) -> Quantity:
-    """upstream ``calculateConsumedCapacity``."""
+def consumed_amount(requested: Quantity | None, cap: DeviceCapacity, fractional: bool = False) -> Quantity:
+    """upstream ``calculateConsumedCapacity``; raises :class:`CapacityError`."""
     if requested is None:
         if cap.request_policy is not None and cap.request_policy.default is not None:
             return cap.request_policy.default
@@ -66,13 +116,13 @@ def consumed_amount(requested: Quantity | None, cap: DeviceCapacity) -> Quantity
     if pol is None:
         return requested
     if pol.valid_range is not None:
-        return _round_up_range(requested, pol.valid_range)
+        return _round_up_range(requested, pol.valid_range, fractional)
     if pol.valid_values is not None:
         return _round_up_values(requested, pol.valid_values)
     return requested
 
 
-def violates_policy(value: Quantity, pol: CapacityRequestPolicy | None) -> bool:
+def violates_policy(value: Quantity, pol: CapacityRequestPolicy | None, fractional: bool = False) -> bool:
     if pol is None:
         return False
     if pol.default is not None and value == pol.default and value.format == pol.default.format:
@@ -82,8 +132,17 @@ def violates_policy(value: Quantity, pol: CapacityRequestPolicy | None) -> bool:
         if rng.max is not None and value > rng.max:
             return True
         if rng.step is not None:
-            step = rng.step.value()
-            if step != 0 and _go_mod(value.value() - rng.min.value(), step) != 0:
+            if _use_milli(rng, fractional):
+                requested = _milli(value)
+                if requested is None:
+                    return True
+                step = rng.step.milli_value()
+                lo = rng.min.milli_value()
+            else:
+                requested = value.value()
+                step = rng.step.value()
+                lo = rng.min.value()
+            if step != 0 and _go_mod(requested - lo, step) != 0:
                 return True
         return False
     if pol.valid_values:
@@ -96,16 +155,25 @@ def fits(
     requests: Mapping[str, Quantity] | None,
     capacity: Mapping[str, DeviceCapacity],
     allocating: Mapping[str, Quantity] | None,
+    fractional: bool = False,
 ) -> bool:
-    """upstream ``CmpRequestOverCapacity``; raises :class:`UndefinedCapacity` for unknown names."""
+    """upstream ``CmpRequestOverCapacity``; raises :class:`CapacityError` like upstream's error return."""
     if requests:
         for name in requests:
             if name not in capacity:
-                raise UndefinedCapacity(name)
+                return False
+    consumed: dict[str, Quantity] = {}
     for name, cap in capacity.items():
-        req = requests.get(name) if requests else None
-        amount = consumed_amount(req, cap)
-        if violates_policy(amount, cap.request_policy):
+        try:
+            amount = consumed_amount(requests.get(name) if requests else None, cap, fractional)
+        except CapacityError as e:
+            raise CapacityError(f'capacity "{name}": {e}') from None
+        if amount.nanos < 0:
+            raise CapacityError(f'capacity "{name}": capacity value is negative')
+        consumed[name] = amount
+    for name, cap in capacity.items():
+        amount = consumed[name]
+        if violates_policy(amount, cap.request_policy, fractional):
             return False
         total = amount.nanos
         if current and name in current:
@@ -118,9 +186,13 @@ def fits(
 
 
 def consumed_from_request(
-    requests: Mapping[str, Quantity] | None, capacity: Mapping[str, DeviceCapacity]
+    requests: Mapping[str, Quantity] | None, capacity: Mapping[str, DeviceCapacity], fractional: bool = False
 ) -> Consumed:
     """upstream ``GetConsumedCapacityFromRequest``: consumed amount for every capacity of the device."""
-    return {
-        name: consumed_amount(requests.get(name) if requests else None, cap) for name, cap in capacity.items()
-    }
+    out: Consumed = {}
+    for name, cap in capacity.items():
+        try:
+            out[name] = consumed_amount(requests.get(name) if requests else None, cap, fractional)
+        except CapacityError as e:
+            raise CapacityError(f'capacity "{name}": {e}') from None
+    return out

@@ -4,14 +4,16 @@ Constraints apply to the requests they name (empty = all); ``req`` matches all o
 ``req/sub`` only that one. Attribute lookup tries the fully-qualified name first, then the bare ID when the
 domain equals the device's driver.
 
-Upstream quirks reproduced on purpose:
-- distinctAttribute keeps the values it has seen in a map keyed by *request name*: inside one request with
-  count > 2 only the most recently added device's value is remembered, and removing a device forgets the
-  request's whole entry.
+Semantics of k8s.io/dynamic-resource-allocation v0.37:
 - matchAttribute fixes the value with the first device and only counts devices afterwards; when the count
-  returns to zero the next device fixes a new value.
-- With DRAListTypeAttributes (experimental allocator) matchAttribute keeps a running intersection of value
-  sets that narrows on add and is not widened on remove; distinctAttribute needs pairwise-disjoint sets.
+  returns to zero the next device fixes a new value. A device whose attribute has another type never
+  matches.
+- distinctAttribute keeps a stack of the values added so far; a new device must differ from all of them.
+  (Up to v0.36 the values were kept per request name, so within one request only the latest device was
+  compared; that was fixed in 1.37.)
+- With DRAListTypeAttributes (experimental allocator) scalars count as one-element sets; matchAttribute
+  keeps a stack of running intersections (narrowed on add, restored on remove) and needs a non-empty one;
+  distinctAttribute needs pairwise-disjoint sets.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class MatchAttribute(Constraint):
     def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
         super().__init__(requests, attribute, list_types)
         self.value: DeviceAttribute | None = None
-        self.intersection: tuple[str, frozenset[Any]] | None = None
+        self.stack: list[tuple[str, frozenset[Any]]] = []
 
     def describe(self) -> str:
         return f"matchAttribute {self.attribute}"
@@ -84,17 +86,17 @@ class MatchAttribute(Constraint):
                 s = _as_set(attr)
                 if s is None:
                     return False
-                self.intersection = s
+                self.stack.append(s)
             else:
                 self.value = attr
             self.num = 1
             return True
         if self.list_types:
             s = _as_set(attr)
-            cur = self.intersection
-            if s is None or cur is None or s[0] != cur[0] or not (s[1] & cur[1]):
+            cur = self.stack[self.num - 1]
+            if s is None or s[0] != cur[0] or not (s[1] & cur[1]):
                 return False
-            self.intersection = (cur[0], cur[1] & s[1])
+            self.stack.append((cur[0], cur[1] & s[1]))
         else:
             if attr.kind not in ("string", "int", "bool", "version"):
                 return False
@@ -107,12 +109,14 @@ class MatchAttribute(Constraint):
         if not self.applies(request, sub):
             return
         self.num -= 1
+        if self.list_types and self.stack:
+            self.stack.pop()
 
 
 class DistinctAttribute(Constraint):
     def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
         super().__init__(requests, attribute, list_types)
-        self.values: dict[str, DeviceAttribute] = {}  # keyed by request name (upstream quirk)
+        self.values: list[DeviceAttribute] = []
 
     def describe(self) -> str:
         return f"distinctAttribute {self.attribute}"
@@ -121,16 +125,9 @@ class DistinctAttribute(Constraint):
         if not self.applies(request, sub):
             return True
         attr = lookup_attribute(device, driver, self.attribute)
-        if attr is None:
+        if attr is None or not self._distinct(attr):
             return False
-        if self.num == 0:
-            self.values[request] = attr
-            self.num = 1
-            return True
-        if not self._distinct(attr):
-            return False
-        self.values[request] = attr
-        self.num += 1
+        self.values.append(attr)
         return True
 
     def _distinct(self, attr: DeviceAttribute) -> bool:
@@ -138,12 +135,12 @@ class DistinctAttribute(Constraint):
             s = _as_set(attr)
             if s is None:
                 return False
-            for other in self.values.values():
+            for other in self.values:
                 o = _as_set(other)
                 if o is not None and o[0] == s[0] and (o[1] & s[1]):
                     return False
             return True
-        for other in self.values.values():
+        for other in self.values:
             if attr.kind not in ("string", "int", "bool", "version"):
                 return False  # unknown value type, only when there is something to compare with
             if other.kind == attr.kind and other.value == attr.value:
@@ -153,5 +150,5 @@ class DistinctAttribute(Constraint):
     def remove(self, request: str, sub: str, device: Device, driver: str) -> None:
         if not self.applies(request, sub):
             return
-        self.values.pop(request, None)
-        self.num -= 1
+        if self.values:
+            self.values.pop()

@@ -134,6 +134,16 @@ class _Dev:
 
 
 @dataclass
+class _Rollback:
+    """What ``_allocate_device`` has reserved so far (upstream's ``deviceRollbackState``)."""
+
+    constraints_added: int = 0
+    marked: bool = False
+    capacity: dict[str, Quantity] | None = None
+    capacity_existed: bool = False
+
+
+@dataclass
 class _Result:
     req: _Req
     dev: _Dev
@@ -328,22 +338,25 @@ class _Run:
                                 f"claim {claim_ref(claim)}, {what} {r.name}: has capacity requests, "
                                 "but the DRAConsumableCapacity feature is disabled"
                             )
+                min_req: int
                 if is_sub:
-                    best = None
+                    best: int | None = None
                     for si, r in enumerate(alts):
                         rd = self._validate(ci, ri, si, r)
                         rd.is_sub = True
                         self.req_data[(ci, ri, si)] = rd
                         best = rd.num if best is None else min(best, rd.num)
-                    min_claim += best or 0
+                    min_req = best or 0
                 else:
                     rd = self._validate(ci, ri, 0, alts[0])
                     self.req_data[(ci, ri, 0)] = rd
-                    min_claim += rd.num
-            if min_claim > MAX_RESULTS:
-                raise AllocationError(
-                    f"claim {claim_ref(claim)}: number of requested devices {min_claim} exceeds the claim limit of {MAX_RESULTS}"
-                )
+                    min_req = rd.num
+                if min_req > MAX_RESULTS - min_claim:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {alts[0].parent or alts[0].name}: adding {min_req} devices "
+                        f"exceeds the claim limit of {MAX_RESULTS}, with {min_claim} already accounted for"
+                    )
+                min_claim += min_req
             cons: list[Constraint] = []
             for i, c in enumerate(claim.spec.constraints):
                 if c.match_attribute is not None:
@@ -404,9 +417,14 @@ class _Run:
                             continue
                         if self.f.consumable_capacity:
                             try:
-                                if not self._capacity_fits(r, did, d):
-                                    continue
-                            except cap.UndefinedCapacity:
+                                ok = cap.fits(
+                                    None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                                )
+                            except cap.CapacityError as e:
+                                raise AllocationError(
+                                    f"claim {claim_ref(claim)}, request {r.name}: checking capacity for device {d.name}: {e}"
+                                ) from None
+                            if not ok:
                                 continue
                         rd.all_devices.append(_Dev(did, d, s, p))
             rd.num = len(rd.all_devices)
@@ -453,19 +471,27 @@ class _Run:
         return True
 
     def _capacity_fits(self, r: _Req, did: DeviceID, d: Device) -> bool:
+        """Raises cap.CapacityError (the caller turns it into an AllocationError)."""
         return cap.fits(
-            self.a.allocated.capacity.get(did), r.capacity, d.capacity, self.allocating_capacity.get(did)
+            self.a.allocated.capacity.get(did),
+            r.capacity,
+            d.capacity,
+            self.allocating_capacity.get(did),
+            self.f.fractional_capacity_range,
         )
 
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.a.allocated.devices or bool(self.allocating.get(did))
 
     def _capacity_in_use(self, did: DeviceID) -> bool:
-        return did in self.a.allocated.capacity or did in self.allocating_capacity
+        return (
+            did in self.a.allocated.capacity or did in self.a._shared_index or did in self.allocating_capacity
+        )
 
     # ------------------------------------------------------------------ counters
     def _counter_key(self, dev: _Dev) -> str:
-        return dev.pool.name if self.a.pool_counters else dev.slice.name
+        """Pool ID (driver/pool) since 1.35; the slice name in the 1.33/1.34 model."""
+        return dev.pool.id if self.a.pool_counters else dev.slice.name
 
     def _available(self, dev: _Dev) -> dict[str, dict[str, int]]:
         key = self._counter_key(dev)
@@ -519,78 +545,102 @@ class _Run:
 
     # ------------------------------------------------------------------ one device
     def _allocate_device(self, ci: int, ri: int, si: int, dev: _Dev, must: bool) -> Callable[[], None] | None:
+        """Try one device; returns its undo function, or None when it cannot be used here.
+
+        Every rejection after a partial reservation rolls back what was reserved (counters, constraints,
+        in-use marks, capacity), like upstream's ``rollbackDevice`` since v0.37."""
         claim = self.claims[ci]
         rd = self.req_data[(ci, ri, si)]
         r = rd.req
         did = dev.id
         d = dev.device
-        multi = bool(self.f.consumable_capacity and d.allow_multiple_allocations)
+        f = self.f
+        multi = bool(f.consumable_capacity and d.allow_multiple_allocations)
         if not multi and r.admin and ci in self.allocating.get(did, ()):
             return None
         if not r.admin and self._in_use(did):
             return None
-        if not self.f.partitionable_devices and d.consumes_counters:
+        if not f.partitionable_devices and d.consumes_counters:
             return None
         skip_counters = multi and self._capacity_in_use(did)
-        if not skip_counters and d.consumes_counters and not self._take_counters(dev):
-            return None
+        counters_taken = False
+        if not skip_counters and d.consumes_counters:
+            if not self._take_counters(dev):
+                return None
+            counters_taken = True
         base = r.parent or r.name
         sub = r.name if r.parent else ""
-        if self.f.device_taints and taint_blocks(d, r.tolerations) is not None:
-            return None  # counters stay taken: upstream quirk
         cons = self.constraints[ci]
-        for i, c in enumerate(cons):
+        results = self.results[ci]
+        n_before = len(results)
+        state = _Rollback()
+
+        def rollback() -> None:
+            del results[n_before:]
+            inserted = state.capacity
+            if inserted is not None:
+                agg = self.allocating_capacity.get(did)
+                if agg is not None:
+                    for k, q in inserted.items():
+                        if k in agg:
+                            agg[k] = agg[k].sub(q)
+                    if all(v.is_zero() for v in agg.values()):
+                        del self.allocating_capacity[did]
+                if state.capacity_existed and did not in self.allocating_capacity:
+                    self.allocating_capacity[did] = {}
+            if state.marked:
+                self.allocating[did].discard(ci)
+            for idx in range(state.constraints_added - 1, -1, -1):
+                cons[idx].remove(base, sub, d, did[0])
+            if counters_taken:
+                self._release_counters(dev)
+
+        if f.device_taints and taint_blocks(d, r.tolerations) is not None:
+            rollback()
+            return None
+        for c in cons:
             if not c.add(base, sub, d, did[0]):
+                rollback()
                 if must:
                     raise AllocationError(
                         f"claim {claim_ref(claim)}, request {r.name}: cannot add device {device_id_str(did)} "
                         "because a claim constraint would not be satisfied"
                     )
-                for e in range(i):
-                    cons[e].remove(base, sub, d, did[0])
                 return None
-        claims_for_dev = self.allocating.setdefault(did, set())
+            state.constraints_added += 1
         if not multi:
-            claims_for_dev.add(ci)
+            self.allocating.setdefault(did, set()).add(ci)
+            state.marked = True
         consumed: dict[str, Quantity] = {}
         share_id = None
-        if self.f.consumable_capacity:
+        if f.consumable_capacity:
             try:
                 ok = self._capacity_fits(r, did, d)
-            except cap.UndefinedCapacity:
-                ok = False
+            except cap.CapacityError as e:
+                rollback()
+                raise AllocationError(
+                    f"claim {claim_ref(claim)}, request {r.name}: rechecking capacity for device {device_id_str(did)}: {e}"
+                ) from None
             if not ok:
-                return None  # upstream returns here without undoing constraints/counters
+                rollback()
+                return None
             if multi:
-                consumed = cap.consumed_from_request(r.capacity, d.capacity)
+                try:
+                    consumed = cap.consumed_from_request(r.capacity, d.capacity, f.fractional_capacity_range)
+                except cap.CapacityError as e:
+                    rollback()
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {r.name}: computing consumed capacity for device "
+                        f"{device_id_str(did)}: {e}"
+                    ) from None
                 share_id = self.a.share_id_factory()
+                state.capacity_existed = did in self.allocating_capacity
                 agg = self.allocating_capacity.setdefault(did, {})
                 for k, q in consumed.items():
                     agg[k] = agg[k].add(q) if k in agg else q
-        res = _Result(r, dev, share_id, consumed or None, True if r.admin else None)
-        results = self.results[ci]
-        n_before = len(results)
-        results.append(res)
-
-        def undo() -> None:
-            for c in cons:
-                c.remove(base, sub, d, did[0])
-            self.allocating[did].discard(ci)
-            if multi:
-                req_cap = results[n_before].consumed
-                if req_cap is not None:
-                    agg = self.allocating_capacity.get(did)
-                    if agg is not None:
-                        for k, q in req_cap.items():
-                            if k in agg:
-                                agg[k] = agg[k].sub(q)
-                        if all(v.is_zero() for v in agg.values()):
-                            del self.allocating_capacity[did]
-            elif self.f.partitionable_devices and d.consumes_counters:
-                self._release_counters(dev)
-            del results[n_before:]
-
-        return undo
+                state.capacity = consumed
+        results.append(_Result(r, dev, share_id, consumed or None, True if r.admin else None))
+        return rollback
 
     # ------------------------------------------------------------------ search
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
@@ -656,9 +706,13 @@ class _Run:
                 continue
             if f.consumable_capacity:
                 try:
-                    if not self._capacity_fits(r, did, dev.device):
-                        continue
-                except cap.UndefinedCapacity:
+                    ok = self._capacity_fits(r, did, dev.device)
+                except cap.CapacityError as e:
+                    raise AllocationError(
+                        f"claim {claim_ref(self.claims[ci])}, request {r.name}: checking capacity for device "
+                        f"{device_id_str(did)}: {e}"
+                    ) from None
+                if not ok:
                     continue
             undo = self._allocate_device(ci, ri, si, dev, False)
             if undo is None:

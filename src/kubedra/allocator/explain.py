@@ -158,7 +158,7 @@ def _explain_request(
                     else f"CEL compile error in selector `{e.expression}`: {e.message}"
                 )
                 ok = False
-            except (PoolError, cap.UndefinedCapacity):
+            except (PoolError, cap.CapacityError):
                 ok = False
             (kept if ok else dropped).append(dv)
         if dropped or name.startswith("class"):

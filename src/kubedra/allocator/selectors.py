@@ -72,7 +72,12 @@ class SelectorMatcher:
                 prog = e
             self._programs[expression] = prog
         if isinstance(prog, Exception):
-            raise SelectorError(index, expression, getattr(prog, "message", str(prog)), runtime=False)
+            raise SelectorError(
+                index,
+                expression,
+                str(getattr(prog, "detail", None) or getattr(prog, "message", prog)),
+                runtime=False,
+            )
         return prog
 
     def matches(self, index: int, expression: str, device: Device, driver: str) -> bool:
@@ -91,7 +96,12 @@ class SelectorMatcher:
                 value = e
             self._memo[key] = (device, value)
         if isinstance(value, BaseException):
-            raise SelectorError(index, expression, getattr(value, "message", str(value)), runtime=True)
+            raise SelectorError(
+                index,
+                expression,
+                str(getattr(value, "detail", None) or getattr(value, "message", value)),
+                runtime=True,
+            )
         return value
 
     def all_match(self, selectors: Sequence[str], device: Device, driver: str) -> bool:

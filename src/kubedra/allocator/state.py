@@ -35,6 +35,7 @@ class Features:
     device_binding_and_status: bool = False
     consumable_capacity: bool = False
     list_type_attributes: bool = False
+    fractional_capacity_range: bool = False
 
     # upstream Go field names, for corpus files and the oracle
     GO_NAMES: ClassVar[dict[str, str]] = {
@@ -45,6 +46,7 @@ class Features:
         "DeviceBindingAndStatus": "device_binding_and_status",
         "ConsumableCapacity": "consumable_capacity",
         "ListTypeAttributes": "list_type_attributes",
+        "FractionalCapacityRange": "fractional_capacity_range",
     }
 
     @classmethod
@@ -69,6 +71,7 @@ class Features:
             and gates.get("DRAResourceClaimDeviceStatus", False),
             consumable_capacity=gates.get("DRAConsumableCapacity", False),
             list_type_attributes=gates.get("DRAListTypeAttributes", False),
+            fractional_capacity_range=gates.get("DRAFractionalCapacityRange", False),
         )
 
     def to_go(self) -> dict[str, bool]:

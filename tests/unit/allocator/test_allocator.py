@@ -170,13 +170,13 @@ def test_distinct_attribute():
     assert picked(a.allocate(node(), [c])) == [[("req-0", "d0"), ("req-0", "d2")]]
 
 
-def test_distinct_attribute_quirk_remembers_one_value_per_request():
-    # upstream keys the seen values by request name: with count 3 only the last device's value is compared,
-    # so numa 0, 1, 0 is accepted although 0 repeats.
+def test_distinct_attribute_compares_every_device_of_the_request():
+    # up to v0.36 upstream remembered one value per request name, so numa 0, 1, 0 passed within one
+    # request; since 1.37 every picked device is compared
     devices = [dev("d0", {"numa": 0}), dev("d1", {"numa": 1}), dev("d2", {"numa": 0})]
     a = alloc([slice_("s1", devices)])
     c = claim("c", req(count=3), constraints=[DeviceConstraint(distinct_attribute="driver-a/numa")])
-    assert picked(a.allocate(node(), [c])) == [[("req-0", "d0"), ("req-0", "d1"), ("req-0", "d2")]]
+    assert a.allocate(node(), [c]) is None
 
 
 def test_all_mode_constraint_violation_is_an_error():
@@ -252,20 +252,15 @@ def test_allocated_partition_consumes_pool_counters():
     assert picked(a.allocate(node(), [claim("c", req())])) == [[("req-0", "half-1")]]
 
 
-def test_quirk_counters_not_released_when_taint_rejects_device():
-    # upstream checks counters before taints and does not give them back when the taint rejects the
-    # device; the tainted full GPU therefore blocks its partitions within the same Allocate call.
+def test_counters_are_released_when_a_taint_rejects_the_device():
+    # the counter check runs before the taint check; since 1.37 a rejected device gives its counters back
+    # (up to v0.36 they stayed taken and blocked the partition below)
     parts = [
         dev("gpu", consumes_counters=consumes("set", mem="8"), taints=[taint("bad")]),
         dev("half-0", consumes_counters=consumes("set", mem="4")),
     ]
     slices = [slice_("a", [], counters=[counter_set("set", mem="8")], count=2), slice_("b", parts, count=2)]
-    a = alloc(slices)
-    assert a.allocate(node(), [claim("c", req())]) is None
-    # without the taint the partition is found as expected
-    parts[0].taints = []
-    b = alloc(slices)
-    assert picked(b.allocate(node(), [claim("c", req(count=1))])) == [[("req-0", "gpu")]]
+    assert picked(alloc(slices).allocate(node(), [claim("c", req())])) == [[("req-0", "half-0")]]
 
 
 def test_consumable_capacity_shares_a_device_with_share_ids():
@@ -297,7 +292,10 @@ def test_capacity_requests_need_the_feature():
 
 def test_too_many_devices_per_claim():
     a = alloc([slice_("s1", [dev(f"d{i}") for i in range(40)])])
-    with pytest.raises(AllocationError, match="number of requested devices 33 exceeds the claim limit of 32"):
+    with pytest.raises(
+        AllocationError,
+        match="request req-0: adding 33 devices exceeds the claim limit of 32, with 0 already accounted for",
+    ):
         a.allocate(node(), [claim("c", req(count=33))])
 
 
