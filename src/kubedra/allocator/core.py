@@ -11,13 +11,15 @@ of the same request only looks at devices after the previous pick (combinations,
 Per candidate device the checks run in upstream's order: in use → class and request selectors (cached per
 device × request) → per-device node selection → consumable capacity → counters → taints → constraints.
 
-Upstream quirks reproduced on purpose (each has a conformance case or a unit test):
-- counters are checked *before* taints and constraints, and are not rolled back when one of those rejects
-  the device; for multi-allocatable devices the backtrack never releases counters (§4.5);
-- available counters are cached per *pool name* only (not driver + pool), across calls on the same
-  Allocator, like upstream's ``availableCounters`` map;
-- a multi-allocatable device without capacities leaves an "allocating capacity" entry behind on backtrack;
-- distinctAttribute remembers one value per request name (see constraints.py).
+Version: the behaviour of k8s.io/dynamic-resource-allocation v0.37 (Kubernetes 1.37), where a device that
+a taint, constraint or capacity check rejects gives back what it reserved (counters, constraint state,
+capacity), counter caches are keyed by driver + pool, and capacity arithmetic errors abort the allocation.
+Upstream quirks that remain are reproduced on purpose (each has a conformance case or a unit test):
+- counters are checked *before* taints and constraints (so a device can fail for counters first);
+- available counters are computed once per pool per Allocator and reused across nodes, like upstream's
+  ``availableCounters`` cache (the simulator invalidates them when allocations change);
+- the 1.33/1.34 counter model (counters in the device's own slice, keyed by slice name) is used for target
+  versions up to 1.34 (``pool_counters=False``).
 """
 
 from __future__ import annotations
