@@ -146,8 +146,11 @@ def test_corpus_size() -> None:
     for source, n in UPSTREAM_COUNTS.items():
         assert by_source[source] == n, f"{source}: {by_source[source]} case files, upstream has {n}"
     # The brief's floor: upstream master's 219 + 4 lexicographical cases, minus documented skips.
-    assert len(CASES) - len(skipped) >= 219 + 4 - len(skipped)
-    assert len(skipped) <= 3, f"more skips than the documented interrupt cases: {skipped}"
+    assert len(CASES) >= 219 + 4
+    # Every deliberate skip is explained in the README's table.
+    readme = (CORPUS / "README.md").read_text()
+    for name in skipped:
+        assert f"`{name}`" in readme, f"{name} is skipped but not listed in allocator/README.md"
 
 
 @pytest.mark.parametrize("path", CASE_FILES, ids=[p.stem for p in CASE_FILES])
@@ -358,6 +361,13 @@ def test_allocator_case(path: Path) -> None:
             assert results is not None, "expected an allocation, got None (unsatisfiable)"
             _match_results(want, list(results))
 
+    # Upstream's search-step count (incubating/experimental value: kubedra ports those), where exposed.
+    calls = getattr(alloc, "allocate_one_calls", None)
+    if "allocateOneCalls" in expect and isinstance(calls, int):
+        assert calls == expect["allocateOneCalls"], (
+            f"{calls} allocateOne calls, upstream makes {expect['allocateOneCalls']}"
+        )
+
     # Objects that the allocator had access to must not have been modified.
     for i, (now, then) in enumerate(zip(inputs, before, strict=True)):
         what = (
@@ -370,3 +380,74 @@ def test_allocator_case(path: Path) -> None:
             "allocated capacity",
         )[i]
         assert now == then, f"allocate() modified its input: {what}"
+
+
+# --------------------------------------------------------------------------- the comparison itself
+
+
+def _alloc(
+    devices: list[dict[str, Any]], ns: dict[str, Any] | None = None, config: Any = None
+) -> dict[str, Any]:
+    a: dict[str, Any] = {"devices": {"results": devices}}
+    if config:
+        a["devices"]["config"] = config
+    if ns is not None:
+        a["nodeSelector"] = ns
+    return a
+
+
+_D1 = {"request": "req-0", "driver": "driver-a", "pool": "pool-1", "device": "device-1"}
+_D2 = {"request": "req-0", "driver": "driver-a", "pool": "pool-1", "device": "device-2"}
+_NS = {
+    "nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "region", "operator": "In", "values": ["a", "b"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]},
+    ]
+}
+_NS_REORDERED = {
+    "nodeSelectorTerms": [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]},
+        {"matchExpressions": [{"key": "region", "operator": "In", "values": ["b", "a"]}]},
+    ]
+}
+
+
+def test_compare_devices_as_multiset() -> None:
+    want = {"devices": [_D1, _D2], "nodeSelector": None}
+    assert _mismatch(_alloc([_D1, _D2]), _alloc([_D2, _D1]), want) is None
+    assert _mismatch(_alloc([_D1, _D2]), _alloc([_D1, _D1]), want) is not None
+    assert _mismatch(_alloc([_D1]), _alloc([_D1, _D2]), want) is not None
+
+
+def test_compare_node_selector_order_insensitive_but_present() -> None:
+    want = {"devices": [_D1], "nodeSelector": _NS}
+    assert _mismatch(_alloc([_D1], _NS), _alloc([_D1], _NS_REORDERED), want) is None
+    assert _mismatch(_alloc([_D1], _NS), _alloc([_D1]), want) is not None
+    # null expected: the allocation must not carry a node selector
+    assert _mismatch(_alloc([_D1]), _alloc([_D1], _NS), {"devices": [_D1], "nodeSelector": None}) is not None
+
+
+def test_compare_config_exact_and_absent_means_none() -> None:
+    cfg = [{"source": "FromClaim", "opaque": {"driver": "driver-a", "parameters": {"a": "aValue"}}}]
+    want = {"devices": [_D1], "nodeSelector": None}
+    assert _mismatch(_alloc([_D1]), _alloc([_D1], config=cfg), want) is not None
+    assert _mismatch(_alloc([_D1], config=cfg), _alloc([_D1], config=cfg), {**want, "config": cfg}) is None
+
+
+def test_compare_replaces_share_ids() -> None:
+    shared = {**_D1, "shareID": FIXED_SHARE_ID}
+    want = {"devices": [shared], "nodeSelector": None}
+    assert (
+        _mismatch(
+            _alloc([shared]), _alloc([{**_D1, "shareID": "0b0b0b0b-1111-2222-3333-444444444444"}]), want
+        )
+        is None
+    )
+    assert _mismatch(_alloc([shared]), _alloc([_D1]), want) is not None
+
+
+def test_expected_results_are_normalised_through_the_model() -> None:
+    r = {"devices": [{**_D1, "consumedCapacity": {"memory": "1024Mi"}}], "nodeSelector": None}
+    assert _expected_allocation(r)["devices"]["results"][0]["consumedCapacity"] == {"memory": "1Gi"}
+    with pytest.raises(AssertionError, match="does not represent"):
+        _expected_allocation({"devices": [{**_D1, "skipNodeOperations": ["*"]}]})
