@@ -1,0 +1,140 @@
+"""``kubedra policy``: generate baseline ValidatingAdmissionPolicies, test policies offline, port webhooks."""
+
+from __future__ import annotations
+
+import click
+
+from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from kubedra.report.output import emit, output_option, print_table
+
+
+@click.group("policy")
+def policy() -> None:
+    """Generate and test ValidatingAdmissionPolicies (admissionregistration.k8s.io/v1)."""
+
+
+def _split(values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(x.strip() for v in values for x in v.split(",") if x.strip())
+
+
+@policy.command("generate")
+@click.option("--only", multiple=True, help="Policies to emit (repeat or comma-separate); default all.")
+@click.option(
+    "--required-label", "labels", multiple=True, help="Label every workload must carry (repeatable)."
+)
+@click.option("--dra-pool-label", help="Node label that marks DRA node pools (default kubedra.io/dra-pool).")
+@click.option("--device-class", "classes", multiple=True, help="Allowed DeviceClass (repeatable).")
+@click.option(
+    "--params-namespace", default="kube-system", show_default=True, help="Namespace of the params ConfigMaps."
+)
+@click.option(
+    "--actions",
+    default="Warn,Audit",
+    show_default=True,
+    help="validationActions of the bindings; use Deny once Warn/Audit are clean.",
+)
+@click.option("--list", "list_only", is_flag=True, help="List the available policies.")
+def generate_cmd(
+    only: tuple[str, ...],
+    labels: tuple[str, ...],
+    dra_pool_label: str | None,
+    classes: tuple[str, ...],
+    params_namespace: str,
+    actions: str,
+    list_only: bool,
+) -> None:
+    """Print the baseline policies, bindings and params ConfigMaps as YAML.
+
+    Policies: disallow-latest-tag, disallow-privileged, require-requests-limits, require-labels,
+    gpu-no-device-plugin-on-dra-pools, gpu-known-device-classes. Bindings start with [Warn, Audit];
+    generate again with --actions Deny to enforce.
+    """
+    from kubedra.policy.generate import PolicyOptions, available, generate, render
+
+    if list_only:
+        click.echo("\n".join(available()))
+        return
+    opts = PolicyOptions(
+        required_labels=_split(labels),
+        dra_pool_label=dra_pool_label,
+        device_classes=_split(classes),
+        params_namespace=params_namespace,
+        actions=_split((actions,)),
+        only=_split(only),
+    )
+    click.echo(render(generate(opts)), nl=False)
+
+
+@policy.command("test")
+@click.option(
+    "--policy", "policy_paths", multiple=True, required=True, help="Policy/binding/params file or folder."
+)
+@click.option("--params", "params_paths", multiple=True, help="Extra params objects (e.g. the ConfigMap).")
+@click.option("--target-version", default="1.37", show_default=True, help="CEL environment of this release.")
+@click.option(
+    "--namespace",
+    "default_namespace",
+    default="default",
+    show_default=True,
+    help="Namespace for objects without one.",
+)
+@output_option(("table", "json", "yaml"))
+@click.argument("paths", nargs=-1, required=True)
+def test_cmd(
+    policy_paths: tuple[str, ...],
+    params_paths: tuple[str, ...],
+    target_version: str,
+    default_namespace: str,
+    output: str,
+    paths: tuple[str, ...],
+) -> None:
+    """Evaluate policies offline against manifests (each object as a CREATE) and print what they reject.
+
+    Exit codes: 0 nothing violates, 1 some object violates a policy (denied, warned or audited), 2 bad input.
+    """
+    from kubedra.policy.evaluate import Evaluator
+    from kubedra.sources.files import load
+
+    evaluator = Evaluator(load(policy_paths).documents, target_version)
+    if params_paths:
+        evaluator.add_params(load(params_paths).documents)
+    documents = load(paths).documents
+    evaluator.add_params(d for d in documents if d.kind == "ConfigMap")
+    verdicts = evaluator.evaluate(documents, default_namespace)
+    if output == "table":
+        if verdicts:
+            print_table(
+                ["SOURCE", "OBJECT", "POLICY", "OUTCOME", "MESSAGE"],
+                [
+                    [
+                        f"{v.document.file}:{v.document.line}",
+                        v.document.describe(),
+                        v.policy + ("" if v.binding else " (unbound)"),
+                        v.outcome.upper(),
+                        v.message,
+                    ]
+                    for v in verdicts
+                ],
+            )
+        denied = sum(1 for v in verdicts if v.outcome == "denied")
+        click.echo(
+            f"{len(documents)} object(s), {len(evaluator.policies)} polic{'y' if len(evaluator.policies) == 1 else 'ies'}: "
+            f"{len(verdicts)} violation(s), {denied} would be denied",
+            err=True,
+        )
+    else:
+        emit({"violations": [v.to_dict() for v in verdicts], "objects": len(documents)}, output)
+    click.get_current_context().exit(EXIT_FINDINGS if verdicts else EXIT_OK)
+
+
+@policy.command("from-webhook")
+@click.argument("paths", nargs=-1, required=True)
+def from_webhook_cmd(paths: tuple[str, ...]) -> None:
+    """A ValidatingAdmissionPolicy skeleton (+ Warn/Audit binding) per webhook in the given configurations."""
+    from kubedra.policy.generate import render
+    from kubedra.policy.webhook import from_webhooks
+    from kubedra.sources.files import load
+
+    if not paths:
+        raise UsageError("give a ValidatingWebhookConfiguration or MutatingWebhookConfiguration file")
+    click.echo(render(from_webhooks(load(paths).documents)), nl=False)

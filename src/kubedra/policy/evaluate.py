@@ -1,0 +1,450 @@
+"""Offline evaluation of ValidatingAdmissionPolicies against manifests, as if each object were created.
+
+Follows the apiserver's admission flow for one request (operation CREATE, ``oldObject`` null):
+policy ``matchConstraints`` (resourceRules incl. operations, excludeResourceRules, namespaceSelector,
+objectSelector) -> each binding's ``matchResources`` -> params from ``paramRef`` (``parameterNotFoundAction``)
+-> ``matchConditions`` (all must be true) -> ``variables`` in order (``variables.<name>``) -> every
+validation; a false result is a violation with ``messageExpression``/``message``; an evaluation error
+follows ``failurePolicy`` (Fail: violation, Ignore: skipped). The binding's ``validationActions`` say
+whether the apiserver would deny, warn or audit.
+
+CEL runs in kubedra's Kubernetes CEL environment for the target release (``kubedra.cel.build_env``), with
+``object``, ``oldObject``, ``params``, ``namespaceObject``, ``request`` and ``variables`` (all dyn).
+``authorizer`` is not available offline.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from kubedra.errors import InputError, Location
+from kubedra.migrate.workloads import api_group
+from kubedra.sources.files import Document
+
+ADMISSION_GROUP = "admissionregistration.k8s.io"
+VARIABLES = ("object", "oldObject", "params", "namespaceObject", "request", "variables")
+
+CLUSTER_SCOPED = frozenset(
+    {
+        "Namespace",
+        "Node",
+        "PersistentVolume",
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "StorageClass",
+        "CustomResourceDefinition",
+        "DeviceClass",
+        "ResourceSlice",
+        "DeviceTaintRule",
+        "PriorityClass",
+        "RuntimeClass",
+        "IngressClass",
+        "CSIDriver",
+        "CSINode",
+        "VolumeAttachment",
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "MutatingAdmissionPolicy",
+        "MutatingAdmissionPolicyBinding",
+        "ValidatingWebhookConfiguration",
+        "MutatingWebhookConfiguration",
+        "APIService",
+        "CertificateSigningRequest",
+        "FlowSchema",
+        "PriorityLevelConfiguration",
+    }
+)
+_IRREGULAR = {"Endpoints": "endpoints", "Ingress": "ingresses"}
+
+
+def resource_of(kind: str) -> str:
+    """The REST resource (plural, lower case) of a kind, like the RESTMapper's default guess."""
+    if kind in _IRREGULAR:
+        return _IRREGULAR[kind]
+    k = kind.lower()
+    if k.endswith("y") and not k.endswith(("ay", "ey", "oy", "uy")):
+        return k[:-1] + "ies"
+    if k.endswith(("s", "x", "z", "ch", "sh")):
+        return k + "es"
+    return k + "s"
+
+
+@dataclass
+class Verdict:
+    document: Document
+    policy: str
+    binding: str | None
+    actions: list[str]
+    message: str
+    reason: str = "Invalid"
+    error: bool = False  # an evaluation error handled by failurePolicy Fail
+
+    @property
+    def outcome(self) -> str:
+        if "Deny" in self.actions:
+            return "denied"
+        if "Warn" in self.actions:
+            return "warned"
+        return "audited"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = self.document
+        return {
+            "source": {"file": d.file, "line": d.line},
+            "object": {"apiVersion": d.api_version, "kind": d.kind, "namespace": d.namespace, "name": d.name},
+            "policy": self.policy,
+            "binding": self.binding,
+            "validationActions": self.actions,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "message": self.message,
+        }
+
+
+# --- label selectors ---------------------------------------------------------------------------------
+def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
+    """metav1.LabelSelector semantics; a missing selector matches everything, like an empty one."""
+    if not isinstance(selector, Mapping):
+        return True
+    for k, v in (selector.get("matchLabels") or {}).items():
+        if labels.get(k) != str(v):
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key"), expr.get("operator")
+        values = [str(v) for v in expr.get("values") or []]
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels[key] in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def _rule_matches(rule: Mapping[str, Any], group: str, version: str, resource: str, namespaced: bool) -> bool:
+    def has(items: Any, value: str) -> bool:
+        items = list(items or [])
+        return "*" in items or value in items
+
+    if not has(rule.get("operations"), "CREATE"):
+        return False
+    if not has(rule.get("apiGroups"), group) or not has(rule.get("apiVersions"), version):
+        return False
+    resources = [r for r in rule.get("resources") or [] if "/" not in r or r.endswith("/*") or r == "*/*"]
+    if not any(r in ("*", "*/*", resource) or r == f"{resource}/*" for r in resources):
+        return False
+    scope = rule.get("scope") or "*"
+    return scope == "*" or (scope == "Namespaced") == namespaced
+
+
+def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    labels = meta.get("labels") if isinstance(meta, Mapping) else None
+    return {str(k): str(v) for k, v in (labels or {}).items()}
+
+
+@dataclass
+class _Target:
+    doc: Document
+    group: str
+    version: str
+    resource: str
+    namespaced: bool
+    namespace: str | None
+    namespace_object: dict[str, Any] | None
+
+
+def _resources_match(constraints: Any, t: _Target, *, rules_required: bool) -> bool:
+    c = constraints if isinstance(constraints, Mapping) else {}
+    rules = c.get("resourceRules") or []
+    matched = any(_rule_matches(r, t.group, t.version, t.resource, t.namespaced) for r in rules)
+    if (rules or rules_required) and not matched:
+        return False
+    if any(
+        _rule_matches(r, t.group, t.version, t.resource, t.namespaced)
+        for r in c.get("excludeResourceRules") or []
+    ):
+        return False
+    if t.doc.kind == "Namespace" and t.group == "":
+        ns_labels: dict[str, str] | None = _labels(t.doc.obj)
+    elif t.namespaced:
+        ns_labels = _labels(t.namespace_object)
+    else:
+        ns_labels = None  # cluster-scoped: the namespace selector does not apply
+    if ns_labels is not None and not selector_matches(c.get("namespaceSelector"), ns_labels):
+        return False
+    return selector_matches(c.get("objectSelector"), _labels(t.doc.obj))
+
+
+# --- CEL ------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=4)
+def _env(version: str) -> Any:
+    from cel_expr_python import cel
+
+    from kubedra.cel import build_env
+
+    return build_env({n: cel.Type.DYN for n in VARIABLES}, version)
+
+
+class _Error:
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _clean(message: str) -> str:
+    from kubedra.cel.env import clean_status
+
+    text = clean_status(message)
+    m = re.match(r'Key not found in map ?: ?"?([^"]*)"?', text)
+    return f"no such key: {m.group(1)}" if m else text
+
+
+@dataclass
+class _Compiled:
+    text: str
+    program: Any
+    where: Location
+
+
+@dataclass
+class Policy:
+    document: Document
+    name: str
+    spec: Mapping[str, Any]
+    match_conditions: list[tuple[str, _Compiled]] = field(default_factory=list)
+    variables: list[tuple[str, _Compiled]] = field(default_factory=list)
+    validations: list[tuple[Mapping[str, Any], _Compiled, _Compiled | None]] = field(default_factory=list)
+
+
+class Evaluator:
+    def __init__(self, policy_documents: Sequence[Document], target_version: str = "1.37") -> None:
+        self.version = target_version
+        self.env = _env(target_version)
+        self.policies: dict[str, Policy] = {}
+        self.bindings: list[Document] = []
+        self.params: list[Document] = []
+        for d in policy_documents:
+            group = api_group(d.api_version)
+            if group == ADMISSION_GROUP and d.kind == "ValidatingAdmissionPolicy":
+                self.policies[d.name] = self._compile_policy(d)
+            elif group == ADMISSION_GROUP and d.kind == "ValidatingAdmissionPolicyBinding":
+                self.bindings.append(d)
+            else:
+                self.params.append(d)
+        if not self.policies:
+            raise InputError("no ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1) in --policy")
+
+    def add_params(self, documents: Iterable[Document]) -> None:
+        self.params.extend(documents)
+
+    # -- compile -----------------------------------------------------------------------------------
+    def _compile(self, doc: Document, path: list[str | int], text: Any) -> _Compiled:
+        from kubedra.cel import CELCompileError
+
+        where = Location(doc.file, doc.line_of(path))
+        if not isinstance(text, str) or not text.strip():
+            raise InputError(
+                f"{doc.kind} {doc.name}: {'.'.join(map(str, path))} must be a CEL expression", where
+            )
+        try:
+            program = self.env.compile(text, estimate_cost=False)
+        except CELCompileError as e:
+            raise InputError(f"{doc.kind} {doc.name}: {e}", where) from e
+        return _Compiled(text, program, where)
+
+    def _compile_policy(self, doc: Document) -> Policy:
+        spec = doc.obj.get("spec") or {}
+        p = Policy(doc, doc.name, spec)
+        for i, mc in enumerate(spec.get("matchConditions") or []):
+            p.match_conditions.append(
+                (
+                    str(mc.get("name")),
+                    self._compile(doc, ["spec", "matchConditions", i, "expression"], mc.get("expression")),
+                )
+            )
+        for i, v in enumerate(spec.get("variables") or []):
+            p.variables.append(
+                (
+                    str(v.get("name")),
+                    self._compile(doc, ["spec", "variables", i, "expression"], v.get("expression")),
+                )
+            )
+        for i, v in enumerate(spec.get("validations") or []):
+            expr = self._compile(doc, ["spec", "validations", i, "expression"], v.get("expression"))
+            msg = (
+                self._compile(
+                    doc, ["spec", "validations", i, "messageExpression"], v.get("messageExpression")
+                )
+                if v.get("messageExpression")
+                else None
+            )
+            p.validations.append((v, expr, msg))
+        if not p.validations:
+            raise InputError(
+                f"ValidatingAdmissionPolicy {doc.name} has no validations", Location(doc.file, doc.line)
+            )
+        return p
+
+    # -- evaluate ----------------------------------------------------------------------------------
+    def evaluate(self, documents: Sequence[Document], default_namespace: str = "default") -> list[Verdict]:
+        namespaces = {d.name: d.obj for d in documents if d.kind == "Namespace" and d.api_version == "v1"}
+        verdicts: list[Verdict] = []
+        for doc in documents:
+            if not doc.api_version or not doc.kind:
+                continue
+            target = self._target(doc, namespaces, default_namespace)
+            for policy in self.policies.values():
+                verdicts.extend(self._policy(policy, target))
+        return verdicts
+
+    def _target(self, doc: Document, namespaces: Mapping[str, Any], default_ns: str) -> _Target:
+        api = doc.api_version
+        group = api_group(api)
+        version = api.rsplit("/", 1)[-1]
+        namespaced = doc.kind not in CLUSTER_SCOPED
+        ns = (doc.namespace or default_ns) if namespaced else None
+        ns_obj: dict[str, Any] | None = None
+        if ns is not None:
+            base = namespaces.get(ns) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
+            ns_obj = dict(base)
+            meta = dict(ns_obj.get("metadata") or {})
+            labels = dict(meta.get("labels") or {})
+            labels.setdefault("kubernetes.io/metadata.name", ns)  # set by the apiserver on every namespace
+            meta["labels"] = labels
+            ns_obj["metadata"] = meta
+        return _Target(doc, group, version, resource_of(doc.kind), namespaced, ns, ns_obj)
+
+    def _policy(self, policy: Policy, t: _Target) -> list[Verdict]:
+        if not _resources_match(policy.spec.get("matchConstraints"), t, rules_required=True):
+            return []
+        out: list[Verdict] = []
+        bindings: list[tuple[str | None, Mapping[str, Any]]] = [
+            (b.name, b.obj.get("spec") or {})
+            for b in self.bindings
+            if (b.obj.get("spec") or {}).get("policyName") == policy.name
+        ]
+        if not bindings:  # an unbound policy does nothing in a cluster; test it as if bound with Deny
+            bindings = [(None, {"validationActions": ["Deny"]})]
+        for name, bspec in bindings:
+            if not _resources_match(bspec.get("matchResources"), t, rules_required=False):
+                continue
+            actions = [str(a) for a in bspec.get("validationActions") or []]
+            for params, missing in self._params(policy, bspec, t):
+                if missing:
+                    out.append(Verdict(t.doc, policy.name, name, actions, missing, "Invalid"))
+                    continue
+                out.extend(self._run(policy, t, params, name, actions))
+        return out
+
+    def _params(self, policy: Policy, bspec: Mapping[str, Any], t: _Target) -> list[tuple[Any, str]]:
+        kind = policy.spec.get("paramKind")
+        if not isinstance(kind, Mapping):
+            return [(None, "")]
+        ref = bspec.get("paramRef") or {}
+        found: list[Any] = []
+        for d in self.params:
+            if d.api_version != kind.get("apiVersion") or d.kind != kind.get("kind"):
+                continue
+            want_ns = ref.get("namespace") or t.namespace
+            if d.kind not in CLUSTER_SCOPED and (d.namespace or "default") != (want_ns or "default"):
+                continue
+            if ref.get("name") and d.name != ref.get("name"):
+                continue
+            if not ref.get("name") and not selector_matches(ref.get("selector"), _labels(d.obj)):
+                continue
+            found.append(d.obj)
+        if found:
+            return [(p, "") for p in found]
+        if ref.get("parameterNotFoundAction") == "Allow":
+            return []
+        what = f"{kind.get('kind')} {ref.get('name') or ref.get('selector')}"
+        return [(None, f"failed to configure binding: no params found ({what}; give it with --params)")]
+
+    def _eval(self, c: _Compiled, activation_data: dict[str, Any]) -> Any:
+        try:
+            value = c.program.eval(self.env.runtime.Activation(activation_data))
+        except Exception as e:  # pragma: no cover - the runtime reports errors as values
+            return _Error(str(e))
+        if str(value.type()) in ("ERROR", "Type.ERROR") or getattr(value.type(), "name", "") == "ERROR":
+            return _Error(_clean(str(value)))
+        try:
+            return value.plain_value()
+        except Exception:
+            return value.value()
+
+    def _run(
+        self, policy: Policy, t: _Target, params: Any, binding: str | None, actions: list[str]
+    ) -> list[Verdict]:
+        fail = (policy.spec.get("failurePolicy") or "Fail") == "Fail"
+        data: dict[str, Any] = {
+            "object": t.doc.obj,
+            "oldObject": None,
+            "params": params,
+            "namespaceObject": t.namespace_object,
+            "request": {
+                "uid": "kubedra-offline",
+                "kind": {"group": t.group, "version": t.version, "kind": t.doc.kind},
+                "resource": {"group": t.group, "version": t.version, "resource": t.resource},
+                "name": t.doc.name,
+                "namespace": t.namespace,
+                "operation": "CREATE",
+                "userInfo": {"username": "kubedra"},
+                "dryRun": True,
+            },
+        }
+        data["variables"] = {}
+
+        def error_verdict(what: str, message: str) -> list[Verdict]:
+            if not fail:
+                return []
+            return [
+                Verdict(
+                    t.doc, policy.name, binding, actions, f"{what} resulted in error: {message}", error=True
+                )
+            ]
+
+        for name, c in policy.match_conditions:
+            r = self._eval(c, data)
+            if isinstance(r, _Error):
+                return error_verdict(f"matchCondition {name!r}", r.message)
+            if r is not True:
+                return []
+        errors: dict[str, str] = {}
+        for name, c in policy.variables:
+            r = self._eval(c, data)
+            if isinstance(r, _Error):
+                errors[name] = r.message  # like the apiserver, only an error if a validation uses it
+                continue
+            data["variables"] = {**data["variables"], name: r}
+        out: list[Verdict] = []
+        for v, expr, msg in policy.validations:
+            used = [n for n in errors if re.search(rf"\bvariables\.{re.escape(n)}\b", expr.text)]
+            if used:
+                out += error_verdict(f"variable {used[0]!r}", errors[used[0]])
+                continue
+            r = self._eval(expr, data)
+            if isinstance(r, _Error):
+                out += error_verdict(f"expression {expr.text!r}", r.message)
+                continue
+            if r is True:
+                continue
+            if r is not False:
+                out += error_verdict(f"expression {expr.text!r}", f"must evaluate to bool, got {r!r}")
+                continue
+            message = ""
+            if msg is not None:
+                m = self._eval(msg, data)
+                if isinstance(m, str) and m.strip() and "\n" not in m:
+                    message = m
+            if not message:
+                message = str(v.get("message") or f"failed expression: {expr.text}")
+            out.append(
+                Verdict(t.doc, policy.name, binding, actions, message, str(v.get("reason") or "Invalid"))
+            )
+        return out

@@ -1,0 +1,401 @@
+"""kubedra policy: baseline generation, offline VAP evaluation, webhook skeletons."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kubedra.cli import cli
+from kubedra.errors import InputError, UsageError
+from kubedra.policy.evaluate import Evaluator, resource_of, selector_matches
+from kubedra.policy.generate import PolicyOptions, available, generate, render
+from kubedra.sources.files import parse_text
+from kubedra.validate.engine import validate_texts
+
+
+def baseline(**opts: Any) -> str:
+    return render(generate(PolicyOptions(**opts)))
+
+
+def verdicts(policy_text: str, objects: str, **kw: Any) -> list[tuple[str, str, str]]:
+    ev = Evaluator(parse_text(policy_text, "policy.yaml").documents, "1.37")
+    docs = parse_text(objects, "in.yaml").documents
+    ev.add_params(d for d in docs if d.kind == "ConfigMap")
+    return [(v.document.name, v.policy, v.message) for v in ev.evaluate(docs, **kw)]
+
+
+def pod(name: str, **spec: Any) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "labels": {"app.kubernetes.io/name": name}}
+    base = {
+        "containers": [
+            {
+                "name": "c",
+                "image": "repo/app:1.0",
+                "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
+            }
+        ]
+    }
+    for k, v in spec.items():
+        if k == "metadata":
+            meta.update(v)
+        elif k == "container":
+            base["containers"][0].update(v)
+        else:
+            base[k] = v
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": base}
+
+
+def dump(*objs: dict[str, Any]) -> str:
+    return yaml.safe_dump_all(objs, sort_keys=False)
+
+
+def test_generated_baseline_is_valid_and_starts_in_warn_audit() -> None:
+    text = baseline()
+    assert validate_texts([("p.yaml", text)], "1.37").valid
+    objs = list(yaml.safe_load_all(text))
+    kinds = [o["kind"] for o in objs]
+    assert kinds.count("ValidatingAdmissionPolicy") == len(available()) == 6
+    bindings = [o for o in objs if o["kind"] == "ValidatingAdmissionPolicyBinding"]
+    assert all(b["spec"]["validationActions"] == ["Warn", "Audit"] for b in bindings)
+    assert "switch to [Deny]" in text  # the data files' comments reach the output
+    assert [o["metadata"]["name"] for o in objs if o["kind"] == "ConfigMap"] == [
+        "kubedra-gpu-hygiene",
+        "kubedra-required-labels",
+    ]
+
+
+def test_generate_options() -> None:
+    objs = list(
+        yaml.safe_load_all(
+            baseline(
+                only=("gpu-known-device-classes",),
+                device_classes=("gpu.nvidia.com", "a100.example.com"),
+                params_namespace="gpu-system",
+                actions=("Deny",),
+            )
+        )
+    )
+    assert [o["kind"] for o in objs] == [
+        "ValidatingAdmissionPolicy",
+        "ValidatingAdmissionPolicyBinding",
+        "ConfigMap",
+    ]
+    assert objs[1]["spec"]["validationActions"] == ["Deny"]
+    assert objs[1]["spec"]["paramRef"]["namespace"] == "gpu-system" == objs[2]["metadata"]["namespace"]
+    assert objs[2]["data"]["deviceClasses"] == "gpu.nvidia.com,a100.example.com"
+    with pytest.raises(UsageError):
+        generate(PolicyOptions(actions=("Deny", "Warn")))
+    with pytest.raises(UsageError):
+        generate(PolicyOptions(only=("nope",)))
+
+
+@pytest.mark.parametrize(
+    ("image", "bad"),
+    [
+        ("nginx", True),
+        ("nginx:latest", True),
+        ("registry:5000/team/nginx", True),
+        ("registry:5000/team/nginx:1.25", False),
+        ("nginx@sha256:" + "a" * 64, False),
+    ],
+)
+def test_latest_tag_policy(image: str, bad: bool) -> None:
+    got = verdicts(baseline(only=("disallow-latest-tag",)), dump(pod("p", container={"image": image})))
+    assert bool(got) == bad
+    if bad:
+        assert got[0][2] == f"images must be pinned to a tag other than latest (or a digest): c={image}"
+
+
+def test_privileged_and_requests_policies_on_workloads() -> None:
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "labels": {"app.kubernetes.io/name": "d"}},
+        "spec": {
+            "template": {
+                "spec": pod("x", container={"securityContext": {"privileged": True}, "resources": {}})["spec"]
+            }
+        },
+    }
+    got = verdicts(baseline(), dump(dep))
+    assert ("d", "kubedra-disallow-privileged", "privileged containers are not allowed: c") in got
+    assert (
+        "d",
+        "kubedra-require-requests-limits",
+        "containers need cpu/memory requests and a memory limit: c",
+    ) in got
+    assert len(got) == 2
+
+
+def test_required_labels_from_params_and_controller_pods_skipped() -> None:
+    policy = baseline(only=("require-labels",), required_labels=("team", "app.kubernetes.io/name"))
+    owned = pod(
+        "owned",
+        metadata={
+            "labels": {},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "r", "uid": "u", "apiVersion": "apps/v1"}],
+        },
+    )
+    got = verdicts(policy, dump(pod("p"), owned))
+    assert got == [("p", "kubedra-require-labels", "missing required labels: team")]
+
+
+def test_params_missing_follows_parameter_not_found_action() -> None:
+    policy = baseline(only=("require-labels",))
+    without_params = "\n---\n".join(p for p in policy.split("\n---\n") if "\nkind: ConfigMap" not in p)
+    (v,) = verdicts(without_params, dump(pod("p")))
+    assert "no params found" in v[2]
+    assert (
+        verdicts(
+            without_params.replace("parameterNotFoundAction: Deny", "parameterNotFoundAction: Allow"),
+            dump(pod("p")),
+        )
+        == []
+    )
+
+
+def test_gpu_pods_must_not_select_dra_pools() -> None:
+    policy = baseline(only=("gpu-no-device-plugin-on-dra-pools",), dra_pool_label="example.com/dra")
+    gpu = {
+        "resources": {
+            "requests": {"cpu": "1", "memory": "1Gi"},
+            "limits": {"memory": "1Gi", "nvidia.com/gpu": 1},
+        }
+    }
+    on_dra = pod("bad", container=gpu, nodeSelector={"example.com/dra": "true"})
+    affinity = pod(
+        "bad2",
+        container=gpu,
+        affinity={
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "example.com/dra", "operator": "Exists"}]}
+                    ]
+                }
+            }
+        },
+    )
+    elsewhere = pod("ok", container=gpu, nodeSelector={"example.com/dra": "false"})
+    claims = pod("dra", nodeSelector={"example.com/dra": "true"})
+    got = verdicts(policy, dump(on_dra, affinity, elsewhere, claims))
+    assert [g[0] for g in got] == ["bad", "bad2"]
+    assert "must not select DRA node pools (example.com/dra)" in got[0][2]
+
+
+def test_claims_must_name_known_device_classes() -> None:
+    policy = baseline(only=("gpu-known-device-classes",))
+    rct = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "t"},
+        "spec": {
+            "spec": {
+                "devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}
+            }
+        },
+    }
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "a",
+                        "firstAvailable": [
+                            {"name": "x", "deviceClassName": "mig.nvidia.com"},
+                            {"name": "y", "deviceClassName": "rogue"},
+                        ],
+                    }
+                ]
+            }
+        },
+    }
+    got = verdicts(policy, dump(rct, claim))
+    assert got == [
+        (
+            "c",
+            "kubedra-gpu-known-device-classes",
+            "DeviceClass not in the allowed list (gpu.nvidia.com, mig.nvidia.com, vfio.gpu.nvidia.com): rogue",
+        )
+    ]
+
+
+POLICY = textwrap.dedent(
+    """\
+    apiVersion: admissionregistration.k8s.io/v1
+    kind: ValidatingAdmissionPolicy
+    metadata: {name: replicas}
+    spec:
+      failurePolicy: FAILURE
+      matchConstraints:
+        resourceRules:
+        - apiGroups: ["apps"]
+          apiVersions: ["v1"]
+          operations: ["CREATE"]
+          resources: ["deployments"]
+        objectSelector:
+          matchExpressions: [{key: skip, operator: DoesNotExist}]
+      matchConditions:
+      - name: not-system
+        expression: "!object.metadata.name.startsWith('system-')"
+      variables:
+      - name: replicas
+        expression: object.spec.replicas
+      - name: broken
+        expression: object.spec.nope
+      validations:
+      - expression: variables.replicas <= 5
+        messageExpression: "'too many replicas: ' + string(variables.replicas)"
+      - expression: variables.broken == 1
+        message: uses broken
+      - expression: "object.metadata.labels.team != ''"
+        message: needs team
+    ---
+    apiVersion: admissionregistration.k8s.io/v1
+    kind: ValidatingAdmissionPolicyBinding
+    metadata: {name: replicas-binding}
+    spec:
+      policyName: replicas
+      validationActions: [Deny]
+      matchResources:
+        namespaceSelector:
+          matchLabels: {env: prod}
+    """
+)
+
+
+def deployment(
+    name: str, replicas: int, ns: str = "prod", labels: dict[str, str] | None = None
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": ns}
+    if labels is not None:
+        meta["labels"] = labels
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": {"replicas": replicas}}
+
+
+def test_evaluator_semantics() -> None:
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod", "labels": {"env": "prod"}}}
+    objs = dump(
+        ns,
+        deployment("big", 9, labels={"team": "a"}),
+        deployment("system-x", 9),  # matchCondition false
+        deployment("skipped", 9, labels={"skip": "y"}),  # objectSelector
+        deployment("dev", 9, ns="dev"),  # namespaceSelector of the binding
+        deployment("nolabels", 1),
+    )
+    fail = verdicts(POLICY.replace("FAILURE", "Fail"), objs)
+    assert fail == [
+        ("big", "replicas", "too many replicas: 9"),
+        ("big", "replicas", "variable 'broken' resulted in error: no such key: nope"),
+        ("nolabels", "replicas", "variable 'broken' resulted in error: no such key: nope"),
+        (
+            "nolabels",
+            "replicas",
+            "expression \"object.metadata.labels.team != ''\" resulted in error: no such key: labels",
+        ),
+    ]
+    ignore = verdicts(POLICY.replace("FAILURE", "Ignore"), objs)
+    assert ignore == [("big", "replicas", "too many replicas: 9")]
+
+
+def test_unbound_policy_is_tested_as_deny_and_bad_cel_is_input_error() -> None:
+    unbound = POLICY.split("---")[0].replace("FAILURE", "Ignore")
+    ev = Evaluator(parse_text(unbound, "p.yaml").documents)
+    (v,) = ev.evaluate(parse_text(dump(deployment("big", 9, labels={"team": "a"})), "in.yaml").documents)
+    assert v.binding is None and v.outcome == "denied"
+    with pytest.raises(InputError) as exc:
+        Evaluator(
+            parse_text(
+                unbound.replace("variables.replicas <= 5", "variables.replicas <="), "p.yaml"
+            ).documents
+        )
+    assert exc.value.location is not None and exc.value.location.line == 23
+
+
+def test_selectors_and_resources() -> None:
+    assert resource_of("Deployment") == "deployments" and resource_of("NetworkPolicy") == "networkpolicies"
+    assert resource_of("DeviceClass") == "deviceclasses" and resource_of("Ingress") == "ingresses"
+    sel = {
+        "matchLabels": {"a": "1"},
+        "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["x"]}],
+    }
+    assert selector_matches(sel, {"a": "1"}) and selector_matches(sel, {"a": "1", "b": "y"})
+    assert not selector_matches(sel, {"a": "1", "b": "x"}) and not selector_matches(sel, {})
+    assert selector_matches(None, {}) and selector_matches({}, {"z": "1"})
+
+
+WEBHOOK = textwrap.dedent(
+    """\
+    apiVersion: admissionregistration.k8s.io/v1
+    kind: ValidatingWebhookConfiguration
+    metadata: {name: gpu-guard}
+    webhooks:
+    - name: pods.gpu-guard.example.com
+      admissionReviewVersions: ["v1"]
+      sideEffects: None
+      failurePolicy: Ignore
+      clientConfig:
+        service: {namespace: guard, name: gpu-guard, path: /validate}
+      rules:
+      - apiGroups: [""]
+        apiVersions: ["v1"]
+        operations: ["CREATE", "UPDATE"]
+        resources: ["pods"]
+        scope: Namespaced
+      namespaceSelector:
+        matchLabels: {gpu: "true"}
+      matchConditions:
+      - name: has-gpu
+        expression: "object.spec.containers.exists(c, has(c.resources.limits))"
+    """
+)
+
+
+def test_from_webhook_skeleton() -> None:
+    runner = CliRunner()
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "wh.yaml")
+        with open(path, "w") as fh:
+            fh.write(WEBHOOK)
+        res = runner.invoke(cli, ["policy", "from-webhook", path])
+    assert res.exit_code == 0, res.output
+    text = res.stdout
+    policy, binding = list(yaml.safe_load_all(text))
+    assert policy["metadata"]["name"] == "gpu-guard-pods.gpu-guard.example.com"
+    spec = policy["spec"]
+    assert spec["failurePolicy"] == "Ignore"
+    assert spec["matchConstraints"]["resourceRules"][0]["resources"] == ["pods"]
+    assert spec["matchConstraints"]["namespaceSelector"] == {"matchLabels": {"gpu": "true"}}
+    assert spec["matchConditions"][0]["name"] == "has-gpu"
+    assert "TODO" in spec["validations"][0]["message"] and "# TODO" in text
+    assert "service guard/gpu-guard/validate" in text
+    assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
+    assert validate_texts([("s.yaml", text)], "1.37").valid
+
+
+def test_policy_cli_exit_codes(tmp_path: Any) -> None:
+    runner = CliRunner()
+    pol = tmp_path / "p.yaml"
+    pol.write_text(baseline(only=("disallow-privileged",)))
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(dump(pod("fine")))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(dump(pod("root", container={"securityContext": {"privileged": True}})))
+    assert runner.invoke(cli, ["policy", "test", "--policy", str(pol), str(ok)]).exit_code == 0
+    res = runner.invoke(cli, ["policy", "test", "--policy", str(pol), str(bad), "-o", "json"])
+    assert res.exit_code == 1
+    data = yaml.safe_load(res.stdout)
+    (v,) = data["violations"]
+    assert v["outcome"] == "warned" and v["source"] == {"file": str(bad), "line": 1}
+    gen = runner.invoke(cli, ["policy", "generate", "--list"])
+    assert gen.stdout.split() == available()
