@@ -255,12 +255,17 @@ class Allocator:
         """The caller removed ``claim`` from ``self.allocated``."""
         self._shared_index = {(s[0], s[1], s[2]) for s in self.allocated.shared_ids}
 
-    def invalidate_pool(self, pool_name: str) -> None:
+    def invalidate_pool(self, pool_name: str, driver: str | None = None) -> None:
         """Forget cached available counters of a pool whose allocations changed.
 
         Upstream builds a new allocator per scheduling cycle; the simulator keeps one and drops only what
-        a bind or an eviction made stale."""
-        self._available_counters.pop(pool_name, None)
+        a bind or an eviction made stale. Counter caches are keyed by ``driver/pool`` (1.35+) or by slice
+        name (1.33/1.34)."""
+        if driver is not None:
+            self._available_counters.pop(f"{driver}/{pool_name}", None)
+        else:
+            for key in [k for k in self._available_counters if k.endswith(f"/{pool_name}")]:
+                del self._available_counters[key]
         for name in self._pool_slice_names.get(pool_name, ()):
             self._available_counters.pop(name, None)
 

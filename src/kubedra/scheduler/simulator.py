@@ -171,7 +171,7 @@ class Scheduler:
                     self.shared_version += 1
                 elif owner in self.by_name:
                     self.by_name[owner].version += 1
-                self.allocator.invalidate_pool(r.pool)
+                self.allocator.invalidate_pool(r.pool, r.driver)
 
     def bind(self, sp: SimPod, node: SimNode, fit: _Fit) -> None:
         for k, v in sp.requests.items():
@@ -384,8 +384,11 @@ class Scheduler:
         for sp in pods:
             if sp.pod.node_name and sp.pod.node_name in self.by_name:
                 self._bind_existing(sp)
+        # a pod that already has a reason (missing ResourceClaimTemplate or PodGroup...) is held back before
+        # the queue, like PreEnqueue does: it is never placed without what it waits for
         queue = sorted(
-            (p for p in pods if p.node is None and not p.pod.node_name), key=lambda p: (-p.priority, p.order)
+            (p for p in pods if p.node is None and not p.pod.node_name and p.reason is None),
+            key=lambda p: (-p.priority, p.order),
         )
         done: set[int] = set()
         for sp in queue:

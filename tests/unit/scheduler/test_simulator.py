@@ -190,3 +190,61 @@ def test_dra_extended_resource_uses_class_when_node_has_no_device_plugin():
     (sp,) = build_sim_pods([p], [], [], ext_classes=s.ext_classes)
     s.run([sp])
     assert sp.node == "n0" and len(sp.devices) == 2
+
+
+def test_dynamic_mig_counters_bound_partitions_across_pods():
+    """Regression: counters must be recomputed after each bind (one Allocator serves many pods)."""
+    from kubedra.model.parse import parse_object
+    from kubedra.sources import nvidia
+
+    objs = [parse_object(o).obj for o in nvidia.cluster("1x8xH100-80GB", "mig-dynamic", "1.37")]
+    classes = [o for o in objs if type(o).__name__ == "DeviceClass"]
+    slices = [o for o in objs if type(o).__name__ == "ResourceSlice"]
+    nodes = [o for o in objs if type(o).__name__ == "Node"]
+    t = ResourceClaimTemplate(
+        meta=ObjectMeta(name="one-g", namespace="default"),
+        spec=DeviceClaim(
+            requests=[
+                req(
+                    "gpu",
+                    1,
+                    klass="mig.nvidia.com",
+                    selectors=['device.attributes["gpu.nvidia.com"].profile == "1g.10gb"'],
+                )
+            ]
+        ),
+    )
+    s = Scheduler(engine_config("1.37"), nodes, classes, slices)
+    pods = build_sim_pods([pod(f"p{i}", claim_template="one-g", cpu="100m") for i in range(60)], [t], [])
+    s.run(pods)
+    placed = [p for p in pods if p.node]
+    # 1g.10gb has 7 placements per H100 (memory slices 0..6): 56 on 8 GPUs, then the counters run out
+    assert len(placed) == 56
+    assert "have all matching devices in use" in pods[-1].reason
+    # two 3g.40gb per GPU use all 8 memory slices: a 1g.10gb device is free but its counters are not
+    t3 = ResourceClaimTemplate(
+        meta=ObjectMeta(name="three-g", namespace="default"),
+        spec=DeviceClaim(
+            requests=[
+                req(
+                    "gpu",
+                    1,
+                    klass="mig.nvidia.com",
+                    selectors=['device.attributes["gpu.nvidia.com"].profile == "3g.40gb"'],
+                )
+            ]
+        ),
+    )
+    s = Scheduler(engine_config("1.37"), nodes, classes, slices)
+    pods = build_sim_pods(
+        [
+            *(pod(f"big{i}", claim_template="three-g", cpu="100m") for i in range(17)),
+            pod("small", claim_template="one-g"),
+        ],
+        [t, t3],
+        [],
+    )
+    s.run(pods)
+    assert sum(1 for p in pods if p.node) == 16
+    assert "have all matching devices in use" in pods[16].reason
+    assert "are out of shared counters" in pods[17].reason
