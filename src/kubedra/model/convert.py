@@ -143,7 +143,9 @@ def _capacity_values(device: MutableMapping[str, Any], path: str, notes: list[Co
         notes.append(ConversionNote(f"{path}.capacity", "capacity values wrapped as {value: ...}"))
 
 
-def _upgrade_request(req: MutableMapping[str, Any], path: str, notes: list[ConversionNote]) -> None:
+def _upgrade_request(
+    req: MutableMapping[str, Any], path: str, notes: list[ConversionNote], alpha: bool
+) -> None:
     flat = [k for k in req if k in EXACT_FIELDS]
     if not flat:
         return
@@ -161,8 +163,8 @@ def _upgrade_request(req: MutableMapping[str, Any], path: str, notes: list[Conve
     for k in EXACT_FIELDS:
         if k in req:
             exactly[k] = req.pop(k)
-    if isinstance(exactly.get("adminAccess"), bool) and exactly["adminAccess"] is False:
-        # v1alpha3 bool false == unset pointer; keep it explicit only when true
+    if alpha and exactly.get("adminAccess") is False:
+        # v1alpha3 had a plain bool (false == unset); v1beta1 and later keep an explicit false
         del exactly["adminAccess"]
     _insert_at(req, pos, "exactly", exactly)
     if "firstAvailable" in req:
@@ -174,7 +176,7 @@ def _upgrade_request(req: MutableMapping[str, Any], path: str, notes: list[Conve
     notes.append(ConversionNote(f"{path}", "request fields moved under exactly"))
 
 
-def _upgrade_claim_spec(spec: Any, path: str, notes: list[ConversionNote]) -> None:
+def _upgrade_claim_spec(spec: Any, path: str, notes: list[ConversionNote], alpha: bool = False) -> None:
     if not isinstance(spec, MutableMapping):
         return
     if "controller" in spec:
@@ -189,7 +191,7 @@ def _upgrade_claim_spec(spec: Any, path: str, notes: list[ConversionNote]) -> No
         return
     for i, req in enumerate(devices.get("requests") or []):
         if isinstance(req, MutableMapping):
-            _upgrade_request(req, f"{path}.devices.requests[{i}]", notes)
+            _upgrade_request(req, f"{path}.devices.requests[{i}]", notes, alpha)
 
 
 def _upgrade_slice_spec(spec: Any, notes: list[ConversionNote]) -> None:
@@ -252,11 +254,11 @@ def upgrade_to_v1(
     if kind == "ResourceSlice":
         _upgrade_slice_spec(spec, notes)
     elif kind == "ResourceClaim":
-        _upgrade_claim_spec(spec, "spec", notes)
+        _upgrade_claim_spec(spec, "spec", notes, version == "v1alpha3")
         _upgrade_status(obj.get("status"), notes)
     elif kind == "ResourceClaimTemplate":
         if isinstance(spec, MutableMapping):
-            _upgrade_claim_spec(spec.get("spec"), "spec.spec", notes)
+            _upgrade_claim_spec(spec.get("spec"), "spec.spec", notes, version == "v1alpha3")
     elif kind == "DeviceClass" and isinstance(spec, MutableMapping) and "suitableNodes" in spec:
         spec.pop("suitableNodes")
         notes.append(
