@@ -29,8 +29,8 @@ RESOURCE_API = "resource.k8s.io/v1"
 MEMORY_SLICES = 8
 MAX_DEVICES_PER_SLICE = 64  # with counters ("advanced features"), ResourceSliceMaxDevicesWithAdvancedFeatures
 
-_DRIVER_VERSION = "580.95.05"
-_CUDA_DRIVER_VERSION = "13.0.0"
+_DRIVER_VERSION = "570.133.20"  # a semver without leading zeros: version attributes must parse
+_CUDA_DRIVER_VERSION = "12.8.0"
 # PCI bus numbers of the 8 GPUs on an HGX baseboard.
 _PCI_BUSES = ("18", "2a", "3a", "5d", "9a", "ab", "ba", "db")
 
