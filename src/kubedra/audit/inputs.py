@@ -37,10 +37,11 @@ def malformed(rules: RuleBook, err: InputError) -> Finding:
 
 def load_files(paths: Sequence[str], rules: RuleBook, scope: Scope | None = None) -> FileInputs:
     """Read files/folders/stdin; a malformed file becomes an ``input.malformed`` finding and the scan goes on."""
+    from kubedra.audit.loader import load_each
+
     out = FileInputs(scope=scope or Scope(name=None))
-    for name in files.iter_manifest_files(paths):
+    for _name, result in load_each(paths):
         out.files += 1
-        result = files.load([name], strict=False)
         out.scope.items.extend(Item(obj=d.obj, doc=d) for d in result.documents)
         out.findings.extend(malformed(rules, e) for e in result.errors)
     return out

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from kubedra.audit.podspecs import PodSpecAt, find_pod_specs
 from kubedra.errors import Location
 from kubedra.sources.files import Document
 
@@ -56,6 +57,11 @@ class Item:
     def namespace(self) -> str | None:
         ns = self.meta.get("namespace")
         return str(ns) if ns else None
+
+    @cached_property
+    def pod_specs(self) -> list[PodSpecAt]:
+        """Every pod spec in the object (the Pod's own, or workload/CRD templates), found once per item."""
+        return list(find_pod_specs(self.obj))
 
     @property
     def spec(self) -> dict[str, Any]:

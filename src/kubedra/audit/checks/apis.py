@@ -9,7 +9,6 @@ from typing import Any
 from kubedra.audit.deprecations import Lifecycle
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, ObjectRef
-from kubedra.audit.podspecs import find_pod_specs
 from kubedra.audit.versions import Version, split_api_version
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -184,7 +183,7 @@ def _judge_live_listing(ctx: Context, scope: Scope, item: Item) -> None:
 @check("dra.pod-claim-source")
 def pod_claim_source(ctx: Context, scope: Scope) -> None:
     for item in scope.items:
-        for at in find_pod_specs(item.obj):
+        for at in item.pod_specs:
             claims = at.spec.get("resourceClaims")
             if not isinstance(claims, list):
                 continue

@@ -9,7 +9,6 @@ import yaml
 
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, ObjectRef, load_data
-from kubedra.audit.podspecs import find_pod_specs
 from kubedra.audit.versions import Version
 
 SYSTEM = "kube-system"
@@ -33,7 +32,7 @@ def kube_dns(ctx: Context, scope: Scope) -> None:
             continue
         images = [
             str(c.get("image") or "")
-            for at in find_pod_specs(item.obj)
+            for at in item.pod_specs
             for c in at.spec.get("containers") or []
             if isinstance(c, dict)
         ]
@@ -68,7 +67,7 @@ def _kube_proxy_mode(item: Item) -> tuple[str, tuple[str | int, ...]] | None:
                 if mode:
                     return str(mode), ("data", key)
         return None
-    for at in find_pod_specs(item.obj):
+    for at in item.pod_specs:
         for i, c in enumerate(at.spec.get("containers") or []):
             if not isinstance(c, dict):
                 continue

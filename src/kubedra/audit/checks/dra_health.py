@@ -13,7 +13,6 @@ from typing import Any
 from kubedra.audit.checks.gpu import node_gpu_allocatable, slices_by_node
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
-from kubedra.audit.podspecs import find_pod_specs
 
 _DRA_DRIVER_IMAGE = re.compile(r"dra-driver|dra-example-driver|dra-plugin|kubelet-plugin")
 _GPU_NODE_LABELS = (
@@ -30,7 +29,7 @@ def _captured(item: Item, scope: Scope) -> bool:
 def _is_dra_plugin(ds: Item) -> bool:
     if "kubelet-plugin" in ds.name:
         return True
-    for at in find_pod_specs(ds.obj):
+    for at in ds.pod_specs:
         for c in at.spec.get("containers") or []:
             if isinstance(c, dict) and _DRA_DRIVER_IMAGE.search(str(c.get("image") or "")):
                 return True

@@ -10,7 +10,7 @@ import yaml
 
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
-from kubedra.audit.podspecs import find_pod_specs, format_path, owned_by_listed_controller, resource_uses
+from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
 
 NVIDIA_GPU = "nvidia.com/gpu"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
@@ -96,7 +96,7 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
             continue
         if owners and owned_by_listed_controller(item, owners):
             continue
-        for at in find_pod_specs(item.obj):
+        for at in item.pod_specs:
             where = "pod" if at.path == ("spec",) else "pod template at " + format_path(at.path)
             for use in resource_uses(at):
                 hit = _classify(use.resource)
@@ -134,7 +134,7 @@ _DEVICE_PLUGIN_IMAGE = re.compile(r"^(k8s-device-plugin|nvidia-device-plugin|dev
 
 def _images(item: Item) -> list[tuple[tuple[str | int, ...], str]]:
     out = []
-    for at in find_pod_specs(item.obj):
+    for at in item.pod_specs:
         for field in ("initContainers", "containers"):
             for i, c in enumerate(at.spec.get(field) or []):
                 if isinstance(c, dict) and isinstance(c.get("image"), str):

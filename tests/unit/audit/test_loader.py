@@ -1,0 +1,79 @@
+"""The audit's fast loader yields exactly what kubedra.sources.files.parse_text yields."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubedra.audit import loader
+from kubedra.sources import files
+
+from .helpers import corpus
+
+
+def same(text: str, name: str = "m.yaml") -> None:
+    a, b = files.parse_text(text, name), loader.parse_text(text, name)
+    assert [d.obj for d in a.documents] == [d.obj for d in b.documents]
+    assert [(d.file, d.line, d.index) for d in a.documents] == [
+        (d.file, d.line, d.index) for d in b.documents
+    ]
+    assert [str(e) for e in a.errors] == [str(e) for e in b.errors]
+    for da, db in zip(a.documents, b.documents, strict=True):
+        for path in (["metadata", "name"], ["spec", "template", "spec", "containers", 0, "image"], ["nope"]):
+            assert da.line_of(path) == db.line_of(path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x {b: 1}\nc: *x\n",
+        "<<: {a: 1}\nb: 2\n",
+        "a: !!binary aGVsbG8=\n",
+        "t: 2001-12-14t21:59:43.10-05:00\nd: 2002-12-14\n",
+        "x: 0o17\ny: 0x1F\nz: 1_000\nf: .inf\nn: ~\nb: yes\nB: NO\ne: 1e3\ng: 1.5e3\nh: -.5\n",
+        "? [a, b]\n: c\n",
+        "k: 1\nk: 2\n",
+        "a: !custom x\n",
+        "- 1\n- [2, {3: 4}]\n",
+        "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}}\n- kind: Pod\n  metadata: {name: b}\n",
+        "---\n---\napiVersion: v1\nkind: A\n...\n---\nkind: B\n",
+        "a: [unclosed\n",
+        'a: "quoted 1"\nb: \'2\'\nc: !!str 3\nd: !!int "4"\n',
+        "set: !!set {a, b}\n",
+    ],
+)
+def test_edge_cases(text: str) -> None:
+    same(text)
+
+
+def test_json_and_stdin_names() -> None:
+    same('{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}}', "m.json")
+    same("kind: Pod\n", files.STDIN)
+
+
+def test_whole_corpus() -> None:
+    for path in files.iter_manifest_files([str(corpus())]):
+        with open(path, encoding="utf-8") as fh:
+            same(fh.read(), path)
+
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False),
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+    st.sampled_from(["yes", "no", "on", "~", "null", "0x1F", "0o7", "1_0", "2001-12-14", ".inf", "1e3", "-"]),
+)
+keys = st.one_of(st.text(min_size=1, max_size=8), st.integers(0, 9), st.booleans())
+trees = st.recursive(
+    scalars, lambda c: st.lists(c, max_size=4) | st.dictionaries(keys, c, max_size=4), max_leaves=25
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=8), trees, min_size=1, max_size=5), st.booleans())
+def test_random_documents(doc: dict, flow: bool) -> None:
+    same(yaml.safe_dump_all([doc, {"kind": "X", "v": doc}], default_flow_style=flow, allow_unicode=True))
