@@ -1,0 +1,97 @@
+"""``kubedra demo``: the device plugin vs DRA simulation on a built-in example (data/demo/)."""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+import click
+import yaml
+
+from kubedra.commands.simulate import build_options, report
+from kubedra.errors import UsageError
+from kubedra.report.output import output_option
+from kubedra.sources.files import parse_text
+
+
+@functools.cache
+def examples() -> dict[str, dict[str, Any]]:
+    text = resources.files("kubedra.data").joinpath("demo/examples.yaml").read_text(encoding="utf-8")
+    data: dict[str, dict[str, Any]] = yaml.safe_load(text)["examples"]
+    return data
+
+
+def example_inputs(name: str) -> Any:
+    from kubedra.simulate.inputs import Inputs
+
+    spec = examples()[name]
+    file = f"demo/{spec['workloads']}"
+    text = resources.files("kubedra.data").joinpath(file).read_text(encoding="utf-8")
+    parsed = parse_text(text, f"kubedra/data/{file}")
+    if parsed.errors:  # pragma: no cover - packaged data is tested
+        raise parsed.errors[0]
+    return Inputs(documents=parsed.documents)
+
+
+@click.command("demo")
+@click.option(
+    "--example",
+    default="inference",
+    show_default=True,
+    metavar="NAME",
+    help="Built-in example: inference (18 pods, 8 x A100) or cluster (32 x H100, inference + training gang).",
+)
+@click.option("--list", "list_examples", is_flag=True, help="List the built-in examples.")
+@click.option(
+    "--chart", default=None, metavar="FILE", help="Write GPU and GPU-memory use per node (.svg/.png)."
+)
+@click.option("--bound", is_flag=True, help="Also compute how many pods fit at best (needs ortools).")
+@click.option(
+    "--target-version", default="1.37", show_default=True, help="Kubernetes minor release to model."
+)
+@output_option(("table", "json", "yaml", "markdown"))
+def demo(
+    example: str, list_examples: bool, chart: str | None, bound: bool, target_version: str, output: str
+) -> None:
+    """Simulate a built-in example: device-plugin pods, then the same pods migrated to DRA claims.
+
+    Same output as kubedra simulate (-o json has the same shape). The example's cluster, GPU modes and
+    workloads are data files under kubedra/data/demo/; kubedra simulate takes the same flags.
+    """
+    if list_examples:
+        for name, spec in examples().items():
+            click.echo(f"{name}: {spec['title']}")
+        return
+    if example not in examples():
+        raise UsageError(f"unknown example {example!r} (known: {', '.join(examples())})")
+    spec = examples()[example]
+    from kubedra.simulate.run import simulate
+
+    opts = build_options(
+        mode="both",
+        nodes=spec["nodes"],
+        gpu_mode=spec.get("gpuMode"),
+        dp_gpu_mode=spec.get("dpGpuMode"),
+        target_version=target_version,
+        feature_gates=None,
+        scoring=spec.get("scoring", "LeastAllocated"),
+        dra_sizing=spec.get("draSizing", "gpu"),
+        gpu_memory=None,
+        sharing=None,
+        preemption=True,
+    )
+    if chart:
+        from kubedra.simulate.chart import check_chart_path
+
+        check_chart_path(chart)
+    sim = simulate(example_inputs(example), opts)
+    flags = (
+        f"kubedra simulate -f <workloads> --nodes {spec['nodes']} --gpu-mode {spec.get('gpuMode', 'full')}"
+        + (f" --dp-gpu-mode {spec['dpGpuMode']}" if spec.get("dpGpuMode") else "")
+        + (f" --dra-sizing {spec['draSizing']}" if spec.get("draSizing") else "")
+    )
+    preface = [f"kubedra demo: {spec['title']}\n\n", spec["story"].rstrip() + "\n\n", f"Same as: {flags}\n\n"]
+    if output == "markdown":
+        preface = [f"# kubedra demo: {spec['title']}\n\n", spec["story"].rstrip() + "\n\n", f"`{flags}`\n\n"]
+    report(sim, opts, output, chart=chart, bound=bound, preface=preface)

@@ -1,0 +1,286 @@
+"""``kubedra simulate``: device plugin vs DRA, side by side, on a whole cluster."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kubedra.commands._common import feature_gates_option, target_version_option, warn
+from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from kubedra.model.quantity import QuantityError, parse_quantity
+from kubedra.report.output import emit, output_option, to_yaml
+from kubedra.simulate.cluster import DP, DRA, MODES, ClusterOptions
+from kubedra.simulate.results import Simulation
+from kubedra.simulate.run import SCORINGS, SimulateOptions
+from kubedra.sources.nvidia.modes import parse_gpu_mode
+
+MODE_CHOICES = ("both", DP, DRA)
+
+
+def parse_memory(text: str | None, flag: str = "--gpu-memory") -> int | None:
+    if text is None:
+        return None
+    try:
+        q = parse_quantity(text)
+    except QuantityError as e:
+        raise UsageError(f"{flag} {text}: {e}") from None
+    if q.nanos <= 0:
+        raise UsageError(f"{flag} must be positive")
+    return q.value()
+
+
+def build_options(
+    *,
+    mode: str,
+    nodes: str | None,
+    gpu_mode: str | None,
+    dp_gpu_mode: str | None,
+    target_version: str,
+    feature_gates: str | None,
+    scoring: str,
+    dra_sizing: str,
+    gpu_memory: str | None,
+    sharing: str | None,
+    preemption: bool,
+) -> SimulateOptions:
+    modes = MODES if mode == "both" else (mode,)
+    if (gpu_mode or dp_gpu_mode) and not nodes and dp_gpu_mode:
+        raise UsageError("--dp-gpu-mode shapes a generated cluster: use it with --nodes")
+    for m in (gpu_mode, dp_gpu_mode):
+        if m:
+            parse_gpu_mode(m)
+    share = parse_gpu_mode(sharing) if sharing else None
+    if share is not None and not share.is_shared:
+        raise UsageError(f"--sharing {sharing}: expected time-slicing:<pods per GPU> or mps:<pods per GPU>")
+    return SimulateOptions(
+        modes=modes,
+        target_version=target_version,
+        feature_gates=feature_gates,
+        scoring=scoring,
+        sizing=dra_sizing,
+        gpu_memory=parse_memory(gpu_memory),
+        sharing=share,
+        preemption=preemption,
+        cluster=ClusterOptions(nodes=nodes, gpu_mode=gpu_mode, dp_gpu_mode=dp_gpu_mode),
+    )
+
+
+def write_cluster(sim: Simulation, path: str) -> None:
+    """Both views (device-plugin Nodes, then the DRA view), as YAML that ``-f`` reads back."""
+    docs: list[Any] = []
+    for mode, view in sim.cluster.views.items():
+        if not view.objects:
+            continue
+        docs.append((mode, view.objects))
+    if not docs:
+        raise UsageError("--save-cluster: nothing was generated or derived (the cluster came from the input)")
+    parts = ["# kubedra simulate --save-cluster: the cluster as each view sees it\n"]
+    for mode, objs in docs:
+        parts.append(f"# --- {mode} view ---\n")
+        for o in objs:
+            parts.append("---\n" + to_yaml(o))
+    Path(path).write_text("".join(parts), encoding="utf-8")
+
+
+def report(
+    sim: Simulation,
+    opts: SimulateOptions,
+    output: str,
+    *,
+    chart: str | None = None,
+    bound: bool = False,
+    preface: Sequence[str] = (),
+) -> None:
+    """Print the result in the chosen format, write the chart; warnings go to stderr."""
+    from kubedra.simulate import render
+
+    extra: list[str] = []
+    if bound:
+        from kubedra.simulate.bound import bounds
+
+        for line in bounds(sim):
+            extra.append(line)
+    if chart:
+        from kubedra.simulate.chart import write_chart
+
+        write_chart(sim, chart)
+        extra.append(f"chart written to {chart}")
+    if output in ("table", "markdown"):
+        if preface:
+            click.echo("".join(preface), nl=False)
+        click.echo(
+            render.text(sim, opts.target_version, opts.scoring, markdown=output == "markdown", extra=extra),
+            nl=False,
+        )
+        return
+    for s in sim.skipped:
+        warn(f"not simulated: {s}")
+    for n in [*sim.notes, *extra]:
+        warn(n)
+    emit(sim.to_dict(), output)
+
+
+def simulation_options(f: Any) -> Any:
+    options = [
+        click.option(
+            "--mode",
+            type=click.Choice(MODE_CHOICES),
+            default="both",
+            show_default=True,
+            help="Simulate with the device plugin, with DRA, or both side by side.",
+        ),
+        click.option(
+            "--nodes",
+            default=None,
+            metavar="SPEC",
+            help="Generate the cluster from the node catalogue, e.g. 4x8xH100-80GB,2x8xA100-80GB.",
+        ),
+        click.option(
+            "--gpu-mode",
+            default=None,
+            metavar="MODE",
+            help="GPU set-up of generated (or derived DRA) nodes: full, mig-static:<layout>, "
+            "mig-dynamic, time-slicing:<n>, mps:<n>.",
+        ),
+        click.option(
+            "--dp-gpu-mode",
+            default=None,
+            metavar="MODE",
+            help="GPU set-up of the device-plugin side when it differs (default: --gpu-mode; "
+            "full for mig-dynamic, which the device plugin cannot do).",
+        ),
+        click.option(
+            "--dra-sizing",
+            type=click.Choice(["gpu", "mig"]),
+            default="gpu",
+            show_default=True,
+            help="DRA version of nvidia.com/gpu pods: whole GPUs, or the smallest MIG profile holding "
+            "the pod's declared memory (annotation kubedra.io/gpu-memory or --gpu-memory).",
+        ),
+        click.option(
+            "--gpu-memory",
+            default=None,
+            metavar="QTY",
+            help="GPU memory per GPU for pods without the kubedra.io/gpu-memory annotation.",
+        ),
+        click.option(
+            "--sharing",
+            default=None,
+            metavar="time-slicing:N|mps:N",
+            help="DRA version: every N pods of a workload share one claim (one GPU), like replicas.",
+        ),
+        click.option(
+            "--scoring",
+            type=click.Choice(list(SCORINGS)),
+            default="LeastAllocated",
+            show_default=True,
+            help="NodeResourcesFit scoring strategy (MostAllocated packs nodes).",
+        ),
+        click.option("--no-preemption", "no_preemption", is_flag=True, help="Disable DefaultPreemption."),
+        target_version_option(),
+        feature_gates_option(),
+        click.option(
+            "--chart",
+            default=None,
+            metavar="FILE",
+            help="Write GPU and GPU-memory use per node (.svg; .png with matplotlib).",
+        ),
+        click.option(
+            "--bound", is_flag=True, help="Also compute how many pods fit at best (needs the ortools extra)."
+        ),
+        output_option(("table", "json", "yaml", "markdown")),
+    ]
+    for opt in reversed(options):
+        f = opt(f)
+    return f
+
+
+@click.command("simulate")
+@click.option(
+    "-f",
+    "--filename",
+    "files",
+    multiple=True,
+    metavar="PATH",
+    help="Cluster and workload manifests: file, folder (recursive) or - for stdin. Repeatable.",
+)
+@simulation_options
+@click.option(
+    "--save-cluster",
+    default=None,
+    metavar="FILE",
+    help="Write the generated or derived cluster (both views) as YAML.",
+)
+@click.option(
+    "--fail-on-pending",
+    is_flag=True,
+    help="Exit 1 when a pod stays pending with DRA (or in the only mode simulated).",
+)
+@click.option("--pods", "show_pods", is_flag=True, help="Also list every pod with its node and devices.")
+def simulate(
+    files: tuple[str, ...],
+    mode: str,
+    nodes: str | None,
+    gpu_mode: str | None,
+    dp_gpu_mode: str | None,
+    dra_sizing: str,
+    gpu_memory: str | None,
+    sharing: str | None,
+    scoring: str,
+    no_preemption: bool,
+    target_version: str,
+    feature_gates: str | None,
+    chart: str | None,
+    bound: bool,
+    output: str,
+    save_cluster: str | None,
+    fail_on_pending: bool,
+    show_pods: bool,
+) -> None:
+    """Schedule the same workloads with the NVIDIA device plugin and with DRA, and compare.
+
+    The cluster comes from the input (Nodes, ResourceSlices, DeviceClasses, DeviceTaintRules, bound Pods,
+    allocated ResourceClaims) or from --nodes. Workloads (Pods, Deployments, StatefulSets, ReplicaSets,
+    DaemonSets, Jobs, CronJobs, Kubeflow jobs, Volcano Jobs, Ray clusters, JobSets, LeaderWorkerSets) are
+    expanded into pods; each pod gets a DRA and a device-plugin version.
+
+    Exit codes: 0 the simulation ran (pending pods are part of the report), 1 with --fail-on-pending
+    when a pod stays pending with DRA, 2 bad input.
+    """
+    from kubedra.simulate.inputs import load_inputs
+    from kubedra.simulate.run import simulate as run
+
+    opts = build_options(
+        mode=mode,
+        nodes=nodes,
+        gpu_mode=gpu_mode,
+        dp_gpu_mode=dp_gpu_mode,
+        target_version=target_version,
+        feature_gates=feature_gates,
+        scoring=scoring,
+        dra_sizing=dra_sizing,
+        gpu_memory=gpu_memory,
+        sharing=sharing,
+        preemption=not no_preemption,
+    )
+    if chart:
+        from kubedra.simulate.chart import check_chart_path
+
+        check_chart_path(chart)
+    if not files:
+        raise UsageError("no input: pass -f FILE (workloads, and the cluster unless --nodes generates it)")
+    inputs = load_inputs(files)
+    sim = run(inputs, opts)
+    if save_cluster:
+        write_cluster(sim, save_cluster)
+    report(sim, opts, output, chart=chart, bound=bound)
+    if show_pods and output == "table":
+        from kubedra.simulate.render import pods_table
+
+        click.echo("\n" + pods_table(sim), nl=False)
+    last = sim.results[DRA] if DRA in sim.results else next(iter(sim.results.values()))
+    sys.exit(EXIT_FINDINGS if fail_on_pending and last.pending else EXIT_OK)

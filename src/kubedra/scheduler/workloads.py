@@ -1,0 +1,401 @@
+"""Workloads → the pods a controller would create, for the simulator.
+
+Each workload object becomes :class:`PodSet` s, one per pod template, holding the parsed template
+(:class:`~kubedra.model.objects.Pod`) and the names of the pods made from it. Where the templates are and
+how many pods each stands for comes from :func:`kubedra.migrate.workloads.pod_templates` (shared with
+``kubedra migrate``); on top of that:
+
+- Job: ``parallelism`` (default 1), capped by ``completions``; CronJob: one Job run.
+- DaemonSet: one pod per node the pod may run on (nodeSelector, required affinity, NoSchedule taints),
+  pinned with a ``metadata.name`` matchFields term like the DaemonSet controller does.
+- Pod names are deterministic: ``<workload>-<role>-<i>`` (``<workload>-<i>`` for single-template kinds);
+  creation order is input order.
+- Gangs: PodGroups (``scheduling.k8s.io`` v1alpha2/v1alpha3/v1beta1 ``spec.schedulingPolicy.gang.minCount``)
+  and v1alpha1 Workloads (``spec.podGroups[].policy.gang.minCount``, pods join with ``spec.workloadRef``);
+  pods join with ``spec.schedulingGroup.podGroupName``. Volcano ``minAvailable``, Kubeflow
+  ``runPolicy.schedulingPolicy.minAvailable`` (else the sum of replicas), JobSets and GPU Jobs with
+  ``parallelism == completions`` become gangs exactly as ``kubedra migrate`` turns them into PodGroups
+  (:func:`kubedra.migrate.gang.detect`).
+- Anything that cannot become pods is reported precisely (:class:`Skipped`): KAI/HAMi fraction annotations
+  without an extended resource, GPU requests hidden in a custom resource's own fields, pods waiting for a
+  missing PodGroup are reported by the simulator itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.errors import InputError, Location
+from kubedra.migrate import gang as migrate_gang
+from kubedra.migrate import nvidia as migrate_nvidia
+from kubedra.migrate.gpu import classify
+from kubedra.migrate.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
+from kubedra.model.objects import Node, ObjectMeta, Pod
+from kubedra.model.parse import _Ctx, _meta, path_steps, pod_spec
+from kubedra.scheduler import filters
+from kubedra.sources.files import Document
+
+DEFAULT_SCHEDULERS = ("", "default-scheduler")
+GATED_GANG_API = ("scheduling.k8s.io",)
+
+
+@dataclass
+class PodSet:
+    """Pods made from one template: same spec, different names."""
+
+    template: Pod
+    names: list[str]
+    owner: str  # "Deployment/ns/name" ("Pod/ns/name" for a bare pod)
+    role: str = ""
+    location: Location | None = None
+    existing: bool = False  # a bound pod of the cluster (spec.nodeName set)
+    per_pod: list[Pod] | None = None  # pods that differ per name (DaemonSet pins)
+
+    @property
+    def namespace(self) -> str:
+        return self.template.meta.namespace or "default"
+
+    def pods(self) -> list[Pod]:
+        if self.per_pod is not None:
+            return list(self.per_pod)
+        if len(self.names) == 1 and self.names[0] == self.template.meta.name:
+            return [self.template]
+        return [_named(self.template, n) for n in self.names]
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """Something in the input that kubedra cannot turn into simulated pods, and why."""
+
+    location: Location | None
+    what: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.location}: " if self.location is not None else ""
+        return f"{where}{self.what}: {self.reason}"
+
+
+@dataclass
+class Workloads:
+    sets: list[PodSet] = field(default_factory=list)
+    gangs: dict[str, int] = field(default_factory=dict)  # "ns/group" -> minCount
+    gang_sources: dict[str, str] = field(default_factory=dict)  # "ns/group" -> where minCount came from
+    podgroups: set[str] = field(default_factory=set)  # "ns/group" of PodGroup/Workload objects (incl. basic)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    schedulers: dict[str, int] = field(default_factory=dict)  # non-default schedulerName -> pods
+
+
+def _named(template: Pod, name: str) -> Pod:
+    m = template.meta
+    meta = ObjectMeta(
+        name=name,
+        namespace=m.namespace,
+        labels=m.labels,
+        annotations=m.annotations,
+        owner_references=m.owner_references,
+    )
+    return dataclasses.replace(template, meta=meta)
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _workload_name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    name = meta.get("name") or str(meta.get("generateName") or "").rstrip("-")
+    return str(name or "unnamed")
+
+
+def _namespace(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    return str(meta.get("namespace") or "default")
+
+
+def _parse_template(doc: Document, tmpl: PodTemplate, namespace: str) -> Pod:
+    """The typed pod of one template; errors name the file:line of the offending field."""
+    spec = get_path(doc.obj, tmpl.spec)
+    raw_meta = get_path(doc.obj, tmpl.metadata)
+    loc = doc.location
+    c = _Ctx(loc)
+    try:
+        meta = _meta(c, raw_meta if isinstance(raw_meta, Mapping) else {})
+        meta.namespace = namespace
+        return pod_spec(c, meta, spec if isinstance(spec, dict) else {})
+    except InputError as e:
+        path = getattr(e, "field_path", None)
+        prefix = tmpl.metadata if path and path.startswith("metadata") else tmpl.spec
+        steps = [*prefix, *path_steps(path.removeprefix("metadata.") if path else "")] if path else [*prefix]
+        shown = dotted(tuple(prefix)) + ("." + path if path else "")
+        raise InputError(
+            f"{doc.describe()}: {shown}: {e.message.split(': ', 1)[-1]}",
+            Location(file=doc.file, line=doc.line_of(steps)),
+        ) from None
+
+
+def _replicas(doc: Document, tmpl: PodTemplate) -> int:
+    """Pods the controller creates from ``tmpl`` right now (Jobs: parallelism capped by completions)."""
+    obj = doc.obj
+    group, kind = api_group(doc.api_version), doc.kind
+    if group == "batch" and kind in ("Job", "CronJob"):
+        base = ("spec",) if kind == "Job" else ("spec", "jobTemplate", "spec")
+        par = _int(get_path(obj, (*base, "parallelism")))
+        comp = _int(get_path(obj, (*base, "completions")))
+        n = 1 if par is None else par
+        if comp is not None:
+            n = min(n, comp)
+        return max(n, 0)
+    return max(tmpl.replicas, 0)
+
+
+def _has_gpu(pod: Pod) -> bool:
+    if pod.resource_claims:
+        return True
+    for c in [*pod.init_containers, *pod.containers]:
+        for name in (*c.requests, *c.limits):
+            if classify(name) is not None or name.startswith("deviceclass.resource.kubernetes.io/"):
+                return True
+    return False
+
+
+def _fraction_annotation(pod: Pod) -> tuple[str, str, str] | None:
+    for key, value in pod.meta.annotations.items():
+        what = migrate_nvidia.FRACTION_ANNOTATIONS.get(key)
+        if what:
+            return key, value, what
+    return None
+
+
+def _unknown_kind_gpu(doc: Document) -> list[tuple[tuple[str | int, ...], Any]]:
+    from kubedra.migrate.engine import _deep_gpu_fields  # migrate's detector of GPU settings in CRD fields
+
+    group = api_group(doc.api_version)
+    if "." not in group or group.endswith(".k8s.io"):
+        return []
+    return list(_deep_gpu_fields(doc.obj))
+
+
+def _daemon_pods(template: Pod, names_base: str, nodes: Sequence[Node]) -> list[Pod]:
+    out = []
+    required = filters.required_affinity(template)
+    for node in nodes:
+        if filters.node_affinity(template, node, required):
+            continue
+        if any(
+            t.effect == "NoSchedule" and not any(filters.tolerates(x, t) for x in template.tolerations)
+            for t in node.taints
+        ):
+            continue
+        pod = _named(template, f"{names_base}-{node.name}")
+        pod.affinity = {
+            **(template.affinity or {}),
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node.name]}]}
+                    ]
+                }
+            },
+        }
+        out.append(pod)
+    return out
+
+
+class _Expander:
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        self.nodes = nodes
+        self.out = Workloads()
+        self.seen_names: set[tuple[str, str]] = set()
+
+    def _unique(self, namespace: str, name: str, location: Location | None) -> str:
+        key = (namespace, name)
+        if key in self.seen_names:
+            raise InputError(f"two pods would be named {namespace}/{name}", location)
+        self.seen_names.add(key)
+        return name
+
+    def _count_scheduler(self, pod: Pod, n: int) -> None:
+        if pod.scheduler_name not in DEFAULT_SCHEDULERS and n:
+            self.out.schedulers[pod.scheduler_name] = self.out.schedulers.get(pod.scheduler_name, 0) + n
+
+    # ------------------------------------------------------------------ gang objects
+    def scheduling_object(self, doc: Document) -> None:
+        obj = doc.obj
+        ns = _namespace(obj)
+        name = _workload_name(obj)
+        spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
+        assert isinstance(spec, Mapping)
+        if doc.kind == "PodGroup":
+            key = f"{ns}/{name}"
+            self.out.podgroups.add(key)
+            n = _int(get_path(spec, ("schedulingPolicy", "gang", "minCount")))
+            if n is not None:
+                self.out.gangs[key] = n
+                self.out.gang_sources[key] = f"PodGroup {ns}/{name} spec.schedulingPolicy.gang.minCount"
+        elif doc.kind == "Workload":
+            for g in spec.get("podGroups") or []:
+                if not isinstance(g, Mapping) or not g.get("name"):
+                    continue
+                key = f"{ns}/{name}/{g['name']}"
+                self.out.podgroups.add(key)
+                n = _int(get_path(g, ("policy", "gang", "minCount")))
+                if n is not None:
+                    self.out.gangs[key] = n
+                    self.out.gang_sources[key] = f"Workload {ns}/{name} podGroup {g['name']} gang.minCount"
+
+    # ------------------------------------------------------------------ pods
+    def bare_pod(self, doc: Document, pod: Pod) -> None:
+        if pod.phase in ("Succeeded", "Failed"):
+            return
+        ns = pod.meta.namespace or "default"
+        if pod.meta.namespace == "":
+            pod.meta.namespace = ns
+        if not pod.meta.name:
+            raise InputError(f"{doc.describe()}: pod without metadata.name", doc.location)
+        self._unique(ns, pod.meta.name, doc.location)
+        self._link_workload_ref(doc.obj.get("spec"), pod)
+        existing = bool(pod.node_name)
+        frac = _fraction_annotation(pod)
+        if frac and not _has_gpu(pod) and not existing:
+            self._skip_fraction(doc.location, f"Pod {ns}/{pod.meta.name}", frac)
+            return
+        if not existing:
+            self._count_scheduler(pod, 1)
+        self.out.sets.append(
+            PodSet(
+                template=pod,
+                names=[pod.meta.name],
+                owner=f"Pod/{ns}/{pod.meta.name}",
+                location=doc.location,
+                existing=existing,
+            )
+        )
+
+    def _link_workload_ref(self, spec: Any, pod: Pod) -> None:
+        """1.35 pods join a Workload's pod group with spec.workloadRef{name, podGroup}."""
+        ref = spec.get("workloadRef") if isinstance(spec, Mapping) else None
+        if pod.scheduling_group is None and isinstance(ref, Mapping) and ref.get("name"):
+            pod.scheduling_group = f"{ref.get('name')}/{ref.get('podGroup') or ''}"
+
+    def _skip_fraction(self, location: Location | None, what: str, frac: tuple[str, str, str]) -> None:
+        key, value, kind = frac
+        self.out.skipped.append(
+            Skipped(
+                location,
+                what,
+                f"{kind} annotation {key}={value!r} without an extended resource: its GPU share is decided "
+                "by that scheduler, not by kube-scheduler; not simulated (request nvidia.com/gpu, or a claim, "
+                "to include it)",
+            )
+        )
+
+    def workload(self, doc: Document, templates: list[PodTemplate]) -> None:
+        obj = doc.obj
+        ns = _namespace(obj)
+        name = _workload_name(obj)
+        owner = f"{doc.kind}/{ns}/{name}"
+        parsed = [(t, _parse_template(doc, t, ns)) for t in templates]
+        for t, pod in parsed:
+            self._link_workload_ref(get_path(obj, t.spec), pod)
+        has_gpu = any(_has_gpu(p) for _, p in parsed)
+        gang = migrate_gang.detect(obj, templates, has_gpu)
+        single = len(templates) == 1 and not templates[0].role
+        gang_key: str | None = None
+        if gang is not None and not any(p.scheduling_group for _, p in parsed):
+            gang_key = f"{ns}/{name}"
+            self.out.gangs[gang_key] = gang.min_count
+            self.out.gang_sources[gang_key] = f"{doc.describe()} {gang.source}"
+        for t, pod in parsed:
+            role = migrate_nvidia.dns_label(t.role) if t.role else ""
+            base = name if single or not role else f"{name}-{role}"
+            what = f"{doc.describe()}" + (f" {t.role}" if t.role else "")
+            frac = _fraction_annotation(pod)
+            if frac and not _has_gpu(pod):
+                self._skip_fraction(Location(doc.file, doc.line_of(t.metadata)), what, frac)
+                continue
+            if gang_key is not None:
+                pod.scheduling_group = name
+            pod.meta.owner_references = [{"kind": doc.kind, "name": name}]
+            location = Location(doc.file, doc.line_of(t.spec))
+            if doc.kind == "DaemonSet" and api_group(doc.api_version) == "apps":
+                pods = _daemon_pods(pod, base, self.nodes)
+                for p in pods:
+                    self._unique(ns, p.meta.name, location)
+                self._count_scheduler(pod, len(pods))
+                self.out.sets.append(
+                    PodSet(pod, [p.meta.name for p in pods], owner, t.role, location, per_pod=pods)
+                )
+                continue
+            n = _replicas(doc, t)
+            names = [self._unique(ns, f"{base}-{i}", location) for i in range(n)]
+            self._count_scheduler(pod, n)
+            if names:
+                pod.meta.name = names[0]
+                self.out.sets.append(PodSet(pod, names, owner, t.role, location))
+
+    def unknown(self, doc: Document) -> None:
+        hits = _unknown_kind_gpu(doc)
+        if not hits:
+            return
+        path, value = hits[0]
+        more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        self.out.skipped.append(
+            Skipped(
+                Location(doc.file, doc.line_of(list(path))),
+                doc.describe(),
+                f"GPU request hidden in a field of the custom resource ({dotted(path)} = {value!r}){more}: "
+                "kubedra does not know which pods its operator creates; simulate the pods or the Deployment "
+                "it renders instead",
+            )
+        )
+
+
+def expand(
+    documents: Iterable[Document], pods: Mapping[int, Pod] | None = None, nodes: Sequence[Node] = ()
+) -> Workloads:
+    """Expand every workload in ``documents`` (input order) into pod sets, gangs and skip reports.
+
+    ``pods`` maps ``id(document)`` to its already-parsed Pod (from the inventory), so bare pods are not
+    parsed twice; ``nodes`` are the cluster's nodes (for DaemonSets).
+    """
+    ex = _Expander(nodes)
+    docs = list(documents)
+    for doc in docs:  # PodGroups first: pods may come before their group in the files
+        if api_group(doc.api_version) == "scheduling.k8s.io" and doc.kind in ("PodGroup", "Workload"):
+            ex.scheduling_object(doc)
+    for doc in docs:
+        group = api_group(doc.api_version)
+        if doc.kind == "Pod" and doc.api_version == "v1":
+            pod = (pods or {}).get(id(doc))
+            if pod is None:
+                from kubedra.model.parse import parse_object
+
+                parsed = parse_object(doc.obj, doc.location)
+                assert parsed is not None
+                pod = parsed.obj
+            assert isinstance(pod, Pod)
+            ex.bare_pod(doc, pod)
+            continue
+        if group == "scheduling.k8s.io":
+            continue
+        templates = pod_templates(doc.obj)
+        if templates is None:
+            ex.unknown(doc)
+            continue
+        if doc.kind in ("PodTemplate",) and group == "":
+            continue  # a template alone creates no pod
+        ex.workload(doc, templates)
+    return ex.out

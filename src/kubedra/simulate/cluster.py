@@ -1,0 +1,516 @@
+"""The two views of one cluster: what the NVIDIA device plugin advertises, and what the DRA driver publishes.
+
+- ``--nodes 4x8xH100-80GB`` generates both from the catalogue (:mod:`kubedra.sources.nvidia`): device-plugin
+  Nodes with ``nvidia.com/gpu`` / ``nvidia.com/mig-<profile>`` (time-slicing: replicas per GPU), and DRA
+  Nodes without GPU extended resources plus the ResourceSlices and DeviceClasses of the DRA driver.
+  ``mig-dynamic`` has no device-plugin equivalent: the device-plugin side then runs the GPUs whole
+  (MIG off), unless ``--dp-gpu-mode`` says otherwise.
+- From files: Nodes with GPU extended resources are the device-plugin view; the DRA view is the same Nodes
+  without them, plus the ResourceSlices. A missing view is derived when the facts allow it: device-plugin
+  resources from the NVIDIA driver's slices (full GPUs, static MIG devices; dynamic MIG counts as whole
+  GPUs), and DRA slices from a device-plugin Node's GPU Feature Discovery labels (model, GPU count,
+  MIG layout from ``nvidia.com/mig.config``) through the catalogue. A file written by ``--save-cluster``
+  holds both views (each Node twice) and reads back as such.
+
+Accounting facts are kept per node (:class:`DpNodeInfo`) and per device (:class:`DeviceInfo`) so the
+results can say how many physical GPUs exist and how much GPU memory each pod got.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.errors import InputError, UsageError
+from kubedra.model.inventory import Inventory, build_inventory
+from kubedra.model.objects import (
+    DeviceClass,
+    DeviceTaintRule,
+    Node,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kubedra.model.quantity import Quantity
+from kubedra.sources import nvidia
+from kubedra.sources.files import Document
+from kubedra.sources.nvidia.nodes import _sanitise  # GFD's product-name sanitising
+
+DP = "device-plugin"
+DRA = "dra"
+MODES = (DP, DRA)
+GPU = "nvidia.com/gpu"
+GPU_SHARED = "nvidia.com/gpu.shared"
+MIG_PREFIX = "nvidia.com/mig-"
+NVIDIA_DRIVER = nvidia.DRIVER_NAME
+MIB = 1024 * 1024
+UNLIMITED = 10**15  # cpu/memory of nodes synthesized from slices: not a constraint
+
+_MIG_GB = re.compile(r"^\d+g\.(\d+)gb")
+
+
+def is_gpu_resource(name: str) -> bool:
+    return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX)
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    gpu: str  # physical GPU identity
+    memory: int  # bytes (0: unknown)
+    node: str  # "" for devices not local to one node
+
+
+@dataclass
+class DpNodeInfo:
+    """Device-plugin facts of one node: physical GPUs and GPU memory per unit of each resource."""
+
+    physical: int = 0
+    gpu_memory: int = 0  # one whole GPU, bytes (0: unknown)
+    replicas: int = 1  # time-slicing / MPS replicas per GPU
+    unit_memory: dict[str, int] = field(default_factory=dict)
+
+    def used_gpus(self, used: Mapping[str, int]) -> int:
+        """GPUs with at least one unit in use. Whole GPUs: one per unit; shared replicas: the device plugin
+        spreads them over the GPUs (distributed allocation); MIG instances: packed onto as few GPUs as
+        their memory needs (a lower bound: the device plugin does not say which GPU holds an instance)."""
+        whole = shared = 0
+        mig_bytes = 0
+        mig_units = 0
+        for res, n in used.items():
+            if n <= 0:
+                continue
+            if res == GPU and self.replicas <= 1:
+                whole += n
+            elif res in (GPU, GPU_SHARED):
+                shared += n
+            elif res.startswith(MIG_PREFIX):
+                mig_bytes += n * self.unit_memory.get(res, 0)
+                mig_units += n
+        gpus = whole + min(shared, max(self.physical - whole, 0))
+        if mig_units:
+            gpus += max(1, -(-mig_bytes // self.gpu_memory)) if self.gpu_memory else 1
+        return min(gpus, self.physical) if self.physical else gpus
+
+
+@dataclass
+class ClusterView:
+    mode: str
+    nodes: list[Node] = field(default_factory=list)
+    classes: list[DeviceClass] = field(default_factory=list)
+    slices: list[ResourceSlice] = field(default_factory=list)
+    taint_rules: list[DeviceTaintRule] = field(default_factory=list)
+    claims: list[ResourceClaim] = field(default_factory=list)
+    objects: list[dict[str, Any]] = field(default_factory=list)  # as generated / derived, for --save-cluster
+    dp_info: dict[str, DpNodeInfo] = field(default_factory=dict)
+    devices: dict[tuple[str, str, str], DeviceInfo] = field(default_factory=dict)
+
+    def physical_gpus(self) -> dict[str, int]:
+        if self.mode == DP:
+            return {n: i.physical for n, i in self.dp_info.items()}
+        out: dict[str, set[str]] = {}
+        for d in self.devices.values():
+            out.setdefault(d.node, set()).add(d.gpu)
+        return {n: len(g) for n, g in out.items()}
+
+
+@dataclass
+class Cluster:
+    views: dict[str, ClusterView] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    generated: bool = False
+    spec: str | None = None
+
+    @property
+    def node_names(self) -> list[str]:
+        view = next(iter(self.views.values()), None)
+        return [n.name for n in view.nodes] if view else []
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    nodes: str | None = None  # --nodes catalogue spec
+    gpu_mode: str | None = None  # --gpu-mode (DRA side; device-plugin side too unless dp_gpu_mode)
+    dp_gpu_mode: str | None = None
+    target_version: str = "1.37"
+    modes: tuple[str, ...] = MODES
+
+
+# --------------------------------------------------------------------------- accounting facts
+
+
+def _attr(attrs: Mapping[str, Any], name: str, driver: str) -> Any:
+    a = attrs.get(name) or attrs.get(f"{driver}/{name}")
+    return a.value if a is not None else None
+
+
+def _capacity_bytes(capacity: Mapping[str, Any], driver: str) -> int:
+    c = capacity.get("memory") or capacity.get(f"{driver}/memory")
+    return c.value.value() if c is not None else 0
+
+
+def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], DeviceInfo]:
+    """Physical GPU and memory of every GPU device: MIG devices and partitions belong to their parent
+    (``parentUUID``, else the counter set they consume), a whole GPU is itself (``uuid``, else its name).
+    NVIDIA devices of type ``vfio`` are not counted (they re-announce a GPU for passthrough)."""
+    out: dict[tuple[str, str, str], DeviceInfo] = {}
+    for s in slices:
+        for d in s.devices:
+            driver = s.driver
+            typ = _attr(d.attributes, "type", driver)
+            if driver == NVIDIA_DRIVER and typ not in ("gpu", "mig"):
+                continue
+            node = s.node_name or d.node_name or ""
+            parent = _attr(d.attributes, "parentUUID", driver) or _attr(d.attributes, "uuid", driver)
+            if parent is not None:
+                gpu = f"{node}/{parent}"
+            elif d.consumes_counters:
+                gpu = f"{driver}/{s.pool.name}/{d.consumes_counters[0].counter_set}"
+            else:
+                gpu = f"{driver}/{s.pool.name}/{d.name}"
+            out[(driver, s.pool.name, d.name)] = DeviceInfo(gpu, _capacity_bytes(d.capacity, driver), node)
+    # NVIDIA dynamic MIG: the full GPU (uuid) and its partitions (parentUUID) share the counter set;
+    # unify on the counter set so a GPU is counted once even when one side lacks the UUID attribute
+    by_set: dict[str, str] = {}
+    for s in slices:
+        for d in s.devices:
+            if d.consumes_counters and (s.driver, s.pool.name, d.name) in out:
+                key = f"{s.driver}/{s.pool.name}/{d.consumes_counters[0].counter_set}"
+                by_set.setdefault(key, out[(s.driver, s.pool.name, d.name)].gpu)
+    if by_set:
+        for s in slices:
+            for d in s.devices:
+                k = (s.driver, s.pool.name, d.name)
+                if d.consumes_counters and k in out:
+                    key = f"{s.driver}/{s.pool.name}/{d.consumes_counters[0].counter_set}"
+                    info = out[k]
+                    out[k] = DeviceInfo(by_set[key], info.memory, info.node)
+    return out
+
+
+def _int_label(labels: Mapping[str, str], key: str) -> int | None:
+    v = labels.get(key)
+    return int(v) if v is not None and v.isdigit() else None
+
+
+def dp_node_info(node: Node) -> DpNodeInfo:
+    """Physical GPUs and memory per unit from the allocatable resources and GFD labels."""
+    labels = node.labels
+    alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
+    replicas = _int_label(labels, "nvidia.com/gpu.replicas") or 1
+    gpu_mib = _int_label(labels, "nvidia.com/gpu.memory") or 0
+    single = labels.get("nvidia.com/mig.strategy") == "single"
+    info = DpNodeInfo(gpu_memory=gpu_mib * MIB, replicas=max(replicas, 1))
+    for res in alloc:
+        if res.startswith(MIG_PREFIX):
+            profile = res[len(MIG_PREFIX) :]
+            mib = _int_label(labels, f"{res}.memory")
+            if mib is None:
+                m = _MIG_GB.match(profile)
+                info.unit_memory[res] = int(m.group(1)) * 10**9 if m else 0
+            else:
+                info.unit_memory[res] = mib * MIB
+        elif res == GPU and single:
+            mib = _int_label(labels, "nvidia.com/gpu.memory") or 0
+            info.unit_memory[res] = mib * MIB
+        else:
+            info.unit_memory[res] = info.gpu_memory // info.replicas
+    count = _int_label(labels, "nvidia.com/gpu.count")
+    if count is not None and not single:
+        info.physical = count
+    else:
+        whole = alloc.get(GPU, 0) + alloc.get(GPU_SHARED, 0)
+        info.physical = -(-whole // info.replicas) if not single else 0
+        mig = sum(n * info.unit_memory.get(r, 0) for r, n in alloc.items() if r.startswith(MIG_PREFIX))
+        if mig and info.gpu_memory:
+            info.physical += -(-mig // info.gpu_memory)
+    return info
+
+
+# --------------------------------------------------------------------------- building views
+
+
+def _docs(objects: Sequence[dict[str, Any]], origin: str) -> list[Document]:
+    return [Document(obj=o, file=origin, line=0, index=i) for i, o in enumerate(objects)]
+
+
+def _strip_gpu_resources(node: Node) -> Node:
+    n = copy.copy(node)
+    n.allocatable = {k: v for k, v in node.allocatable.items() if not is_gpu_resource(k)}
+    n.capacity = {k: v for k, v in node.capacity.items() if not is_gpu_resource(k)}
+    return n
+
+
+def _has_gpu_resources(node: Node) -> bool:
+    return any(is_gpu_resource(k) and q.value() > 0 for k, q in node.allocatable.items())
+
+
+def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> str:
+    if dp_gpu_mode:
+        return dp_gpu_mode
+    mode = nvidia.parse_gpu_mode(gpu_mode)
+    if mode.kind == "mig-dynamic":
+        notes.append(
+            "mig-dynamic has no device-plugin equivalent: the device-plugin view runs the GPUs whole "
+            "(MIG off, nvidia.com/gpu); set --dp-gpu-mode mig-static:<layout> to compare with a fixed MIG layout"
+        )
+        return "full"
+    return gpu_mode
+
+
+def generated_cluster(opts: ClusterOptions) -> Cluster:
+    assert opts.nodes is not None
+    cluster = Cluster(generated=True, spec=opts.nodes)
+    gpu_mode = opts.gpu_mode or "full"
+    if DP in opts.modes:
+        dp_mode = _dp_mode_for(gpu_mode, opts.dp_gpu_mode, cluster.notes)
+        objs = nvidia.cluster(opts.nodes, dp_mode, opts.target_version, device_plugin=True)
+        inv = build_inventory(_docs(objs, "<--nodes>"))
+        view = ClusterView(DP, nodes=inv.nodes, objects=objs)
+        view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
+        cluster.views[DP] = view
+    if DRA in opts.modes:
+        objs = nvidia.cluster(opts.nodes, gpu_mode, opts.target_version, device_plugin=False)
+        inv = build_inventory(_docs(objs, "<--nodes>"))
+        view = ClusterView(DRA, nodes=inv.nodes, classes=inv.classes, slices=inv.slices, objects=objs)
+        view.devices = device_infos(view.slices)
+        cluster.views[DRA] = view
+    if nvidia.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":
+        cluster.notes.append(
+            "mig-dynamic: the NVIDIA DRA driver's DynamicMIG feature gate (alpha, off by default) announces "
+            "every MIG profile and placement and creates the instance when a claim is prepared"
+            + (
+                "; on Ampere (A100) this needs MIG mode enabled, and the full GPU is then not announced"
+                if "A100" in opts.nodes.upper()
+                else ""
+            )
+        )
+    return cluster
+
+
+def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
+    """(device-plugin nodes, DRA nodes): a node given twice (a --save-cluster file) is one of each."""
+    seen: dict[str, list[Node]] = {}
+    order: list[str] = []
+    for n in nodes:
+        if n.name not in seen:
+            order.append(n.name)
+        seen.setdefault(n.name, []).append(n)
+    dp: list[Node] = []
+    dra: list[Node] = []
+    for name in order:
+        group = seen[name]
+        if len(group) == 1:
+            dp.append(group[0])
+            dra.append(_strip_gpu_resources(group[0]))
+            continue
+        if len(group) > 2:
+            raise InputError(f"Node {name} is given {len(group)} times")
+        with_gpu = [n for n in group if _has_gpu_resources(n)]
+        without = [n for n in group if not _has_gpu_resources(n)]
+        if len(with_gpu) != 1 or len(without) != 1:
+            raise InputError(
+                f"Node {name} is given twice; that is only allowed for the two views of a --save-cluster file "
+                "(one with nvidia.com GPU resources, one without)"
+            )
+        dp.append(with_gpu[0])
+        dra.append(without[0])
+    return dp, dra
+
+
+def _product_model(product: str) -> nvidia.GpuModel | None:
+    base = re.sub(r"-(SHARED|MIG-.*)$", "", product)
+    for model in nvidia.gpu_models().values():
+        if _sanitise(model.product_name) == base:
+            return model
+    return None
+
+
+def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str]) -> Node:
+    """The device plugin's extended resources (and GFD memory labels) for a node known from DRA slices."""
+    gpus: dict[str, int] = {}
+    sets: set[str] = set()
+    full_sets: set[str] = set()
+    labels = dict(node.labels)
+    count = 0
+    for s in slices:
+        if s.driver != NVIDIA_DRIVER or (s.node_name or "") != node.name:
+            continue
+        for d in s.devices:
+            typ = _attr(d.attributes, "type", s.driver)
+            mem = _capacity_bytes(d.capacity, s.driver)
+            if d.consumes_counters:
+                sets.add(d.consumes_counters[0].counter_set)
+                if typ == "gpu":
+                    full_sets.add(d.consumes_counters[0].counter_set)
+                    gpus[GPU] = gpus.get(GPU, 0) + 1
+                    labels.setdefault("nvidia.com/gpu.memory", str(mem // MIB))
+                continue
+            if typ == "gpu":
+                gpus[GPU] = gpus.get(GPU, 0) + 1
+                labels.setdefault("nvidia.com/gpu.memory", str(mem // MIB))
+                count += 1
+            elif typ == "mig":
+                profile = str(_attr(d.attributes, "profile", s.driver))
+                res = nvidia.mig_resource_name(profile)
+                gpus[res] = gpus.get(res, 0) + 1
+                labels.setdefault(f"{res}.memory", str(mem // MIB))
+    dynamic_only = sets - full_sets
+    if dynamic_only:
+        gpus[GPU] = gpus.get(GPU, 0) + len(dynamic_only)
+        notes.append(
+            f"node {node.name}: dynamic MIG has no device-plugin equivalent; the device-plugin view counts "
+            f"its {len(dynamic_only)} MIG-only GPU(s) as whole GPUs"
+        )
+    count += len(sets)
+    parents = {
+        _attr(d.attributes, "parentUUID", s.driver)
+        for s in slices
+        if s.driver == NVIDIA_DRIVER and (s.node_name or "") == node.name
+        for d in s.devices
+        if not d.consumes_counters
+    } - {None}
+    count += len(parents)
+    if "nvidia.com/gpu.count" not in labels and count:
+        labels["nvidia.com/gpu.count"] = str(count)
+    n = copy.copy(node)
+    n.meta = copy.copy(node.meta)
+    n.meta.labels = labels
+    n.allocatable = {**node.allocatable, **{k: Quantity.from_int(v) for k, v in gpus.items()}}
+    n.capacity = {**node.capacity, **{k: Quantity.from_int(v) for k, v in gpus.items()}}
+    return n
+
+
+def _detect_mode(node: Node) -> str | None:
+    labels = node.labels
+    if any(k.startswith(MIG_PREFIX) for k in node.allocatable) or labels.get("nvidia.com/mig.strategy"):
+        config = labels.get("nvidia.com/mig.config")
+        if config and config not in ("custom", "all-disabled"):
+            return f"mig-static:{config}"
+        return None
+    replicas = _int_label(labels, "nvidia.com/gpu.replicas") or 1
+    strategy = labels.get("nvidia.com/gpu.sharing-strategy", "none")
+    if replicas > 1:
+        return f"{'mps' if strategy == 'mps' else 'time-slicing'}:{replicas}"
+    return "full"
+
+
+def _dra_from_labels(
+    nodes: Sequence[Node], gpu_mode: str | None, target: str, notes: list[str]
+) -> list[dict[str, Any]]:
+    """The DRA driver's slices for device-plugin nodes, from their GFD labels and the catalogue."""
+    objects: list[dict[str, Any]] = []
+    for node in nodes:
+        if not _has_gpu_resources(node):
+            continue
+        product = node.labels.get("nvidia.com/gpu.product", "")
+        model = _product_model(product)
+        count = _int_label(node.labels, "nvidia.com/gpu.count")
+        if model is None or count is None:
+            notes.append(
+                f"node {node.name}: no DRA view (GPU model {product or 'unknown'!r} or nvidia.com/gpu.count "
+                "label not known to the catalogue); add its ResourceSlices, or use --nodes"
+            )
+            continue
+        mode = gpu_mode or _detect_mode(node)
+        if mode is None:
+            notes.append(
+                f"node {node.name}: its MIG layout is not known from the labels (nvidia.com/mig.config); "
+                "pass --gpu-mode for the DRA view"
+            )
+            continue
+        objects += nvidia.dra_objects(node.name, model, count, mode, target)
+    return objects
+
+
+def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
+    cluster = Cluster()
+    nodes = list(inv.nodes)
+    synthesized = False
+    if not nodes:
+        nodes = inv.nodes_or_synthesized()
+        synthesized = bool(nodes)
+        for n in nodes:
+            n.allocatable = {"cpu": Quantity.from_int(UNLIMITED), "memory": Quantity.from_int(UNLIMITED)}
+        if synthesized:
+            cluster.notes.append(
+                "no Node objects: nodes taken from the ResourceSlices' nodeName, without cpu/memory limits"
+            )
+    if not nodes:
+        raise InputError(
+            "no cluster in the input: add Node objects (and ResourceSlices for DRA), or generate one with "
+            "--nodes 4x8xH100-80GB"
+        )
+    dp_nodes, dra_nodes = _split_nodes(nodes)
+    dra_view_nodes = dra_nodes
+    if DP in opts.modes:
+        if not any(_has_gpu_resources(n) for n in dp_nodes) and inv.slices:
+            dp_nodes = [_dp_from_slices(n, inv.slices, cluster.notes) for n in dp_nodes]
+            cluster.notes.append(
+                "device-plugin view derived from the NVIDIA DRA driver's ResourceSlices (what the device plugin "
+                "would advertise on the same GPUs)"
+            )
+        view = ClusterView(DP, nodes=dp_nodes)
+        view.dp_info = {n.name: dp_node_info(n) for n in dp_nodes}
+        cluster.views[DP] = view
+    if DRA in opts.modes:
+        slices = list(inv.slices)
+        classes = list(inv.classes)
+        objects: list[dict[str, Any]] = []
+        if not slices:
+            objects = _dra_from_labels(dp_nodes, opts.gpu_mode, opts.target_version, cluster.notes)
+            if objects:
+                cluster.notes.append(
+                    "DRA view derived from the Nodes' GPU Feature Discovery labels: the ResourceSlices the "
+                    "NVIDIA DRA driver would publish on them"
+                )
+        if objects or (slices and not classes):
+            have = {c.name for c in classes}
+            generated = [
+                c for c in nvidia.device_classes(opts.target_version) if c["metadata"]["name"] not in have
+            ]
+            objects = generated + objects
+        if objects:
+            extra = build_inventory(_docs(objects, "<derived>"))
+            slices += extra.slices
+            classes += extra.classes
+        if not slices:
+            raise InputError(
+                "no ResourceSlices for the DRA view: add them (kubectl get resourceslices -o yaml), use "
+                "--nodes to generate a cluster, or run --mode device-plugin"
+            )
+        view = ClusterView(
+            DRA,
+            nodes=dra_view_nodes,
+            classes=classes,
+            slices=slices,
+            taint_rules=list(inv.taint_rules),
+            claims=[c for c in inv.claims if c.allocation is not None],
+            objects=objects,
+        )
+        view.devices = device_infos(slices)
+        cluster.views[DRA] = view
+    return cluster
+
+
+def build_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
+    if opts.nodes:
+        if inv.nodes or inv.slices:
+            raise UsageError(
+                "--nodes generates the cluster: remove the Node/ResourceSlice objects from the input, or drop --nodes"
+            )
+        cluster = generated_cluster(opts)
+        if DRA in cluster.views and inv.classes:
+            view = cluster.views[DRA]
+            mine = {c.name for c in inv.classes}
+            view.classes = [c for c in view.classes if c.name not in mine] + list(inv.classes)
+        if DRA in cluster.views:
+            cluster.views[DRA].taint_rules = list(inv.taint_rules)
+            cluster.views[DRA].claims = [c for c in inv.claims if c.allocation is not None]
+        return cluster
+    if opts.gpu_mode and inv.slices:
+        raise UsageError(
+            "--gpu-mode shapes generated or derived clusters; the input already has ResourceSlices"
+        )
+    return files_cluster(inv, opts)

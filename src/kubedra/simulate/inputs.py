@@ -1,0 +1,80 @@
+"""Read the simulation's inputs: manifests like ``kubectl -f`` (files, folders, ``-``), plus the Helm/Go
+templates found in folders, which are reported (never parsed) because their values are unknown."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kubedra.errors import InputError, Location, UsageError
+from kubedra.scheduler.workloads import Skipped
+from kubedra.sources.files import MANIFEST_SUFFIXES, STDIN, Document, _read_text, parse_text
+
+TEMPLATE_SUFFIXES = (".tpl",)
+
+
+@dataclass
+class Inputs:
+    documents: list[Document] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def _paths(paths: Iterable[str]) -> Iterator[str]:
+    for p in paths:
+        if p == STDIN:
+            yield p
+            continue
+        path = Path(p)
+        if path.is_dir():
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for f in sorted(files):
+                    if not f.startswith(".") and f.endswith((*MANIFEST_SUFFIXES, *TEMPLATE_SUFFIXES)):
+                        yield os.path.join(root, f)
+        elif path.exists():
+            yield str(path)
+        else:
+            raise InputError(f"no such file or directory: {p}")
+
+
+def _template_reason(text: str) -> tuple[int, str]:
+    lines = text.splitlines()
+    first = next((i for i, ln in enumerate(lines, 1) if "{{" in ln and not ln.lstrip().startswith("#")), 1)
+    gpu = next(
+        (
+            ln.strip()
+            for ln in lines
+            if "nvidia.com/" in ln and "{{" in ln and not ln.lstrip().startswith("#")
+        ),
+        None,
+    )
+    why = "Helm/Go template: its values are unknown until rendered; simulate the output of `helm template`"
+    if gpu:
+        why += f" (GPU request set by the template: {gpu})"
+    return first, why
+
+
+def load_inputs(paths: Iterable[str]) -> Inputs:
+    """Every document under ``paths``; templates are reported in ``skipped``; bad YAML raises InputError."""
+    from kubedra.migrate.engine import _is_template  # the same template detection as kubedra migrate
+
+    paths = list(paths)
+    if not paths:
+        raise UsageError("no input: pass -f FILE (or -f - for stdin), or --nodes to generate a cluster")
+    out = Inputs()
+    for name in _paths(paths):
+        text = _read_text(name)
+        display = "<stdin>" if name == STDIN else name
+        if _is_template(name, text):
+            line, why = _template_reason(text)
+            out.skipped.append(Skipped(Location(display, line), os.path.basename(display), why))
+            continue
+        one = parse_text(text, name)
+        if one.errors:
+            raise one.errors[0]
+        for d in one.documents:
+            d.index = len(out.documents)
+            out.documents.append(d)
+    return out

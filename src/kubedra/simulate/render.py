@@ -1,0 +1,138 @@
+"""Human output of a simulation: both modes side by side, the density ratio, then every pending pod's reason.
+
+Pending pods with the same workload and reason are grouped on one row (``llama-8b-2 … llama-8b-7 (6)``);
+``-o json`` lists every pod.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from kubedra.report.output import markdown_table, plain_table
+from kubedra.simulate.results import ModeResult, PodOutcome, Simulation
+
+TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
+WITH = {"device-plugin": "with the device plugin", "dra": "with DRA"}
+
+
+def gib(n: int) -> str:
+    if n == 0:
+        return "0"
+    v = n / 2**30
+    return f"{v:,.0f} GiB" if v >= 100 else f"{v:,.1f} GiB"
+
+
+def _ratio(a: int, b: int) -> str:
+    return f"{a / b:.2f}x" if b else "-"
+
+
+def summary_rows(sim: Simulation) -> tuple[list[str], list[list[str]]]:
+    modes = list(sim.results)
+    headers = ["", *(TITLES.get(m, m) for m in modes)]
+    res = [sim.results[m] for m in modes]
+
+    def row(label: str, fn: Callable[[ModeResult], str]) -> list[str]:
+        return [label, *(fn(r) for r in res)]
+
+    rows = [
+        row("pods placed", lambda r: str(r.placed)),
+        row("pods pending", lambda r: str(r.pending)),
+        row("GPUs used / physical", lambda r: f"{r.used} / {r.physical}"),
+        row("GPU memory requested", lambda r: gib(r.requested_bytes)),
+        row("GPU memory allocated", lambda r: gib(r.allocated_bytes)),
+        row("allocated / requested", lambda r: _ratio(r.allocated_bytes, r.requested_bytes)),
+        row("pods evicted (preemption)", lambda r: str(len(r.evicted))),
+        row("simulation time", lambda r: f"{r.seconds:.2f} s"),
+    ]
+    return headers, rows
+
+
+def _compact(names: Sequence[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+    if len(names) == 2:
+        return f"{names[0]}, {names[1]}"
+    return f"{names[0]} … {names[-1]} ({len(names)})"
+
+
+def pending_groups(pods: Sequence[PodOutcome]) -> list[list[str]]:
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for p in pods:
+        if p.node:
+            continue
+        groups.setdefault((p.namespace, p.owner or p.name, p.reason or ""), []).append(p.name)
+    return [[ns, _compact(names), reason] for (ns, _owner, reason), names in groups.items()]
+
+
+def header_line(sim: Simulation, target: str, scoring: str) -> str:
+    nodes = len(sim.cluster.node_names)
+    physical = max((r.physical for r in sim.results.values()), default=0)
+    pods = len(next(iter(sim.results.values())).pods) if sim.results else 0
+    where = f" ({sim.cluster.spec})" if sim.cluster.spec else ""
+    return (
+        f"{nodes} node(s){where}, {physical} GPU(s); {pods} pod(s) simulated; "
+        f"Kubernetes {target}, scoring {scoring}"
+    )
+
+
+def density_line(sim: Simulation) -> str | None:
+    d = sim.density
+    if d is None:
+        return None
+    dp, dra = sim.results["device-plugin"], sim.results["dra"]
+    return f"density (pods placed, DRA / device plugin): {dra.placed} / {dp.placed} = {d:.2f}x"
+
+
+def text(
+    sim: Simulation, target: str, scoring: str, *, markdown: bool = False, extra: Sequence[str] = ()
+) -> str:
+    """The whole report as plain text (table) or Markdown."""
+    table = markdown_table if markdown else plain_table
+    out: list[str] = []
+    title = header_line(sim, target, scoring)
+    out.append(f"## kubedra simulate\n\n{title}\n" if markdown else f"{title}\n")
+    headers, rows = summary_rows(sim)
+    out.append(table(headers, rows))
+    line = density_line(sim)
+    if line:
+        out.append(f"\n**{line}**\n" if markdown else f"\n{line}\n")
+    for mode, r in sim.results.items():
+        groups = pending_groups(r.pods)
+        label = TITLES.get(mode, mode)
+        if not groups:
+            out.append(f"\nNo pending pods {WITH.get(mode, 'with ' + mode)}.\n")
+            continue
+        heading = f"Pending pods, {label} ({r.pending})"
+        out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")
+        out.append(table(["namespace", "pods", "reason"], groups))
+        if r.evicted:
+            ev = f"Evicted by preemption, {label} ({len(r.evicted)})"
+            out.append(f"\n### {ev}\n\n" if markdown else f"\n{ev}:\n")
+            out.append(
+                table(["namespace", "pod", "reason"], [[p.namespace, p.name, p.reason] for p in r.evicted])
+            )
+    if sim.skipped:
+        heading = f"Not simulated ({len(sim.skipped)})"
+        out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")
+        out.append(
+            table(
+                ["where", "what", "why"],
+                [[str(s.location or ""), s.what, s.reason] for s in sim.skipped],
+            )
+        )
+    notes = [*sim.notes, *extra]
+    if notes:
+        out.append("\n### Notes\n\n" if markdown else "\nNotes:\n")
+        out.append("".join(f"- {n}\n" for n in notes))
+    return "".join(out)
+
+
+def pods_table(sim: Simulation) -> str:
+    rows: list[list[Any]] = []
+    for mode, r in sim.results.items():
+        for p in r.pods:
+            rows.append(
+                [TITLES.get(mode, mode), p.namespace, p.name, p.node or "-", ", ".join(p.devices) or "-"]
+            )
+    return plain_table(["mode", "namespace", "pod", "node", "devices"], rows)

@@ -1,0 +1,404 @@
+"""Run the same workloads through kube-scheduler's loop twice: device plugin, then DRA.
+
+The two modes differ only in how GPUs are asked for and accounted: device-plugin mode runs
+:class:`~kubedra.scheduler.simulator.Scheduler` with ``dra=False`` on Nodes that advertise
+``nvidia.com/...`` extended resources; DRA mode runs it with ``dra=True`` on Nodes plus ResourceSlices.
+Every pod exists in both worlds (:mod:`kubedra.scheduler.convert`); a pod that cannot be expressed in one of
+them stays pending there with the reason.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubedra.allocator.session import EngineConfig, engine_config
+from kubedra.errors import UsageError
+from kubedra.migrate import nvidia as names
+from kubedra.model.inventory import Inventory, build_inventory
+from kubedra.model.objects import (
+    DeviceClaim,
+    DeviceClaimConfiguration,
+    ObjectMeta,
+    OpaqueDeviceConfiguration,
+    Pod,
+    PodResourceClaim,
+    ResourceClaim,
+    ResourceClaimTemplate,
+)
+from kubedra.scheduler.build import PriorityClasses, build_sim_pods
+from kubedra.scheduler.convert import DraOptions, MigOffer, memory_need, to_device_plugin, to_dra
+from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.simulator import Scheduler
+from kubedra.scheduler.workloads import PodSet, Workloads, expand
+from kubedra.simulate.cluster import DP, DRA, MODES, Cluster, ClusterOptions, ClusterView, build_cluster
+from kubedra.simulate.inputs import Inputs
+from kubedra.simulate.results import ModeResult, Simulation, collect
+from kubedra.sources import nvidia
+from kubedra.sources.nvidia.modes import GpuMode
+
+SCORINGS = ("LeastAllocated", "MostAllocated")
+
+
+@dataclass(frozen=True)
+class SimulateOptions:
+    modes: tuple[str, ...] = MODES
+    target_version: str = "1.37"
+    feature_gates: str | None = None
+    scoring: str = "LeastAllocated"
+    sizing: str = "gpu"  # --dra-sizing
+    gpu_memory: int | None = None  # --gpu-memory, bytes
+    sharing: GpuMode | None = None  # --sharing time-slicing:N | mps:N
+    preemption: bool = True
+    cluster: ClusterOptions = field(default_factory=ClusterOptions)
+
+    def check(self) -> None:
+        if self.scoring not in SCORINGS:
+            raise UsageError(f"--scoring must be one of {', '.join(SCORINGS)}")
+        for m in self.modes:
+            if m not in MODES:
+                raise UsageError(f"unknown mode {m!r} (expected device-plugin, dra or both)")
+        if self.sharing is not None and not self.sharing.is_shared:
+            raise UsageError("--sharing must be time-slicing:<pods per GPU> or mps:<pods per GPU>")
+
+
+@dataclass
+class Prepared:
+    """One mode's pods and the claim objects they need."""
+
+    pods: list[Pod] = field(default_factory=list)
+    existing: set[int] = field(default_factory=set)  # id(pod) of bound cluster pods
+    templates: list[ResourceClaimTemplate] = field(default_factory=list)
+    claims: list[ResourceClaim] = field(default_factory=list)
+    reasons: dict[int, str] = field(default_factory=dict)  # id(pod) -> why it cannot be scheduled
+    need: dict[int, int] = field(default_factory=dict)  # id(pod) -> declared GPU memory per device
+    owner: dict[int, str] = field(default_factory=dict)  # id(pod) -> workload it was expanded from
+    notes: list[str] = field(default_factory=list)
+
+
+def _memory_slices(d: object) -> int:
+    """Memory slices a MIG device occupies: its memory-slice counters (dynamic) or memorySlice capacities."""
+    n = 0
+    for cc in getattr(d, "consumes_counters", ()):
+        n += sum(1 for k in cc.counters if k.startswith("memory-slice-"))
+    if not n:
+        n = sum(1 for k in getattr(d, "capacity", {}) if k.startswith("memorySlice"))
+    return n
+
+
+def mig_offers(view: ClusterView) -> tuple[MigOffer, ...]:
+    """MIG profiles the DRA view publishes (NVIDIA driver), with their device memory per GPU model.
+
+    Profiles with attributes (``1g.10gb+me``: media extensions, one per GPU) are left out: sizing by
+    memory picks the plain profiles."""
+    mems: dict[str, set[int]] = {}
+    slots: dict[str, int] = {}
+    for s in view.slices:
+        if s.driver != nvidia.DRIVER_NAME:
+            continue
+        for d in s.devices:
+            t = d.attributes.get("type")
+            p = d.attributes.get("profile")
+            if t is None or t.value != "mig" or p is None or "+" in str(p.value):
+                continue
+            cap = d.capacity.get("memory")
+            profile = str(p.value)
+            mems.setdefault(profile, set()).add(cap.value.value() if cap else 0)
+            n = _memory_slices(d)
+            if n:
+                slots[profile] = min(slots.get(profile, n), n)
+    out = []
+    for profile, m in sorted(mems.items()):
+        head = profile.split("g.", 1)[0]
+        out.append(
+            MigOffer(profile, tuple(sorted(m)), slots.get(profile, 0), int(head) if head.isdigit() else 0)
+        )
+    return tuple(out)
+
+
+def _resolve_specs(
+    pod: Pod, inv: Inventory, claims_by_key: dict[tuple[str, str], ResourceClaim]
+) -> tuple[list[tuple[str, DeviceClaim]], str | None]:
+    ns = pod.meta.namespace or "default"
+    tmpl = {(t.meta.namespace or "default", t.meta.name): t for t in inv.templates}
+    out: list[tuple[str, DeviceClaim]] = []
+    for rc in pod.resource_claims:
+        if rc.resource_claim_template_name:
+            t = tmpl.get((ns, rc.resource_claim_template_name))
+            if t is None:
+                return [], f'resourceclaimtemplate "{rc.resource_claim_template_name}" not found'
+            out.append((rc.name, t.spec))
+        elif rc.resource_claim_name:
+            c = claims_by_key.get((ns, rc.resource_claim_name))
+            if c is None:
+                return [], f'resourceclaim "{rc.resource_claim_name}" not found'
+            out.append((rc.name, c.spec))
+    return out, None
+
+
+def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: SimulateOptions) -> Prepared:
+    prep = Prepared()
+    claims_by_key = {(c.meta.namespace or "default", c.meta.name): c for c in inv.claims}
+    converted = 0
+    for ps in sets:
+        tmpl = ps.template
+        need = memory_need(tmpl, opts.gpu_memory, ps.location)
+        reason: str | None = None
+        if tmpl.resource_claims:
+            specs, reason = _resolve_specs(tmpl, inv, claims_by_key)
+            if reason is None:
+                new, reason = to_device_plugin(tmpl, specs)
+                if reason is None:
+                    converted += 1
+                    ps = dataclasses.replace(ps, template=new)
+        for pod in _instantiate(ps):
+            prep.pods.append(pod)
+            prep.owner[id(pod)] = ps.owner
+            if ps.existing:
+                prep.existing.add(id(pod))
+            if reason is not None and not ps.existing:
+                prep.reasons[id(pod)] = reason
+            if need is not None:
+                prep.need[id(pod)] = need
+    if converted:
+        prep.notes.append(
+            f"device-plugin view: {converted} pod template(s) written with ResourceClaims converted to "
+            "nvidia.com extended resources"
+        )
+    return prep
+
+
+def _instantiate(ps: PodSet) -> list[Pod]:
+    if ps.per_pod is not None:
+        out = []
+        for p in ps.per_pod:
+            q = dataclasses.replace(ps.template, meta=p.meta, affinity=p.affinity)
+            out.append(q)
+        return out
+    return ps.pods()
+
+
+def _owner_name(ps: PodSet) -> str:
+    return ps.owner.rsplit("/", 1)[-1]
+
+
+def prepare_dra(
+    sets: Sequence[PodSet], inv: Inventory, opts: SimulateOptions, offers: tuple[MigOffer, ...]
+) -> Prepared:
+    prep = Prepared(templates=list(inv.templates))
+    dra_opts = DraOptions(sizing=opts.sizing, gpu_memory=opts.gpu_memory, offers=offers)
+    taken = {(t.meta.namespace or "default", t.meta.name) for t in inv.templates}
+    taken |= {(c.meta.namespace or "default", c.meta.name) for c in inv.claims}
+    rcts: dict[tuple[str, tuple[object, ...]], ResourceClaimTemplate] = {}
+    whole_without_need = 0
+    sharing = opts.sharing
+    shared_claims = 0
+    gpu_shared_pods = 0
+
+    def free(ns: str, base: str) -> str:
+        name, k = base, 2
+        while (ns, name) in taken:
+            name, k = f"{base}-{k}", k + 1
+        taken.add((ns, name))
+        return name
+
+    for ps in sets:
+        version = to_dra(ps.template, dra_opts, ps.location)
+        pods_of_set = _instantiate(dataclasses.replace(ps, template=version.pod))
+        ns = ps.namespace
+        if version.spec is not None and version.claim_name is not None:
+            if opts.sizing == "mig" and version.need_bytes is None:
+                whole_without_need += len(pods_of_set)
+            if version.shared_resource and sharing is None:
+                gpu_shared_pods += len(pods_of_set)
+            group = sharing.replicas if sharing is not None and version.shareable and not ps.existing else 0
+            if group > 1:
+                spec = version.spec
+                cfg = nvidia.dra_sharing_config(str(sharing))
+                assert cfg is not None
+                spec = DeviceClaim(
+                    requests=spec.requests,
+                    constraints=spec.constraints,
+                    config=[
+                        DeviceClaimConfiguration(
+                            requests=[],
+                            opaque=OpaqueDeviceConfiguration(names.DRIVER, cfg["opaque"]["parameters"]),
+                        )
+                    ],
+                )
+                claim: ResourceClaim | None = None
+                for i, pod in enumerate(pods_of_set):
+                    if i % group == 0:
+                        claim = ResourceClaim(
+                            meta=ObjectMeta(
+                                name=free(ns, f"{_owner_name(ps)}-gpu-shared-{i // group}"), namespace=ns
+                            ),
+                            spec=spec,
+                        )
+                        prep.claims.append(claim)
+                        shared_claims += 1
+                    assert claim is not None
+                    pod.resource_claims = [
+                        *pod.resource_claims[:-1],
+                        PodResourceClaim(name=version.claim_name, resource_claim_name=claim.meta.name),
+                    ]
+            else:
+                key = (ns, version.key)
+                rct = rcts.get(key)
+                if rct is None:
+                    rct = ResourceClaimTemplate(
+                        meta=ObjectMeta(name=free(ns, f"{_owner_name(ps)}-gpu"), namespace=ns),
+                        spec=version.spec,
+                    )
+                    rcts[key] = rct
+                    prep.templates.append(rct)
+                entry = PodResourceClaim(name=version.claim_name, resource_claim_template_name=rct.meta.name)
+                resource_claims = [*version.pod.resource_claims[:-1], entry]
+                for pod in pods_of_set:
+                    pod.resource_claims = resource_claims
+        for pod in pods_of_set:
+            prep.pods.append(pod)
+            prep.owner[id(pod)] = ps.owner
+            if ps.existing:
+                prep.existing.add(id(pod))
+            if version.error is not None and not ps.existing:
+                prep.reasons[id(pod)] = version.error
+            if version.need_bytes is not None:
+                prep.need[id(pod)] = version.need_bytes
+    prep.claims = [*(copy.copy(c) for c in inv.claims), *prep.claims]
+    if whole_without_need:
+        prep.notes.append(
+            f"--dra-sizing mig: {whole_without_need} pod(s) declare no GPU memory (annotation "
+            "kubedra.io/gpu-memory or --gpu-memory) and keep whole GPUs"
+        )
+    if gpu_shared_pods:
+        prep.notes.append(
+            f"{gpu_shared_pods} pod(s) ask for time-sliced nvidia.com/gpu.shared: in DRA pods share a GPU only "
+            "through one ResourceClaim; pass --sharing time-slicing:<pods per GPU> to model that"
+        )
+    if shared_claims:
+        prep.notes.append(
+            f"--sharing {sharing}: {shared_claims} shared ResourceClaim(s), each used by up to "
+            f"{sharing.replicas if sharing else 0} pods of one workload"
+        )
+    return prep
+
+
+def _gang_reasons(pods: Sequence[SimPod], workloads: Workloads) -> None:
+    for sp in pods:
+        if sp.pod.scheduling_group is None or sp.reason is not None or sp.pod.node_name:
+            continue
+        if sp.gang not in workloads.podgroups and sp.gang not in workloads.gangs:
+            sp.reason = (
+                f"waiting for PodGroup {sp.gang}, which is not in the input (kube-scheduler keeps the pod "
+                "out of the scheduling queue until it exists)"
+            )
+
+
+def run_mode(
+    mode: str,
+    view: ClusterView,
+    prep: Prepared,
+    inv: Inventory,
+    workloads: Workloads,
+    cfg: EngineConfig,
+    opts: SimulateOptions,
+) -> ModeResult:
+    start = time.perf_counter()
+    dra = mode == DRA
+    sched = Scheduler(
+        cfg,
+        view.nodes,
+        view.classes if dra else (),
+        view.slices if dra else (),
+        view.taint_rules if dra else (),
+        [c for c in prep.claims if c.allocation is not None] if dra else (),
+        scoring=opts.scoring,
+        dra=dra,
+        preemption=opts.preemption,
+    )
+    priorities = PriorityClasses.from_objects(d.obj for d in inv.others)
+    sim_pods = build_sim_pods(
+        prep.pods,
+        prep.templates if dra else [],
+        prep.claims if dra else [],
+        priorities,
+        ext_classes=sched.ext_classes,
+    )
+    known_nodes = set(sched.by_name)
+    existing_ids = prep.existing
+    simulated: list[SimPod] = []
+    for sp in sim_pods:
+        if id(sp.pod) in existing_ids:
+            if sp.pod.node_name not in known_nodes:
+                sp.extra["ignored"] = True
+            sp.reason = None
+            continue
+        sp.owner = prep.owner.get(id(sp.pod), "")
+        reason = prep.reasons.get(id(sp.pod))
+        if reason is not None:
+            sp.reason = reason
+        if id(sp.pod) in prep.need:
+            sp.extra["need"] = prep.need[id(sp.pod)]
+        simulated.append(sp)
+    _gang_reasons(simulated, workloads)
+    runnable = [sp for sp in sim_pods if not sp.extra.get("ignored")]
+    sched.run(runnable, gangs=workloads.gangs)
+    seconds = time.perf_counter() - start
+    return collect(mode, sched, view, simulated, seconds)
+
+
+def _pods_by_doc(inv: Inventory) -> dict[int, Pod]:
+    out = {}
+    for pod in inv.pods:
+        doc = inv.source_of(pod)
+        if doc is not None:
+            out[id(doc)] = pod
+    return out
+
+
+def simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
+    opts.check()
+    cfg = engine_config(opts.target_version, opts.feature_gates)
+    inv = build_inventory(inputs.documents)
+    cluster_opts = dataclasses.replace(opts.cluster, target_version=opts.target_version, modes=opts.modes)
+    cluster: Cluster = build_cluster(inv, cluster_opts)
+    first = next(iter(cluster.views.values()))
+    workloads = expand(inputs.documents, _pods_by_doc(inv), first.nodes)
+    sim = Simulation(cluster=cluster, workloads=workloads, skipped=[*inputs.skipped, *workloads.skipped])
+    sim.notes += cluster.notes
+    sim.notes += [n for n in inv.notes]
+    if workloads.schedulers:
+        names_ = ", ".join(f"{k} ({v} pods)" for k, v in sorted(workloads.schedulers.items()))
+        sim.notes.append(
+            f"pods name other schedulers ({names_}); simulated with kube-scheduler's default profile"
+        )
+    if workloads.gangs and not (cfg.gates.get("GangScheduling") or cfg.gates.get("GenericWorkload")):
+        sim.notes.append(
+            f"gangs are placed all-or-nothing; kube-scheduler {cfg.target_version} does that only with the "
+            "GenericWorkload/GangScheduling feature gates (off by default) or with a gang scheduler "
+            "(Volcano, KAI, Kueue)"
+        )
+    for mode in opts.modes:
+        view = cluster.views[mode]
+        if mode == DP:
+            prep = prepare_device_plugin(workloads.sets, inv, opts)
+        else:
+            prep = prepare_dra(workloads.sets, inv, opts, mig_offers(view) if opts.sizing == "mig" else ())
+        sim.notes += prep.notes
+        sim.results[mode] = run_mode(mode, view, prep, inv, workloads, cfg, opts)
+    return sim
+
+
+def demo_inputs(documents: Sequence[dict[str, object]], origin: str) -> Inputs:
+    from kubedra.sources.files import Document
+
+    return Inputs(
+        documents=[Document(obj=dict(d), file=origin, line=0, index=i) for i, d in enumerate(documents)]
+    )
+
+
+__all__ = ["SCORINGS", "SimulateOptions", "Simulation", "build_inventory", "simulate"]
