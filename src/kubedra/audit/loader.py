@@ -42,7 +42,7 @@ class _Unusual(Exception):
     """The document needs the full constructor."""
 
 
-class _Loader(_Base):  # type: ignore[misc, valid-type]
+class _Loader(_Base):
     _resolver = _Base(" ")  # a stock resolver instance, for cache misses
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
