@@ -1,0 +1,60 @@
+"""``kubedra snapshot``: capture a cluster read-only into one scrubbed file for offline audit/simulate/plan/verify."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command("snapshot", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--context", help="Kubeconfig context to capture (default: the current context).")
+@click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
+@click.option("--name", help="Cluster name written in the header (default: the context name).")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    metavar="FILE",
+    help="File to write: .yaml/.yml (YAML) or .json (JSON); - for stdout.",
+)
+@click.option(
+    "--helm-releases/--no-helm-releases",
+    default=True,
+    show_default=True,
+    help="Record Helm 3 release metadata (name, chart, version, status, object kinds; never values).",
+)
+@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request.")
+def snapshot(
+    context: str | None,
+    kubeconfig: str | None,
+    name: str | None,
+    out: str,
+    helm_releases: bool,
+    timeout: float,
+) -> None:
+    """Capture what kubedra needs from a cluster into one file (a Kubernetes List with a kubedra header):
+    nodes, GPU workloads, DRA objects, webhooks, CRDs, kube-system configuration, feature gates and versions.
+
+    \b
+    Only GET requests are sent. Secrets are never written (Helm releases: metadata only), container env
+    values, tokens, ConfigMap data (except the kube-proxy mode, kubelet cgroup and device-plugin sharing
+    settings) and last-applied-configuration annotations are scrubbed.
+    audit, simulate, plan and verify accept the file instead of a live cluster (-f FILE).
+    Exit codes: 0 written; 2 usage error or unreachable cluster (nothing written).
+    """
+    from kubedra.snapshot import capture, format
+
+    ctx = capture.resolve_context(kubeconfig, context)
+    snap = capture.capture(kubeconfig, ctx, name=name, timeout=timeout, helm_releases=helm_releases)
+    format.write(snap, out)
+    if out != "-":
+        kinds: dict[str, int] = {}
+        for o in snap.items:
+            kinds[str(o.get("kind"))] = kinds.get(str(o.get("kind")), 0) + 1
+        summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+        click.echo(
+            f"snapshot of {snap.header.cluster} ({snap.header.server_version}) written to {out}: "
+            f"{len(snap.items)} objects ({summary or 'none'}), {len(snap.header.helm_releases)} Helm releases"
+            + (f"; not inspected: {len(snap.header.not_inspected)}" if snap.header.not_inspected else ""),
+            err=True,
+        )

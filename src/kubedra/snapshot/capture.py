@@ -1,0 +1,281 @@
+"""Read one live cluster into a :class:`~kubedra.snapshot.format.Snapshot` (GET requests only).
+
+The listing reuses :mod:`kubedra.sources.cluster` (raw JSON, discovery, pagination). What is captured:
+Nodes; GPU workloads (Pods, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and operator CRs whose pod
+specs ask for ``nvidia.com/*`` resources or ResourceClaims), GPU infrastructure (device plugin, DRA driver,
+GPU operator) and kube-system workloads; every DRA object; admission webhooks; CRDs (without their schemas);
+PriorityClasses; the ConfigMaps kubedra reads; DRA-related Events; Helm release metadata; the feature-gate
+lines of ``/metrics``; versions. Every object goes through :func:`kubedra.snapshot.scrub.scrub`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from kubedra import __version__
+from kubedra.errors import ClusterError, UsageError
+from kubedra.snapshot.format import Header, HelmRelease, Snapshot
+from kubedra.snapshot.scrub import scrub
+from kubedra.sources import cluster as cs
+
+# (group, resource) listed when served
+RESOURCES: tuple[tuple[str, str], ...] = (
+    ("", "nodes"),
+    ("", "pods"),
+    ("", "configmaps"),
+    ("", "events"),
+    ("apps", "deployments"),
+    ("apps", "daemonsets"),
+    ("apps", "statefulsets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+    ("apiextensions.k8s.io", "customresourcedefinitions"),
+    ("resource.k8s.io", "deviceclasses"),
+    ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceclaimtemplates"),
+    ("resource.k8s.io", "devicetaintrules"),
+    ("scheduling.k8s.io", "priorityclasses"),
+    ("scheduling.k8s.io", "workloads"),
+    ("scheduling.k8s.io", "podgroups"),
+)
+WORKLOAD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
+SYSTEM_NAMESPACES = frozenset({"kube-system"})
+_INFRA = re.compile(
+    r"nvidia|device-plugin|dra-driver|gpu-operator|gpu-feature-discovery|kubelet-plugin", re.I
+)
+_METRIC_LINES = re.compile(r"^(kubernetes_feature_enabled|apiserver_requested_deprecated_apis)\{", re.M)
+DRA_EVENT_REASONS = frozenset(
+    {
+        "FailedPrepareDynamicResources",
+        "FailedUnprepareDynamicResources",
+        "FailedResourceClaimCreation",
+        "FailedScheduling",
+        "FailedBinding",
+        "DeviceTaint",
+    }
+)
+_CLAIM_WORDS = re.compile(r"resourceclaim|claim|dynamic resource|device class|deviceclass|nvidia\.com", re.I)
+
+
+def _walk_pod_specs(obj: Any, depth: int = 0) -> Iterable[dict[str, Any]]:
+    if depth > 14:
+        return
+    if isinstance(obj, dict):
+        containers = obj.get("containers")
+        if isinstance(containers, list) and containers and all(isinstance(c, dict) for c in containers):
+            yield obj
+            return
+        for k, v in obj.items():
+            if k not in ("metadata", "status"):
+                yield from _walk_pod_specs(v, depth + 1)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _walk_pod_specs(v, depth + 1)
+
+
+def uses_gpu(obj: dict[str, Any]) -> bool:
+    """A pod spec inside asks for ``nvidia.com/*`` resources or DRA ResourceClaims."""
+    for spec in _walk_pod_specs(obj.get("spec") if obj.get("kind") == "Pod" else obj):
+        if spec.get("resourceClaims"):
+            return True
+        for c in [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]:
+            res = c.get("resources") if isinstance(c, dict) else None
+            if not isinstance(res, dict):
+                continue
+            if res.get("claims"):
+                return True
+            for part in ("limits", "requests"):
+                if any(str(k).startswith("nvidia.com/") for k in (res.get(part) or {})):
+                    return True
+    return False
+
+
+def is_gpu_infrastructure(obj: dict[str, Any]) -> bool:
+    meta = obj.get("metadata") or {}
+    if _INFRA.search(str(meta.get("name") or "")):
+        return True
+    for spec in _walk_pod_specs(obj.get("spec") if obj.get("kind") == "Pod" else obj):
+        for c in spec.get("containers") or []:
+            if _INFRA.search(str(c.get("image") or "")):
+                return True
+    return False
+
+
+def keep(obj: dict[str, Any]) -> bool:
+    """Whether a listed object belongs in the snapshot (before scrubbing)."""
+    kind = obj.get("kind")
+    ns = str((obj.get("metadata") or {}).get("namespace") or "")
+    if kind in WORKLOAD_KINDS:
+        return ns in SYSTEM_NAMESPACES or uses_gpu(obj) or is_gpu_infrastructure(obj)
+    if kind == "Event":
+        reason = str(obj.get("reason") or "")
+        if reason not in DRA_EVENT_REASONS and not reason.startswith("Failed"):
+            return False
+        return reason != "FailedScheduling" or bool(_CLAIM_WORDS.search(str(obj.get("message") or "")))
+    return True
+
+
+def _crd(obj: dict[str, Any]) -> dict[str, Any]:
+    for v in (obj.get("spec") or {}).get("versions") or []:
+        if isinstance(v, dict):
+            v.pop("schema", None)
+    (obj.get("spec") or {}).pop("validation", None)
+    return obj
+
+
+def _trim(obj: dict[str, Any]) -> dict[str, Any]:
+    """Drop bulky fields nothing in kubedra reads."""
+    if obj.get("kind") == "Node":
+        (obj.get("status") or {}).pop("images", None)
+    if obj.get("kind") == "CustomResourceDefinition":
+        _crd(obj)
+    return obj
+
+
+def feature_gates(metrics: str) -> dict[str, bool]:
+    from kubedra.audit.checks.cluster_config import parse_feature_metrics
+
+    return {name: enabled for name, (enabled, _stage) in parse_feature_metrics(metrics).items()}
+
+
+def _helm_releases(client: cs.Client, header: Header) -> None:
+    from kubedra.sources import files, helm
+
+    secrets = cs.ResourceType("", "v1", "secrets", "Secret", True)
+    try:
+        raw = client.list_all(
+            secrets, [("labelSelector", "owner=helm"), ("fieldSelector", f"type={helm.RELEASE_SECRET_TYPE}")]
+        )
+    except cs.HTTPError as e:
+        header.not_inspected.append({"resource": cs.HELM_SECRETS, "reason": e.reason()})
+        return
+    decoded: list[tuple[helm.Release, dict[str, Any]]] = []
+    for s in raw:
+        try:
+            rel = helm.decode_release_secret(s)
+            data = helm.decode_release_data((s.get("data") or {}).get("release", ""))
+        except (ValueError, OSError) as e:
+            sm = s.get("metadata") or {}
+            header.not_inspected.append(
+                {"resource": f"Helm release secret {sm.get('namespace')}/{sm.get('name')}", "reason": str(e)}
+            )
+            continue
+        decoded.append((rel, data))
+    current = {(r.namespace, r.name, r.revision) for r in helm.current_releases([r for r, _ in decoded])}
+    for rel, data in decoded:
+        if (rel.namespace, rel.name, rel.revision) not in current:
+            continue
+        chart_meta = (
+            ((data.get("chart") or {}).get("metadata") or {}) if isinstance(data.get("chart"), dict) else {}
+        )
+        objects = []
+        parsed = files.parse_text(rel.manifest, f"helm:{rel.namespace}/{rel.name}", keep_nodes=False)
+        for d in parsed.documents:
+            ref = {"apiVersion": d.api_version, "kind": d.kind, "name": d.name}
+            ref["namespace"] = d.namespace or ""
+            objects.append(ref)
+        header.helm_releases.append(
+            HelmRelease(
+                name=rel.name,
+                namespace=rel.namespace,
+                chart=str(chart_meta.get("name") or rel.chart),
+                version=str(chart_meta.get("version") or ""),
+                revision=rel.revision,
+                status=rel.status,
+                objects=objects,
+            )
+        )
+    header.helm_releases.sort(key=lambda h: (h.namespace, h.name))
+
+
+def capture(
+    kubeconfig: str | None,
+    context: str | None,
+    *,
+    name: str | None = None,
+    timeout: float = 20.0,
+    helm_releases: bool = True,
+    now: dt.datetime | None = None,
+) -> Snapshot:
+    """Capture one cluster. Raises ClusterError when it cannot be reached (exit 2)."""
+    from kubedra.audit.model import load_data
+
+    label = name or context or "current-context"
+    client = cs.Client(kubeconfig, context, timeout)
+    header = Header(cluster=label, kubedra_version=__version__)
+    header.captured_at = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        ver = client.get_json("/version")
+        header.server_version = str(ver.get("gitVersion") or f"v{ver.get('major')}.{ver.get('minor')}")
+        disc = cs.discover(client)
+    except cs.HTTPError as e:
+        raise ClusterError(f"cluster {label} ({client.host}): {e.reason()}") from e
+    except Exception as e:
+        if cs._connection_error(e) or isinstance(e, ValueError):
+            raise ClusterError(f"cannot reach cluster {label} at {client.host}: {cs._short(e)}") from e
+        raise
+    header.served_apis = sorted(disc.served)
+    operator_groups = [str(g) for g in load_data("cluster-features.yaml").get("gpuOperatorGroups", [])]
+    wanted = {g for g, _ in RESOURCES}
+    plan: list[cs.ResourceType] = []
+    for group, version in disc.preferred:
+        operator = cs._matches_group(group, operator_groups)
+        if group not in wanted and not operator:
+            continue
+        try:
+            rts = cs.resources_of(client, group, version)
+        except cs.HTTPError as e:
+            header.not_inspected.append({"resource": f"discovery of {group}/{version}", "reason": e.reason()})
+            continue
+        plan += [rt for rt in rts if operator or (group, rt.resource) in RESOURCES]
+
+    items: list[dict[str, Any]] = []
+    for rt in plan:
+        try:
+            listed = client.list_all(rt)
+        except cs.HTTPError as e:
+            header.not_inspected.append({"resource": rt.display, "reason": e.reason()})
+            continue
+        except Exception as e:
+            if not cs._connection_error(e):
+                raise
+            header.not_inspected.append({"resource": rt.display, "reason": cs._short(e)})
+            continue
+        operator = cs._matches_group(rt.group, operator_groups) and rt.group not in wanted
+        for obj in listed:
+            if operator and not (uses_gpu(obj) or rt.kind == "ClusterPolicy" or is_gpu_infrastructure(obj)):
+                continue
+            if not keep(obj):
+                continue
+            clean = scrub(_trim(obj))
+            if clean is not None:
+                items.append(clean)
+    if helm_releases:
+        _helm_releases(client, header)
+    try:
+        metrics = client.get_raw("/metrics", accept="text/plain").decode("utf-8", "replace")
+        lines = [ln for ln in metrics.splitlines() if _METRIC_LINES.match(ln)]
+        header.metrics = "\n".join(lines) + ("\n" if lines else "")
+        header.feature_gates = feature_gates(header.metrics)
+    except cs.HTTPError as e:
+        header.not_inspected.append({"resource": cs.METRICS, "reason": e.reason()})
+    except Exception as e:
+        if not cs._connection_error(e):
+            raise
+        header.not_inspected.append({"resource": cs.METRICS, "reason": cs._short(e)})
+    return Snapshot(header=header, items=items)
+
+
+def resolve_context(kubeconfig: str | None, context: str | None) -> str | None:
+    names = cs.resolve_contexts(kubeconfig, [context] if context else [], False)
+    if not names:
+        raise UsageError("no context to capture")
+    return names[0]

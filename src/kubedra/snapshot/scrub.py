@@ -1,0 +1,225 @@
+"""Remove everything sensitive from a captured object before it is written (rules: ``data/snapshot/scrub.yaml``).
+
+- Secrets are never kept (:func:`scrub` returns None for them); Helm release metadata is read by the capture
+  and written to the header instead.
+- ConfigMaps: only the ones kubedra reads are kept (kube-proxy mode, kubelet cgroup setting, kubeadm version,
+  CoreDNS/kube-dns metadata, NVIDIA device-plugin sharing configs), each reduced to those facts.
+- Every object: ``managedFields`` and the last-applied-configuration annotation go, annotations whose key
+  looks sensitive go, values under sensitive keys (``token``, ``password``, ``caBundle``...) are replaced,
+  container ``env`` values are dropped except an allow-list of GPU variables, and flags such as
+  ``--token=...`` lose their value.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Rules:
+    dropped_annotations: frozenset[str]
+    sensitive_annotation: re.Pattern[str]
+    sensitive_keys: frozenset[str]
+    redacted: str
+    env_kept: frozenset[str]
+    sensitive_flag: re.Pattern[str]
+    kube_system: tuple[tuple[str, str], ...]
+    device_plugin_keys: tuple[str, ...]
+
+
+@functools.cache
+def rules() -> Rules:
+    text = resources.files("kubedra.data").joinpath("snapshot/scrub.yaml").read_text(encoding="utf-8")
+    raw: dict[str, Any] = yaml.safe_load(text)
+    cms = raw["configMaps"]
+    return Rules(
+        dropped_annotations=frozenset(raw["droppedAnnotations"]),
+        sensitive_annotation=re.compile(raw["sensitiveAnnotationPattern"], re.I),
+        sensitive_keys=frozenset(k.lower() for k in raw["sensitiveKeys"]),
+        redacted=str(raw["REDACTED"]),
+        env_kept=frozenset(raw["envValuesKept"]),
+        sensitive_flag=re.compile(raw["sensitiveFlagPattern"], re.I),
+        kube_system=tuple((str(k), str(v)) for k, v in cms["kubeSystem"].items()),
+        device_plugin_keys=tuple(cms["devicePluginKeys"]),
+    )
+
+
+def scrub(obj: dict[str, Any]) -> dict[str, Any] | None:
+    """A scrubbed copy of ``obj``, or None when the object must not be captured at all."""
+    kind = obj.get("kind")
+    if kind == "Secret":
+        return None
+    out = copy.deepcopy(obj)
+    if kind == "ConfigMap":
+        reduced = _configmap(out)
+        if reduced is None:
+            return None
+        out = reduced
+    _metadata(out)
+    _walk(out, rules())
+    return out
+
+
+def _metadata(obj: dict[str, Any]) -> None:
+    r = rules()
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    meta.pop("managedFields", None)
+    ann = meta.get("annotations")
+    if isinstance(ann, dict):
+        kept = {
+            k: v
+            for k, v in ann.items()
+            if k not in r.dropped_annotations and not r.sensitive_annotation.search(str(k))
+        }
+        if kept:
+            meta["annotations"] = kept
+        else:
+            meta.pop("annotations", None)
+
+
+def _walk(node: Any, r: Rules) -> None:
+    if isinstance(node, dict):
+        for key in list(node):
+            value = node[key]
+            if key == "env" and isinstance(value, list):
+                _env(value, r)
+            elif key in ("args", "command") and isinstance(value, list):
+                node[key] = _flags(value, r)
+            elif str(key).lower() in r.sensitive_keys and isinstance(value, str | bytes) and value:
+                node[key] = r.redacted
+            elif key == "metadata" and isinstance(value, dict):
+                _metadata({"metadata": value})
+                _walk(value, r)
+            else:
+                _walk(value, r)
+    elif isinstance(node, list):
+        for v in node:
+            _walk(v, r)
+
+
+def _env(env: list[Any], r: Rules) -> None:
+    for e in env:
+        if isinstance(e, dict) and "value" in e and str(e.get("name")) not in r.env_kept:
+            del e["value"]
+
+
+def _flags(args: list[Any], r: Rules) -> list[Any]:
+    out: list[Any] = []
+    redact_next = False
+    for a in args:
+        if redact_next:
+            out.append(r.redacted)
+            redact_next = False
+            continue
+        text = str(a)
+        m = r.sensitive_flag.match(text)
+        if m and "=" in text:
+            out.append(text.split("=", 1)[0] + "=" + r.redacted)
+        elif m and text == m.group(0):
+            out.append(a)
+            redact_next = True  # "--token VALUE"
+        else:
+            out.append(a)
+    return out
+
+
+# ------------------------------------------------------------------------------------------- ConfigMaps
+
+
+def _load(text: Any) -> Any:
+    if not isinstance(text, str):
+        return None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+
+
+def _pick(cfg: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    return {k: cfg[k] for k in keys if k in cfg}
+
+
+def _reduce(kind: str, cfg: Any, r: Rules) -> dict[str, Any] | None:
+    if not isinstance(cfg, dict):
+        return None
+    if kind == "kubeProxyMode":
+        if str(cfg.get("kind", "KubeProxyConfiguration")) != "KubeProxyConfiguration" or "mode" not in cfg:
+            return None
+        return _pick(cfg, ("apiVersion", "kind", "mode"))
+    if kind == "kubeletCgroup":
+        if str(cfg.get("kind", "KubeletConfiguration")) != "KubeletConfiguration":
+            return None
+        if "failCgroupV1" not in cfg and "cgroupDriver" not in cfg:
+            return None
+        return _pick(cfg, ("apiVersion", "kind", "failCgroupV1", "cgroupDriver"))
+    if kind == "kubeadmVersion":
+        if cfg.get("kind") != "ClusterConfiguration":
+            return None
+        out = _pick(cfg, ("apiVersion", "kind", "kubernetesVersion"))
+        etcd = cfg.get("etcd")
+        if isinstance(etcd, dict):
+            out["etcd"] = {k: {} for k in ("local", "external") if k in etcd}
+        return out
+    if kind == "devicePlugin":
+        return _device_plugin(cfg, r)
+    return None
+
+
+def _device_plugin(cfg: dict[str, Any], r: Rules) -> dict[str, Any] | None:
+    """NVIDIA device-plugin config (``version: v1`` with ``sharing`` or ``flags.migStrategy``) -> those keys."""
+    if "sharing" not in cfg and not (isinstance(cfg.get("flags"), dict) and "migStrategy" in cfg["flags"]):
+        return None
+    out: dict[str, Any] = {}
+    for key in r.device_plugin_keys:
+        head, _, sub = key.partition(".")
+        if head not in cfg:
+            continue
+        if sub:
+            inner = cfg[head]
+            if isinstance(inner, dict) and sub in inner:
+                out.setdefault(head, {})[sub] = inner[sub]
+        else:
+            out[head] = cfg[head]
+    return out
+
+
+def _configmap(cm: dict[str, Any]) -> dict[str, Any] | None:
+    r = rules()
+    meta = cm.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    ns = str(meta.get("namespace") or "")
+    data = cm.get("data") if isinstance(cm.get("data"), dict) else {}
+    assert isinstance(data, dict)
+    mode: str | None = None
+    if ns == "kube-system":
+        mode = next((m for prefix, m in r.kube_system if name.startswith(prefix)), None)
+    kept: dict[str, str] = {}
+    if mode is not None and mode != "none":
+        for key, text in data.items():
+            reduced = _reduce(mode, _load(text), r)
+            if reduced:
+                kept[key] = _dump(reduced)
+    if mode is None:
+        for key, text in data.items():
+            reduced = _reduce("devicePlugin", _load(text), r)
+            if reduced:
+                kept[key] = _dump(reduced)
+        if not kept:
+            return None  # not a ConfigMap kubedra reads: never captured
+    out = {k: v for k, v in cm.items() if k not in ("data", "binaryData")}
+    if kept:
+        out["data"] = kept
+    return out
