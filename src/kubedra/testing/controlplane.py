@@ -285,6 +285,8 @@ class ControlPlane:
                 f"--etcd-servers=http://127.0.0.1:{etcd_client}",
                 "--bind-address=127.0.0.1",
                 "--advertise-address=127.0.0.1",
+                # A loopback advertise address is refused by the endpoint reconciler; nothing needs it here.
+                "--endpoint-reconciler-type=none",
                 f"--secure-port={api_port}",
                 f"--cert-dir={self.workdir / 'apiserver-certs'}",
                 f"--tls-cert-file={pki / 'apiserver.crt'}",
