@@ -111,9 +111,6 @@ MODEL_GAPS = {
 # Cases where kubedra's allocator disagrees with upstream today, one line each, for the allocator's owner to
 # fix (the expectations stay upstream's). Strict xfail: a fixed case fails here until taken off the list.
 ALLOCATOR_DISAGREES: dict[str, str] = {
-    # the model drops ResourceSlice compatibilityGroups, so a grouped pool is not recognised
-    "compatibility-groups-disabled-skips-grouped-pool": "upstream skips the grouped pool-1 (feature off), kubedra uses it",
-    "compatibility-groups-disabled-skips-ungrouped-device-in-grouped-pool": "upstream: unsatisfiable; kubedra allocates",
 }
 
 

@@ -12,6 +12,8 @@
 - Counter model (1.35+, ``pool_counters=True``): slices with ``sharedCounters`` hold counter sets for the
   whole pool (their devices, if any, are ignored); the 1.33/1.34 model (``pool_counters=False``) keeps
   counters in the device's own slice.
+- Slices whose devices declare counter ``compatibilityGroups`` (1.37 alpha) are ignored while
+  DRADeviceCompatibilityGroups is off, which leaves their pool incomplete, like upstream.
 - A pool is invalid on duplicate device names, duplicate counter-set names, or a device consuming a
   counter set/counter that does not exist.
 """
@@ -61,8 +63,16 @@ def node_matches(
     return False
 
 
+def uses_compatibility_groups(s: ResourceSlice) -> bool:
+    return any(cc.compatibility_groups for d in s.devices for cc in d.consumes_counters)
+
+
 def _relevant(s: ResourceSlice, node: Node, features: Features) -> bool:
     if not features.partitionable_devices and (s.per_device_node_selection is not None or s.shared_counters):
+        return False
+    if not features.compatibility_groups and uses_compatibility_groups(s):
+        # the allocator cannot check co-allocation against compatibility groups: ignore the slice, which
+        # leaves its pool incomplete (so the pool's other devices are not used either), like upstream
         return False
     if s.node_name or s.all_nodes or s.node_selector is not None:
         try:
@@ -201,6 +211,8 @@ def gather_pools(
                     break
             if obsolete:
                 continue
+            if not features.compatibility_groups:
+                all_for_pool = [s for s in all_for_pool if not uses_compatibility_groups(s)]
             if len(all_for_pool) != want:
                 result.append(Pool(driver=driver, name=name, incomplete=True))
                 continue

@@ -36,6 +36,8 @@ class Features:
     consumable_capacity: bool = False
     list_type_attributes: bool = False
     fractional_capacity_range: bool = False
+    # DRADeviceCompatibilityGroups is not implemented: always off (slices using it are ignored)
+    compatibility_groups: bool = False
 
     # upstream Go field names, for corpus files and the oracle
     GO_NAMES: ClassVar[dict[str, str]] = {
@@ -48,6 +50,13 @@ class Features:
         "ListTypeAttributes": "list_type_attributes",
         "FractionalCapacityRange": "fractional_capacity_range",
     }
+    # Known upstream features kubedra does not implement: asking for them raises (the corpus runner skips
+    # such cases, like upstream skips cases for features an allocator implementation does not support).
+    UNSUPPORTED: ClassVar[tuple[str, ...]] = (
+        "CompatibilityGroups",
+        "DerivedAttributes",
+        "OptionalNodeOperations",
+    )
 
     @classmethod
     def from_names(cls, names: Iterable[str]) -> Features:

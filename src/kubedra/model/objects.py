@@ -104,6 +104,7 @@ class DeviceCapacity:
 class DeviceCounterConsumption:
     counter_set: str
     counters: dict[str, Quantity] = field(default_factory=dict)
+    compatibility_groups: list[str] = field(default_factory=list)  # 1.37 alpha (DRADeviceCompatibilityGroups)
 
 
 @dataclass(slots=True)

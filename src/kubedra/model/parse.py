@@ -291,6 +291,7 @@ def _device(c: _Ctx, v: Any, path: str) -> Device:
                     str(k): c.qty(c.mapping(cv, f"{p}.counters.{k}").get("value"), f"{p}.counters.{k}.value")
                     for k, cv in c.mapping(x.get("counters"), f"{p}.counters").items()
                 },
+                compatibility_groups=c.strings(x.get("compatibilityGroups"), f"{p}.compatibilityGroups"),
             ),
         ),
         node_name=c.opt_str(m.get("nodeName"), f"{path}.nodeName"),

@@ -25,7 +25,9 @@ NANO = 10**9
 _MAX_INT64 = (1 << 63) - 1
 _MAX_INT64_FACTORS = 18
 
-ERR_FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+ERR_FORMAT_WRONG = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
 ERR_NUMERIC = "unable to parse numeric part of quantity"
 ERR_SUFFIX = "unable to parse quantity's suffix"
 
@@ -233,9 +235,8 @@ class Quantity:
         if self.nanos == 0:
             return "0"
         fmt = self.format
-        if fmt == "BinarySI":
-            if -1024 * NANO < self.nanos < 1024 * NANO or self.nanos % NANO:
-                fmt = "DecimalSI"
+        if fmt == "BinarySI" and (-1024 * NANO < self.nanos < 1024 * NANO or self.nanos % NANO):
+            fmt = "DecimalSI"  # avoids rounding, like upstream
         if fmt == "BinarySI":
             amount, times = _strip_factors(self.nanos // NANO, 1024)
             return f"{amount}{_BIN_BY_EXP.get(times * 10, '')}"

@@ -122,7 +122,11 @@ def device_dict(dev: Device) -> dict[str, Any]:
         d,
         "consumesCounters",
         [
-            {"counterSet": cc.counter_set, "counters": {k: {"value": qty(v)} for k, v in cc.counters.items()}}
+            {
+                "counterSet": cc.counter_set,
+                "counters": {k: {"value": qty(v)} for k, v in cc.counters.items()},
+                **({"compatibilityGroups": list(cc.compatibility_groups)} if cc.compatibility_groups else {}),
+            }
             for cc in dev.consumes_counters
         ],
     )
