@@ -201,6 +201,7 @@ class Validator:
         else:
             result.not_schema_checked.append(f"{api} {kind}")
         issues.extend(self._served(api, kind))
+        issues.extend(_server_fields(obj))
         checked: Mapping[str, Any] = obj
         if group == "resource.k8s.io" and api.rsplit("/", 1)[-1] in ("v1alpha3", "v1beta1"):
             checked = self._as_v1(obj)
@@ -390,6 +391,34 @@ class Validator:
                 )
             )
         return out
+
+
+_SERVER_FIELDS = ("resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")
+
+
+def _server_fields(obj: Mapping[str, Any]) -> list[Issue]:
+    """Fields the server sets: copied from ``kubectl get -o yaml`` they break or confuse an apply."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, Mapping):
+        return []
+    out: list[Issue] = []
+    if meta.get("uid"):
+        out.append(
+            Issue(
+                ("metadata", "uid"),
+                "metadata.uid is set by the server; the apply fails unless this exact object exists (remove it)",
+            )
+        )
+    present = [f for f in _SERVER_FIELDS if meta.get(f) not in (None, "", [])]
+    if present:
+        out.append(
+            Issue(
+                ("metadata",),
+                f"server-populated metadata ({', '.join(present)}); remove it before applying",
+                True,
+            )
+        )
+    return out
 
 
 def _whole(v: Any) -> int | None:

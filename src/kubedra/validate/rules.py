@@ -407,7 +407,7 @@ class RuleChecker:
                 sp,
                 f"exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection; got {selection}",
             )
-        elif not selection and not (counters and not devices and self.minor >= 35):
+        elif not selection:  # counters-only slices too (checked against a 1.37 apiserver)
             self.err(
                 sp, "exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection is required"
             )

@@ -29,6 +29,8 @@ EXPECTED_MANUAL = {
         "nvidia-mig-parted-config.yaml",
         "nvidia-resourceslice-t4-aks-excerpt-UNVERIFIED-SOURCE.yaml",
         "k8s-website-resourceclaim-v1.yaml",  # as published: 'expression' is a sibling of 'cel'
+        "kep4815-simple-partitions-resourceslices-v1.yaml",  # counter slice without node selection
+        "example-driver-resourceslice-v1-kubectl-output.yaml",  # kubectl output: carries the server's uid
     },
 }
 _GPU_LIMIT = re.compile(r"^\s*nvidia\.com/(gpu|mig-[^:]*):", re.MULTILINE)

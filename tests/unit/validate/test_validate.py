@@ -355,3 +355,25 @@ def test_cli_json_shape_and_exit_codes(tmp_path: Any) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["validate", str(tmp_path / "missing.yaml")])
     assert exc.value.code == 2
+
+
+def test_counter_only_slice_still_needs_node_selection() -> None:
+    s = copy.deepcopy(SLICE)
+    del s["spec"]["devices"]
+    del s["spec"]["nodeName"]
+    s["spec"]["sharedCounters"] = [{"name": "cs", "counters": {"mem": {"value": "1"}}}]
+    assert messages(s) == [
+        ("spec", "exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection is required")
+    ]
+
+
+def test_server_populated_metadata() -> None:
+    s = copy.deepcopy(SLICE)
+    s["metadata"].update(uid="d13fd8bd-0a71-43e1-ba79-ebd2fae4847a", resourceVersion="530")
+    result = check(s)
+    assert [(e.path, e.message.split(";")[0]) for e in result.errors] == [
+        ("metadata.uid", "metadata.uid is set by the server")
+    ]
+    assert [w.message for w in result.warnings] == [
+        "server-populated metadata (resourceVersion); remove it before applying"
+    ]
