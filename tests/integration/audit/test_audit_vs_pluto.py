@@ -1,0 +1,72 @@
+"""Side by side with Pluto on the shared corpus: Pluto's verdicts must be exactly the `pluto:` side of
+pluto-differences.yaml (kubedra's side is checked in tests/unit/audit/test_pluto_differences.py).
+
+Needs a pluto binary: ``kubedra.testing.binaries.find("pluto")`` or ``pluto`` on PATH. Skipped without one,
+except in CI when the testbed promises to build it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubedra.testing import binaries
+
+pytestmark = pytest.mark.integration
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parents[2].parent / "shared" / "corpus"
+
+
+def _pluto() -> str:
+    found = binaries.find("pluto")
+    if found:
+        return str(found)
+    on_path = shutil.which("pluto")
+    if on_path:
+        return on_path
+    msg = "pluto binary not available (testbed bin dir or PATH)"
+    if os.environ.get("CI") == "true" and "pluto" in binaries.TOOLS:
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+def test_pluto_verdicts_match_the_recorded_differences() -> None:
+    if not CORPUS.is_dir():
+        pytest.skip(f"corpus not found at {CORPUS}")
+    expected = yaml.safe_load((HERE / "pluto-differences.yaml").read_text())
+    proc = subprocess.run(
+        [
+            _pluto(),
+            "detect-files",
+            "-d",
+            str(CORPUS),
+            "-o",
+            "json",
+            "--target-versions",
+            f"k8s=v{expected['target']}.0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode in (0, 2, 3), proc.stderr  # 2/3: deprecated/removed found
+    items = json.loads(proc.stdout).get("items") or []
+    got = {}
+    for it in items:
+        rel = Path(it["filePath"]).resolve().relative_to(CORPUS.resolve()).as_posix()
+        verdict = "removed" if it.get("removed") else "deprecated"
+        got[(rel, it["api"]["kind"], it["name"])] = (verdict, it["api"].get("replacement-api"))
+    want = {
+        (d["file"], d["kind"], d["name"]): (d["pluto"]["verdict"], d["pluto"].get("replacement"))
+        for d in expected["differences"]
+        if d["pluto"]["verdict"] != "none"
+    }
+    assert got == want
