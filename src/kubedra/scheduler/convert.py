@@ -130,6 +130,20 @@ def memory_need(pod: Pod, default: int | None, location: Location | None = None)
     return q.value()
 
 
+_MIG_DOTTED = re.compile(r"^nvidia\.com/mig-(?P<p>\d+g\.\d+gb)\.(?P<attrs>[a-z][a-z.]*)$")
+
+
+def _classify(name: str) -> GpuResource | None:
+    """migrate's classification, plus the device plugin's spelling of MIG profiles with attributes:
+    ``nvidia.com/mig-1g.10gb.me`` is profile ``1g.10gb+me`` (the plugin turns ``+`` into ``.``)."""
+    gr = classify(name)
+    if gr is not None and gr.kind == "manual":
+        m = _MIG_DOTTED.match(name)
+        if m:
+            return GpuResource(name, "mig", profile=f"{m.group('p')}+{m.group('attrs').replace('.', '+')}")
+    return gr
+
+
 def _count(q: Quantity) -> int | None:
     v = q.value()
     return v if q.nanos == v * 10**9 and v >= 0 else None
@@ -145,7 +159,7 @@ def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
         merged = dict(c.limits)
         merged.update(c.requests)
         for rname in sorted(merged):
-            gr = classify(rname)
+            gr = _classify(rname)
             if gr is None:
                 continue
             if gr.kind == "manual":
@@ -168,7 +182,7 @@ def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
 
 def _strip_gpus(c: Container) -> Container:
     def keep(m: Mapping[str, Quantity]) -> dict[str, Quantity]:
-        return {k: v for k, v in m.items() if classify(k) is None}
+        return {k: v for k, v in m.items() if _classify(k) is None}
 
     return dataclasses.replace(c, requests=keep(c.requests), limits=keep(c.limits))
 

@@ -136,10 +136,13 @@ def _parse_template(doc: Document, tmpl: PodTemplate, namespace: str) -> Pod:
         meta.namespace = namespace
         return pod_spec(c, meta, spec if isinstance(spec, dict) else {})
     except InputError as e:
-        path = getattr(e, "field_path", None)
-        prefix = tmpl.metadata if path and path.startswith("metadata") else tmpl.spec
-        steps = [*prefix, *path_steps(path.removeprefix("metadata.") if path else "")] if path else [*prefix]
-        shown = dotted(tuple(prefix)) + ("." + path if path else "")
+        path = str(getattr(e, "field_path", None) or "")
+        if path.startswith("metadata"):
+            prefix, rest = tmpl.metadata, path.removeprefix("metadata").lstrip(".")
+        else:
+            prefix, rest = tmpl.spec, path.removeprefix("spec").lstrip(".")
+        steps = [*prefix, *(path_steps(rest) if rest else [])]
+        shown = dotted(tuple(prefix)) + ("." + rest if rest else "")
         raise InputError(
             f"{doc.describe()}: {shown}: {e.message.split(': ', 1)[-1]}",
             Location(file=doc.file, line=doc.line_of(steps)),
@@ -221,9 +224,17 @@ class _Expander:
         self.seen_names: set[tuple[str, str]] = set()
 
     def _unique(self, namespace: str, name: str, location: Location | None) -> str:
+        """The pod name, with a numeric suffix when another workload's pod already has it."""
         key = (namespace, name)
         if key in self.seen_names:
-            raise InputError(f"two pods would be named {namespace}/{name}", location)
+            k = 2
+            while (namespace, f"{name}-{k}") in self.seen_names:
+                k += 1
+            self.out.notes.append(
+                f"{location}: pod name {namespace}/{name} is taken by another workload; simulated as {name}-{k}"
+            )
+            name = f"{name}-{k}"
+            key = (namespace, name)
         self.seen_names.add(key)
         return name
 
@@ -363,6 +374,33 @@ class _Expander:
         )
 
 
+def _last_definitions(docs: list[Document], out: Workloads) -> list[Document]:
+    """An object defined twice (same kind, namespace and name) is the later definition, as ``kubectl apply``
+    of both files would leave it; the earlier one is reported."""
+    last: dict[tuple[str, str, str, str], Document] = {}
+    for doc in docs:
+        if not doc.name:
+            continue
+        key = (api_group(doc.api_version), doc.kind, doc.namespace or "default", doc.name)
+        last[key] = doc
+    keep: list[Document] = []
+    for doc in docs:
+        key = (api_group(doc.api_version), doc.kind, doc.namespace or "default", doc.name)
+        winner = last.get(key)
+        if doc.name and winner is not None and winner is not doc:
+            out.skipped.append(
+                Skipped(
+                    doc.location,
+                    doc.describe(),
+                    f"defined again at {winner.location}; the later definition replaces this one "
+                    "(as kubectl apply of both would)",
+                )
+            )
+            continue
+        keep.append(doc)
+    return keep
+
+
 def expand(
     documents: Iterable[Document], pods: Mapping[int, Pod] | None = None, nodes: Sequence[Node] = ()
 ) -> Workloads:
@@ -372,7 +410,7 @@ def expand(
     parsed twice; ``nodes`` are the cluster's nodes (for DaemonSets).
     """
     ex = _Expander(nodes)
-    docs = list(documents)
+    docs = _last_definitions(list(documents), ex.out)
     for doc in docs:  # PodGroups first: pods may come before their group in the files
         if api_group(doc.api_version) == "scheduling.k8s.io" and doc.kind in ("PodGroup", "Workload"):
             ex.scheduling_object(doc)
