@@ -1,0 +1,160 @@
+"""``kubedra simulate`` and ``kubedra demo`` as a user runs them: formats, exit codes, files written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubedra.cli import cli, main
+
+from .helpers import deployment
+
+CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
+
+
+def run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def fail(argv: list[str], capsys) -> str:
+    """Run through cli.main like the console script; return stderr, asserting exit 2 and one line."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    return err
+
+
+def test_demo_shows_the_seed_result():
+    r = run("demo")
+    assert r.exit_code == 0, r.output
+    assert "pods placed                 8               18" in r.output
+    assert "density (pods placed, DRA / device plugin): 18 / 8 = 2.25x" in r.output
+    assert "Insufficient nvidia.com/gpu" in r.output
+    assert "DynamicMIG" in r.output and "MIG mode enabled" in r.output
+
+
+def test_demo_json_uses_the_simulate_shape():
+    r = run("demo", "-o", "json")
+    assert r.exit_code == 0
+    out = json.loads(r.stdout)
+    dp, dra = out["modes"]["device-plugin"], out["modes"]["dra"]
+    assert (dp["placed"], dp["pending"], dra["placed"], dra["pending"]) == (8, 10, 18, 0)
+    assert dp["gpus"] == {"physical": 8, "used": 8}
+    assert dra["memory"]["allocatedBytes"] < dp["memory"]["allocatedBytes"]
+    assert all(p["reason"] for p in dp["pods"] if p["node"] is None)
+
+
+def test_demo_cluster_example_has_a_gang_and_doubles_density():
+    r = run("demo", "--example", "cluster", "-o", "json")
+    out = json.loads(r.stdout)
+    dp, dra = out["modes"]["device-plugin"], out["modes"]["dra"]
+    assert dra["placed"] >= 2 * dp["placed"]
+    placed = {p["name"] for p in dra["pods"] if p["node"]}
+    assert {"finetune-llama-master-0", "finetune-llama-worker-2"} <= placed
+
+
+def test_demo_unknown_example_is_exit_2(capsys):
+    assert "unknown example 'nope'" in fail(["demo", "--example", "nope"], capsys)
+
+
+def test_simulate_corpus_reports_what_it_cannot_expand():
+    r = run("simulate", "-f", str(CORPUS / "legacy-gpu"), "--nodes", "2x8xH100-80GB")
+    assert r.exit_code == 0, r.output
+    assert "Not simulated (5)" in r.output
+    assert "triton-gcp-helm-deployment-template.yaml.tpl" in r.output
+    assert "deploymentConfig.resources.gpu" in r.output
+
+
+def test_simulate_stdin_markdown_and_yaml(tmp_path):
+    text = deployment("a", 3)
+    r = run("simulate", "-f", "-", "--nodes", "1x2xL40S-48GB", "-o", "markdown", input=text)
+    assert r.exit_code == 0, r.output
+    assert "| pods placed | 2 | 2 |" in r.output
+    assert "### Pending pods, device plugin (1)" in r.output
+    y = run("simulate", "-f", "-", "--nodes", "1x2xL40S-48GB", "-o", "yaml", "--mode", "dra", input=text)
+    assert y.output.startswith("modes:\n  dra:\n")
+
+
+def test_fail_on_pending_gives_exit_1(tmp_path):
+    f = tmp_path / "w.yaml"
+    f.write_text(deployment("a", 3))
+    assert run("simulate", "-f", str(f), "--nodes", "1x2xL40S-48GB").exit_code == 0
+    assert run("simulate", "-f", str(f), "--nodes", "1x2xL40S-48GB", "--fail-on-pending").exit_code == 1
+    assert run("simulate", "-f", str(f), "--nodes", "1x4xL40S-48GB", "--fail-on-pending").exit_code == 0
+
+
+def test_save_cluster_reads_back_as_both_views(tmp_path):
+    w = tmp_path / "w.yaml"
+    w.write_text(deployment("a", 9, memory="9Gi"))
+    saved = tmp_path / "cluster.yaml"
+    args = ["--dra-sizing", "mig", "-o", "json"]
+    first = run(
+        "simulate",
+        "-f",
+        str(w),
+        "--nodes",
+        "1x2xH100-80GB",
+        "--gpu-mode",
+        "mig-dynamic",
+        "--save-cluster",
+        str(saved),
+        *args,
+    )
+    assert first.exit_code == 0, first.output
+    again = run("simulate", "-f", str(w), "-f", str(saved), *args)
+    assert again.exit_code == 0, again.output
+    a, b = json.loads(first.stdout), json.loads(again.stdout)
+    assert a == b
+    assert a["modes"]["dra"]["placed"] == 9 and a["modes"]["device-plugin"]["placed"] == 2
+
+
+def test_chart_svg(tmp_path):
+    w = tmp_path / "w.yaml"
+    w.write_text(deployment("a", 3))
+    chart = tmp_path / "use.svg"
+    r = run("simulate", "-f", str(w), "--nodes", "2x2xA100-80GB", "--chart", str(chart))
+    assert r.exit_code == 0, r.output
+    svg = chart.read_text()
+    assert svg.startswith("<svg") and "a100-80gb-1" in svg and "GPUs 2/2" in svg
+
+
+def test_bad_chart_suffix_writes_nothing(tmp_path, capsys):
+    w = tmp_path / "w.yaml"
+    w.write_text(deployment("a", 1))
+    err = fail(["simulate", "-f", str(w), "--nodes", "1x1xT4", "--chart", str(tmp_path / "c.gif")], capsys)
+    assert ".svg or .png" in err
+    assert not (tmp_path / "c.gif").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nodes", "4xH100"], "invalid node spec"),
+        (["--nodes", "1x8xV100"], "unknown GPU model"),
+        (["--nodes", "1x1xH100", "--gpu-mode", "mig-sometimes"], "unknown GPU mode"),
+        (["--nodes", "1x1xH100", "--gpu-memory", "lots"], "--gpu-memory lots"),
+        (["--nodes", "1x1xH100", "--sharing", "full"], "--sharing full"),
+        (["--nodes", "1x1xH100", "--target-version", "1.30"], "1.30"),
+        (["--mode", "dra"], "no cluster in the input"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(tmp_path, capsys, args, message):
+    w = tmp_path / "w.yaml"
+    w.write_text(deployment("a", 1))
+    assert message in fail(["simulate", "-f", str(w), *args], capsys)
+
+
+def test_malformed_yaml_names_file_and_line(tmp_path, capsys):
+    w = tmp_path / "bad.yaml"
+    w.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x\n")
+    err = fail(["simulate", "-f", str(w), "--nodes", "1x1xT4"], capsys)
+    assert "bad.yaml:" in err and "invalid YAML" in err
+
+
+def test_no_input_is_exit_2(capsys):
+    assert "no input" in fail(["simulate", "--nodes", "1x1xT4"], capsys)
