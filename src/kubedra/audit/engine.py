@@ -219,6 +219,8 @@ def run(
     ctx = Context(target=target, current=current, db=db, rules=rules, findings=list(pre_findings))
     entries = [IgnoreEntry(rule=r) for r in ignore_rules] + list(ignore_entries)
     for scope in scopes:
+        # on a cluster, "current" defaults to the version its apiserver reports
+        ctx.current = current or (scope.facts.server_version if scope.facts else None)
         for rule_ids, fn in CHECKS:
             if all(any(_rule_glob(e.rule, rid) for e in entries if e.is_rule_only) for rid in rule_ids):
                 continue  # every rule of this check is ignored wholesale

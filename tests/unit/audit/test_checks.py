@@ -709,3 +709,22 @@ def test_rule_data_is_complete_and_every_rule_has_a_check() -> None:
         assert (
             r.severity in ("error", "warning", "info") and r.title and r.fix and r.docs.startswith("https://")
         )
+
+
+def test_live_current_version_defaults_to_the_apiserver() -> None:
+    dc = {
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "kind": "DeviceClass",
+        "metadata": {
+            "name": "gpu",
+            "managedFields": [{"manager": "helm", "apiVersion": "resource.k8s.io/v1beta1"}],
+        },
+        "spec": {},
+    }
+    found = audit([dc], live=True, server="v1.33.4", target="1.38")
+    removed = next(f for f in only(found, "api.removed") if "field manager 'helm'" in f.message)
+    assert "still served by the current version 1.33" in removed.message
+    (two_step,) = only(found, "api.replacement-not-in-current")
+    assert "resource.k8s.io/v1 is first served in 1.34" in two_step.message
+    (path,) = only(found, "cluster.upgrade-path")
+    assert "1.33 -> 1.34 -> 1.35 -> 1.36 -> 1.37 -> 1.38" in path.fix

@@ -238,3 +238,12 @@ def test_cluster_and_files_together(api: FakeAPI, tmp_path: Path) -> None:
     pdb = next(f for f in out["findings"] if f["object"]["kind"] == "PodDisruptionBudget")
     assert pdb["source"]["file"].endswith("m.yaml") and pdb["rule"] == "api.removed"
     assert out["summary"]["filesScanned"] == 1 and out["summary"]["clusters"] == ["prod"]
+
+
+def test_progress_bar_does_not_change_results(api: FakeAPI, tmp_path: Path) -> None:
+    with serve(api) as url:
+        kc = kubeconfig(tmp_path / "kc", {"a": (url, "admin"), "b": (url, "admin")})
+        plain = cluster_source.collect_many(str(kc), ["a", "b"], helm_releases=False)
+        shown = cluster_source.collect_many(str(kc), ["a", "b"], helm_releases=False, progress=True)
+    assert [r.context for r in shown] == ["a", "b"]
+    assert [len(r.scope.items) for r in shown] == [len(r.scope.items) for r in plain]
