@@ -36,7 +36,7 @@ test-integration: $(STAMP) testbed
 test: lint typecheck test-unit test-integration
 
 testbed:
-	@if [ -f testbed/Makefile ]; then $(MAKE) -C testbed; fi
+	@if [ -f testbed/Makefile ]; then $(MAKE) -C testbed all test; fi
 
 fuzz: $(STAMP) testbed
 	KUBEDRA_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest -q -m integration tests/differential

@@ -18,12 +18,27 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-# Kinds the testbed creates, with their plural and whether they are namespaced.
+# Kinds tests commonly create, with their plural and whether they are namespaced.
 _RESOURCES: dict[str, tuple[str, bool]] = {
     "Namespace": ("namespaces", False),
     "Node": ("nodes", False),
     "Pod": ("pods", True),
     "ServiceAccount": ("serviceaccounts", True),
+    "Secret": ("secrets", True),
+    "ConfigMap": ("configmaps", True),
+    "Deployment": ("deployments", True),
+    "StatefulSet": ("statefulsets", True),
+    "DaemonSet": ("daemonsets", True),
+    "Job": ("jobs", True),
+    "Role": ("roles", True),
+    "RoleBinding": ("rolebindings", True),
+    "ClusterRole": ("clusterroles", False),
+    "ClusterRoleBinding": ("clusterrolebindings", False),
+    "PriorityClass": ("priorityclasses", False),
+    "ValidatingAdmissionPolicy": ("validatingadmissionpolicies", False),
+    "ValidatingAdmissionPolicyBinding": ("validatingadmissionpolicybindings", False),
+    "ValidatingWebhookConfiguration": ("validatingwebhookconfigurations", False),
+    "MutatingWebhookConfiguration": ("mutatingwebhookconfigurations", False),
     "ResourceSlice": ("resourceslices", False),
     "DeviceClass": ("deviceclasses", False),
     "DeviceTaintRule": ("devicetaintrules", False),
