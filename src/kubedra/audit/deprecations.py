@@ -162,12 +162,12 @@ class DeprecationDB:
         group, version = split_api_version(api_version)
         return self.entries.get((group, version, kind))
 
-    def knows_group(self, group: str) -> bool:
-        return any(g == group for (g, _k) in self._by_group_kind)
+    def versions_of(self, group: str, kind: str) -> list[Lifecycle]:
+        return list(self._by_group_kind.get((group, kind), ()))
 
     def best_version(self, group: str, kind: str, at: Version) -> Lifecycle | None:
         """The most stable version of group/kind served at ``at`` and not deprecated there, else any served."""
-        served = [e for e in self._by_group_kind.get((group, kind), []) if e.served(at)]
+        served = [e for e in self.versions_of(group, kind) if e.served(at)]
         if not served:
             return None
         fresh = [e for e in served if not e.is_deprecated(at)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any
 
 from kubedra.audit.deprecations import DeprecationDB
@@ -122,8 +123,6 @@ class IgnoreEntry:
         return self.kind is None and self.namespace is None and self.name is None and self.file is None
 
     def matches(self, f: Finding) -> bool:
-        from fnmatch import fnmatchcase
-
         def ok(pattern: str | None, value: str | None) -> bool:
             return pattern is None or fnmatchcase(value or "", pattern)
 
@@ -137,8 +136,6 @@ class IgnoreEntry:
 
 
 def _file_matches(pattern: str, path: str) -> bool:
-    from fnmatch import fnmatchcase
-
     return fnmatchcase(path, pattern) or fnmatchcase(path, f"*/{pattern}") or path.endswith("/" + pattern)
 
 
@@ -222,16 +219,10 @@ def run(
         # on a cluster, "current" defaults to the version its apiserver reports
         ctx.current = current or (scope.facts.server_version if scope.facts else None)
         for rule_ids, fn in CHECKS:
-            if all(any(_rule_glob(e.rule, rid) for e in entries if e.is_rule_only) for rid in rule_ids):
+            if all(any(fnmatchcase(rid, e.rule) for e in entries if e.is_rule_only) for rid in rule_ids):
                 continue  # every rule of this check is ignored wholesale
             fn(ctx, scope)
     kept = [f for f in ctx.findings if not any(e.matches(f) for e in entries)]
     ignored = len(ctx.findings) - len(kept)
     kept.sort(key=sort_key)
     return kept, ignored
-
-
-def _rule_glob(pattern: str, rule: str) -> bool:
-    from fnmatch import fnmatchcase
-
-    return fnmatchcase(rule, pattern)

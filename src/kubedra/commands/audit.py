@@ -125,8 +125,9 @@ def _audit(
     from kubedra import __version__
     from kubedra.audit import engine, inputs, render
     from kubedra.audit.deprecations import DeprecationDB
-    from kubedra.audit.model import RuleBook
+    from kubedra.audit.model import Finding, ObjectRef, RuleBook
     from kubedra.audit.versions import Version
+    from kubedra.errors import Location
     from kubedra.report import output
 
     rules = RuleBook.load()
@@ -150,25 +151,25 @@ def _audit(
     db = DeprecationDB.load(deprecation_files)
 
     scopes: list[engine.Scope] = []
-    pre: list[Any] = []
+    pre: list[Finding] = []
     files_scanned = 0
     file_scope = engine.Scope(name=None)
     if file_args:
         loaded = inputs.load_files(file_args, rules, file_scope)
         pre += loaded.findings
         files_scanned += loaded.files
-    for chart in charts:
+    if charts:
         from kubedra.sources import helm
-
+    for chart in charts:
         rendered = helm.render_chart(chart, values)
         if rendered.error:
             meta = rules["input.helm-render-failed"]
             pre.append(
-                engine.Finding(
+                Finding(
                     rule=meta.id,
                     severity=meta.severity,
-                    object=engine.ObjectRef(),
-                    source=engine.Location(file=chart),
+                    object=ObjectRef(),
+                    source=Location(file=chart),
                     message=rendered.error,
                     fix=meta.render_fix({"chart": chart}),
                 )
@@ -195,11 +196,11 @@ def _audit(
                 unreachable = True
                 meta = rules["cluster.unreachable"]
                 pre.append(
-                    engine.Finding(
+                    Finding(
                         rule=meta.id,
                         severity=meta.severity,
-                        object=engine.ObjectRef(),
-                        source=engine.Location(cluster=res.context),
+                        object=ObjectRef(),
+                        source=Location(cluster=res.context),
                         message=str(res.error.message),
                         fix=meta.render_fix({"context": res.context}),
                     )

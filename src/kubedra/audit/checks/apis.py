@@ -166,7 +166,7 @@ def _judge_live_listing(ctx: Context, scope: Scope, item: Item) -> None:
         return
     facts = scope.facts
     served_now = facts.served if facts else set()
-    for other in ctx.db._by_group_kind.get((entry.group, entry.kind), []):
+    for other in ctx.db.versions_of(entry.group, entry.kind):
         if other.version != entry.version and other.served(ctx.target) and other.api_version in served_now:
             return
     ctx.emit(
