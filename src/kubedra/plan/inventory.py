@@ -1,0 +1,316 @@
+"""What the plan needs to know about one cluster, read from its snapshot.
+
+- GPU nodes, each in a node pool (the fleet's pools, else the first pool label found) and on a stack: the device
+  plugin, or DRA already (a ``gpu.nvidia.com`` ResourceSlice and no ``nvidia.com/*`` extended resources, or the
+  ``kubedra.io/gpu-stack=dra`` label).
+- Physical GPUs per node before (device plugin) and after (DRA), from the simulator's two views of the cluster
+  (:func:`kubedra.simulate.cluster.build_cluster`: a DRA view is derived from GPU Feature Discovery labels
+  through the NVIDIA catalogue when the cluster has no slices yet).
+- GPU demand per pool: whole-GPU equivalents requested by the pods bound there (MIG profile ``<g>g`` counts g/7),
+  plus workloads without pods (replicas x GPUs per pod) pinned to the pool by nodeSelector.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.plan.fleet import ClusterSpec
+from kubedra.snapshot.format import Snapshot
+
+POOL_LABELS = (
+    "kubedra.io/node-pool",
+    "eks.amazonaws.com/nodegroup",
+    "alpha.eksctl.io/nodegroup-name",
+    "cloud.google.com/gke-nodepool",
+    "kubernetes.azure.com/agentpool",
+    "agentpool",
+    "kops.k8s.io/instancegroup",
+    "node.kubernetes.io/instance-type",
+    "nvidia.com/gpu.product",
+)
+STACK_LABEL = "kubedra.io/gpu-stack"
+NVIDIA_DRIVER = "gpu.nvidia.com"
+_MIG = re.compile(r"^nvidia\.com/mig-(\d+)g\.")
+WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "ReplicaSet")
+
+
+@dataclass
+class GpuNode:
+    name: str
+    pool: str
+    labels: dict[str, str]
+    gpus_before: int
+    gpus_after: int
+    stack: str  # "device-plugin" | "dra"
+    model: str = ""
+
+
+@dataclass
+class PoolState:
+    name: str
+    selector: dict[str, str]
+    nodes: list[GpuNode] = field(default_factory=list)
+    demand: float = 0.0  # GPUs in use (whole-GPU equivalents)
+    pods: int = 0  # GPU pods counted in demand
+    pending: int = 0  # GPU pods pending
+
+    @property
+    def gpus_before(self) -> int:
+        return sum(n.gpus_before for n in self.nodes)
+
+    @property
+    def gpus_after(self) -> int:
+        return sum(n.gpus_after for n in self.nodes)
+
+    @property
+    def models(self) -> list[str]:
+        return sorted({n.model for n in self.nodes if n.model})
+
+
+@dataclass
+class ClusterState:
+    spec: ClusterSpec
+    snapshot: Snapshot
+    pools: list[PoolState] = field(default_factory=list)
+    version: str = ""
+    has_workloads: bool = False
+    unplaced_demand: float = 0.0  # GPU workloads not tied to a pool
+    device_plugin: tuple[str, str] | None = None  # (namespace, DaemonSet name)
+    gpu_operator: bool = False
+    dra_driver: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpu_nodes(self) -> list[GpuNode]:
+        return [n for p in self.pools for n in p.nodes]
+
+
+def _labels(obj: dict[str, Any]) -> dict[str, str]:
+    return {str(k): str(v) for k, v in ((obj.get("metadata") or {}).get("labels") or {}).items()}
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def _gpu_resources(obj: dict[str, Any]) -> dict[str, int]:
+    alloc = ((obj.get("status") or {}).get("allocatable")) or {}
+    out = {}
+    for k, v in alloc.items():
+        if str(k).startswith("nvidia.com/"):
+            try:
+                out[str(k)] = int(str(v))
+            except ValueError:
+                continue
+    return out
+
+
+def gpu_equivalents(resources: dict[str, Any]) -> float:
+    total = 0.0
+    for k, v in resources.items():
+        try:
+            n = float(str(v))
+        except ValueError:
+            continue
+        m = _MIG.match(str(k))
+        if m:
+            total += n * int(m.group(1)) / 7
+        elif str(k) in ("nvidia.com/gpu", "nvidia.com/gpu.shared"):
+            total += n
+    return total
+
+
+def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespace: str) -> float:
+    total = 0.0
+    for c in [*(spec.get("containers") or [])]:
+        res = (c.get("resources") or {}) if isinstance(c, dict) else {}
+        total += gpu_equivalents(res.get("limits") or res.get("requests") or {})
+    for rc in spec.get("resourceClaims") or []:
+        name = rc.get("resourceClaimName")
+        total += claims.get((namespace, str(name)), 1) if name else 1
+    return total
+
+
+def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, int], dict[str, int]]:
+    """(device-plugin GPUs per node, DRA GPUs per node) from the simulator's two cluster views."""
+    from kubedra.errors import KubedraError
+
+    try:
+        from kubedra.model.inventory import build_inventory
+        from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
+
+        opts = ClusterOptions(target_version=target)
+        cluster = build_cluster(build_inventory(snap.documents), opts)
+        dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}
+        dra = cluster.views[DRA].physical_gpus() if DRA in cluster.views else {}
+        notes.extend(n for n in cluster.notes if "derived" in n)
+        if any(d.kind == "ResourceSlice" for d in snap.documents):
+            # nodes still on the device plugin have no slices yet: derive theirs from their GFD labels
+            no_slices = [d for d in snap.documents if d.kind != "ResourceSlice"]
+            derived = build_cluster(build_inventory(no_slices), opts)
+            if DRA in derived.views:
+                for node, n in derived.views[DRA].physical_gpus().items():
+                    dra.setdefault(node, n)
+        return dp, dra
+    except (KubedraError, ImportError, KeyError, AttributeError) as e:
+        notes.append(f"capacity from node labels only (simulator view unavailable: {e})")
+        return {}, {}
+
+
+def _pool_of(labels: dict[str, str], spec: ClusterSpec) -> tuple[str, dict[str, str]] | None:
+    for p in spec.pools:
+        if p.matches(labels):
+            return p.name, dict(p.selector)
+    if spec.pools:
+        return None
+    for key in POOL_LABELS:
+        if key in labels:
+            return labels[key], {key: labels[key]}
+    return "default", {}
+
+
+def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
+    state = ClusterState(spec=spec, snapshot=snap)
+    state.version = spec.current_version or snap.header.server_version
+    slices_by_node: dict[str, int] = {}
+    for s in snap.kind("ResourceSlice"):
+        sp = s.get("spec") or {}
+        if sp.get("driver") == NVIDIA_DRIVER and sp.get("nodeName"):
+            slices_by_node[str(sp["nodeName"])] = slices_by_node.get(str(sp["nodeName"]), 0) + len(
+                sp.get("devices") or []
+            )
+    dp_caps, dra_caps = _capacity(snap, target, state.notes)
+    pools: dict[str, PoolState] = {p.name: PoolState(p.name, dict(p.selector)) for p in spec.pools}
+    node_pool: dict[str, PoolState] = {}
+    for node in snap.kind("Node"):
+        name = _name(node)
+        labels = _labels(node)
+        res = _gpu_resources(node)
+        is_gpu = (
+            any(v > 0 for v in res.values())
+            or name in slices_by_node
+            or labels.get("nvidia.com/gpu.present") == "true"
+            or "nvidia.com/gpu.count" in labels
+        )
+        if not is_gpu:
+            continue
+        hit = _pool_of(labels, spec)
+        if hit is None:
+            state.notes.append(
+                f"GPU node {name} matches none of the fleet's node pools: left out of the waves"
+            )
+            continue
+        pool = pools.setdefault(hit[0], PoolState(hit[0], hit[1]))
+        count = labels.get("nvidia.com/gpu.count", "")
+        label_gpus = int(count) if count.isdigit() else 0
+        before = dp_caps.get(name) or label_gpus or math.ceil(gpu_equivalents(res))
+        after = dra_caps.get(name, 0)
+        on_dra = labels.get(STACK_LABEL) == "dra" or (name in slices_by_node and not any(res.values()))
+        pool.nodes.append(
+            GpuNode(
+                name=name,
+                pool=pool.name,
+                labels=labels,
+                gpus_before=int(before),
+                gpus_after=int(after),
+                stack="dra" if on_dra else "device-plugin",
+                model=labels.get("nvidia.com/gpu.product", ""),
+            )
+        )
+        node_pool[name] = pool
+    state.pools = [p for p in pools.values() if p.nodes]
+    for p in state.pools:
+        p.nodes.sort(key=lambda n: n.name)
+
+    claims: dict[tuple[str, str], int] = {}
+    for c in snap.kind("ResourceClaim"):
+        meta = c.get("metadata") or {}
+        results = (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
+            "results"
+        ) or []
+        claims[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = max(1, len(results))
+    pods = snap.kind("Pod")
+    owners_with_pods: set[tuple[str, str]] = set()
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        ns = str(meta.get("namespace") or "")
+        spec_ = pod.get("spec") or {}
+        gpus = _pod_gpus(spec_, claims, ns)
+        if gpus <= 0:
+            continue
+        state.has_workloads = True
+        for ref in meta.get("ownerReferences") or []:
+            owners_with_pods.add((ns, str(ref.get("name") or "")))
+        phase = (pod.get("status") or {}).get("phase")
+        node_name = spec_.get("nodeName")
+        target_pool: PoolState | None = (
+            node_pool.get(str(node_name)) if node_name else _pinned_pool(spec_, state.pools)
+        )
+        if phase in ("Succeeded", "Failed"):
+            continue
+        if target_pool is None:
+            state.unplaced_demand += gpus
+            continue
+        target_pool.demand += gpus
+        target_pool.pods += 1
+        if phase == "Pending" or not node_name:
+            target_pool.pending += 1
+    for wl in snap.kind(*WORKLOAD_KINDS):
+        meta = wl.get("metadata") or {}
+        ns = str(meta.get("namespace") or "")
+        tmpl: dict[str, Any] = ((wl.get("spec") or {}).get("template") or {}).get("spec") or {}
+        gpus = _pod_gpus(tmpl, claims, ns) if tmpl else 0
+        if gpus <= 0:
+            continue
+        state.has_workloads = True
+        if (ns, _name(wl)) in owners_with_pods or any(
+            (ns, o) in owners_with_pods for o in _replicaset_prefixes(_name(wl), pods)
+        ):
+            continue  # its pods are counted already
+        replicas = (wl.get("spec") or {}).get("replicas")
+        if wl.get("kind") == "Job":
+            replicas = (wl.get("spec") or {}).get("parallelism", 1)
+        n = int(replicas) if isinstance(replicas, int) else 1
+        pinned = _pinned_pool(tmpl, state.pools)
+        if pinned is None:
+            state.unplaced_demand += n * gpus
+        else:
+            pinned.demand += n * gpus
+            pinned.pods += n
+    for ds in snap.kind("DaemonSet"):
+        text = str(ds)
+        if "nvidia-device-plugin" in text or "k8s-device-plugin" in text:
+            meta = ds.get("metadata") or {}
+            state.device_plugin = (str(meta.get("namespace") or ""), _name(ds))
+        if "dra-driver" in text and "kubelet-plugin" in _name(ds):
+            state.dra_driver = True
+    state.gpu_operator = bool(snap.kind("ClusterPolicy")) or any(
+        "gpu-operator" in str((d.get("metadata") or {}).get("labels") or {}) for d in snap.kind("DaemonSet")
+    )
+    return state
+
+
+def _replicaset_prefixes(name: str, pods: Iterable[dict[str, Any]]) -> set[str]:
+    out = set()
+    for pod in pods:
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+            owner = str(ref.get("name") or "")
+            if ref.get("kind") == "ReplicaSet" and owner.startswith(name + "-"):
+                out.add(owner)
+    return out
+
+
+def _pinned_pool(spec: dict[str, Any], pools: list[PoolState]) -> PoolState | None:
+    sel = spec.get("nodeSelector") or {}
+    if not isinstance(sel, dict) or not sel:
+        return None
+    for p in pools:
+        if p.selector and all(sel.get(k) == v for k, v in p.selector.items()):
+            return p
+        if p.nodes and all(p.nodes[0].labels.get(str(k)) == str(v) for k, v in sel.items()):
+            return p
+    return None

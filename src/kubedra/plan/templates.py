@@ -1,0 +1,58 @@
+"""Command templates kept as data (``data/plan/common.yaml``, ``data/plan/distributions/<name>.yaml``).
+
+Placeholders are ``{{name}}``; every other brace (JSON patches, YAML) is left alone. A placeholder without a
+value is an internal error, so a runbook never ships with a hole in a command.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from typing import Any
+
+import yaml
+
+_VAR = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
+
+
+@functools.cache
+def _load(name: str) -> dict[str, Any]:
+    text = resources.files("kubedra.data").joinpath(f"plan/{name}").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+def common() -> dict[str, Any]:
+    return _load("common.yaml")
+
+
+def distribution(name: str) -> dict[str, Any]:
+    return _load(f"distributions/{name}.yaml")
+
+
+def render(text: str, values: Mapping[str, Any]) -> str:
+    def sub(m: re.Match[str]) -> str:
+        key = m.group(1)
+        if key not in values:
+            raise KeyError(f"command template uses {{{{{key}}}}} but no value is known for it")
+        return str(values[key])
+
+    return _VAR.sub(sub, text)
+
+
+def render_all(lines: Iterable[str], values: Mapping[str, Any]) -> list[str]:
+    return [render(str(line), values) for line in lines]
+
+
+def per_node(lines: Iterable[str], values: Mapping[str, Any], nodes: Iterable[str]) -> list[str]:
+    """Lines that mention ``{{node}}`` are repeated for each node; others are rendered once."""
+    out: list[str] = []
+    nodes = list(nodes)
+    for line in lines:
+        if "{{node}}" in str(line).replace(" ", ""):
+            out += [render(str(line), {**values, "node": n}) for n in nodes]
+        else:
+            out.append(render(str(line), values))
+    return out

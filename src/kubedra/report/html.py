@@ -1,0 +1,223 @@
+"""Self-contained HTML reports (``--html FILE`` on audit, simulate and plan).
+
+One file, no network: the CSS and JavaScript are inlined from ``data/report/`` and charts are inline SVG.
+The API is small::
+
+    from kubedra.report.html import Section, render_report, table
+    html = render_report("kubedra audit", [Section("Findings", table(headers, rows), id="findings")])
+
+``render_report`` escapes the title; section bodies are HTML built with the helpers here (which escape every
+value). The page's script makes tables filterable, and records any JavaScript error in ``#kubedra-errors``
+(the browser tests read it), then marks ``<body data-ready="1">``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from html import escape
+from importlib import resources
+from typing import Any
+
+from kubedra import __version__
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    body: str  # HTML
+    id: str = ""
+
+
+@functools.cache
+def _asset(name: str) -> str:
+    return resources.files("kubedra.data").joinpath(f"report/{name}").read_text(encoding="utf-8")
+
+
+def esc(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _slug(text: str) -> str:
+    out = "".join(c.lower() if c.isalnum() else "-" for c in text).strip("-")
+    return "-".join(p for p in out.split("-") if p) or "section"
+
+
+def render_report(title: str, sections: Sequence[Section], subtitle: str = "") -> str:
+    nav = "".join(f'<a href="#{esc(s.id or _slug(s.title))}">{esc(s.title)}</a>' for s in sections)
+    body = "".join(
+        f'<section id="{esc(s.id or _slug(s.title))}"><h2>{esc(s.title)}</h2>{s.body}</section>'
+        for s in sections
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
+        f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head>"
+        f'<body data-ready="0"><header><h1>{esc(title)}</h1>'
+        + (f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "")
+        + f"<nav>{nav}</nav></header><main>{body}</main>"
+        f'<footer>kubedra {esc(__version__)}</footer><ul id="kubedra-errors" hidden></ul>'
+        f"<script>{_asset('report.js')}</script></body></html>\n"
+    )
+
+
+def table(
+    headers: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    id: str = "",
+    row_classes: Sequence[str] | None = None,
+    filterable: bool = True,
+) -> str:
+    rows = list(rows)
+    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
+    body = []
+    for i, r in enumerate(rows):
+        cls = f' class="{esc(row_classes[i])}"' if row_classes and row_classes[i] else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>")
+    filt = (
+        '<input class="filter" type="search" placeholder="Filter rows" aria-label="Filter rows">'
+        if filterable and len(rows) > 5
+        else ""
+    )
+    ident = f' id="{esc(id)}"' if id else ""
+    empty = '<p class="empty">None.</p>' if not rows else ""
+    return f'{filt}<table{ident} class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{empty}'
+
+
+def para(text: str, cls: str = "") -> str:
+    c = f' class="{esc(cls)}"' if cls else ""
+    return f"<p{c}>{esc(text)}</p>"
+
+
+def items(values: Iterable[str]) -> str:
+    return "<ul>" + "".join(f"<li>{esc(v)}</li>" for v in values) + "</ul>"
+
+
+def code(lines: Sequence[str]) -> str:
+    return "<pre><code>" + esc("\n".join(lines)) + "</code></pre>"
+
+
+def details(summary: str, inner: str, open_: bool = False) -> str:
+    return f"<details{' open' if open_ else ''}><summary>{esc(summary)}</summary>{inner}</details>"
+
+
+def raw_svg(svg: str) -> str:
+    """Embed an SVG document (from a trusted generator) inline, without its XML prolog."""
+    start = svg.find("<svg")
+    return f'<div class="chart">{svg[start:] if start >= 0 else svg}</div>'
+
+
+PALETTE = ("#e4572e", "#17a398", "#3b6ea5", "#f3a712", "#8e5572", "#6c757d")
+
+
+def bar_chart(
+    groups: Sequence[tuple[str, Sequence[tuple[str, float]]]],
+    *,
+    title: str,
+    unit: str = "",
+    id: str = "",
+) -> str:
+    """Grouped horizontal bars: one group per label (a node pool), one bar per series (before/after...)."""
+    series = list(dict.fromkeys(name for _, bars in groups for name, _ in bars))
+    color = {s: PALETTE[i % len(PALETTE)] for i, s in enumerate(series)}
+    vmax = max((v for _, bars in groups for _, v in bars), default=0) or 1
+    left, bar_w, row = 180, 360, 18
+    height = 40 + sum(len(bars) * row + 14 for _, bars in groups) + 24
+    width = left + bar_w + 120
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{esc(title)}" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" class="bars"'
+        + (f' id="{esc(id)}"' if id else "")
+        + ">",
+        f"<title>{esc(title)}</title>",
+        f'<text x="8" y="18" class="ctitle">{esc(title)}</text>',
+    ]
+    y = 34
+    for label, bars in groups:
+        parts.append(f'<text x="8" y="{y + 12}" class="glabel">{esc(label)}</text>')
+        for name, value in bars:
+            w = bar_w * max(0.0, float(value)) / vmax
+            parts.append(
+                f'<rect x="{left}" y="{y}" width="{w:.1f}" height="{row - 4}" fill="{color[name]}" '
+                f'data-series="{esc(name)}" data-value="{value:g}"><title>{esc(label)} {esc(name)}: '
+                f"{value:g}{esc(unit)}</title></rect>"
+                f'<text x="{left + w + 4:.1f}" y="{y + 11}" class="vlabel">{value:g}{esc(unit)} {esc(name)}</text>'
+            )
+            y += row
+        y += 14
+    lx = 8
+    for s in series:
+        parts.append(
+            f'<rect x="{lx}" y="{height - 16}" width="10" height="10" fill="{color[s]}"/>'
+            f'<text x="{lx + 14}" y="{height - 7}" class="legend">{esc(s)}</text>'
+        )
+        lx += 24 + 7 * len(s)
+    parts.append("</svg>")
+    return '<div class="chart">' + "".join(parts) + "</div>"
+
+
+def timeline(
+    entries: Sequence[tuple[str, str, float, float, str]],
+    *,
+    title: str,
+    unit: str = "h",
+    id: str = "",
+) -> str:
+    """A Gantt-like timeline: (label, group, start, duration, css class) per row; times in ``unit``."""
+    end = max((s + d for _, _, s, d, _ in entries), default=1) or 1
+    left, span, row = 230, 520, 20
+    height = 40 + row * len(entries) + 24
+    width = left + span + 40
+    groups = list(dict.fromkeys(g for _, g, _, _, _ in entries))
+    color = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="{esc(title)}" '
+        f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" class="timeline"'
+        + (f' id="{esc(id)}"' if id else "")
+        + ">",
+        f"<title>{esc(title)}</title>",
+        f'<text x="8" y="18" class="ctitle">{esc(title)}</text>',
+    ]
+    for tick in range(5):
+        x = left + span * tick / 4
+        parts.append(
+            f'<line x1="{x:.1f}" y1="28" x2="{x:.1f}" y2="{height - 20}" class="grid"/>'
+            f'<text x="{x:.1f}" y="{height - 6}" class="tick">{end * tick / 4:.0f}{esc(unit)}</text>'
+        )
+    y = 32
+    for label, group, start, dur, cls in entries:
+        x = left + span * start / end
+        w = max(2.0, span * dur / end)
+        parts.append(
+            f'<text x="8" y="{y + 12}" class="glabel">{esc(label)}</text>'
+            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row - 6}" fill="{color[group]}" '
+            f'class="{esc(cls)}" data-group="{esc(group)}"><title>{esc(label)}: {start:g}{esc(unit)} + '
+            f"{dur:g}{esc(unit)}</title></rect>"
+        )
+        y += row
+    parts.append("</svg>")
+    return '<div class="chart">' + "".join(parts) + "</div>"
+
+
+def write_file(path: str, text: str) -> None:
+    """Write atomically next to ``path`` (nothing half-written on error)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".kubedra-report-", suffix=".html", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

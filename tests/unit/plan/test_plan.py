@@ -1,0 +1,253 @@
+"""``kubedra plan`` on a fleet of three clusters from snapshots (tests/unit/plan/data, made by generate.py)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubedra.plan import engine, fleet, templates
+
+from .helpers import run
+
+DATA = Path(__file__).parent / "data"
+FLEET = str(DATA / "fleet.yaml")
+
+
+@pytest.fixture(scope="module")
+def plan_json() -> dict:
+    res = run("plan", "--fleet", FLEET, "-o", "json")
+    assert res.exit_code == 1, res.output  # prod has a blocker and waves short of GPUs
+    return json.loads(res.stdout)
+
+
+def test_clusters_ordered_by_criticality_and_waves_by_pool(plan_json: dict) -> None:
+    waves = plan_json["waves"]
+    assert [c["name"] for c in plan_json["clusters"]] == ["dev", "staging", "prod"]
+    assert [w["number"] for w in waves] == list(range(1, len(waves) + 1))
+    clusters_in_order = [w["cluster"] for w in waves]
+    assert clusters_in_order == sorted(clusters_in_order, key=["dev", "staging", "prod"].index)
+    # each cluster starts with its control-plane wave, then node pools one at a time (never interleaved)
+    for name in ("dev", "staging", "prod"):
+        mine = [w for w in waves if w["cluster"] == name]
+        assert mine[0]["kind"] == "control-plane"
+        pools = [w["pool"] for w in mine[1:]]
+        assert pools == sorted(pools, key=pools.index)  # contiguous blocks
+        assert len(set(pools)) == len([p for i, p in enumerate(pools) if i == 0 or pools[i - 1] != p])
+
+
+def test_wave_size_is_ten_percent_of_gpu_nodes_at_least_one(plan_json: dict) -> None:
+    prod = [w for w in plan_json["waves"] if w["cluster"] == "prod" and w["kind"] == "nodes"]
+    assert len(prod) == 10 and all(len(w["nodes"]) == 1 for w in prod)
+    every = [n for w in prod for n in w["nodes"]]
+    assert sorted(every) == sorted(f"h100-80gb-{i}" for i in range(10))
+    res = run("plan", "--fleet", FLEET, "-o", "json", "--wave-size", "50")
+    prod50 = [w for w in json.loads(res.stdout)["waves"] if w["cluster"] == "prod" and w["kind"] == "nodes"]
+    assert [len(w["nodes"]) for w in prod50] == [5, 5]
+
+
+def test_already_migrated_node_is_not_planned(plan_json: dict) -> None:
+    staging = [w for w in plan_json["waves"] if w["cluster"] == "staging" and w["kind"] == "nodes"]
+    nodes = [n for w in staging for n in w["nodes"]]
+    assert "h100-80gb-3" not in nodes
+    assert sorted(nodes) == ["h100-80gb-0", "h100-80gb-1", "h100-80gb-2", "l40s-48gb-0", "l40s-48gb-1"]
+    pools = {p["name"]: p for p in plan_json["clusters"][1]["pools"]}
+    assert pools["h100"]["onDRA"] == 1
+
+
+def test_blockers_come_from_audit_errors(plan_json: dict) -> None:
+    prod = plan_json["clusters"][2]
+    assert [b["rule"] for b in prod["blockers"]] == ["api.removed"]
+    assert "Helm release sched/batch-scheduler" in prod["blockers"][0]["message"]
+    assert all(b["severity"] == "error" for c in plan_json["clusters"] for b in c["blockers"])
+    assert plan_json["clusters"][0]["blockers"] == []
+
+
+def test_capacity_before_after_and_flagged_waves(plan_json: dict) -> None:
+    prod = plan_json["clusters"][2]
+    (pool,) = prod["pools"]
+    assert (pool["gpusDevicePlugin"], pool["gpusDRA"], pool["gpusInUse"]) == (80, 80, 76)
+    flagged = plan_json["summary"]["flaggedWaves"]
+    prod_waves = [w for w in plan_json["waves"] if w["cluster"] == "prod" and w["kind"] == "nodes"]
+    assert flagged == [w["number"] for w in prod_waves]
+    cap = prod_waves[0]["capacity"]
+    assert (cap["gpusDuring"], cap["gpusInUse"], cap["gpusShort"]) == (72, 76, 4)
+    assert "would have no GPU" in prod_waves[0]["warnings"][0]
+    # dev has room: nothing flagged there
+    dev = [w for w in plan_json["waves"] if w["cluster"] == "dev" and w["kind"] == "nodes"]
+    assert all(w["capacity"]["gpusShort"] == 0 and not w["warnings"] for w in dev)
+
+
+def test_distribution_commands(plan_json: dict) -> None:
+    def cmds(wave: dict) -> str:
+        return "\n".join(c for s in wave["steps"] for c in s["commands"])
+
+    cp = {w["cluster"]: w for w in plan_json["waves"] if w["kind"] == "control-plane"}
+    dev = cmds(cp["dev"])
+    assert "etcdctl" in dev and "snapshot save" in dev and "etcdutl snapshot status" in dev
+    assert "kubeadm upgrade apply v1.37.0" in dev
+    staging = cmds(cp["staging"])
+    # two hops, one minor at a time, with the cluster's real name and region
+    assert staging.index("--kubernetes-version 1.36") < staging.index("--kubernetes-version 1.37")
+    assert "aws eks update-cluster-version --name staging-gpu" in staging and "--region eu-west-1" in staging
+    assert "velero backup create" in staging and "etcdctl" not in staging
+    prod = cmds(cp["prod"])
+    assert "gcloud container clusters upgrade prod-gpu --master --cluster-version=1.37" in prod
+    assert "--location=europe-west4 --project=acme-ml" in prod
+    for w in cp.values():
+        assert "helm --kube-context" in cmds(w) and "nvidia-dra-driver-gpu" in cmds(w)
+        assert any("dra-driver-values.yaml" in k for k in w["files"])
+        values = yaml.safe_load(next(iter(w["files"].values())))
+        assert values["kubeletPlugin"]["nodeSelector"] == {"kubedra.io/gpu-stack": "dra"}
+    # the standalone device plugin DaemonSet is kept off DRA nodes
+    assert "patch daemonset nvidia-device-plugin-daemonset" in dev
+
+
+def test_node_wave_runbook_is_complete(plan_json: dict) -> None:
+    wave = next(w for w in plan_json["waves"] if w["cluster"] == "dev" and w["kind"] == "nodes")
+    text = "\n".join(c for s in wave["steps"] for c in s["commands"])
+    node = wave["nodes"][0]
+    for needle in (
+        f"kubectl --context dev cordon {node}",
+        f"kubectl --context dev drain {node} --ignore-daemonsets",
+        f"label node {node} kubedra.io/gpu-stack=dra nvidia.com/gpu.deploy.device-plugin=false",
+        f"resourceslices --field-selector=spec.nodeName={node}",
+        f"uncordon {node}",
+        "kubedra verify --context dev --baseline snapshots/dev-before-wave-",
+        "kubedra snapshot --context dev -o snapshots/dev-before-wave-",
+    ):
+        assert needle in text, needle
+    smoke = yaml.safe_load_all(next(v for k, v in wave["files"].items() if k.startswith("smoke-")))
+    pod = next(d for d in smoke if d["kind"] == "Pod")
+    assert pod["spec"]["resourceClaims"][0]["resourceClaimTemplateName"] == "one-gpu"
+    assert pod["spec"]["nodeSelector"] == {
+        "kubedra.io/gpu-stack": "dra",
+        "kubedra.io/node-pool": "a100-80gb-x8",
+    }
+    rb = "\n".join(wave["rollback"]["commands"])
+    assert "kubedra.io/gpu-stack-" in rb and "nvidia.com/gpu.deploy.device-plugin-" in rb
+    assert wave["rollback"]["estimatedMinutes"] == 15 + 4 * len(wave["nodes"])
+    assert any("kubedra verify" in g for g in wave["gate"])
+    assert wave["soakHours"] == 72
+    # the pool's last wave applies the migrated manifests
+    dev_waves = [w for w in plan_json["waves"] if w["cluster"] == "dev" and w["kind"] == "nodes"]
+    last = "\n".join(c for s in dev_waves[-1]["steps"] for c in s["commands"])
+    assert "kubedra migrate manifests/dev --target-version 1.37 --out migrated/dev" in last
+    assert "kubedra migrate" not in text
+
+
+def test_change_record_fields(plan_json: dict) -> None:
+    for c in plan_json["clusters"]:
+        rec = c["changeRecord"]
+        assert set(rec) >= {"risk", "testEvidence", "rollbackPlan", "blastRadius"}
+        assert rec["risk"] in ("low", "medium", "high")
+    assert plan_json["clusters"][0]["changeRecord"]["risk"] == "low"
+    assert plan_json["clusters"][2]["changeRecord"]["risk"] == "high"
+
+
+def test_markdown_runbook() -> None:
+    res = run("plan", "--fleet", FLEET, "--soak", "48")
+    assert res.exit_code == 1
+    md = res.stdout
+    assert md.startswith("# GPU fleet migration to DRA (Kubernetes 1.37)")
+    for head in (
+        "## Waves",
+        "## Blockers (fix before wave 1)",
+        "## Cluster dev",
+        "### Change record",
+        "## Runbook",
+    ):
+        assert head in md
+    assert (
+        len(re.findall(r"^### Wave \d+:", md, re.M))
+        == json.loads(run("plan", "--fleet", FLEET, "-o", "json").stdout)["summary"]["waves"]
+    )
+    assert "48 h soak" in md
+    assert "{{" not in md  # every placeholder filled
+    assert md.count("```") % 2 == 0
+
+
+def test_no_workloads_is_said(tmp_path: Path) -> None:
+    from kubedra.snapshot.format import Header, Snapshot, write
+    from kubedra.sources import nvidia
+
+    write(
+        Snapshot(
+            Header("empty", "v1.37.0"), nvidia.cluster("1x8xH100-80GB", "full", "1.37", device_plugin=True)
+        ),
+        str(tmp_path / "e.yaml"),
+    )
+    (tmp_path / "fleet.yaml").write_text(
+        "clusters:\n- {name: e, snapshot: e.yaml, distribution: k3s, criticality: low}\n"
+    )
+    res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"), "-o", "json")
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    assert any("no GPU workloads" in n for n in data["clusters"][0]["notes"])
+    assert data["clusters"][0]["controlPlaneHops"] == []
+    assert "k3s etcd-snapshot save" in json.dumps(data)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("clusters: []\n", "non-empty 'clusters'"),
+        ("clusters:\n- {name: a, snapshot: x.yaml, distribution: openshift}\n", "distribution 'openshift'"),
+        ("clusters:\n- {name: a, distribution: eks}\n", "exactly one of 'snapshot' or 'context'"),
+        (
+            "clusters:\n- {name: a, snapshot: x.yaml, distribution: eks, criticality: extreme}\n",
+            "criticality",
+        ),
+        (
+            "clusters:\n- {name: a, snapshot: x.yaml, distribution: eks, colour: red}\n",
+            "unknown cluster field",
+        ),
+        ("clusters:\n- {name: a, snapshot: missing.yaml, distribution: eks}\n", "no such snapshot file"),
+        (
+            "clusters:\n- {name: a, snapshot: x.yaml, distribution: eks, nodePools: [{name: p, label: novalue}]}\n",
+            "KEY=VALUE",
+        ),
+    ],
+)
+def test_bad_fleet_files_exit_2(tmp_path: Path, text: str, message: str) -> None:
+    shutil.copy(DATA / "dev.yaml", tmp_path / "x.yaml")
+    f = tmp_path / "fleet.yaml"
+    f.write_text(text)
+    res = run("plan", "--fleet", str(f))
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr
+    assert str(f) in res.stderr or "missing.yaml" in res.stderr
+
+
+def test_bad_flags_exit_2() -> None:
+    assert run("plan", "--fleet", FLEET, "--target-version", "1.40").exit_code == 2
+    assert run("plan", "--fleet", FLEET, "--wave-size", "0").exit_code == 2
+
+
+def test_every_distribution_template_renders() -> None:
+    fl = fleet.load_fleet(FLEET)
+    snaps = engine.load_snapshots(fl)
+    for dist in fleet.DISTRIBUTIONS:
+        for c in fl.clusters:
+            c.distribution = dist
+        p = engine.build(fl, snaps, "1.37")
+        text = json.dumps(p.to_dict())
+        assert "{{" not in text, dist
+        assert templates.distribution(dist)["name"] == dist
+
+
+def test_html_report_written(tmp_path: Path) -> None:
+    out = tmp_path / "plan.html"
+    res = run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json")
+    assert res.exit_code == 1
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    assert 'id="wave-timeline"' in page and 'id="capacity-chart"' in page and 'id="blockers"' in page
+    assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in re.sub(
+        r"<pre><code>.*?</code></pre>", "", page, flags=re.S
+    )  # commands may name URLs
