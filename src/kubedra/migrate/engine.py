@@ -143,11 +143,15 @@ def _template_findings(name: str, text: str) -> list[Finding]:
 
 
 def _check_syntax(name: str, chunk: Chunk) -> list[Any]:
-    """Parse a document with PyYAML (fast); a syntax error is an input error with its file:line."""
+    """Parse a document with PyYAML (fast, cached per chunk); a syntax error is an input error with file:line."""
     if chunk.is_empty:
         return []
+    cached = chunk.plain
+    if cached is not None:
+        return cached
     try:
-        return [d for d in yaml.load_all(chunk.body, Loader=_Loader) if d is not None]
+        chunk.plain = [d for d in yaml.load_all(chunk.body, Loader=_Loader) if d is not None]
+        return chunk.plain
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
         line = chunk.line + mark.line if mark is not None else chunk.line

@@ -51,6 +51,7 @@ class Style:
 
     mapping: int = 2
     offset: int = 0
+    mixed: bool = False  # the document uses both dash offsets (0 and 2)
 
     @property
     def sequence(self) -> int:
@@ -62,7 +63,7 @@ def _yaml(style: Style) -> YAML:
     y = YAML()  # round-trip
     y.preserve_quotes = True
     y.width = 4096
-    y.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)
+    y.indent(mapping=style.mapping, sequence=style.sequence, offset=style.offset)  # mixed: not ruamel's
     return y
 
 
@@ -87,7 +88,7 @@ def detect_style(body: str) -> Style:
             indents[cur_indent - base] += 1
     mapping = indents.most_common(1)[0][0] if indents else 2
     offset = offsets.most_common(1)[0][0] if offsets else 0
-    return Style(mapping=mapping if mapping > 0 else 2, offset=offset)
+    return Style(mapping=mapping if mapping > 0 else 2, offset=offset, mixed=len(offsets) > 1)
 
 
 @dataclass
@@ -104,6 +105,7 @@ class Chunk:
     dirty: bool = False
     new: bool = False
     style: Style = field(default_factory=Style)
+    plain: list[Any] | None = None  # PyYAML parse of the body (for indexing), cached
 
     @property
     def original(self) -> str:
@@ -256,6 +258,10 @@ def _same(a: str, b: str) -> bool:
         return False
 
 
+def _mixed(text: str) -> bool:
+    return detect_style(text).mixed
+
+
 def minimal_dump(original: str, data: Any, style: Style) -> str:
     """Dump ``data`` so that the text differs from ``original`` in as few lines as possible.
 
@@ -264,7 +270,11 @@ def minimal_dump(original: str, data: Any, style: Style) -> str:
     exactly the same data. Both sequence dash offsets are tried.
     """
     best: tuple[int, str] | None = None
-    for candidate in (style, Style(style.mapping, 2 if style.offset == 0 else 0)):
+    style = Style(style.mapping, style.offset)
+    candidates = [style]
+    if original and _mixed(original):
+        candidates.append(Style(style.mapping, 2 if style.offset == 0 else 0))
+    for candidate in candidates:
         dumped = dump(data, candidate)
         restored, changed = _restore(original, dumped)
         if restored != dumped and not _same(restored, dumped):
