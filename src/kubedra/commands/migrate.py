@@ -17,7 +17,10 @@ from kubedra.report.output import emit, output_option, print_table
 def _diff(name: str, before: str, after: str) -> str:
     return "".join(
         difflib.unified_diff(
-            before.splitlines(True), after.splitlines(True), fromfile=f"a/{name}", tofile=f"b/{name}"
+            before.splitlines(True),
+            after.splitlines(True),
+            fromfile=f"a/{name.lstrip('/')}",
+            tofile=f"b/{name.lstrip('/')}",
         )
     )
 

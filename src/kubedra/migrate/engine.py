@@ -23,7 +23,7 @@ from kubedra.migrate import dra, gang, gpu, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.workloads import api_group, dotted, pod_templates
-from kubedra.migrate.yamldoc import Chunk, YamlFile, iter_objects, new_map, to_plain
+from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
 
 try:  # pragma: no cover - depends on how PyYAML was built
     _Loader: Any = yaml.CSafeLoader
@@ -159,6 +159,19 @@ def _check_syntax(name: str, chunk: Chunk) -> list[Any]:
         raise InputError(f"invalid YAML: {problem}", Location(name, line)) from e
 
 
+def _open(text: str, name: str) -> YamlFile:
+    stripped = text.lstrip()
+    if name.endswith(".json") or (name == "<stdin>" and stripped.startswith("{")):
+        import json
+
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(f"invalid JSON: {e.msg}", Location(name, e.lineno)) from e
+        return JsonFile(text, name)
+    return YamlFile(text, name)
+
+
 def load_sources(paths: Iterable[str]) -> list[SourceFile]:
     """Read and syntax-check every input; raises InputError before anything is computed or written."""
     out: list[SourceFile] = []
@@ -168,7 +181,7 @@ def load_sources(paths: Iterable[str]) -> list[SourceFile]:
         if _is_template(name, text):
             out.append(SourceFile(display, text, None))
             continue
-        doc = YamlFile(text, display)
+        doc = _open(text, display)
         if doc.render() != text:  # pragma: no cover - split_chunks is lossless by construction
             raise InputError("internal: document split is not lossless", Location(display))
         for chunk in doc.chunks:

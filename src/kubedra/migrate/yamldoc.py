@@ -448,3 +448,47 @@ def splice(container: MutableMapping[str, Any], key: str, items: list[tuple[str,
         del container[k]
     for k, v in [*items, *rest]:
         container[k] = v
+
+
+class JsonFile(YamlFile):
+    """A JSON manifest: parsed like YAML (for line numbers), written back as JSON.
+
+    New objects are added around the object: a single object becomes a ``v1`` ``List``.
+    """
+
+    def __init__(self, text: str, name: str) -> None:
+        super().__init__(text, name)
+        self.before: list[Any] = []
+        self.after: list[Any] = []
+
+    def insert_before(self, anchor: Chunk, data: Any) -> Chunk:
+        self.before.append(data)
+        return anchor
+
+    def insert_after(self, anchor: Chunk, data: Any) -> Chunk:
+        self.after.append(data)
+        return anchor
+
+    @property
+    def changed(self) -> bool:
+        return any(c.dirty for c in self.chunks) or bool(self.before or self.after)
+
+    def render(self) -> str:
+        if not self.changed:
+            return self.text
+        import json
+
+        data = to_plain(self.chunks[0].data) if len(self.chunks) == 1 else None
+        if data is None:  # pragma: no cover - JSON has no document separators
+            return self.text
+        if self.before or self.after:
+            kind = data.get("kind") if isinstance(data, dict) else None
+            if isinstance(kind, str) and kind.endswith("List") and isinstance(data.get("items"), list):
+                data["items"] = [*map(to_plain, self.before), *data["items"], *map(to_plain, self.after)]
+            else:
+                data = {
+                    "apiVersion": "v1",
+                    "kind": "List",
+                    "items": [*map(to_plain, self.before), data, *map(to_plain, self.after)],
+                }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -100,3 +100,17 @@ def test_usage_errors(tree: Path) -> None:
         with pytest.raises(SystemExit) as exc:
             main(["migrate", str(tree / "apps"), *args])
         assert exc.value.code == 2
+
+
+def test_json_manifest_stays_json(tmp_path: Path) -> None:
+    import yaml as _yaml
+
+    obj = _yaml.safe_load(DEPLOYMENT)
+    path = tmp_path / "dep.json"
+    path.write_text(json.dumps(obj, indent=2) + "\n")
+    assert run(str(path), "--in-place")[0] == 0
+    data = json.loads(path.read_text())
+    assert data["kind"] == "List"
+    assert [i["kind"] for i in data["items"]] == ["ResourceClaimTemplate", "Deployment"]
+    once = path.read_text()
+    assert run(str(path), "--in-place")[0] == 0 and path.read_text() == once
