@@ -1,0 +1,111 @@
+"""``kubedra verify``: check a cluster after a migration wave (live, or a snapshot with -f)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sys
+
+import click
+
+from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+
+_DURATION = re.compile(r"^(\d+)(s|m|h)$")
+
+
+def parse_duration(text: str) -> dt.timedelta:
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise UsageError(f"invalid duration {text!r} (expected e.g. 90s, 10m, 2h)")
+    n, unit = int(m.group(1)), m.group(2)
+    return dt.timedelta(seconds=n * {"s": 1, "m": 60, "h": 3600}[unit])
+
+
+@click.command("verify", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--context", help="Kubeconfig context to check (default: the current context).")
+@click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
+@click.option("-f", "--filename", "snapshot_file", metavar="SNAPSHOT", help="Check a snapshot file instead.")
+@click.option(
+    "--baseline", metavar="SNAPSHOT", help="Snapshot from before the wave: no GPU workload may be lost."
+)
+@click.option("--since", default="10m", show_default=True, help="Window for DRA error events (e.g. 30m, 2h).")
+@click.option(
+    "--pending-grace",
+    default="5m",
+    show_default=True,
+    help="A GPU pod Pending longer than this fails the check.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "fmt",
+    type=click.Choice(["table", "json", "yaml", "markdown"]),
+    default="table",
+    show_default=True,
+)
+@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request.")
+def verify(
+    context: str | None,
+    kubeconfig: str | None,
+    snapshot_file: str | None,
+    baseline: str | None,
+    since: str,
+    pending_grace: str,
+    fmt: str,
+    timeout: float,
+) -> None:
+    """Check a cluster after a wave: every ResourceClaim allocated and reserved, pods with claims Running,
+    DRA driver kubelet-plugin pods Ready, each GPU node's ResourceSlices matching its GPUs, no DRA error
+    events in the last --since, device taints and health, and no GPU workload lost or stuck Pending compared
+    with --baseline.
+
+    \b
+    Exit codes: 0 every check passed (warnings allowed); 1 a check failed; 2 bad input or unreachable cluster.
+    """
+    from kubedra.report import output
+    from kubedra.snapshot import format as snapfmt
+    from kubedra.verify import checks as vc
+
+    window = parse_duration(since)
+    grace = parse_duration(pending_grace)
+    if snapshot_file and (context or kubeconfig):
+        raise UsageError("-f SNAPSHOT and --context/--kubeconfig are exclusive")
+    base = snapfmt.load(baseline) if baseline else None
+    if snapshot_file:
+        state = snapfmt.load(snapshot_file)
+        now = vc._time(state.header.captured_at) or dt.datetime.now(dt.UTC)
+    else:
+        from kubedra.snapshot import capture
+
+        ctx = capture.resolve_context(kubeconfig, context)
+        state = capture.capture(kubeconfig, ctx, timeout=timeout, helm_releases=False)
+        now = dt.datetime.now(dt.UTC)
+    results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
+    summ = vc.summary(results)
+    data = {
+        "cluster": state.header.cluster,
+        "serverVersion": state.header.server_version,
+        "at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "baseline": baseline,
+        "checks": [c.to_dict() for c in results],
+        "summary": summ,
+    }
+    if fmt == "json":
+        click.echo(output.to_json(data), nl=False)
+    elif fmt == "yaml":
+        click.echo(output.to_yaml(data), nl=False)
+    else:
+        rows = []
+        for c in results:
+            msgs = c.messages or ["ok" if c.checked else "nothing to check"]
+            for i, m in enumerate(msgs):
+                rows.append((c.status.upper() if i == 0 else "", c.title if i == 0 else "", m))
+        if fmt == "markdown":
+            click.echo(output.markdown_table(("Status", "Check", "Detail"), rows), nl=False)
+        else:
+            output.print_table(("Status", "Check", "Detail"), rows, title=f"verify {state.header.cluster}")
+        verdict = "FAILED" if summ["failed"] else "OK"
+        click.echo(
+            f"{verdict}: {summ['passed']} passed, {summ['warnings']} with warnings, {summ['failed']} failed"
+        )
+    sys.exit(EXIT_FINDINGS if summ["failed"] else EXIT_OK)

@@ -1,0 +1,484 @@
+"""Post-wave checks on one cluster state (a live capture or a snapshot), optionally against a baseline.
+
+Each check returns a :class:`Check` with ``pass``/``warn``/``fail`` and one message per problem, naming the
+object. What "healthy" means follows the API:
+
+- ``claims``: a ResourceClaim used by a live pod must have ``status.allocation`` and be in
+  ``status.reservedFor`` for that pod; a claim nobody uses yet may stay unallocated (warn only).
+- ``claim-pods``: pods with ``spec.resourceClaims`` are Running (or Succeeded) and Ready.
+- ``driver``: the DRA driver's kubelet-plugin pods (DaemonSet pods of a DRA driver) are Ready, one per GPU node
+  on DRA.
+- ``slices``: every GPU node on DRA publishes a complete pool (``resourceSliceCount`` slices of the newest
+  generation) whose GPUs match the node's GFD labels ``nvidia.com/gpu.count`` and ``nvidia.com/gpu.product``.
+- ``events``: no DRA error events (FailedPrepareDynamicResources, FailedScheduling about claims...) in the window.
+- ``health``: no tainted device is allocated (NoExecute fails, others warn), no claim device condition is
+  False, no container reports an Unhealthy allocated resource.
+- ``baseline``: no GPU workload lost (fewer Running GPU pods per owner than in the baseline), none stuck Pending.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.snapshot.format import Snapshot
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+NVIDIA_DRIVER = "gpu.nvidia.com"
+DRA_LABELS = {"kubedra.io/gpu-stack": "dra", "nvidia.com/dra-kubelet-plugin": "true"}
+ERROR_REASONS = frozenset(
+    {"FailedPrepareDynamicResources", "FailedUnprepareDynamicResources", "FailedResourceClaimCreation"}
+)
+_CLAIM_WORDS = re.compile(r"resourceclaim|resource claim|claim|cannot allocate|dynamic resource", re.I)
+_PLUGIN = re.compile(r"kubelet-plugin|dra-driver|dra-kubelet", re.I)
+
+
+@dataclass
+class Check:
+    id: str
+    title: str
+    status: str = PASS
+    messages: list[str] = field(default_factory=list)
+    checked: int = 0
+
+    def fail(self, msg: str) -> None:
+        self.status = FAIL
+        self.messages.append(msg)
+
+    def warn(self, msg: str) -> None:
+        if self.status == PASS:
+            self.status = WARN
+        self.messages.append(msg)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "status": self.status,
+            "checked": self.checked,
+            "messages": self.messages,
+        }
+
+
+def _meta(o: dict[str, Any]) -> dict[str, Any]:
+    m = o.get("metadata")
+    return m if isinstance(m, dict) else {}
+
+
+def _ref(o: dict[str, Any]) -> str:
+    m = _meta(o)
+    ns = f"{m['namespace']}/" if m.get("namespace") else ""
+    return f"{o.get('kind', '')} {ns}{m.get('name', '')}"
+
+
+def _time(text: Any) -> dt.datetime | None:
+    if not text or not isinstance(text, str):
+        return None
+    try:
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _ready(pod: dict[str, Any]) -> bool:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return False
+
+
+def _phase(pod: dict[str, Any]) -> str:
+    return str((pod.get("status") or {}).get("phase") or "Pending")
+
+
+def _terminated(pod: dict[str, Any]) -> bool:
+    return _phase(pod) in ("Succeeded", "Failed") or bool(_meta(pod).get("deletionTimestamp"))
+
+
+def _pod_claim_names(pod: dict[str, Any]) -> list[str]:
+    """Names of the ResourceClaims a pod uses (status.resourceClaimStatuses for template claims)."""
+    out = []
+    statuses = {
+        s.get("name"): s.get("resourceClaimName")
+        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+    }
+    for rc in (pod.get("spec") or {}).get("resourceClaims") or []:
+        if rc.get("resourceClaimName"):
+            out.append(str(rc["resourceClaimName"]))
+        elif statuses.get(rc.get("name")):
+            out.append(str(statuses[rc.get("name")]))
+    return out
+
+
+def check_claims(state: Snapshot) -> Check:
+    chk = Check("claims", "ResourceClaims allocated and reserved")
+    pods = [p for p in state.kind("Pod") if not _terminated(p)]
+    users: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for p in pods:
+        ns = str(_meta(p).get("namespace") or "")
+        for name in _pod_claim_names(p):
+            users[(ns, name)].append(p)
+        # template claims not created yet
+        statuses = {s.get("name") for s in (p.get("status") or {}).get("resourceClaimStatuses") or []}
+        for rc in (p.get("spec") or {}).get("resourceClaims") or []:
+            if rc.get("resourceClaimTemplateName") and rc.get("name") not in statuses:
+                chk.fail(
+                    f"{_ref(p)}: the claim for {rc.get('name')!r} (template {rc['resourceClaimTemplateName']}) "
+                    "has not been created"
+                )
+    for claim in state.kind("ResourceClaim"):
+        chk.checked += 1
+        m = _meta(claim)
+        key = (str(m.get("namespace") or ""), str(m.get("name") or ""))
+        status = claim.get("status") or {}
+        reserved = {str(r.get("uid") or r.get("name")) for r in status.get("reservedFor") or []}
+        reserved_names = {str(r.get("name")) for r in status.get("reservedFor") or []}
+        who = users.get(key, [])
+        if not status.get("allocation"):
+            if who:
+                chk.fail(f"{_ref(claim)} is not allocated, but {_ref(who[0])} needs it")
+            else:
+                chk.warn(f"{_ref(claim)} is not allocated (no running pod uses it yet)")
+            continue
+        for p in who:
+            pm = _meta(p)
+            if str(pm.get("uid")) not in reserved and str(pm.get("name")) not in reserved_names:
+                if (p.get("spec") or {}).get("nodeName"):
+                    chk.fail(f"{_ref(claim)} is allocated but not reserved for {_ref(p)}")
+                else:
+                    chk.warn(f"{_ref(claim)} is allocated; {_ref(p)} is not bound yet")
+        if not who and not reserved:
+            chk.warn(f"{_ref(claim)} is allocated but reserved for no pod")
+    return chk
+
+
+def check_claim_pods(state: Snapshot) -> Check:
+    chk = Check("claim-pods", "Pods using claims are Running and Ready")
+    for p in state.kind("Pod"):
+        if not (p.get("spec") or {}).get("resourceClaims"):
+            continue
+        chk.checked += 1
+        phase = _phase(p)
+        if phase == "Succeeded":
+            continue
+        if phase != "Running":
+            reason = ""
+            for c in (p.get("status") or {}).get("conditions") or []:
+                if c.get("type") == "PodScheduled" and c.get("status") == "False":
+                    reason = f": {c.get('reason', '')} {c.get('message', '')}".rstrip()
+            chk.fail(f"{_ref(p)} is {phase}{reason}")
+        elif not _ready(p):
+            chk.fail(f"{_ref(p)} is Running but not Ready")
+    return chk
+
+
+def _is_plugin_pod(p: dict[str, Any]) -> bool:
+    m = _meta(p)
+    owners = [o for o in m.get("ownerReferences") or [] if o.get("kind") == "DaemonSet"]
+    if not owners:
+        return False
+    text = " ".join(
+        [
+            str(m.get("name") or ""),
+            str(owners[0].get("name") or ""),
+            " ".join(str(v) for v in (m.get("labels") or {}).values()),
+        ]
+        + [str(c.get("image") or "") for c in (p.get("spec") or {}).get("containers") or []]
+    )
+    return bool(_PLUGIN.search(text))
+
+
+def _on_dra(node: dict[str, Any], slice_nodes: set[str]) -> bool:
+    labels = _meta(node).get("labels") or {}
+    return _meta(node).get("name") in slice_nodes or any(labels.get(k) == v for k, v in DRA_LABELS.items())
+
+
+def _nvidia_slices(state: Snapshot) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for s in state.kind("ResourceSlice"):
+        sp = s.get("spec") or {}
+        if sp.get("driver") == NVIDIA_DRIVER and sp.get("nodeName"):
+            out[str(sp["nodeName"])].append(s)
+    return out
+
+
+def check_driver(state: Snapshot) -> Check:
+    chk = Check("driver", "DRA driver kubelet-plugin pods Ready")
+    plugin_pods = [p for p in state.kind("Pod") if _is_plugin_pod(p)]
+    by_node: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in plugin_pods:
+        chk.checked += 1
+        by_node[str((p.get("spec") or {}).get("nodeName") or "")].append(p)
+        if not _ready(p):
+            phase = _phase(p)
+            waiting = [
+                (cs.get("state") or {}).get("waiting", {}).get("reason")
+                for cs in (p.get("status") or {}).get("containerStatuses") or []
+                if (cs.get("state") or {}).get("waiting")
+            ]
+            chk.fail(
+                f"{_ref(p)} on node {(p.get('spec') or {}).get('nodeName') or '?'} is not Ready ({phase}"
+                + (f", {', '.join(w for w in waiting if w)}" if any(waiting) else "")
+                + "): its node publishes no usable GPUs"
+            )
+    slice_nodes = set(_nvidia_slices(state))
+    dra_nodes = [n for n in state.kind("Node") if _on_dra(n, slice_nodes)]
+    if dra_nodes and not plugin_pods:
+        chk.warn(
+            f"{len(dra_nodes)} GPU node(s) on DRA but no DRA driver kubelet-plugin pod was found "
+            "(not captured, or the driver runs outside Kubernetes)"
+        )
+    elif plugin_pods:
+        for n in dra_nodes:
+            name = str(_meta(n).get("name"))
+            if name not in by_node:
+                chk.fail(f"GPU node {name} is on DRA but runs no DRA driver kubelet-plugin pod")
+    return chk
+
+
+def _attr(device: dict[str, Any], name: str) -> Any:
+    a = (device.get("attributes") or {}).get(name) or (device.get("attributes") or {}).get(
+        f"{NVIDIA_DRIVER}/{name}"
+    )
+    if not isinstance(a, dict) or not a:
+        return None
+    return next(iter(a.values()))
+
+
+def _sanitise(text: str) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9\-_. ]", "", text).split())
+
+
+def check_slices(state: Snapshot) -> Check:
+    chk = Check("slices", "GPU nodes publish ResourceSlices matching their GPUs")
+    slices = _nvidia_slices(state)
+    for node in state.kind("Node"):
+        name = str(_meta(node).get("name"))
+        labels = _meta(node).get("labels") or {}
+        if not _on_dra(node, set(slices)):
+            continue
+        chk.checked += 1
+        mine = slices.get(name, [])
+        if not mine:
+            chk.fail(f"Node {name} is on DRA but publishes no {NVIDIA_DRIVER} ResourceSlice")
+            continue
+        newest = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in mine)
+        current = [
+            s for s in mine if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == newest
+        ]
+        want = int(((current[0].get("spec") or {}).get("pool") or {}).get("resourceSliceCount") or 1)
+        if len(current) != want:
+            chk.fail(
+                f"Node {name}: pool {name} generation {newest} is incomplete ({len(current)} of {want} slices): "
+                "the scheduler ignores an incomplete pool"
+            )
+        gpus: set[str] = set()
+        products: set[str] = set()
+        for s in current:
+            for d in (s.get("spec") or {}).get("devices") or []:
+                typ = _attr(d, "type")
+                if typ not in ("gpu", "mig"):
+                    continue
+                ident = _attr(d, "uuid") if typ == "gpu" else _attr(d, "parentUUID")
+                if ident is None and d.get("consumesCounters"):
+                    ident = d["consumesCounters"][0].get("counterSet")
+                gpus.add(str(ident or d.get("name")))
+                if _attr(d, "productName"):
+                    products.add(_sanitise(str(_attr(d, "productName"))))
+        count = str(labels.get("nvidia.com/gpu.count") or "")
+        if count.isdigit() and int(count) != len(gpus):
+            chk.fail(
+                f"Node {name}: labels say {count} GPUs (nvidia.com/gpu.count), its slices publish {len(gpus)}"
+            )
+        product = labels.get("nvidia.com/gpu.product")
+        if product and products:
+            base = re.sub(r"-(SHARED|MIG-.*)$", "", str(product))
+            if products != {base}:
+                chk.fail(
+                    f"Node {name}: label nvidia.com/gpu.product={product}, slices say {', '.join(sorted(products))}"
+                )
+        if not count and not product:
+            chk.warn(f"Node {name}: no GPU Feature Discovery labels to compare its {len(gpus)} GPUs with")
+    return chk
+
+
+def _event_time(e: dict[str, Any]) -> dt.datetime | None:
+    series = e.get("series") or {}
+    for t in (
+        series.get("lastObservedTime"),
+        e.get("lastTimestamp"),
+        e.get("eventTime"),
+        _meta(e).get("creationTimestamp"),
+    ):
+        parsed = _time(t)
+        if parsed is not None:
+            return parsed
+    return None
+
+
+def check_events(state: Snapshot, now: dt.datetime, since: dt.timedelta) -> Check:
+    mins = int(since.total_seconds() // 60)
+    chk = Check("events", f"No DRA error events in the last {mins} min")
+    for e in state.kind("Event"):
+        reason = str(e.get("reason") or "")
+        msg = str(e.get("message") or e.get("note") or "")
+        if reason not in ERROR_REASONS and not (reason == "FailedScheduling" and _CLAIM_WORDS.search(msg)):
+            continue
+        t = _event_time(e)
+        if t is not None and now - t > since:
+            continue
+        chk.checked += 1
+        obj = e.get("involvedObject") or e.get("regarding") or {}
+        ns = f"{obj['namespace']}/" if obj.get("namespace") else ""
+        where = f"{obj.get('kind', '')} {ns}{obj.get('name', '')}"
+        count = e.get("count") or (e.get("series") or {}).get("count") or 1
+        chk.fail(f"{reason} on {where.strip()} ({count}x): {msg[:300]}")
+    return chk
+
+
+def check_health(state: Snapshot) -> Check:
+    chk = Check("health", "Device taints and health")
+    tainted: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for s in state.kind("ResourceSlice"):
+        sp = s.get("spec") or {}
+        for d in sp.get("devices") or []:
+            if d.get("taints"):
+                tainted[
+                    (str(sp.get("driver")), str((sp.get("pool") or {}).get("name")), str(d.get("name")))
+                ] = d["taints"]
+    rules = state.kind("DeviceTaintRule")
+    for r in rules:
+        taint = (r.get("spec") or {}).get("taint") or {}
+        chk.warn(
+            f"{_ref(r)} taints devices ({taint.get('key')}={taint.get('value', '')}:{taint.get('effect')})"
+        )
+    for claim in state.kind("ResourceClaim"):
+        status = claim.get("status") or {}
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
+        for r in results:
+            chk.checked += 1
+            key = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+            for t in tainted.get(key, []):
+                text = (
+                    f"{_ref(claim)} holds {key[2]} of pool {key[1]}, tainted {t.get('key')}:{t.get('effect')}"
+                )
+                if t.get("effect") == "NoExecute":
+                    chk.fail(text)
+                else:
+                    chk.warn(text)
+        for dev in status.get("devices") or []:
+            for c in dev.get("conditions") or []:
+                if c.get("status") == "False":
+                    chk.fail(
+                        f"{_ref(claim)}: device {dev.get('device')} condition {c.get('type')} is False"
+                        + (f" ({c.get('reason')}: {c.get('message', '')})" if c.get("reason") else "")
+                    )
+    for p in state.kind("Pod"):
+        for cs in (p.get("status") or {}).get("containerStatuses") or []:
+            for ar in cs.get("allocatedResourcesStatus") or []:
+                for res in ar.get("resources") or []:
+                    if res.get("health") == "Unhealthy":
+                        chk.fail(
+                            f"{_ref(p)} container {cs.get('name')}: {ar.get('name')} device {res.get('resourceID')} is Unhealthy"
+                        )
+    for key in tainted:
+        if not any(
+            key == (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+            for c in state.kind("ResourceClaim")
+            for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
+            or []
+        ):
+            chk.warn(f"device {key[2]} of pool {key[1]} is tainted (not allocated)")
+    return chk
+
+
+def _uses_gpu(pod: dict[str, Any]) -> bool:
+    spec = pod.get("spec") or {}
+    if spec.get("resourceClaims"):
+        return True
+    for c in spec.get("containers") or []:
+        res = c.get("resources") or {}
+        if any(
+            str(k).startswith("nvidia.com/") for part in ("limits", "requests") for k in (res.get(part) or {})
+        ):
+            return True
+    return False
+
+
+def workload_key(pod: dict[str, Any]) -> str:
+    """The GPU workload a pod belongs to: its controller (a ReplicaSet counts as its Deployment), else itself."""
+    m = _meta(pod)
+    ns = str(m.get("namespace") or "")
+    for o in m.get("ownerReferences") or []:
+        if o.get("controller") or len(m.get("ownerReferences") or []) == 1:
+            kind, name = str(o.get("kind")), str(o.get("name"))
+            if kind == "ReplicaSet":
+                hash_ = (m.get("labels") or {}).get("pod-template-hash")
+                if hash_ and name.endswith("-" + hash_):
+                    kind, name = "Deployment", name[: -len(hash_) - 1]
+                elif "-" in name:
+                    kind, name = "Deployment", name.rsplit("-", 1)[0]
+            return f"{kind} {ns}/{name}"
+    return f"Pod {ns}/{m.get('name', '')}"
+
+
+def gpu_running(state: Snapshot) -> Counter[str]:
+    return Counter(workload_key(p) for p in state.kind("Pod") if _uses_gpu(p) and _phase(p) == "Running")
+
+
+def check_baseline(
+    state: Snapshot, baseline: Snapshot | None, now: dt.datetime, pending_grace: dt.timedelta
+) -> Check:
+    chk = Check("baseline", "GPU workloads: none lost, none stuck Pending")
+    for p in state.kind("Pod"):
+        if not _uses_gpu(p) or _phase(p) != "Pending":
+            continue
+        created = _time(_meta(p).get("creationTimestamp"))
+        age = now - created if created else None
+        chk.checked += 1
+        if age is None or age > pending_grace:
+            chk.fail(
+                f"GPU pod {_ref(p).split(' ', 1)[1]} is Pending"
+                + (f" for {int(age.total_seconds() // 60)} min" if age else "")
+            )
+        else:
+            chk.warn(
+                f"GPU pod {_ref(p).split(' ', 1)[1]} is Pending (created {int(age.total_seconds())} s ago)"
+            )
+    if baseline is None:
+        return chk
+    before = gpu_running(baseline)
+    after = gpu_running(state)
+    for key, n in sorted(before.items()):
+        chk.checked += 1
+        if after.get(key, 0) < n:
+            chk.fail(f"{key}: {n} GPU pod(s) Running in the baseline, {after.get(key, 0)} now")
+    return chk
+
+
+def run_checks(
+    state: Snapshot,
+    *,
+    baseline: Snapshot | None = None,
+    now: dt.datetime,
+    since: dt.timedelta,
+    pending_grace: dt.timedelta = dt.timedelta(minutes=5),
+) -> list[Check]:
+    return [
+        check_claims(state),
+        check_claim_pods(state),
+        check_driver(state),
+        check_slices(state),
+        check_events(state, now, since),
+        check_health(state),
+        check_baseline(state, baseline, now, pending_grace),
+    ]
+
+
+def summary(checks: Iterable[Check]) -> dict[str, int]:
+    c = Counter(ch.status for ch in checks)
+    return {"passed": c.get(PASS, 0), "warnings": c.get(WARN, 0), "failed": c.get(FAIL, 0)}

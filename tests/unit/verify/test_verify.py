@@ -1,0 +1,349 @@
+"""``kubedra verify -f SNAPSHOT``: each check passes on a healthy state and fails with a clear message."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubedra.snapshot.format import Header, Snapshot, write
+from kubedra.testing import gpunodes
+
+from .helpers import run
+
+NOW = "2026-06-01T10:00:00Z"
+NODE = "gpu-0"
+
+
+def _ready_pod(name: str, ns: str, node: str, **extra: Any) -> dict[str, Any]:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "uid": f"uid-{name}",
+            "creationTimestamp": "2026-06-01T09:00:00Z",
+        },
+        "spec": {"nodeName": node, "containers": [{"name": "c", "image": "cuda"}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    for k, v in extra.items():
+        pod[k].update(v)
+    return pod
+
+
+def healthy() -> list[dict[str, Any]]:
+    node = gpunodes.node(NODE, "h100-80gb")
+    node["status"] = gpunodes.node_status(NODE, "h100-80gb")
+    slices = gpunodes.resource_slices(NODE, "h100-80gb")
+    plugin = _ready_pod(
+        "nvidia-dra-driver-gpu-kubelet-plugin-abcde",
+        "nvidia-dra-driver-gpu",
+        NODE,
+        metadata={
+            "ownerReferences": [
+                {"kind": "DaemonSet", "name": "nvidia-dra-driver-gpu-kubelet-plugin", "controller": True}
+            ]
+        },
+    )
+    workload = _ready_pod(
+        "train-7f9c-x1",
+        "ml",
+        NODE,
+        metadata={
+            "labels": {"pod-template-hash": "7f9c"},
+            "ownerReferences": [{"kind": "ReplicaSet", "name": "train-7f9c", "controller": True}],
+        },
+        spec={"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]},
+        status={"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "train-7f9c-x1-gpu-abc"}]},
+    )
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "train-7f9c-x1-gpu-abc", "namespace": "ml"},
+        "spec": {
+            "devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}]}
+        },
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"request": "gpu", "driver": "gpu.nvidia.com", "pool": NODE, "device": "gpu-0"}
+                    ]
+                }
+            },
+            "reservedFor": [{"resource": "pods", "name": "train-7f9c-x1", "uid": "uid-train-7f9c-x1"}],
+        },
+    }
+    return [node, *slices, plugin, workload, claim]
+
+
+def snap(tmp_path: Path, items: list[dict[str, Any]], name: str = "s.yaml") -> str:
+    p = tmp_path / name
+    write(Snapshot(Header("testbed", "v1.37.2", NOW), items), str(p))
+    return str(p)
+
+
+def verify(*args: str) -> tuple[int, dict[str, Any]]:
+    res = run("verify", *args, "-o", "json")
+    data = json.loads(res.stdout) if res.stdout.strip().startswith("{") else {}
+    return res.exit_code, data
+
+
+def by_id(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in data["checks"]}
+
+
+def test_healthy_state_passes(tmp_path: Path) -> None:
+    code, data = verify("-f", snap(tmp_path, healthy()))
+    assert code == 0, data
+    checks = by_id(data)
+    assert all(c["status"] == "pass" for c in checks.values()), data
+    assert (
+        checks["slices"]["checked"] == 1
+        and checks["driver"]["checked"] == 1
+        and checks["claims"]["checked"] == 1
+    )
+
+
+def test_table_output_and_verdict(tmp_path: Path) -> None:
+    res = run("verify", "-f", snap(tmp_path, healthy()))
+    assert res.exit_code == 0
+    assert "OK: 7 passed" in res.stdout
+
+
+def _mutate(items: list[dict[str, Any]], kind: str, fn: Any, name: str | None = None) -> list[dict[str, Any]]:
+    items = copy.deepcopy(items)
+    for o in items:
+        if o["kind"] == kind and (name is None or name in o["metadata"]["name"]):
+            fn(o)
+    return items
+
+
+@pytest.mark.parametrize(
+    ("change", "check", "needle"),
+    [
+        (
+            lambda i: _mutate(i, "ResourceClaim", lambda c: c["status"].pop("allocation")),
+            "claims",
+            "is not allocated, but Pod ml/train-7f9c-x1 needs it",
+        ),
+        (
+            lambda i: _mutate(i, "ResourceClaim", lambda c: c["status"].pop("reservedFor")),
+            "claims",
+            "allocated but not reserved for Pod ml/train-7f9c-x1",
+        ),
+        (
+            lambda i: _mutate(
+                i,
+                "Pod",
+                lambda p: p["status"].update(
+                    phase="Pending",
+                    conditions=[
+                        {
+                            "type": "PodScheduled",
+                            "status": "False",
+                            "reason": "Unschedulable",
+                            "message": "cannot allocate all claims",
+                        }
+                    ],
+                ),
+                "train",
+            ),
+            "claim-pods",
+            "Pod ml/train-7f9c-x1 is Pending: Unschedulable cannot allocate all claims",
+        ),
+        (
+            lambda i: _mutate(
+                i,
+                "Pod",
+                lambda p: p["status"].update(
+                    phase="Pending",
+                    conditions=[{"type": "Ready", "status": "False"}],
+                    containerStatuses=[
+                        {"name": "gpus", "state": {"waiting": {"reason": "CrashLoopBackOff"}}}
+                    ],
+                ),
+                "kubelet-plugin",
+            ),
+            "driver",
+            "kubelet-plugin-abcde on node gpu-0 is not Ready (Pending, CrashLoopBackOff)",
+        ),
+        (
+            lambda i: (
+                [o for o in i if "kubelet-plugin" not in o["metadata"]["name"]]
+                + [
+                    _ready_pod(
+                        "nvidia-dra-driver-gpu-kubelet-plugin-zz",
+                        "d",
+                        "other",
+                        metadata={
+                            "ownerReferences": [
+                                {"kind": "DaemonSet", "name": "nvidia-dra-driver-gpu-kubelet-plugin"}
+                            ]
+                        },
+                    )
+                ]
+            ),
+            "driver",
+            "GPU node gpu-0 is on DRA but runs no DRA driver kubelet-plugin pod",
+        ),
+        (
+            lambda i: _mutate(i, "ResourceSlice", lambda s: s["spec"]["devices"].pop()),
+            "slices",
+            "labels say 8 GPUs (nvidia.com/gpu.count), its slices publish 7",
+        ),
+        (
+            lambda i: _mutate(i, "ResourceSlice", lambda s: s["spec"]["pool"].update(resourceSliceCount=2)),
+            "slices",
+            "is incomplete (1 of 2 slices)",
+        ),
+        (
+            lambda i: [o for o in i if o["kind"] != "ResourceSlice"],
+            "slices",
+            "Node gpu-0 is on DRA but publishes no gpu.nvidia.com ResourceSlice",
+        ),
+        (
+            lambda i: _mutate(
+                i,
+                "Node",
+                lambda n: n["metadata"]["labels"].update({"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}),
+            ),
+            "slices",
+            "slices say NVIDIA-H100-80GB-HBM3",
+        ),
+        (
+            lambda i: [
+                *i,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Event",
+                    "metadata": {"name": "e1", "namespace": "ml"},
+                    "reason": "FailedPrepareDynamicResources",
+                    "message": "prepare claim: NVML error",
+                    "involvedObject": {"kind": "Pod", "namespace": "ml", "name": "train-7f9c-x1"},
+                    "lastTimestamp": "2026-06-01T09:55:00Z",
+                    "count": 3,
+                },
+            ],
+            "events",
+            "FailedPrepareDynamicResources on Pod ml/train-7f9c-x1 (3x): prepare claim: NVML error",
+        ),
+        (
+            lambda i: _mutate(
+                i,
+                "ResourceSlice",
+                lambda s: s["spec"]["devices"][0].update(
+                    taints=[{"key": "gpu.nvidia.com/xid", "value": "79", "effect": "NoExecute"}]
+                ),
+            ),
+            "health",
+            "holds gpu-0 of pool gpu-0, tainted gpu.nvidia.com/xid:NoExecute",
+        ),
+        (
+            lambda i: _mutate(
+                i,
+                "ResourceClaim",
+                lambda c: c["status"].update(
+                    devices=[
+                        {
+                            "driver": "gpu.nvidia.com",
+                            "pool": NODE,
+                            "device": "gpu-0",
+                            "conditions": [
+                                {
+                                    "type": "Ready",
+                                    "status": "False",
+                                    "reason": "XidError",
+                                    "message": "Xid 79",
+                                }
+                            ],
+                        }
+                    ]
+                ),
+            ),
+            "health",
+            "device gpu-0 condition Ready is False (XidError: Xid 79)",
+        ),
+    ],
+)
+def test_broken_states_fail_with_clear_messages(tmp_path: Path, change: Any, check: str, needle: str) -> None:
+    code, data = verify("-f", snap(tmp_path, change(healthy())))
+    assert code == 1
+    c = by_id(data)[check]
+    assert c["status"] == "fail", c
+    assert any(needle in m for m in c["messages"]), c["messages"]
+
+
+def test_old_events_are_outside_the_window(tmp_path: Path) -> None:
+    ev = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e", "namespace": "ml"},
+        "reason": "FailedPrepareDynamicResources",
+        "message": "x",
+        "involvedObject": {"kind": "Pod", "name": "p"},
+        "lastTimestamp": "2026-06-01T08:00:00Z",
+    }
+    path = snap(tmp_path, [*healthy(), ev])
+    assert verify("-f", path)[0] == 0
+    code, data = verify("-f", path, "--since", "3h")
+    assert code == 1 and by_id(data)["events"]["status"] == "fail"
+
+
+def test_baseline_lost_workload_and_pending(tmp_path: Path) -> None:
+    base = snap(tmp_path, healthy(), "base.yaml")
+    # after: the Deployment's new ReplicaSet pod (new hash) runs: same workload, nothing lost
+    moved = _mutate(
+        healthy(),
+        "Pod",
+        lambda p: p["metadata"].update(
+            name="train-5b6d-q2",
+            labels={"pod-template-hash": "5b6d"},
+            ownerReferences=[{"kind": "ReplicaSet", "name": "train-5b6d", "controller": True}],
+        ),
+        "train",
+    )
+    moved = _mutate(
+        moved,
+        "ResourceClaim",
+        lambda c: c["status"].update(
+            reservedFor=[{"resource": "pods", "name": "train-5b6d-q2", "uid": "uid-train-7f9c-x1"}]
+        ),
+    )
+    assert verify("-f", snap(tmp_path, moved, "after.yaml"), "--baseline", base)[0] == 0
+    # after: the workload's pod is gone
+    lost = [o for o in healthy() if not o["metadata"]["name"].startswith("train")]
+    code, data = verify("-f", snap(tmp_path, lost, "lost.yaml"), "--baseline", base)
+    assert code == 1
+    assert (
+        "Deployment ml/train: 1 GPU pod(s) Running in the baseline, 0 now"
+        in by_id(data)["baseline"]["messages"]
+    )
+    # a GPU pod Pending for long
+    pend = [
+        *healthy(),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ml", "creationTimestamp": "2026-06-01T09:00:00Z"},
+            "spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": 1}}}]},
+            "status": {"phase": "Pending"},
+        },
+    ]
+    code, data = verify("-f", snap(tmp_path, pend, "pend.yaml"))
+    assert code == 1 and "GPU pod ml/p is Pending for 60 min" in by_id(data)["baseline"]["messages"]
+
+
+def test_bad_input_exits_2(tmp_path: Path) -> None:
+    assert run("verify", "-f", str(tmp_path / "missing.yaml")).exit_code == 2
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    res = run("verify", "-f", str(plain))
+    assert res.exit_code == 2 and "not a kubedra snapshot" in res.stderr
+    assert run("verify", "-f", snap(tmp_path, healthy()), "--since", "ten").exit_code == 2
+    assert run("verify", "-f", snap(tmp_path, healthy()), "--context", "x").exit_code == 2
