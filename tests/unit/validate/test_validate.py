@@ -377,3 +377,15 @@ def test_server_populated_metadata() -> None:
     assert [w.message for w in result.warnings] == [
         "server-populated metadata (resourceVersion); remove it before applying"
     ]
+
+
+def test_cel_cost_limit() -> None:
+    attrs = "device.attributes['gpu.nvidia.com']"
+    expr = f"{attrs}.all(a, {attrs}.all(b, {attrs}.all(c, {attrs}.all(d, a == b))))"
+    dc = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "c"},
+        "spec": {"selectors": [{"cel": {"expression": expr}}]},
+    }
+    assert messages(dc) == [("spec.selectors[0].cel.expression", "CEL: too complex, exceeds cost limit")]
