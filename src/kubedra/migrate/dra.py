@@ -75,15 +75,47 @@ def report_vendor_parameters(ctx: ObjectContext) -> None:
     )
 
 
+def _comment_moves(obj: Mapping[str, Any]) -> list[tuple[Any, str, dict[Any, Any]]]:
+    """Comments of the fields the conversion moves into a new mapping, to put back afterwards."""
+    from kubedra.model.convert import EXACT_FIELDS
+
+    moves: list[tuple[Any, str, dict[Any, Any]]] = []
+    spec = obj.get("spec")
+    kind = obj.get("kind")
+    if kind == "ResourceClaimTemplate" and isinstance(spec, Mapping):
+        spec = spec.get("spec")
+    if kind in ("ResourceClaim", "ResourceClaimTemplate") and isinstance(spec, Mapping):
+        for req in get_path(spec, ("devices", "requests")) or []:
+            ca = getattr(req, "ca", None)
+            if ca is not None and "exactly" not in req:
+                saved = {k: v for k, v in ca.items.items() if k in EXACT_FIELDS}
+                if saved:
+                    moves.append((req, "exactly", saved))
+    if kind == "ResourceSlice" and isinstance(spec, Mapping):
+        for dev in spec.get("devices") or []:
+            basic = dev.get("basic") if isinstance(dev, Mapping) else None
+            ca = getattr(basic, "ca", None)
+            if ca is not None and ca.items:
+                moves.append((dev, "", dict(ca.items)))
+    return moves
+
+
 def upgrade(ctx: ObjectContext) -> bool:
     """Convert ``ctx.obj`` in place to v1; False when it needs a human."""
     from kubedra.model import convert
 
+    moves = _comment_moves(ctx.obj)
     try:
         notes = convert.upgrade_to_v1(ctx.obj, target_version=ctx.options.target_version)
     except convert.ClassicDRAError:
         report_classic(ctx)
         return False
+    for owner, key, items in moves:  # the conversion builds new mappings; carry the comments over
+        target = owner.get(key) if key else owner
+        if hasattr(target, "ca"):
+            for k, entry in items.items():
+                if k in target:
+                    target.ca.items[k] = entry
     for n in notes:
         ctx.note("warning" if n.warning else "change", f"{n.path}: {n.message}")
     return bool(notes)
