@@ -1,0 +1,202 @@
+"""Run one scenario through kubedra's allocator and put both answers in one comparable shape.
+
+An *outcome* is ``{"kind": "allocated" | "unsatisfiable" | "error" | "crash", "error": str | None,
+"claims": [...]}`` with one entry per claim, in claim order:
+``{"devices": sorted canonical device results, "nodeSelector": normalised, "config": [...]}``.
+
+Comparison rules (the brief's and upstream's): device results order-insensitive within a claim, each with
+request, driver, pool, device, adminAccess, tolerations, binding conditions, shareID (fixed by both sides)
+and consumedCapacity (by value, canonical form); node selector terms/requirements/values as multisets;
+config exact. Errors: both must fail; the messages are compared loosely (reported, not asserted).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+from kubedra.allocator import AllocatedState, AllocationError, Allocator, Features, apply_taint_rules
+from kubedra.errors import InputError
+from kubedra.model.parse import parse_object
+from kubedra.model.quantity import parse_quantity
+from kubedra.model.serialize import allocation_dict
+from kubedra.testing.oracle import FIXED_SHARE_ID
+
+Outcome = dict[str, Any]
+
+# k8s.io/dynamic-resource-allocation/structured picks the first implementation whose SupportedFeatures
+# cover the enabled ones (allocator.go NewAllocator; the sets are in internal/*/allocator_*.go).
+STABLE_FEATURES = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
+INCUBATING_FEATURES = STABLE_FEATURES | {
+    "DeviceBindingAndStatus",
+    "ConsumableCapacity",
+    "FractionalCapacityRange",
+}
+
+
+def implementation(features: dict[str, bool]) -> str:
+    """Which upstream allocator the oracle (and kube-scheduler) runs for these features."""
+    on = {n for n, v in features.items() if v}
+    if on <= STABLE_FEATURES:
+        return "stable"
+    if on <= INCUBATING_FEATURES:
+        return "incubating"
+    return "experimental"
+
+
+def _typed(obj: dict[str, Any]) -> Any:
+    parsed = parse_object(copy.deepcopy(obj))
+    if parsed is None:
+        raise InputError(f"{obj.get('kind')}: not a kind kubedra parses")
+    return parsed.obj
+
+
+def _canon(x: Any) -> str:
+    return json.dumps(x, sort_keys=True, separators=(",", ":"))
+
+
+def _quantity(text: str) -> str:
+    return parse_quantity(text).canonical()
+
+
+def _device_result(d: dict[str, Any]) -> str:
+    out: dict[str, Any] = {k: d[k] for k in ("request", "driver", "pool", "device")}
+    if d.get("adminAccess"):
+        out["adminAccess"] = True
+    tols = [{k: v for k, v in t.items() if v not in (None, "", [])} for t in d.get("tolerations") or []]
+    if tols:
+        out["tolerations"] = tols
+    for key in ("bindingConditions", "bindingFailureConditions"):
+        if d.get(key):
+            out[key] = list(d[key])
+    if d.get("shareID"):
+        out["shareID"] = FIXED_SHARE_ID if d["shareID"] else ""
+    if d.get("consumedCapacity"):
+        out["consumedCapacity"] = {k: _quantity(v) for k, v in d["consumedCapacity"].items()}
+    return _canon(out)
+
+
+def _selector(ns: dict[str, Any] | None) -> Any:
+    if not ns:
+        return None
+
+    def reqs(rs: list[dict[str, Any]] | None) -> list[Any]:
+        return sorted((r["key"], r["operator"], sorted(r.get("values") or [])) for r in rs or [])
+
+    return sorted(
+        [reqs(t.get("matchExpressions")), reqs(t.get("matchFields"))]
+        for t in ns.get("nodeSelectorTerms") or []
+    )
+
+
+def _config(cfgs: list[dict[str, Any]] | None) -> list[Any]:
+    out = []
+    for c in cfgs or []:
+        entry: dict[str, Any] = {"source": c.get("source")}
+        if c.get("requests"):
+            entry["requests"] = list(c["requests"])
+        if c.get("opaque"):
+            entry["opaque"] = {
+                "driver": c["opaque"].get("driver"),
+                "parameters": c["opaque"].get("parameters"),
+            }
+        out.append(entry)
+    return out
+
+
+def _claim(results: list[dict[str, Any]], node_selector: Any, config: Any) -> dict[str, Any]:
+    return {
+        "devices": sorted(_device_result(r) for r in results),
+        "nodeSelector": _selector(node_selector),
+        "config": _config(config),
+    }
+
+
+def oracle_outcome(result: dict[str, Any]) -> Outcome:
+    if result.get("error"):
+        return {"kind": "error", "error": result["error"], "claims": []}
+    if not result.get("allocated"):
+        return {"kind": "unsatisfiable", "error": None, "claims": []}
+    claims = [_claim(c["results"], c.get("nodeSelector"), c.get("config")) for c in result["claims"]]
+    return {"kind": "allocated", "error": None, "claims": claims}
+
+
+def kubedra_outcome(doc: dict[str, Any]) -> Outcome:
+    """kubedra's answer for an oracle scenario document."""
+    try:
+        features = Features.from_names(n for n, on in doc.get("features", {}).items() if on)
+        node = _typed(doc["node"])
+        classes = [_typed(c) for c in doc.get("classes", [])]
+        slices = [_typed(s) for s in doc.get("slices", [])]
+        claims = [_typed(c) for c in doc.get("claims", [])]
+        rules = [_typed(r) for r in doc.get("deviceTaintRules") or []]
+    except (InputError, ValueError) as e:
+        return {"kind": "crash", "error": f"kubedra cannot read the scenario: {e}", "claims": []}
+    if rules:
+        slices = apply_taint_rules(slices, rules)
+    state = AllocatedState(
+        devices={tuple(d.split("/")) for d in doc.get("allocatedDevices", [])},  # type: ignore[misc]
+        shared_ids={tuple(d.split("/")) for d in doc.get("allocatedSharedDeviceIDs", [])},  # type: ignore[misc]
+        capacity={
+            tuple(d.split("/")): {k: parse_quantity(q) for k, q in caps.items()}  # type: ignore[misc]
+            for d, caps in (doc.get("allocatedCapacity") or {}).items()
+        },
+    )
+    allocator = Allocator(features, classes, slices, allocated=state, share_id_factory=lambda: FIXED_SHARE_ID)
+    try:
+        results = allocator.allocate(node, claims)
+    except AllocationError as e:
+        return {"kind": "error", "error": str(e), "claims": []}
+    except Exception as e:  # a bug in kubedra: always a disagreement
+        return {"kind": "crash", "error": f"{type(e).__name__}: {e}", "claims": []}
+    if results is None:
+        return {"kind": "unsatisfiable", "error": None, "claims": []}
+    out = []
+    for r in results:
+        a = allocation_dict(r)
+        out.append(_claim(a["devices"]["results"], a.get("nodeSelector"), a["devices"].get("config")))
+    return {"kind": "allocated", "error": None, "claims": out}
+
+
+def difference(ours: Outcome, theirs: Outcome, exact: bool = True) -> str | None:
+    """Why kubedra's outcome differs from the oracle's, or None when they agree.
+
+    ``exact=False`` is for upstream's stable allocator, which visits pools in Go map order (random;
+    pools_stable.go GatherPools ranges over a map) and so may pick other devices from run to run: then
+    only the outcome, the requests that got devices and the config are compared."""
+    if ours["kind"] != theirs["kind"]:
+        why = f"kubedra: {ours['kind']}, upstream: {theirs['kind']}"
+        for who, o in (("kubedra", ours), ("upstream", theirs)):
+            if o["error"]:
+                why += f"\n  {who} error: {o['error']}"
+        return why
+    if ours["kind"] != "allocated":
+        return None
+    for i, (a, b) in enumerate(zip(ours["claims"], theirs["claims"], strict=True)):
+        if not exact:
+            a = {"requests": sorted(json.loads(d)["request"] for d in a["devices"]), "config": a["config"]}
+            b = {"requests": sorted(json.loads(d)["request"] for d in b["devices"]), "config": b["config"]}
+        for key in a:
+            if a[key] != b[key]:
+                return f"claim #{i} {key}:\n  kubedra  {a[key]}\n  upstream {b[key]}"
+    return None
+
+
+_UUIDISH = re.compile(r"[0-9a-f]{8}-[0-9a-f-]{27}")
+
+
+def error_message_difference(ours: Outcome, theirs: Outcome) -> str | None:
+    """A loose comparison of two error messages (both errors): the same words, ignoring punctuation and the
+    ``ResourceClaim`` vs ``claim`` spelling. Returned for the log; not a failure."""
+    if ours["kind"] != "error" or theirs["kind"] != "error":
+        return None
+
+    def words(s: str) -> set[str]:
+        return set(re.findall(r"[A-Za-z0-9_.#-]+", _UUIDISH.sub("", s.lower())))
+
+    a, b = words(ours["error"]), words(theirs["error"])
+    if len(a & b) >= 0.6 * max(1, min(len(a), len(b))):
+        return None
+    return f"kubedra: {ours['error']}\nupstream: {theirs['error']}"

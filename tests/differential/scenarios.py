@@ -1,0 +1,597 @@
+"""Random but valid allocation scenarios for the differential test, as hypothesis strategies.
+
+A scenario is the oracle's input document (``kubedra.testing.oracle.scenario``): one node, DeviceClasses,
+ResourceSlices, the claims to allocate together, what other claims already use, DeviceTaintRules and the
+allocator features. Every object is one the 1.37 API server accepts (``pkg/apis/resource/validation``), and
+is written the way the API server stores it (defaults such as ``allocationMode: ExactCount``, ``count: 1``
+and toleration ``operator: Equal`` are spelled out), so kubedra (which reads stored objects) and the oracle
+(which applies the same defaults) see the same input.
+
+What varies, and why (each item is a path through upstream's allocator):
+
+- drivers ``driver-a``/``driver-b``; pools per driver with one or several slices, generations (older ones
+  must be ignored), an incomplete pool (fewer slices than ``resourceSliceCount``), a pool with a duplicate
+  device name (invalid), pools for this node (``nodeName``), for another node, ``allNodes``,
+  ``nodeSelector`` (matching or not) and ``perDeviceNodeSelection``;
+- devices with int/bool/string/version attributes under the driver's domain and under ``example.com``
+  (some missing, so that CEL hits "no such key"), capacities, taints, binding conditions,
+  ``allowMultipleAllocations`` with request policies (range/step, valid values, fractional);
+- the 1.35+ counter layout: a counters-only slice per pool, devices with ``consumesCounters``;
+- classes and requests with CEL selectors from a small grammar of valid expressions (==, !=, <, in, has(),
+  quantity compareTo/isGreaterThan, semver, startsWith, map membership, &&, ||, !);
+- claims with ExactCount/All, firstAvailable, matchAttribute/distinctAttribute constraints, tolerations,
+  capacity requests, admin access, opaque config for all or some requests;
+- devices already allocated, shared (shareID) and consumed capacity; DeviceTaintRules;
+- features: usually the 1.37 defaults, sometimes a random subset (which also picks upstream's stable,
+  incubating or experimental implementation).
+
+Speed: hypothesis draws one 128-bit *gene* per object (device, request, claim, ...) and the object is
+decoded from it (:class:`Genes`), a few dozen draws per scenario instead of hundreds; a gene of zeros
+decodes to the simplest object. Minimal failing scenarios come from :mod:`minimize`, which shrinks the
+JSON document itself.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from hypothesis import strategies as st
+
+from kubedra.testing.oracle import DEFAULT_FEATURES
+
+T = TypeVar("T")
+Draw = Callable[..., Any]
+Doc = dict[str, Any]
+
+RESOURCE_API = "resource.k8s.io/v1"
+NODE_NAME = "node-1"
+OTHER_NODE = "node-2"
+DRIVERS = ("driver-a", "driver-b")
+SHARED_DOMAIN = "example.com"
+MODELS = ("a100", "h100", "l4")
+VERSIONS = ("1.0.0", "1.2.3", "2.0.0-rc.1", "2.0.0", "10.1.0")
+MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi")
+RACKS = ("r1", "r2")
+TAINT_KEYS = ("example.com/broken", "example.com/maintenance")
+CONSTRAINT_ATTRIBUTES = (
+    f"{SHARED_DOMAIN}/numa",
+    "driver-a/model",
+    "driver-a/index",
+    f"{SHARED_DOMAIN}/rack",
+    "driver-b/model",
+    "driver-a/fw",
+    "driver-a/fast",
+    f"{SHARED_DOMAIN}/peers",
+)
+# Features kubedra's allocator knows (kubedra.allocator.Features.GO_NAMES). The 1.37-only ones it does not
+# model (CompatibilityGroups, DerivedAttributes, OptionalNodeOperations) stay off, as in 1.37's defaults.
+KUBEDRA_FEATURES = (
+    "AdminAccess",
+    "PrioritizedList",
+    "PartitionableDevices",
+    "DeviceTaints",
+    "DeviceBindingAndStatus",
+    "ConsumableCapacity",
+    "ListTypeAttributes",
+    "FractionalCapacityRange",
+)
+ALL_FEATURES = (*KUBEDRA_FEATURES, "CompatibilityGroups", "DerivedAttributes", "OptionalNodeOperations")
+
+GENE = st.binary(min_size=16, max_size=16).map(lambda b: int.from_bytes(b, "little"))
+
+
+class Genes:
+    """Choices decoded from one integer: each ``take(n)`` consumes a digit in base ``n``. Zero decodes to
+    the first option everywhere and ``chance`` to False, so hypothesis shrinking simplifies objects."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def take(self, n: int) -> int:
+        digit = self.value % n
+        self.value //= n
+        return digit
+
+    def chance(self, percent: int) -> bool:
+        return self.take(100) >= 100 - percent
+
+    def pick(self, options: Sequence[T]) -> T:
+        return options[self.take(len(options))]
+
+    def between(self, lo: int, hi: int) -> int:
+        return lo + self.take(hi - lo + 1)
+
+    def subset(self, options: Sequence[T], most: int) -> list[T]:
+        """1..most distinct options, in their order."""
+        want = self.between(1, min(most, len(options)))
+        rest = list(options)
+        out = []
+        for _ in range(want):
+            out.append(rest.pop(self.take(len(rest))))
+        return [o for o in options if o in out]
+
+
+def genes(draw: Draw) -> Genes:
+    return Genes(draw(GENE))
+
+
+# --------------------------------------------------------------------------------------------- CEL
+
+
+def _attr(domain: str, name: str) -> str:
+    return f"device.attributes[{domain}].{name}"
+
+
+def _cap(domain: str, name: str) -> str:
+    return f"device.capacity[{domain}].{name}"
+
+
+def cel_atom(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
+    """One valid boolean CEL expression over the attributes and capacities the generator writes.
+
+    The domain is usually the device's own driver (``device.driver``), sometimes a fixed one, so that some
+    expressions meet devices without the attribute (a CEL runtime error, fatal upstream)."""
+    k = g.take(10)
+    d = "device.driver" if k < 7 else f"'{g.pick(drivers)}'"
+    kind = g.take(18)
+    if kind == 0:
+        return f"device.driver == '{g.pick(drivers)}'"
+    if kind == 1:
+        return f"{_attr(d, 'model')} == '{g.pick(MODELS)}'"
+    if kind == 2:
+        return f"{_attr(d, 'model')} != '{g.pick(MODELS)}'"
+    if kind == 3:
+        models = g.subset(MODELS, 2)
+        return f"{_attr(d, 'model')} in [{', '.join(repr(m) for m in models)}]"
+    if kind == 4:
+        return f"{_attr(d, 'index')} {g.pick(('<', '>=', '=='))} {g.between(0, 4)}"
+    if kind == 5:
+        # unguarded: a device without the attribute is a CEL runtime error
+        return _attr(d, "fast")
+    if kind == 6:
+        return f"has({_attr(d, 'fast')}) && {_attr(d, 'fast')}"
+    if kind == 7:
+        v = g.pick(VERSIONS)
+        return f"!has({_attr(d, 'fw')}) || {_attr(d, 'fw')}.isGreaterThan(semver('{v}'))"
+    if kind == 8:
+        v = g.pick(VERSIONS)
+        op = g.pick((">=", "<", "=="))
+        return f"has({_attr(d, 'fw')}) && {_attr(d, 'fw')}.compareTo(semver('{v}')) {op} 0"
+    if kind == 9:
+        q = g.pick(("10Gi", "16Gi", "40Gi", "64Gi"))
+        return f"{_cap(d, 'memory')}.compareTo(quantity('{q}')) >= 0"
+    if kind == 10:
+        q = g.pick(("10Gi", "16Gi", "40Gi"))
+        return f"{_cap(d, 'memory')}.isGreaterThan(quantity('{q}'))"
+    if kind == 11:
+        return f"{_attr(d, 'model')}.startsWith('{g.pick(('a', 'h', 'l'))}')"
+    if kind == 12:
+        return f"{_attr(repr(SHARED_DOMAIN), 'numa')} == {g.between(0, 1)}"
+    if kind == 13:
+        return f"'rack' in device.attributes['{SHARED_DOMAIN}']"
+    if kind == 14:
+        return f"'cores' in device.capacity[{d}] && {_cap(d, 'cores')}.isLessThan(quantity('6'))"
+    if kind == 15 and consumable:
+        return f"device.allowMultipleAllocations == {g.pick(('true', 'false'))}"
+    if kind == 16:
+        return f"{_attr(d, 'index')} % 2 == {g.between(0, 1)}"
+    return "true"
+
+
+def cel_expression(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
+    a = cel_atom(g, drivers, consumable)
+    shape = g.take(10)
+    if shape <= 5:
+        return a
+    b = cel_atom(g, drivers, consumable)
+    if shape <= 7:
+        return f"({a}) && ({b})"
+    if shape == 8:
+        return f"({a}) || ({b})"
+    return f"!({a})"
+
+
+def _selectors(exprs: list[str]) -> list[dict[str, Any]]:
+    return [{"cel": {"expression": e}} for e in exprs]
+
+
+# --------------------------------------------------------------------------------------------- devices
+
+
+class _PoolCtx:
+    """What the devices of one pool may use."""
+
+    def __init__(
+        self, consumable: bool, counter_sets: dict[str, dict[str, str]], per_device: bool, lists: bool = False
+    ) -> None:
+        self.consumable = consumable
+        self.lists = lists
+        self.counter_sets = counter_sets
+        self.per_device = per_device
+
+
+def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:
+    attrs: dict[str, Any] = {"model": {"string": g.pick(MODELS)}, "index": {"int": g.between(0, 7)}}
+    if not g.chance(30):
+        attrs["fast"] = {"bool": g.chance(50)}
+    if not g.chance(25):
+        attrs["fw"] = {"version": g.pick(VERSIONS)}
+    if not g.chance(30):
+        attrs[f"{SHARED_DOMAIN}/numa"] = {"int": g.between(0, 1)}
+    if g.chance(40):
+        attrs[f"{SHARED_DOMAIN}/rack"] = {"string": g.pick(RACKS)}
+    if ctx.lists and g.chance(60):
+        attrs[f"{SHARED_DOMAIN}/peers"] = {"strings": g.subset(("p0", "p1", "p2"), 2)}
+    dev: dict[str, Any] = {"name": name, "attributes": attrs}
+    mem = g.pick(MEMORY)
+    capacity: dict[str, Any] = {"memory": {"value": mem}}
+    multi = ctx.consumable and g.chance(15)
+    if multi:
+        dev["allowMultipleAllocations"] = True
+        policy = g.take(4)
+        if policy == 1:
+            step = g.pick(("1Gi", "2Gi"))
+            capacity["memory"]["requestPolicy"] = {"default": step, "validRange": {"min": step, "step": step}}
+        elif policy == 2:
+            capacity["memory"]["requestPolicy"] = {"default": "4Gi", "validValues": ["4Gi", "8Gi"]}
+        elif policy == 3:
+            capacity["memory"]["requestPolicy"] = {"default": "1Gi", "validRange": {"min": "1Gi", "max": mem}}
+    if g.chance(40):
+        capacity["cores"] = {"value": g.pick(("4", "8"))}
+        if multi and g.chance(50):
+            capacity["cores"]["requestPolicy"] = {
+                "default": "500m",
+                "validRange": {"min": "500m", "step": "250m"},
+            }
+    dev["capacity"] = capacity
+    if ctx.counter_sets and not g.chance(30):
+        cs = g.pick(sorted(ctx.counter_sets))
+        chosen = g.subset(sorted(ctx.counter_sets[cs]), 2)
+        dev["consumesCounters"] = [
+            {"counterSet": cs, "counters": {n: {"value": _counter_use(g, n)} for n in chosen}}
+        ]
+    if g.chance(15):
+        taints = []
+        for key in g.subset(TAINT_KEYS, 2):
+            t: dict[str, Any] = {"key": key, "effect": g.pick(("NoSchedule", "NoExecute", "None"))}
+            if g.chance(50):
+                t["value"] = "yes"
+            taints.append(t)
+        dev["taints"] = taints
+    if g.chance(5):
+        dev["bindsToNode"] = True
+        dev["bindingConditions"] = ["example.com/ready"]
+        dev["bindingFailureConditions"] = ["example.com/failed"]
+    if ctx.per_device:
+        dev.update(_per_device_selection(g))
+    return dev
+
+
+def _counter_use(g: Genes, counter: str) -> str:
+    if counter == "memory":
+        return g.pick(("10Gi", "20Gi", "40Gi"))
+    return str(g.between(1, 2))
+
+
+def _node_selection(g: Genes, per_device_ok: bool) -> tuple[str, dict[str, Any]]:
+    """How a pool's slices select nodes: (kind, spec fields)."""
+    kind = g.take(12)
+    if kind <= 5:
+        return "local", {"nodeName": NODE_NAME}
+    if kind == 6:
+        return "other", {"nodeName": OTHER_NODE}
+    if kind == 7:
+        return "all", {"allNodes": True}
+    if kind in (8, 9):
+        if g.chance(50):
+            req = {"key": "region", "operator": "In", "values": [g.pick(("region-1", "region-2"))]}
+            term: dict[str, Any] = {"matchExpressions": [req]}
+        else:
+            term = {
+                "matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [g.pick((NODE_NAME, OTHER_NODE))]}
+                ]
+            }
+        return "selector", {"nodeSelector": {"nodeSelectorTerms": [term]}}
+    if per_device_ok:
+        return "per-device", {"perDeviceNodeSelection": True}
+    return "local", {"nodeName": NODE_NAME}
+
+
+def _per_device_selection(g: Genes) -> dict[str, Any]:
+    k = g.take(4)
+    if k == 0:
+        return {"nodeName": NODE_NAME}
+    if k == 1:
+        return {"allNodes": True}
+    if k == 2:
+        return {"nodeName": OTHER_NODE}
+    return {
+        "nodeSelector": {
+            "nodeSelectorTerms": [
+                {"matchExpressions": [{"key": "planet", "operator": "In", "values": ["earth"]}]}
+            ]
+        }
+    }
+
+
+def _slice(name: str, driver: str, pool: str, generation: int, count: int, spec: dict[str, Any]) -> Doc:
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": driver,
+            "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+            **spec,
+        },
+    }
+
+
+@st.composite
+def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -> list[Doc]:
+    """The slices of one pool (current generation, maybe a leftover of an older one)."""
+    g = genes(draw)
+    kind, where = _node_selection(g, per_device_ok=features["PartitionableDevices"])
+    generation = g.between(1, 3)
+    counter_sets: dict[str, dict[str, str]] = {}
+    # Counter sets live in a counters-only slice of the pool (the 1.35+ layout).
+    if g.chance(30):
+        for i in range(g.between(1, 2)):
+            counters = {"memory": g.pick(("40Gi", "80Gi"))}
+            if g.chance(60):
+                counters["slots"] = str(g.between(1, 3))
+            counter_sets[f"set-{i}"] = counters
+    ctx = _PoolCtx(
+        features["ConsumableCapacity"], counter_sets, kind == "per-device", features["ListTypeAttributes"]
+    )
+    n_slices = g.between(1, 3)
+    # Slice names are not in creation order on purpose: upstream visits slices sorted by name.
+    suffixes = ["s0", "s1", "s2", "s3"]
+    for i in range(len(suffixes) - 1, 0, -1):
+        j = g.take(i + 1)
+        suffixes[i], suffixes[j] = suffixes[j], suffixes[i]
+    device_lists: list[list[dict[str, Any]]] = []
+    n = 0
+    for s in range(n_slices):
+        devices = []
+        for _ in range(draw(st.integers(1 if s == 0 else 0, 4))):
+            devices.append(device(genes(draw), f"dev-{n}", ctx))
+            n += 1
+        device_lists.append(devices)
+    if g.chance(2):
+        # the same device name twice in one pool: the pool is invalid
+        device_lists[-1].append(copy.deepcopy(device_lists[0][0]))
+    total = len(device_lists) + (1 if counter_sets else 0)
+    count = total + (1 if g.chance(6) else 0)  # one slice short: an incomplete pool
+    names = iter(f"{driver}-{pool}-{x}" for x in suffixes)
+    slices: list[Doc] = []
+    if counter_sets:
+        sets = [
+            {"name": name, "counters": {k: {"value": v} for k, v in c.items()}}
+            for name, c in sorted(counter_sets.items())
+        ]
+        sel = {"nodeName": NODE_NAME} if kind == "per-device" else where
+        slices.append(_slice(next(names), driver, pool, generation, count, {**sel, "sharedCounters": sets}))
+    for devices in device_lists:
+        slices.append(_slice(next(names), driver, pool, generation, count, {**where, "devices": devices}))
+    if generation > 1 and g.chance(15):
+        old = copy.deepcopy(slices[-1])  # a leftover of an older generation: ignored
+        old["metadata"]["name"] = f"{driver}-{pool}-old"
+        old["spec"]["pool"]["generation"] = generation - 1
+        slices.append(old)
+    return slices
+
+
+# --------------------------------------------------------------------------------------------- claims
+
+
+def _tolerations(g: Genes) -> list[dict[str, Any]]:
+    out = []
+    for _ in range(g.between(1, 2)):
+        t: dict[str, Any] = {}
+        if not g.chance(20):
+            t["key"] = g.pick(TAINT_KEYS)
+        if g.chance(50):
+            t["operator"] = "Exists"
+        else:
+            t["operator"] = "Equal"
+            if g.chance(50):
+                t["value"] = "yes"
+        if g.chance(50):
+            t["effect"] = g.pick(("NoSchedule", "NoExecute"))
+        out.append(t)
+    return out
+
+
+def request_body(
+    g: Genes, classes: Sequence[str], drivers: Sequence[str], features: dict[str, bool]
+) -> dict[str, Any]:
+    body: dict[str, Any] = {"deviceClassName": g.pick(classes)}
+    if g.chance(40):
+        n = g.between(1, 2)
+        body["selectors"] = _selectors(
+            [cel_expression(g, drivers, features["ConsumableCapacity"]) for _ in range(n)]
+        )
+    if g.chance(8):
+        body["allocationMode"] = "All"
+    else:
+        body["allocationMode"] = "ExactCount"
+        body["count"] = 1 if not g.chance(35) else g.between(2, 3)
+    if g.chance(12):
+        body["tolerations"] = _tolerations(g)
+    if features["ConsumableCapacity"] and g.chance(12):
+        reqs = {"memory": g.pick(("1Gi", "3Gi", "4Gi", "10Gi", "100Gi"))}
+        if g.chance(30):
+            reqs["cores"] = g.pick(("500m", "600m", "1"))
+        body["capacity"] = {"requests": reqs}
+    return body
+
+
+@st.composite
+def claim(
+    draw: Draw, index: int, classes: Sequence[str], drivers: Sequence[str], features: dict[str, bool]
+) -> Doc:
+    g = genes(draw)
+    requests = []
+    names: list[str] = []  # what a constraint or a config may reference
+    for r in range(g.between(1, 3) if g.chance(50) else 1):
+        rg = genes(draw)
+        name = f"req-{r}"
+        if features["PrioritizedList"] and rg.chance(25):
+            subs = []
+            for s in range(rg.between(2, 3)):
+                subs.append({"name": f"sub-{s}", **request_body(genes(draw), classes, drivers, features)})
+                names.append(f"{name}/sub-{s}")
+            requests.append({"name": name, "firstAvailable": subs})
+        else:
+            body = request_body(rg, classes, drivers, features)
+            if features["AdminAccess"] and rg.chance(6):
+                body["adminAccess"] = True
+            requests.append({"name": name, "exactly": body})
+        names.append(name)
+    devices: dict[str, Any] = {"requests": requests}
+    if g.chance(25):
+        constraints = []
+        for _ in range(g.between(1, 2)):
+            c: dict[str, Any] = {}
+            if g.chance(50):
+                c["requests"] = g.subset(names, 2)
+            # distinctAttribute came with DRAConsumableCapacity: the API server drops it when that is off
+            distinct = features["ConsumableCapacity"] and g.chance(35)
+            c["distinctAttribute" if distinct else "matchAttribute"] = g.pick(CONSTRAINT_ATTRIBUTES)
+            constraints.append(c)
+        devices["constraints"] = constraints
+    if g.chance(20):
+        configs = []
+        for i in range(g.between(1, 2)):
+            cfg: dict[str, Any] = {
+                "opaque": {"driver": g.pick(drivers), "parameters": {"claim": f"c{index}-{i}"}}
+            }
+            if g.chance(60):
+                cfg["requests"] = g.subset(names, 2)
+            configs.append(cfg)
+        devices["config"] = configs
+    return {
+        "apiVersion": RESOURCE_API,
+        "kind": "ResourceClaim",
+        "metadata": {"name": f"claim-{index}", "namespace": "default", "uid": f"uid-claim-{index}"},
+        "spec": {"devices": devices},
+    }
+
+
+def device_class(g: Genes, name: str, drivers: Sequence[str], features: dict[str, bool]) -> Doc:
+    spec: dict[str, Any] = {}
+    k = g.take(5)
+    if k <= 2:
+        spec["selectors"] = _selectors([f"device.driver == '{drivers[k % len(drivers)]}'"])
+    elif k == 3:
+        spec["selectors"] = _selectors([cel_expression(g, drivers, features["ConsumableCapacity"])])
+    if g.chance(25):
+        spec["config"] = [{"opaque": {"driver": g.pick(drivers), "parameters": {"class": name}}}]
+    return {"apiVersion": RESOURCE_API, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
+
+
+# --------------------------------------------------------------------------------------------- scenario
+
+
+def feature_set(g: Genes) -> dict[str, bool]:
+    if not g.chance(30):
+        return dict(DEFAULT_FEATURES["1.37"])
+    out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
+    for name in ALL_FEATURES:
+        out.setdefault(name, False)
+    return out
+
+
+def _device_ids(slices: list[Doc]) -> list[tuple[str, bool]]:
+    """("driver/pool/device", allowMultipleAllocations) of every device in the slices."""
+    out = []
+    for s in slices:
+        spec = s["spec"]
+        for d in spec.get("devices") or []:
+            out.append(
+                (
+                    f"{spec['driver']}/{spec['pool']['name']}/{d['name']}",
+                    bool(d.get("allowMultipleAllocations")),
+                )
+            )
+    return out
+
+
+def _taint_rules(g: Genes, drivers: Sequence[str]) -> list[Doc]:
+    rules = []
+    for i in range(g.between(1, 2)):
+        sel: dict[str, str] = {}
+        if not g.chance(20):
+            sel["driver"] = g.pick(drivers)
+        if not g.chance(40):
+            sel["pool"] = g.pick(("pool-a", "pool-b"))
+        if g.chance(50):
+            sel["device"] = f"dev-{g.between(0, 3)}"
+        spec: dict[str, Any] = {
+            "taint": {"key": g.pick(TAINT_KEYS), "effect": g.pick(("NoSchedule", "NoExecute"))}
+        }
+        if sel or g.chance(30):
+            spec["deviceSelector"] = sel
+        rules.append(
+            {
+                "apiVersion": RESOURCE_API,
+                "kind": "DeviceTaintRule",
+                "metadata": {"name": f"rule-{i}"},
+                "spec": spec,
+            }
+        )
+    return rules
+
+
+@st.composite
+def scenarios(draw: Draw) -> Doc:
+    g = genes(draw)
+    features = feature_set(g)
+    drivers = DRIVERS[: 1 if not g.chance(40) else 2]
+    slices: list[Doc] = []
+    for driver in drivers:
+        for p in range(1 if not g.chance(40) else 2):
+            slices.extend(draw(pool_slices(driver, f"pool-{'ab'[p]}", features)))
+    if g.chance(50):  # creation order is what the API lists; upstream sorts pools and slices itself
+        slices.reverse()
+    class_names = [f"class-{i}" for i in range(g.between(1, 3))]
+    classes = [device_class(genes(draw), n, drivers, features) for n in class_names]
+    referable = [*class_names, "no-such-class"] if g.chance(2) else class_names
+    claims = [draw(claim(i, referable, drivers, features)) for i in range(g.between(1, 3))]
+
+    allocated: list[str] = []
+    shared: list[str] = []
+    consumed: dict[str, dict[str, str]] = {}
+    ag = genes(draw)
+    for did, multi in _device_ids(slices):
+        if not ag.chance(15):
+            continue
+        if multi and features["ConsumableCapacity"]:
+            shared.append(f"{did}/0b0b0b0b-1111-2222-3333-4444444444{len(shared):02d}")
+            consumed[did] = {"memory": ag.pick(("4Gi", "8Gi", "16Gi"))}
+        else:
+            allocated.append(did)
+
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": NODE_NAME, "labels": {"region": "region-1", "planet": "earth"}},
+    }
+    doc: Doc = {
+        "features": features,
+        "node": node,
+        "slices": slices,
+        "classes": classes,
+        "claims": claims,
+        "allocatedDevices": allocated,
+        "allocatedSharedDeviceIDs": shared,
+        "allocatedCapacity": consumed,
+        "fixedShareID": True,
+    }
+    if features["DeviceTaints"] and g.chance(10):
+        doc["deviceTaintRules"] = _taint_rules(genes(draw), drivers)
+    return doc

@@ -1,0 +1,221 @@
+"""Differential test (issue 3): kubedra's allocator against upstream's, on random but valid scenarios.
+
+Hypothesis generates scenarios (:mod:`scenarios`); kubedra allocates each one in-process and
+``kubedra-oracle`` (k8s.io/dynamic-resource-allocation/structured v0.37.2) allocates them in batches of
+:data:`BATCH` per process. They must agree on the outcome (allocated / unsatisfiable / error) and, where
+upstream is deterministic (the incubating and experimental allocators sort pools and slices by name), on
+the exact allocation: the device of every request result (order-insensitive within a claim), node
+selector, config, consumed capacity, shareIDs (fixed on both sides). Error messages are compared loosely
+and only reported.
+
+- ``KUBEDRA_DIFF_EXAMPLES`` (default 2000; ``make fuzz`` sets ``KUBEDRA_FUZZ_EXAMPLES=20000``, which wins)
+- ``KUBEDRA_DIFF_SEED``: the hypothesis seed (default: 0 under ``CI=true``, random otherwise; always printed)
+- ``KUBEDRA_DIFF_REPORT``: directory for the report (default ``.cache/differential``): ``summary.json``
+  and, per disagreement, the minimised scenario (oracle input) and a draft corpus case.
+
+A disagreement fails the test with the seed, the minimised scenario and both answers, unless it is one of
+:data:`KNOWN_DIVERGENCES` (listed, reported to the allocator's owner, and kept as corpus cases
+``tests/conformance/allocator/diff-*.yaml``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from kubedra.testing.oracle import Oracle
+
+from .compare import difference, error_message_difference, implementation, kubedra_outcome, oracle_outcome
+from .corpus import dump_case, scenario_to_case
+from .minimize import minimize, signature
+from .scenarios import scenarios
+
+pytestmark = pytest.mark.integration
+
+BATCH = 500
+MAX_MINIMIZED = 3
+
+Doc = dict[str, Any]
+Outcome = dict[str, Any]
+
+
+def _examples() -> int:
+    value = os.environ.get("KUBEDRA_FUZZ_EXAMPLES") or os.environ.get("KUBEDRA_DIFF_EXAMPLES") or "2000"
+    return int(value)
+
+
+def _seed() -> int:
+    value = os.environ.get("KUBEDRA_DIFF_SEED")
+    if value:
+        return int(value)
+    if os.environ.get("CI") == "true":
+        return 0
+    return random.randrange(2**32)
+
+
+def _report_dir() -> Path:
+    return Path(os.environ.get("KUBEDRA_DIFF_REPORT") or Path(".cache") / "differential")
+
+
+# Disagreements that are understood and reported (each has a corpus case diff-*.yaml); they are counted and
+# listed in the summary, not failed. name -> (description, predicate on scenario and both outcomes).
+KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]] = {}
+
+
+@dataclass
+class Finding:
+    index: int
+    doc: Doc
+    ours: Outcome
+    theirs: Outcome
+    why: str
+    exact: bool
+    known: str | None = None
+
+
+@dataclass
+class Run:
+    seed: int
+    examples: int
+    outcomes: Counter[str] = field(default_factory=Counter)
+    implementations: Counter[str] = field(default_factory=Counter)
+    findings: list[Finding] = field(default_factory=list)
+    message_differences: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(
+        default_factory=lambda: {"generate": 0.0, "kubedra": 0.0, "oracle": 0.0}
+    )
+
+    def summary(self) -> dict[str, Any]:
+        known = Counter(f.known for f in self.findings if f.known)
+        return {
+            "seed": self.seed,
+            "scenarios": sum(self.outcomes.values()),
+            "upstreamOutcomes": dict(self.outcomes),
+            "implementations": dict(self.implementations),
+            "disagreements": len([f for f in self.findings if not f.known]),
+            "knownDivergences": dict(known),
+            "errorMessageDifferences": len(self.message_differences),
+            "seconds": {k: round(v, 1) for k, v in self.seconds.items()},
+        }
+
+
+def _classify(doc: Doc, ours: Outcome, theirs: Outcome) -> str | None:
+    for name, (_, matches) in KNOWN_DIVERGENCES.items():
+        if matches(doc, ours, theirs):
+            return name
+    return None
+
+
+def run_differential(oracle: Oracle, examples: int, the_seed: int) -> Run:
+    run = Run(the_seed, examples)
+    pending: list[Doc] = []
+    count = 0
+
+    def flush() -> None:
+        nonlocal count
+        if not pending:
+            return
+        t0 = time.perf_counter()
+        answers = oracle.run_batch(pending)
+        t1 = time.perf_counter()
+        run.seconds["oracle"] += t1 - t0
+        for doc, answer in zip(pending, answers, strict=True):
+            theirs = oracle_outcome(answer)
+            ours = kubedra_outcome(doc)
+            impl = implementation(doc["features"])
+            run.outcomes[theirs["kind"]] += 1
+            run.implementations[impl] += 1
+            why = difference(ours, theirs, exact=impl != "stable")
+            if why is not None:
+                known = _classify(doc, ours, theirs)
+                run.findings.append(Finding(count, doc, ours, theirs, why, impl != "stable", known))
+            else:
+                msg = error_message_difference(ours, theirs)
+                if msg:
+                    run.message_differences.append(msg)
+            count += 1
+        run.seconds["kubedra"] += time.perf_counter() - t1
+        pending.clear()
+
+    @seed(the_seed)
+    @settings(
+        max_examples=examples,
+        database=None,
+        deadline=None,
+        derandomize=False,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(scenarios())
+    def collect(doc: Doc) -> None:
+        pending.append(doc)
+        if len(pending) >= BATCH:
+            flush()
+
+    started = time.perf_counter()
+    collect()
+    flush()
+    run.seconds["generate"] = time.perf_counter() - started - run.seconds["oracle"] - run.seconds["kubedra"]
+    return run
+
+
+def _explain(run: Run, oracle: Oracle, out: Path) -> str:
+    """Minimise the first few distinct disagreements, write them out, and describe them."""
+    lines = []
+    done: set[str] = set()
+    for f in [f for f in run.findings if not f.known]:
+        sig = signature(f.ours, f.theirs, f.exact) or f.why
+        if sig in done or len(done) >= MAX_MINIMIZED:
+            continue
+        done.add(sig)
+        small, ours, theirs = minimize(f.doc, oracle)
+        answer = oracle.run(small)
+        stem = f"disagreement-{len(done)}"
+        (out / f"{stem}.json").write_text(json.dumps(small, indent=2))
+        case = scenario_to_case(stem, small, answer, "found by test_allocator_vs_oracle")
+        (out / f"{stem}.yaml").write_text(dump_case(case))
+        lines.append(
+            f"--- scenario #{f.index} (seed {run.seed}, {'exact' if f.exact else 'stable: outcome only'}): "
+            f"{f.why}\nminimised ({out / stem}.json / .yaml): {difference(ours, theirs, f.exact)}\n"
+            f"{json.dumps(small, sort_keys=True)}"
+        )
+    return "\n".join(lines)
+
+
+def test_kubedra_agrees_with_upstream_allocator(oracle: Oracle) -> None:
+    examples, the_seed = _examples(), _seed()
+    run = run_differential(oracle, examples, the_seed)
+    out = _report_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    summary = run.summary()
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(f"\ndifferential: {json.dumps(summary)}")
+    for msg in run.message_differences[:5]:
+        print(f"error messages differ (not a failure):\n{msg}")
+
+    assert summary["scenarios"] == examples, (
+        f"hypothesis generated {summary['scenarios']} of {examples} scenarios"
+    )
+    # The generator must keep exercising every outcome, or agreement would prove little.
+    for kind in ("allocated", "unsatisfiable", "error"):
+        share = run.outcomes[kind] / examples
+        assert share >= 0.05, f"only {share:.1%} of the scenarios end {kind} upstream (seed {the_seed})"
+
+    unknown = [f for f in run.findings if not f.known]
+    if unknown:
+        details = _explain(run, oracle, out)
+        pytest.fail(
+            f"{len(unknown)} of {examples} scenarios disagree with upstream (seed {the_seed}; rerun with "
+            f"KUBEDRA_DIFF_SEED={the_seed} KUBEDRA_DIFF_EXAMPLES={examples}):\n{details}",
+            pytrace=False,
+        )

@@ -1,0 +1,158 @@
+"""The differential harness itself (no oracle needed): the comparison can fail, the generator makes
+scenarios kubedra reads, and the minimiser's reductions shrink documents."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from .compare import difference, error_message_difference, implementation, kubedra_outcome, oracle_outcome
+from .corpus import case_to_scenario, scenario_to_case
+from .minimize import reductions, signature
+from .scenarios import Genes, scenarios
+
+DEV = {"request": "req-0", "driver": "driver-a", "pool": "pool-a", "device": "dev-0"}
+PINNED = {
+    "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]
+}
+
+
+def _answer(*devices: dict[str, Any], ns: Any = PINNED, config: Any = ()) -> dict[str, Any]:
+    claim = {"results": list(devices), "nodeSelector": ns, "config": list(config)}
+    return {"node": "node-1", "allocated": True, "error": None, "claims": [claim]}
+
+
+def test_difference_sees_every_compared_part() -> None:
+    base = oracle_outcome(_answer(DEV, {**DEV, "device": "dev-1"}))
+    assert difference(base, oracle_outcome(_answer({**DEV, "device": "dev-1"}, DEV))) is None
+    assert "devices" in (difference(base, oracle_outcome(_answer(DEV, {**DEV, "device": "dev-2"}))) or "")
+    other_ns = {
+        "nodeSelectorTerms": [{"matchExpressions": [{"key": "r", "operator": "In", "values": ["a"]}]}]
+    }
+    assert "nodeSelector" in (
+        difference(base, oracle_outcome(_answer(DEV, {**DEV, "device": "dev-1"}, ns=other_ns))) or ""
+    )
+    cfg = [{"source": "FromClaim", "opaque": {"driver": "driver-a", "parameters": {"a": 1}}}]
+    assert "config" in (
+        difference(base, oracle_outcome(_answer(DEV, {**DEV, "device": "dev-1"}, config=cfg))) or ""
+    )
+    unsat = oracle_outcome({"allocated": False, "error": None, "claims": []})
+    err = oracle_outcome({"allocated": False, "error": "boom", "claims": []})
+    assert difference(base, unsat) and difference(unsat, err) and difference(err, base)
+    assert difference(unsat, unsat) is None
+
+
+def test_difference_compares_capacity_by_value_and_share_ids_as_fixed() -> None:
+    a = oracle_outcome(_answer({**DEV, "consumedCapacity": {"memory": "1024Mi"}, "shareID": "x"}))
+    b = oracle_outcome(_answer({**DEV, "consumedCapacity": {"memory": "1Gi"}, "shareID": "y"}))
+    assert difference(a, b) is None
+    c = oracle_outcome(_answer({**DEV, "consumedCapacity": {"memory": "2Gi"}, "shareID": "y"}))
+    assert difference(a, c) is not None
+
+
+def test_stable_comparison_ignores_which_device() -> None:
+    a = oracle_outcome(_answer(DEV))
+    b = oracle_outcome(_answer({**DEV, "pool": "pool-b", "device": "dev-9"}, ns=None))
+    assert difference(a, b) is not None
+    assert difference(a, b, exact=False) is None
+    c = oracle_outcome(_answer({**DEV, "request": "req-1"}))
+    assert difference(a, c, exact=False) is not None
+
+
+def test_error_messages_compared_loosely() -> None:
+    a = {"kind": "error", "error": "claim default/c, request r: asks for all devices, but pool p is invalid"}
+    b = {"kind": "error", "error": "claim default/c, request r: asks for all devices, but pool p is invalid!"}
+    c = {"kind": "error", "error": "CEL runtime error: no such key: model"}
+    assert error_message_difference(a, b) is None
+    assert error_message_difference(a, c) is not None
+
+
+def test_implementation_follows_upstreams_feature_sets() -> None:
+    assert implementation({"AdminAccess": True, "DeviceTaints": True}) == "stable"
+    assert implementation({"ConsumableCapacity": True}) == "incubating"
+    assert implementation({"ListTypeAttributes": True, "AdminAccess": False}) == "experimental"
+
+
+def test_genes_zero_is_the_simplest_choice() -> None:
+    g = Genes(0)
+    assert g.take(7) == 0 and not g.chance(99) and g.pick("abc") == "a" and g.between(2, 5) == 2
+    g = Genes(3 + 5 * 2)  # digits 3 (base 5), 2 (base 4)
+    assert g.take(5) == 3 and g.take(4) == 2
+
+
+@seed(1)
+@settings(
+    max_examples=40,
+    database=None,
+    deadline=None,
+    phases=[Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+@given(scenarios())
+def test_kubedra_reads_every_generated_scenario(doc: dict[str, Any]) -> None:
+    before = copy.deepcopy(doc)
+    outcome = kubedra_outcome(doc)
+    assert outcome["kind"] != "crash", outcome["error"]
+    assert doc == before, "kubedra_outcome must not modify the scenario"
+    json.dumps(doc)  # the oracle gets it as JSON
+
+
+def test_reductions_make_documents_smaller() -> None:
+    doc = {
+        "features": {"AdminAccess": True},
+        "claims": [{"spec": {"devices": {"requests": [{"name": "a"}, {"name": "b"}], "constraints": [{}]}}}],
+        "slices": [{"spec": {"devices": [{"name": "d", "attributes": {"x": {"int": 1}}}]}}],
+    }
+    size = len(json.dumps(doc))
+    out = list(reductions(doc))
+    assert out and all(len(json.dumps(o)) < size or o["features"] != doc["features"] for o in out)
+    assert any(not o["features"]["AdminAccess"] for o in out)
+    assert any(len(o["claims"][0]["spec"]["devices"]["requests"]) == 1 for o in out if o["claims"])
+
+
+def test_signature_names_the_differing_part() -> None:
+    a = oracle_outcome(_answer(DEV))
+    b = oracle_outcome(_answer({**DEV, "device": "dev-1"}))
+    unsat = oracle_outcome({"allocated": False, "error": None, "claims": []})
+    assert signature(a, b, True) == "devices"
+    assert signature(a, unsat, True) == "allocated/unsatisfiable"
+    assert signature(a, a, True) is None
+
+
+def test_corpus_round_trip() -> None:
+    doc = {
+        "features": {"DeviceTaints": True, "AdminAccess": False},
+        "node": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
+        "classes": [
+            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}, "spec": {}}
+        ],
+        "slices": [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": "s"},
+                "spec": {
+                    "driver": "driver-a",
+                    "pool": {"name": "p"},
+                    "devices": [{"name": "d0"}, {"name": "d1"}],
+                },
+            }
+        ],
+        "claims": [],
+        "deviceTaintRules": [
+            {"spec": {"deviceSelector": {"device": "d1"}, "taint": {"key": "k", "effect": "NoSchedule"}}},
+            {"spec": {"taint": {"key": "none", "effect": "NoSchedule"}}},
+        ],
+    }
+    case = scenario_to_case("x", doc, {"allocated": False, "error": None, "claims": []}, "test")
+    assert case["name"] == "diff-x" and case["features"] == ["DeviceTaints"]
+    assert case["expect"] == {"results": None}
+    devices = case["objects"][1]["spec"]["devices"]
+    # the rule's taint lands on the selected device only; a rule without a selector selects nothing
+    assert "taints" not in devices[0] and devices[1]["taints"] == [{"key": "k", "effect": "NoSchedule"}]
+    back = case_to_scenario(case)
+    assert back["features"] == {"DeviceTaints": True} and back["noDefaults"] is True
+    assert back["slices"] == case["objects"][1:]
