@@ -385,7 +385,37 @@ def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> 
                 }
             )
         _apply_plan(ctx, p, rct_names[key])
+        _keep_ray_gpu_count(ctx, p)
     return new_objects
+
+
+def _keep_ray_gpu_count(ctx: ObjectContext, p: _Plan) -> None:
+    """KubeRay derives ``ray start --num-gpus`` from the Ray container's ``nvidia.com/gpu`` limit; with a
+    claim instead, the group must say it in ``rayStartParams`` or Ray sees no GPU."""
+    if not ctx.ref.api_version.startswith("ray.io/") or p.tmpl.spec[-2:] != ("template", "spec"):
+        return
+    ray = next((cg for cg in p.found if cg.field == "containers" and cg.index == 0), None)
+    if ray is None:
+        return
+    n = sum(k for gr, k in ray.wants if gr.kind in ("gpu", "shared"))
+    group = get_path(ctx.obj, p.tmpl.spec[:-2])
+    if not n or not isinstance(group, MutableMapping):
+        return
+    params = group.get("rayStartParams")
+    if isinstance(params, Mapping) and "num-gpus" in params:
+        return
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    value = DoubleQuotedScalarString(str(n))  # KubeRay's params are strings; "1", as in its samples
+    if isinstance(params, MutableMapping):
+        params["num-gpus"] = value
+    else:
+        group["rayStartParams"] = to_ruamel({"num-gpus": value})
+    ctx.note(
+        "change",
+        f'rayStartParams.num-gpus: "{n}" (KubeRay read it from the nvidia.com/gpu limit, which is gone)',
+        (*p.tmpl.spec[:-2], "rayStartParams"),
+    )
 
 
 def _apply_plan(ctx: ObjectContext, p: _Plan, rct_name: str) -> None:

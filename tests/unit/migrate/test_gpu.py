@@ -399,3 +399,35 @@ def test_renamed_shared_resource_maps_to_the_configmap_class() -> None:
     assert _rct(out)["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == (
         "gpu-time-slicing.gpu.nvidia.com"
     )
+
+
+def test_ray_groups_keep_their_gpu_count() -> None:
+    text = textwrap.dedent(
+        """\
+        apiVersion: ray.io/v1
+        kind: RayCluster
+        metadata: {name: rc}
+        spec:
+          headGroupSpec:
+            rayStartParams: {}
+            template:
+              spec:
+                containers: [{name: head, image: ray:2}]
+          workerGroupSpecs:
+          - groupName: gpu
+            replicas: 2
+            rayStartParams:
+              num-cpus: "8"
+            template:
+              spec:
+                containers:
+                - name: worker
+                  image: ray:2
+                  resources: {limits: {nvidia.com/gpu: 4}}
+        """
+    )
+    rep = migrate_text(text)
+    (rc,) = by_kind(rep.files[0].output, "RayCluster")
+    assert rc["spec"]["workerGroupSpecs"][0]["rayStartParams"] == {"num-cpus": "8", "num-gpus": "4"}
+    assert rc["spec"]["headGroupSpec"]["rayStartParams"] == {}
+    assert 'num-gpus: "4"' in rep.files[0].output
