@@ -427,7 +427,12 @@ def workload_key(pod: dict[str, Any]) -> str:
 
 
 def gpu_running(state: Snapshot) -> Counter[str]:
-    return Counter(workload_key(p) for p in state.kind("Pod") if _uses_gpu(p) and _phase(p) == "Running")
+    """Running GPU pods per workload; a terminating pod (deletionTimestamp set) is already lost."""
+    return Counter(
+        workload_key(p)
+        for p in state.kind("Pod")
+        if _uses_gpu(p) and _phase(p) == "Running" and not _meta(p).get("deletionTimestamp")
+    )
 
 
 def check_baseline(
