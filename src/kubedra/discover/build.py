@@ -1,0 +1,255 @@
+"""From a node's GPU inventory to the ResourceSlices the NVIDIA DRA driver would publish there.
+
+The slices come from the catalogue (:func:`kubedra.sources.nvidia.dra_objects`), so discover and every other
+part of kubedra agree on the driver's model: the GPU model is recognised from its PCI device ID or product name,
+the node's MIG layout is written as one ``mig-static`` layout per GPU (``profile@start``), and the driver and
+CUDA versions are the node's. The real hardware identities then replace the catalogue's stand-ins: GPU UUIDs,
+MIG device UUIDs (when known), PCI bus IDs and PCIe roots, and ``gpu-<minor>`` names from the real minor numbers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.discover.inventory import GpuInfo, MigInstance, NodeInventory
+from kubedra.errors import InputError
+from kubedra.sources import nvidia
+from kubedra.sources.nvidia import identity
+from kubedra.sources.nvidia.models import GpuModel, MigProfile, platform
+
+MODES = ("auto", "full", "mig-static", "mig-dynamic")
+PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
+PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+
+
+@dataclass
+class Discovered:
+    objects: list[dict[str, Any]]
+    model: GpuModel
+    mode: str
+    notes: list[str] = field(default_factory=list)
+
+
+def find_model(gpus: list[GpuInfo]) -> GpuModel:
+    found: set[str] = set()
+    model: GpuModel | None = None
+    for g in gpus:
+        m = _model_of(g)
+        if m is None:
+            known = ", ".join(f"{x.product_name} ({x.pci_device_id})" for x in nvidia.gpu_models().values())
+            raise InputError(
+                f"GPU {g.minor} ({g.product_name}, PCI device {g.pci_device_id or '?'}) is not in kubedra's "
+                f"catalogue (known: {known})"
+            )
+        found.add(m.key)
+        model = m
+    if len(found) > 1:
+        raise InputError(
+            f"the node mixes GPU models ({', '.join(sorted(found))}): the catalogue models one per node"
+        )
+    assert model is not None
+    return model
+
+
+def _model_of(g: GpuInfo) -> GpuModel | None:
+    models = list(nvidia.gpu_models().values())
+    by_id = [m for m in models if g.pci_device_id and m.pci_device_id.upper() == g.pci_device_id.upper()]
+    if len(by_id) == 1:
+        return by_id[0]
+    by_name = [m for m in models if m.product_name == g.product_name]
+    if by_id:
+        by_name = [m for m in by_name if m in by_id] or by_id
+    if len(by_name) > 1:
+        by_name.sort(key=lambda m: abs(m.memory_mib - g.memory_mib))
+    return by_name[0] if by_name else None
+
+
+def match_profile(model: GpuModel, inst: MigInstance, where: str) -> MigProfile:
+    """The GPU-instance profile of a MIG device: by NVML profile ID, else by its engines and memory."""
+    if inst.profile_id is not None:
+        for p in model.mig_profiles:
+            if p.profile_id == inst.profile_id:
+                return p
+    same = [
+        p
+        for p in model.mig_profiles
+        if (p.multiprocessors, p.copy_engines, p.decoders, p.encoders, p.jpeg_engines, p.ofa_engines)
+        == (
+            inst.multiprocessors,
+            inst.copy_engines,
+            inst.decoders,
+            inst.encoders,
+            inst.jpeg_engines,
+            inst.ofa_engines,
+        )
+    ]
+    if not same:
+        raise InputError(
+            f"{where}: MIG device (GPU instance {inst.gpu_instance_id}, {inst.multiprocessors} SMs, "
+            f"{inst.memory_mib} MiB) matches no {model.key} MIG profile (compute instances smaller than their "
+            "GPU instance are not modelled)"
+        )
+    return min(same, key=lambda p: (abs(p.memory_mib - inst.memory_mib), p.name))
+
+
+def layout_text(model: GpuModel, gpu: GpuInfo) -> str:
+    if not gpu.mig_enabled:
+        return "all-disabled"
+    if not gpu.mig:
+        return "all-enabled"
+    items = []
+    # one compute instance per GPU instance is modelled; several CIs of one GI count once
+    seen: set[int] = set()
+    for inst in sorted(gpu.mig, key=lambda i: i.gpu_instance_id):
+        if inst.gpu_instance_id in seen:
+            continue
+        seen.add(inst.gpu_instance_id)
+        p = match_profile(model, inst, f"GPU {gpu.minor}")
+        items.append(p.name + (f"@{inst.placement_start}" if inst.placement_start is not None else ""))
+    return ",".join(items)
+
+
+def _pcie_root(bus_id: str) -> str | None:
+    """The PCIe root complex of a device: sysfs when discover runs on the node, else a known platform's table."""
+    path = f"/sys/bus/pci/devices/{bus_id}"
+    if os.path.exists(path):
+        real = os.path.realpath(path)
+        m = re.search(r"/(pci[0-9a-f]{4}:[0-9a-f]{2})/", real)
+        if m:
+            return m.group(1)
+    for name in ("dgx-a100", "dgx-h100", "pcie-server"):
+        try:
+            plat = platform(name)
+        except InputError:
+            continue
+        if bus_id in plat.bus_ids:
+            return plat.roots[plat.bus_ids.index(bus_id)]
+    return None
+
+
+def discover(
+    inv: NodeInventory,
+    node_name: str,
+    mode: str = "auto",
+    k8s_version: str = "1.37",
+    *,
+    include_classes: bool = True,
+    include_node: bool = False,
+) -> Discovered:
+    if mode not in MODES:
+        raise InputError(f"unknown --mode {mode!r} (expected {', '.join(MODES)})")
+    gpus = sorted(inv.gpus, key=lambda g: g.minor)
+    model = find_model(gpus)
+    notes: list[str] = []
+    any_mig = any(g.mig_enabled for g in gpus)
+    if mode == "auto":
+        mode = "mig-static" if any_mig else "full"
+    if mode == "full" and any_mig:
+        raise InputError(
+            "MIG is enabled on GPU(s) "
+            + ", ".join(str(g.minor) for g in gpus if g.mig_enabled)
+            + ": the driver publishes their MIG devices, not full GPUs (use --mode mig-static, or disable MIG)"
+        )
+    if mode == "mig-dynamic":
+        gpu_mode = "mig-dynamic"
+        if any(g.mig for g in gpus):
+            notes.append(
+                "mig-dynamic: existing MIG instances are ignored; the driver creates instances per claim"
+            )
+        if not model.mig_toggle_without_reset and not all(g.mig_enabled for g in gpus):
+            notes.append(
+                f"{model.key}: DynamicMIG needs MIG mode enabled first on every GPU (Ampere needs a reset)"
+            )
+    elif mode == "mig-static" and any_mig:
+        gpu_mode = "mig-static:" + "/".join(layout_text(model, g) for g in gpus)
+        if any(i.placement_start is None for g in gpus for i in g.mig):
+            notes.append(
+                "MIG placements inferred (nvidia-smi -q does not print them): NVML's default placement for the "
+                "instances found; run discover --nvml on the node for the exact ones"
+            )
+        if any(i.uuid is None for g in gpus for i in g.mig):
+            notes.append(
+                "MIG device UUIDs are not in nvidia-smi -q output: the uuid attributes of MIG devices are placeholders"
+            )
+    else:
+        gpu_mode = "full"
+    driver = nvidia.DriverInfo(
+        driver_version=inv.driver_version,
+        cuda_driver_version=inv.cuda_version,
+        addressing_mode=inv.addressing_mode,
+    )
+    slices = nvidia.dra_objects(node_name, model, len(gpus), gpu_mode, k8s_version, driver=driver)
+    _apply_identities(slices, node_name, model, gpus, notes)
+    objects: list[dict[str, Any]] = []
+    if include_classes:
+        objects += nvidia.device_classes(k8s_version)
+    if include_node:
+        objects.append(
+            nvidia.dra_node(node_name, model, len(gpus), gpu_mode, driver=driver, k8s_version=k8s_version)
+        )
+    objects += slices
+    return Discovered(objects=objects, model=model, mode=gpu_mode, notes=notes)
+
+
+_GPU_NAME = re.compile(r"^gpu-(\d+)(?=-|$)")
+
+
+def _apply_identities(
+    slices: list[dict[str, Any]], node: str, model: GpuModel, gpus: list[GpuInfo], notes: list[str]
+) -> None:
+    uuids = {identity.gpu_uuid(node, i): g.uuid for i, g in enumerate(gpus)}
+    bus = {identity.pci_address(model, i)[0]: (g.bus_id, _pcie_root(g.bus_id)) for i, g in enumerate(gpus)}
+    minors = {i: g.minor for i, g in enumerate(gpus)}
+    renumber = any(i != m for i, m in minors.items())
+    mig_uuids: dict[tuple[int, str], str] = {}
+    for i, g in enumerate(gpus):
+        for inst in g.mig:
+            if inst.uuid:
+                p = match_profile(model, inst, f"GPU {g.minor}")
+                if inst.placement_start is not None:
+                    mig_uuids[(i, f"{p.profile_id}-{inst.placement_start}")] = inst.uuid
+    missing_root = False
+
+    def rename(name: str) -> str:
+        if not renumber:
+            return name
+        return _GPU_NAME.sub(lambda m: f"gpu-{minors.get(int(m.group(1)), int(m.group(1)))}", name)
+
+    for s in slices:
+        spec = s["spec"]
+        for cs in spec.get("sharedCounters") or []:
+            cs["name"] = rename(cs["name"])
+        for d in spec.get("devices") or []:
+            idx_m = _GPU_NAME.match(d["name"])
+            idx = int(idx_m.group(1)) if idx_m else -1
+            attrs = d.get("attributes") or {}
+            for key in ("uuid", "parentUUID"):
+                v = (attrs.get(key) or {}).get("string")
+                if v in uuids:
+                    attrs[key] = {"string": uuids[v]}
+            if (attrs.get("type") or {}).get("string") == "mig" and "uuid" in attrs:
+                tail = "-".join(d["name"].split("-")[-2:])
+                real = mig_uuids.get((idx, tail))
+                if real:
+                    attrs["uuid"] = {"string": real}
+            b = (attrs.get(PCI_BUS_ID) or {}).get("string")
+            if b in bus:
+                real_bus, root = bus[b]
+                attrs[PCI_BUS_ID] = {"string": real_bus}
+                if root:
+                    attrs[PCIE_ROOT] = {"string": root}
+                else:
+                    attrs.pop(PCIE_ROOT, None)
+                    missing_root = True
+            d["attributes"] = {k: attrs[k] for k in sorted(attrs)}
+            d["name"] = rename(d["name"])
+            for cc in d.get("consumesCounters") or []:
+                cc["counterSet"] = rename(cc["counterSet"])
+    if missing_root:
+        notes.append(
+            "PCIe roots unknown off the node (no /sys/bus/pci here and not a known platform): the pcieRoot "
+            "attribute is left out; run discover on the node itself"
+        )

@@ -1,0 +1,227 @@
+"""A node's GPU inventory, read from ``nvidia-smi -q -x`` output or from NVML (``nvidia-ml-py``).
+
+What is read per GPU: product name, PCI device ID, UUID, minor number, PCI bus ID, total memory, current MIG
+mode, and its MIG devices (GPU/compute instance IDs, shared engine counts, memory, and, from NVML only, the
+placement start and MIG device UUID). ``nvidia-smi -q`` does not print a MIG device's profile, placement or
+UUID: the profile is recognised from its engine counts and memory, the placement is the one NVML picks when
+instances are created without one (:func:`kubedra.sources.nvidia.place`), and the MIG UUID stays unknown.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.errors import InputError, Location, UsageError
+
+
+@dataclass(frozen=True)
+class MigInstance:
+    gpu_instance_id: int
+    compute_instance_id: int
+    multiprocessors: int
+    copy_engines: int
+    encoders: int
+    decoders: int
+    ofa_engines: int
+    jpeg_engines: int
+    memory_mib: int
+    placement_start: int | None = None  # NVML only
+    profile_id: int | None = None  # NVML only (GPU instance profile ID)
+    uuid: str | None = None
+
+
+@dataclass
+class GpuInfo:
+    product_name: str
+    pci_device_id: str  # "0x233010DE"
+    uuid: str
+    minor: int
+    bus_id: str  # "0000:18:00.0", as the DRA driver writes it
+    memory_mib: int
+    mig_enabled: bool
+    mig: list[MigInstance] = field(default_factory=list)
+
+
+@dataclass
+class NodeInventory:
+    driver_version: str
+    cuda_version: str
+    gpus: list[GpuInfo]
+    source: str
+    addressing_mode: str | None = None
+
+
+_MIB = re.compile(r"^\s*(\d+)\s*MiB\s*$")
+
+
+def normalise_bus_id(text: str) -> str:
+    """``00000000:18:00.0`` (NVML/nvidia-smi) -> ``0000:18:00.0`` (the DRA driver's pciBusID attribute)."""
+    m = re.match(r"^\s*([0-9A-Fa-f]+):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])\s*$", text)
+    if not m:
+        raise InputError(f"invalid PCI bus ID {text!r}")
+    return f"{int(m.group(1), 16):04x}:{m.group(2).lower()}:{m.group(3).lower()}.{m.group(4)}"
+
+
+def _text(el: ET.Element | None, path: str, where: Location, required: bool = True) -> str:
+    node = el.find(path) if el is not None else None
+    if node is None or node.text is None or not node.text.strip():
+        if required:
+            raise InputError(f"nvidia-smi XML: missing <{path}>", where)
+        return ""
+    return node.text.strip()
+
+
+def _int(el: ET.Element, path: str, where: Location, default: int | None = None) -> int:
+    text = _text(el, path, where, required=default is None)
+    if not text and default is not None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        if default is not None and text in ("N/A", "[N/A]"):
+            return default
+        raise InputError(f"nvidia-smi XML: <{path}> is not a number: {text!r}", where) from None
+
+
+def _mib(el: ET.Element, path: str, where: Location) -> int:
+    text = _text(el, path, where)
+    m = _MIB.match(text)
+    if not m:
+        raise InputError(f"nvidia-smi XML: <{path}> is not '<n> MiB': {text!r}", where)
+    return int(m.group(1))
+
+
+def parse_xml(text: str, name: str) -> NodeInventory:
+    where = Location(file=name)
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as e:
+        line = e.position[0] if hasattr(e, "position") else None
+        raise InputError(f"not valid XML: {e}", Location(file=name, line=line)) from e
+    if root.tag != "nvidia_smi_log":
+        raise InputError(f"not nvidia-smi -q -x output (root element <{root.tag}>)", where)
+    gpus: list[GpuInfo] = []
+    for g in root.findall("gpu"):
+        gwhere = Location(file=name, cluster=None)
+        bus = g.get("id") or _text(g, "pci/pci_bus_id", gwhere)
+        migs: list[MigInstance] = []
+        mig_mode = _text(g, "mig_mode/current_mig", gwhere, required=False)
+        for md in g.findall("mig_devices/mig_device"):
+            shared = "device_attributes/shared/"
+            migs.append(
+                MigInstance(
+                    gpu_instance_id=_int(md, "gpu_instance_id", gwhere),
+                    compute_instance_id=_int(md, "compute_instance_id", gwhere, 0),
+                    multiprocessors=_int(md, shared + "multiprocessor_count", gwhere),
+                    copy_engines=_int(md, shared + "copy_engine_count", gwhere, 0),
+                    encoders=_int(md, shared + "encoder_count", gwhere, 0),
+                    decoders=_int(md, shared + "decoder_count", gwhere, 0),
+                    ofa_engines=_int(md, shared + "ofa_count", gwhere, 0),
+                    jpeg_engines=_int(md, shared + "jpg_count", gwhere, 0),
+                    memory_mib=_mib(md, "fb_memory_usage/total", gwhere),
+                    uuid=_text(md, "uuid", gwhere, required=False) or None,
+                )
+            )
+        device_id = _text(g, "pci/pci_device_id", gwhere, required=False)
+        gpus.append(
+            GpuInfo(
+                product_name=_text(g, "product_name", gwhere),
+                pci_device_id=f"0x{device_id.upper().removeprefix('0X')}" if device_id else "",
+                uuid=_text(g, "uuid", gwhere),
+                minor=_int(g, "minor_number", gwhere),
+                bus_id=normalise_bus_id(bus),
+                memory_mib=_mib(g, "fb_memory_usage/total", gwhere),
+                mig_enabled=mig_mode == "Enabled",
+                mig=migs,
+            )
+        )
+    if not gpus:
+        raise InputError("nvidia-smi XML lists no <gpu>", where)
+    addressing = _text(root, "gpu/addressing_mode", where, required=False) or None
+    return NodeInventory(
+        driver_version=_text(root, "driver_version", where),
+        cuda_version=_text(root, "cuda_version", where),
+        gpus=gpus,
+        source=name,
+        # the driver publishes addressingMode only on coherent-memory systems (HMM or ATS)
+        addressing_mode=addressing if addressing in ("HMM", "ATS") else None,
+    )
+
+
+def read_xml(path: str) -> NodeInventory:
+    from kubedra.sources.files import _read_text
+
+    return parse_xml(_read_text(path), "<stdin>" if path == "-" else path)
+
+
+def _s(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def read_nvml() -> NodeInventory:  # pragma: no cover - needs an NVIDIA GPU; run on a GPU machine
+    """The same inventory through NVML (``pip install 'kubedra[nvml]'``), with MIG placements and UUIDs."""
+    try:
+        import pynvml
+    except ImportError as e:
+        raise UsageError("--nvml needs nvidia-ml-py: pip install 'kubedra[nvml]'") from e
+    try:
+        pynvml.nvmlInit()
+    except pynvml.NVMLError as e:
+        raise UsageError(f"NVML could not be initialised (no NVIDIA driver here?): {e}") from e
+    try:
+        cuda = pynvml.nvmlSystemGetCudaDriverVersion_v2()
+        inv = NodeInventory(
+            driver_version=_s(pynvml.nvmlSystemGetDriverVersion()),
+            cuda_version=f"{cuda // 1000}.{(cuda % 1000) // 10}",
+            gpus=[],
+            source="nvml",
+        )
+        for i in range(pynvml.nvmlDeviceGetCount()):
+            h = pynvml.nvmlDeviceGetHandleByIndex(i)
+            pci = pynvml.nvmlDeviceGetPciInfo(h)
+            try:
+                current, _pending = pynvml.nvmlDeviceGetMigMode(h)
+                mig_on = current == pynvml.NVML_DEVICE_MIG_ENABLE
+            except pynvml.NVMLError:
+                mig_on = False
+            gpu = GpuInfo(
+                product_name=_s(pynvml.nvmlDeviceGetName(h)),
+                pci_device_id=f"0x{pci.pciDeviceId:08X}",
+                uuid=_s(pynvml.nvmlDeviceGetUUID(h)),
+                minor=int(pynvml.nvmlDeviceGetMinorNumber(h)),
+                bus_id=normalise_bus_id(_s(pci.busId)),
+                memory_mib=int(pynvml.nvmlDeviceGetMemoryInfo(h).total) // (1024 * 1024),
+                mig_enabled=mig_on,
+            )
+            if mig_on:
+                for j in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(h)):
+                    try:
+                        m = pynvml.nvmlDeviceGetMigDeviceHandleByIndex(h, j)
+                    except pynvml.NVMLError:
+                        continue
+                    gi_id = int(pynvml.nvmlDeviceGetGpuInstanceId(m))
+                    attrs = pynvml.nvmlDeviceGetAttributes(m)
+                    gi_info = pynvml.nvmlGpuInstanceGetInfo(pynvml.nvmlDeviceGetGpuInstanceById(h, gi_id))
+                    gpu.mig.append(
+                        MigInstance(
+                            gpu_instance_id=gi_id,
+                            compute_instance_id=int(pynvml.nvmlDeviceGetComputeInstanceId(m)),
+                            multiprocessors=int(attrs.multiprocessorCount),
+                            copy_engines=int(attrs.sharedCopyEngineCount),
+                            encoders=int(attrs.sharedEncoderCount),
+                            decoders=int(attrs.sharedDecoderCount),
+                            ofa_engines=int(attrs.sharedOfaCount),
+                            jpeg_engines=int(attrs.sharedJpegCount),
+                            memory_mib=int(attrs.memorySizeMB),
+                            placement_start=int(gi_info.placement.start),
+                            profile_id=int(gi_info.profileId),
+                            uuid=_s(pynvml.nvmlDeviceGetUUID(m)),
+                        )
+                    )
+            inv.gpus.append(gpu)
+        return inv
+    finally:
+        pynvml.nvmlShutdown()
