@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
@@ -142,7 +141,7 @@ class RuleMeta:
     docs: str
 
     def render_fix(self, params: dict[str, Any]) -> str:
-        text = string.Formatter().vformat(self.fix, (), _Blank(params))
+        text = self.fix.format_map(_Blank(params))
         return " ".join(text.split())
 
 

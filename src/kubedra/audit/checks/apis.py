@@ -88,6 +88,8 @@ def api_lifecycle(ctx: Context, scope: Scope) -> None:
 
 def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -> None:
     t = ctx.target
+    if not entry.classic_dra and entry.is_introduced(t) and not entry.removed and not entry.deprecated:
+        return  # a GA version with no end date: the common case, decided before any formatting
     prefix = f"{how} " if how else ""
     path = ("apiVersion",)
     obj = ObjectRef(entry.api_version, item.kind, item.namespace, item.name)
