@@ -1,0 +1,56 @@
+"""Each known divergence (test_allocator_vs_oracle.KNOWN_DIVERGENCES) on its minimal scenario: kubedra
+and upstream still disagree there, and the divergence's predicate recognises it. When the allocator is
+fixed these tests fail (strict xfail on the agreement), and the entry comes off the list."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubedra.testing.oracle import Oracle
+
+from .compare import difference, implementation, kubedra_outcome, oracle_outcome
+from .test_allocator_vs_oracle import KNOWN_DIVERGENCES
+
+pytestmark = pytest.mark.integration
+
+KNOWN = Path(__file__).parent / "known"
+
+
+def _scenario(name: str) -> dict[str, Any]:
+    with (KNOWN / f"{name}.yaml").open() as f:
+        doc: dict[str, Any] = yaml.safe_load(f)
+    return doc
+
+
+def test_every_known_divergence_has_a_scenario() -> None:
+    files = {p.stem for p in KNOWN.glob("*.yaml")}
+    assert files == set(KNOWN_DIVERGENCES), "known/*.yaml and KNOWN_DIVERGENCES must list the same names"
+
+
+def _outcomes(name: str, oracle: Oracle) -> tuple[dict[str, Any], Any, Any, str | None]:
+    doc = _scenario(name)
+    ours, theirs = kubedra_outcome(doc), oracle_outcome(oracle.run(doc))
+    return doc, ours, theirs, difference(ours, theirs, implementation(doc["features"]) != "stable")
+
+
+@pytest.mark.parametrize("name", list(KNOWN_DIVERGENCES))
+def test_known_divergence_is_recognised(name: str, oracle: Oracle) -> None:
+    doc, ours, theirs, why = _outcomes(name, oracle)
+    if why is not None:
+        assert KNOWN_DIVERGENCES[name][1](doc, ours, theirs), f"{name}: the predicate misses {why}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=d))
+        for n, (d, _) in KNOWN_DIVERGENCES.items()
+    ],
+)
+def test_known_divergence_scenario_agrees(name: str, oracle: Oracle) -> None:
+    *_, why = _outcomes(name, oracle)
+    assert why is None, why

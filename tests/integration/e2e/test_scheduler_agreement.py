@@ -1,0 +1,188 @@
+"""kubedra's scheduling simulation against the real kube-scheduler (issue 3), end to end.
+
+Each scenario creates catalogue GPU nodes, their ResourceSlices, DeviceClasses, ResourceClaimTemplates and
+pods on the testbed's control plane (Kubernetes 1.37.2), lets kube-scheduler bind the pods and allocate
+their claims, runs the same pods through :class:`kubedra.scheduler.simulator.Scheduler`, and asserts the
+same number of pods bound and the same devices handed out per node class (see :mod:`harness`). Each
+scenario also states the numbers it expects, so that agreement on a broken set-up cannot pass.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kubedra.testing.controlplane import ControlPlane
+
+from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed
+
+pytestmark = pytest.mark.integration
+
+GPU = "gpu.nvidia.com"
+MIG = "mig.nvidia.com"
+
+
+def _exactly(cls: str, count: int = 1, cel: str | None = None, **extra: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count, **extra}
+    if cel:
+        body["selectors"] = [{"cel": {"expression": cel}}]
+    return body
+
+
+def _claim(*requests: dict[str, Any]) -> dict[str, Any]:
+    return {"devices": {"requests": list(requests)}}
+
+
+def _profile(name: str) -> str:
+    return f"device.attributes['{GPU}'].profile == '{name}'"
+
+
+def _product(text: str) -> str:
+    return f"device.attributes['{GPU}'].productName.contains('{text}')"
+
+
+def _pods(prefix: str, template: str, n: int) -> list[PodSpec]:
+    return [PodSpec(f"{prefix}-{i}", template) for i in range(n)]
+
+
+TOLERATE = [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}]
+
+SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
+    (
+        Scenario(
+            "full-gpus",
+            [NodeGroup("h100", "H100-80GB", 8, count=2)],
+            {
+                "four": _claim({"name": "gpu", "exactly": _exactly(GPU, 4)}),
+                "one": _claim({"name": "gpu", "exactly": _exactly(GPU, 1)}),
+            },
+            [_pods("quad", "four", 3), _pods("single", "one", 6)],
+        ),
+        {"bound": 7, "usage": {("h100", "gpu"): 16}},
+    ),
+    (
+        Scenario(
+            "static-mig",
+            [NodeGroup("a100", "A100-80GB", 2, "mig-static:all-balanced")],
+            {
+                "3g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("3g.40gb"))}),
+                "1g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("1g.10gb"))}),
+            },
+            [_pods("big", "3g", 3), _pods("small", "1g", 5)],
+        ),
+        {"bound": 6, "usage": {("a100", "mig 3g.40gb"): 2, ("a100", "mig 1g.10gb"): 4}},
+    ),
+    (
+        Scenario(
+            "dynamic-mig-counters",
+            [NodeGroup("h100", "H100-80GB", 2, "mig-dynamic")],
+            {
+                "4g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("4g.40gb"))}),
+                "3g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("3g.40gb"))}),
+                "1g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("1g.10gb"))}),
+                "whole": _claim({"name": "gpu", "exactly": _exactly(GPU)}),
+            },
+            # 4g.40gb fits only at placement 0 (memory slices 0-3), 3g.40gb then at 4 (slices 4-7): after
+            # those the counters of both GPUs are spent and neither a 1g nor a whole GPU fits.
+            [
+                _pods("four", "4g", 2),
+                _pods("three", "3g", 3),
+                _pods("one", "1g", 2),
+                _pods("whole", "whole", 1),
+            ],
+        ),
+        {"bound": 4, "usage": {("h100", "mig 4g.40gb"): 2, ("h100", "mig 3g.40gb"): 2}},
+    ),
+    (
+        Scenario(
+            "first-available-h100-then-a100",
+            [NodeGroup("h100", "H100-80GB", 2), NodeGroup("a100", "A100-80GB", 2)],
+            {
+                "prefer-h100": _claim(
+                    {
+                        "name": "gpu",
+                        "firstAvailable": [
+                            {"name": "h100", **_exactly(GPU, cel=_product("H100"))},
+                            {"name": "a100", **_exactly(GPU, cel=_product("A100"))},
+                        ],
+                    }
+                )
+            },
+            # one pod per phase: the DRA score prefers the node where the first subrequest fits
+            [[p] for p in _pods("train", "prefer-h100", 5)],
+        ),
+        {
+            "bound": 4,
+            "usage": {("h100", "gpu"): 2, ("a100", "gpu"): 2},
+            "requests": {("prefer-h100", "gpu/h100"): 2, ("prefer-h100", "gpu/a100"): 2},
+        },
+    ),
+    (
+        Scenario(
+            "tainted-devices",
+            [NodeGroup("h100", "H100-80GB", 4)],
+            {
+                "plain": _claim({"name": "gpu", "exactly": _exactly(GPU)}),
+                "tolerating": _claim({"name": "gpu", "exactly": _exactly(GPU, tolerations=TOLERATE)}),
+            },
+            [_pods("plain", "plain", 3), _pods("tolerating", "tolerating", 2)],
+            taint_rules=[
+                {
+                    "deviceSelector": {"driver": GPU, "pool": "{h100}", "device": dev},
+                    "taint": {"key": "example.com/maintenance", "value": "planned", "effect": "NoSchedule"},
+                }
+                for dev in ("gpu-0", "gpu-1")
+            ],
+        ),
+        {
+            "bound": 4,
+            "usage": {("h100", "gpu"): 4},
+            "devices": {"h100": ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]},
+        },
+    ),
+]
+
+
+@pytest.fixture
+def testbed_for(controlplane: ControlPlane) -> Iterator[Any]:
+    made: list[Testbed] = []
+
+    def make(scenario: Scenario) -> Testbed:
+        tb = Testbed(controlplane, scenario)
+        made.append(tb)
+        tb.create()
+        return tb
+
+    yield make
+    for tb in made:
+        tb.delete()
+
+
+def _check_expected(summary: Summary, expected: dict[str, Any]) -> None:
+    got = summary.comparable()
+    assert got["bound"] == expected["bound"], (
+        f"bound {got['bound']}, the scenario expects {expected['bound']}"
+    )
+    assert summary.usage == expected["usage"]
+    if "requests" in expected:
+        assert summary.requests == expected["requests"]
+    if "devices" in expected:
+        assert summary.devices == expected["devices"]
+
+
+@pytest.mark.parametrize(("scenario", "expected"), SCENARIOS, ids=[s.name for s, _ in SCENARIOS])
+def test_simulation_matches_kube_scheduler(
+    scenario: Scenario, expected: dict[str, Any], testbed_for: Any
+) -> None:
+    tb = testbed_for(scenario)
+    real = tb.run()
+    simulated = tb.simulate()
+    assert simulated.comparable() == real.comparable(), (
+        f"kubedra's simulation differs from kube-scheduler in {scenario.name}:\n"
+        f"  kube-scheduler {json.dumps(real.comparable(), default=str)}\n"
+        f"  kubedra        {json.dumps(simulated.comparable(), default=str)}"
+    )
+    _check_expected(real, expected)
