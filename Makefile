@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed
+.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,7 +33,14 @@ test-unit: $(STAMP)
 test-integration: $(STAMP) testbed
 	$(BIN)/python -m pytest -q -m integration tests
 
-test: lint typecheck test-unit test-integration
+test: lint typecheck browser test-unit test-integration
+
+# Headless Chromium for the HTML report tests (Debian package); the tests skip without it except under CI.
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	    else echo "chromium not installed (apt-get install chromium): the browser tests will skip"; fi; }
 
 testbed:
 	@if [ -f testbed/Makefile ]; then $(MAKE) -C testbed all test; fi

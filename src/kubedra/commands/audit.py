@@ -55,6 +55,7 @@ FORMATS = ("table", "json", "yaml", "markdown", "csv", "sarif")
 @click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per cluster request.")
 @click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
+@click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 def audit(
     paths: tuple[str, ...],
     filenames: tuple[str, ...],
@@ -74,6 +75,7 @@ def audit(
     fmt: str,
     timeout: float,
     list_rules: bool,
+    html_file: str | None = None,
 ) -> None:
     """Report what will break when this fleet moves to --target-version: removed and deprecated APIs (DRA
     included), GPUs still on the device plugin, DRA health, admission webhooks, CRDs and cluster configuration.
@@ -121,6 +123,7 @@ def _audit(
     fmt: str,
     timeout: float,
     list_rules: bool,
+    html_file: str | None = None,
 ) -> None:
     from kubedra import __version__
     from kubedra.audit import engine, inputs, render
@@ -231,6 +234,10 @@ def _audit(
         objects_scanned=sum(len(s.items) for s in scopes),
         clusters=clusters,
     )
+    if html_file:
+        from kubedra.report.pages import write_audit
+
+        write_audit(html_file, report.to_dict())
     if fmt == "json":
         click.echo(output.to_json(report.to_dict()), nl=False)
     elif fmt == "yaml":

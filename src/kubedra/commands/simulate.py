@@ -221,6 +221,7 @@ def simulation_options(f: Any) -> Any:
     help="Exit 1 when a pod stays pending with DRA (or in the only mode simulated).",
 )
 @click.option("--pods", "show_pods", is_flag=True, help="Also list every pod with its node and devices.")
+@click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 def simulate(
     files: tuple[str, ...],
     mode: str,
@@ -240,6 +241,7 @@ def simulate(
     save_cluster: str | None,
     fail_on_pending: bool,
     show_pods: bool,
+    html_file: str | None = None,
 ) -> None:
     """Schedule the same workloads with the NVIDIA device plugin and with DRA, and compare.
 
@@ -278,6 +280,10 @@ def simulate(
     if save_cluster:
         write_cluster(sim, save_cluster)
     report(sim, opts, output, chart=chart, bound=bound)
+    if html_file:
+        from kubedra.report.pages import write_simulation
+
+        write_simulation(html_file, sim)
     if show_pods and output == "table":
         from kubedra.simulate.render import pods_table
 

@@ -1,0 +1,67 @@
+"""Load a report in headless Chromium and read back the DOM and the console.
+
+Chromium comes from the Debian package ``chromium`` (``make browser`` installs it). Without it the browser tests
+skip on a developer machine and fail under CI (``CI=true``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+    "--enable-logging=stderr",
+    "--v=0",
+    "--virtual-time-budget=3000",
+)
+
+
+def chromium() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome", "chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    msg = "headless Chromium not found (Debian: apt-get install chromium, or `make browser`)"
+    if os.environ.get("CI") == "true":
+        pytest.fail(msg, pytrace=False)
+    pytest.skip(msg)
+
+
+@dataclass
+class Loaded:
+    dom: str
+    console: list[str]  # console messages and page errors Chromium logged
+
+
+def load(page: Path, timeout: float = 90.0) -> Loaded:
+    exe = chromium()
+    with tempfile.TemporaryDirectory(prefix="kubedra-chromium-") as profile:
+        proc = subprocess.run(
+            [exe, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    if proc.returncode != 0 or "<html" not in proc.stdout:
+        raise AssertionError(f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    console = [
+        ln
+        for ln in proc.stderr.splitlines()
+        if "CONSOLE" in ln or "Uncaught" in ln or "Refused to" in ln or "Content Security Policy" in ln
+    ]
+    return Loaded(proc.stdout, console)
