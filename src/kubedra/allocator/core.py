@@ -242,6 +242,8 @@ class Allocator:
             self._pool_slice_names.setdefault(s.pool.name, []).append(s.name)
         self._shared_index: set[DeviceID] = {(s[0], s[1], s[2]) for s in self.allocated.shared_ids}
         self.allocate_one_calls = 0
+        # node name -> (node, its pools, its candidate devices); slices are fixed for the allocator's life
+        self._pools: dict[str, tuple[Node, list[Pool], list[_Dev] | None]] = {}
 
     # ------------------------------------------------------------------ incremental use (simulator)
     def note_allocated(self, claim: ResourceClaim) -> None:
@@ -271,6 +273,14 @@ class Allocator:
 
     def fresh_share_ids(self, result: AllocationResult) -> AllocationResult:
         """A copy of ``result`` with new shareIDs (a cached result may be reused for another claim)."""
+        if all(r.share_id is None for r in result.results):
+            # nothing to renew: a new result object around the same (never mutated) device results
+            return AllocationResult(
+                results=list(result.results),
+                config=list(result.config),
+                node_selector=result.node_selector,
+                allocation_timestamp=result.allocation_timestamp,
+            )
         out = copy.copy(result)
         out.results = [
             copy.copy(r) if r.share_id is None else dataclasses.replace(r, share_id=self.share_id_factory())
@@ -283,13 +293,36 @@ class Allocator:
         return did in a.devices or did in a.capacity or did in self._shared_index
 
     def pools_for(self, node: Node) -> list[Pool]:
+        """The node's pools. Slices do not change during an Allocator's life, so they are gathered once per
+        node (object) and reused by later calls (the simulator calls allocate many times per node)."""
+        hit = self._pools.get(node.name)
+        if hit is not None and hit[0] is node:
+            return hit[1]
         slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
         try:
-            return gather_pools(
+            pools = gather_pools(
                 slices_for_node, node, self.features, self.all_slices, pool_counters=self.pool_counters
             )
         except PoolError as e:
             raise AllocationError(f"gather pool information: {e}") from None
+        self._pools[node.name] = (node, pools, None)
+        return pools
+
+    def _candidates(self, node: Node, pools: list[Pool]) -> list[_Dev]:
+        """Every device of the node's complete, valid pools, in pool and slice order (cached with the pools)."""
+        hit = self._pools.get(node.name)
+        if hit is not None and hit[0] is node and hit[1] is pools and hit[2] is not None:
+            return hit[2]
+        cands = [
+            _Dev((p.driver, p.name, d.name), d, s, p)
+            for p in pools
+            if not (p.incomplete or p.invalid)
+            for s in p.slices
+            for d in s.devices
+        ]
+        if hit is not None and hit[0] is node and hit[1] is pools:
+            self._pools[node.name] = (node, pools, cands)
+        return cands
 
     def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
         """Results for every claim, None when they cannot all be allocated on this node.
@@ -310,13 +343,7 @@ class _Run:
         self.node = node
         self.claims = claims
         self.pools = pools
-        self.candidates: list[_Dev] = [
-            _Dev((p.driver, p.name, d.name), d, s, p)
-            for p in pools
-            if not (p.incomplete or p.invalid)
-            for s in p.slices
-            for d in s.devices
-        ]
+        self.candidates: list[_Dev] = a._candidates(node, pools)
         self.req_data: dict[tuple[int, int, int], _ReqData] = {}
         self.constraints: list[list[Constraint]] = []
         self.match_cache: dict[tuple[DeviceID, int, int, int], bool] = {}

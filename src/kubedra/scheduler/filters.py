@@ -118,3 +118,18 @@ def resources_fit(
         if free.get(name, 0) < want:
             return "Too many pods" if name == "pods" else f"Insufficient {name}"
     return None
+
+
+def resources_fit_node(
+    requests: Mapping[str, int],
+    allocatable: Mapping[str, int],
+    used: Mapping[str, int],
+    skip: frozenset[str] = frozenset(),
+) -> str | None:
+    """:func:`resources_fit` with free = allocatable - used, without building the free map."""
+    for name, want in requests.items():
+        if want <= 0 or name in skip:
+            continue
+        if allocatable.get(name, 0) - used.get(name, 0) < want:
+            return "Too many pods" if name == "pods" else f"Insufficient {name}"
+    return None

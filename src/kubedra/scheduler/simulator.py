@@ -22,6 +22,8 @@ non-node-local pool) changes, so each pod re-runs the allocator only where somet
 from __future__ import annotations
 
 import copy
+import gc
+from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +50,7 @@ MIN_FEASIBLE_NODES = 100
 MIN_FEASIBLE_PERCENT = 5
 BASE_PERCENT = 50
 DRA_FAILURE = "cannot allocate all claims"
+MAX_CLASSES = 256  # pod equivalence classes whose per-node results are kept
 
 
 def num_feasible_nodes_to_find(n: int, percentage: int | None = None) -> int:
@@ -76,6 +79,23 @@ class SimNode:
 
     def free(self) -> dict[str, int]:
         return {k: v - self.used.get(k, 0) for k, v in self.allocatable.items()}
+
+
+class _ClassState:
+    """Per-node filter results and scores of one pod equivalence class, and its feasible nodes (sorted)."""
+
+    __slots__ = ("base", "dra", "fatal", "feasible", "fits", "log_pos", "required", "static_fail", "with_dra")
+
+    def __init__(self, n: int) -> None:
+        self.fits: list[_Fit | None] = [None] * n
+        self.base = [0] * n  # int(NodeResourcesFit) + int(BalancedAllocation)
+        self.dra = [0] * n  # DynamicResources prioritized-list score
+        self.feasible: list[int] = []
+        self.fatal: set[int] = set()
+        self.static_fail: set[int] = set()  # nodes failing the node-only filters (affinity, taints...)
+        self.with_dra: set[int] = set()  # feasible nodes with a non-zero DRA score
+        self.log_pos = -1  # position in the scheduler's change log; -1: never synced
+        self.required: tuple[Any] | None = None  # the pods' required node affinity, once computed
 
 
 @dataclass
@@ -111,6 +131,7 @@ class Scheduler:
         percentage_of_nodes_to_score: int | None = None,
         dra: bool = True,
         preemption: bool = True,
+        fast: bool = True,
     ) -> None:
         self.cfg = cfg
         self.scoring = scoring
@@ -141,6 +162,11 @@ class Scheduler:
         self.bound: list[SimPod] = []
         self.evicted: list[SimPod] = []
         self.allocate_calls = 0
+        self.fast = fast
+        # equivalence classes of pods (same claims, requests, placement constraints): their filter and score
+        # results per node, refreshed from the change log (node indexes whose state changed; -1: all)
+        self._changes: list[int] = []
+        self._classes: dict[tuple[Any, ...], _ClassState] = {}
 
     # ------------------------------------------------------------------ extended resources (KEP-5004)
     def _extended_resource_classes(self) -> dict[str, DeviceClass]:
@@ -169,8 +195,10 @@ class Scheduler:
                 owner = self.node_local_pools.get((r.driver, r.pool))
                 if owner is None:
                     self.shared_version += 1
+                    self._changes.append(-1)
                 elif owner in self.by_name:
                     self.by_name[owner].version += 1
+                    self._changes.append(self.by_name[owner].index)
                 self.allocator.invalidate_pool(r.pool, r.driver)
 
     def bind(self, sp: SimPod, node: SimNode, fit: _Fit) -> None:
@@ -181,6 +209,7 @@ class Scheduler:
         node.score_mem += sp.score_mem
         node.pods.append(sp)
         node.version += 1
+        self._changes.append(node.index)
         sp.node = node.name
         sp.reason = None
         devices: list[str] = []
@@ -212,6 +241,7 @@ class Scheduler:
         node.score_mem -= sp.score_mem
         node.pods.remove(sp)
         node.version += 1
+        self._changes.append(node.index)
         released = []
         for claim in sp.extra.get("own_claims", []):
             if claim.allocation is not None and not self._claim_in_use_elsewhere(claim, sp):
@@ -245,20 +275,25 @@ class Scheduler:
             (id(c), id(c.allocation)) for c in sp.claims if c.allocation is not None
         )
 
-    def filter_node(self, sp: SimPod, node: SimNode, required: Any) -> _Fit:
+    def static_reason(self, sp: SimPod, node: SimNode, required: Any) -> str | None:
+        """The filters that depend only on the node object (not on what runs there)."""
         pod = sp.pod
-        reason = (
+        return (
             filters.unschedulable(pod, node.node)
             or filters.node_affinity(pod, node.node, required)
             or filters.taints(pod, node.node)
         )
+
+    def filter_node(self, sp: SimPod, node: SimNode, required: Any, *, static_ok: bool = False) -> _Fit:
+        pod = sp.pod
+        reason = None if static_ok else self.static_reason(sp, node, required)
         if reason:
             return _Fit(False, reason)
         claims, skip = self._pod_claims_for_node(sp, node) if self.dra else ([], frozenset())
-        free = node.free()
-        if PODS in node.allocatable and free.get(PODS, 0) < 1:
+        allocatable, used = node.allocatable, node.used
+        if PODS in allocatable and allocatable[PODS] - used.get(PODS, 0) < 1:
             return _Fit(False, "Too many pods")
-        reason = filters.resources_fit(sp.requests, free, skip)
+        reason = filters.resources_fit_node(sp.requests, allocatable, used, skip)
         if reason:
             return _Fit(False, reason)
         if not self.dra:
@@ -351,6 +386,8 @@ class Scheduler:
 
     # ------------------------------------------------------------------ one pod
     def try_schedule(self, sp: SimPod) -> Outcome:
+        if self.fast:
+            return self._try_schedule_fast(sp)
         feasible, reasons, fatal = self.find_feasible(sp)
         if fatal is not None:
             return Outcome(False, reason=f"error: {fatal}")
@@ -378,8 +415,144 @@ class Scheduler:
             out[short_reason(self.allocator, node.node, claims)] += 1
         return out
 
+    # ------------------------------------------------------------------ fast path (same decisions)
+    def _class_key(self, sp: SimPod) -> tuple[Any, ...]:
+        """What filter and score results depend on, besides the node: pods with equal keys get equal results."""
+        pod = sp.pod
+        ext = sp.extra.get("ext_claim")
+        return (
+            tuple(
+                id(c.spec) if c.allocation is None else ("allocated", id(c), id(c.allocation))
+                for c in sp.claims
+            ),
+            id(ext.spec) if ext is not None else None,
+            tuple(sorted(sp.requests.items())),
+            sp.score_cpu,
+            sp.score_mem,
+            tuple(sorted(pod.node_selector.items())),
+            repr(pod.affinity) if pod.affinity else None,
+            tuple((t.key, t.operator, t.value, t.effect) for t in pod.tolerations),
+        )
+
+    def _class_for(self, sp: SimPod) -> _ClassState:
+        key = self._class_key(sp)
+        cls = self._classes.get(key)
+        if cls is None:
+            if len(self._classes) >= MAX_CLASSES:
+                self._classes.pop(next(iter(self._classes)))
+            cls = _ClassState(len(self.nodes))
+            self._classes[key] = cls
+        else:  # most recently used last
+            self._classes[key] = self._classes.pop(key)
+        return cls
+
+    def _sync(self, cls: _ClassState, sp: SimPod) -> None:
+        """Refresh the class's results for the nodes that changed since it last looked."""
+        if cls.log_pos < 0 or -1 in self._changes[cls.log_pos :]:
+            dirty: Iterable[int] = range(len(self.nodes))
+        else:
+            dirty = set(self._changes[cls.log_pos :])
+        cls.log_pos = len(self._changes)
+        if cls.required is None:
+            cls.required = (filters.required_affinity(sp.pod),)
+        required = cls.required[0]
+        for i in dirty:
+            node = self.nodes[i]
+            was = cls.fits[i]
+            if was is None:
+                static = self.static_reason(sp, node, required)
+                if static:
+                    cls.fits[i] = _Fit(False, static)
+                    cls.static_fail.add(i)
+                    continue
+            elif i in cls.static_fail:
+                continue  # labels, taints and unschedulable do not change during a simulation
+            fit = self.filter_node(sp, node, required, static_ok=True)
+            cls.fits[i] = fit
+            if fit.fatal is not None:
+                cls.fatal.add(i)
+            else:
+                cls.fatal.discard(i)
+            if fit.ok:
+                f, b = self._fit_score(sp, node)
+                cls.base[i] = int(f) + int(b)
+                cls.dra[i] = fit.dra_score
+                if fit.dra_score:
+                    cls.with_dra.add(i)
+                else:
+                    cls.with_dra.discard(i)
+                if was is None or not was.ok:
+                    insort(cls.feasible, i)
+            else:
+                cls.with_dra.discard(i)
+                if was is not None and was.ok:
+                    del cls.feasible[bisect_left(cls.feasible, i)]
+
+    def _try_schedule_fast(self, sp: SimPod) -> Outcome:
+        cls = self._class_for(sp)
+        self._sync(cls, sp)
+        n = len(self.nodes)
+        if cls.fatal or n == 0:
+            return self._try_schedule_slow(sp)
+        want = num_feasible_nodes_to_find(n, self.percentage)
+        feasible = cls.feasible
+        start = self.next_start
+        if not feasible:
+            reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.fits if f is not None)
+            return Outcome(False, reason=self.pending_reason(sp, reasons))
+        p = bisect_left(feasible, start)
+        if len(feasible) >= want:
+            window = feasible[p : p + want]
+            if len(window) < want:
+                window += feasible[: want - len(window)]
+            processed = (window[-1] - start) % n + 1
+        else:
+            window = feasible[p:] + feasible[:p]
+            processed = n
+        self.next_start = (start + processed) % n
+        if len(window) == 1:
+            best = window[0]
+        elif cls.with_dra:
+            max_dra = max(cls.dra[i] for i in window)
+            best, best_score = window[0], -1
+            for i in window:
+                total = cls.base[i] + (int(cls.dra[i] * MAX_SCORE / max_dra) if max_dra else 0)
+                if total > best_score:
+                    best, best_score = i, total
+        else:
+            best = max(window, key=cls.base.__getitem__)
+        node = self.nodes[best]
+        chosen = cls.fits[best]
+        assert chosen is not None
+        fit = _Fit(True)
+        if chosen.results is not None:  # the class's allocation, for this pod's own claims (same specs)
+            claims, _ = self._pod_claims_for_node(sp, node)
+            fit = _Fit(True, None, chosen.results, claims, chosen.dra_score)
+        self.bind(sp, node, fit)
+        return Outcome(True, node.name)
+
+    def _try_schedule_slow(self, sp: SimPod) -> Outcome:
+        feasible, reasons, fatal = self.find_feasible(sp)
+        if fatal is not None:
+            return Outcome(False, reason=f"error: {fatal}")
+        if not feasible:
+            return Outcome(False, reason=self.pending_reason(sp, reasons))
+        node, fit = self.pick(sp, feasible)
+        self.bind(sp, node, fit)
+        return Outcome(True, node.name)
+
     # ------------------------------------------------------------------ the loop
     def run(self, pods: Sequence[SimPod], gangs: dict[str, int] | None = None) -> None:
+        # the loop allocates many short-lived objects and few cycles: the cyclic GC only costs time here
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            self._run(pods, gangs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def _run(self, pods: Sequence[SimPod], gangs: dict[str, int] | None = None) -> None:
         gangs = gangs or {}
         for sp in pods:
             if sp.pod.node_name and sp.pod.node_name in self.by_name:

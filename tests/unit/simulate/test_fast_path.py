@@ -1,0 +1,125 @@
+"""The scheduler's fast path (per-class cached filter results and scores) decides exactly like the
+per-node loop it replaces: same nodes, devices, reasons and evictions, on random clusters and pods."""
+
+from __future__ import annotations
+
+from allocator.helpers import cls, dev, req, slice_
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubedra.allocator.session import engine_config
+from kubedra.model.objects import (
+    Container,
+    DeviceClaim,
+    Node,
+    ObjectMeta,
+    Pod,
+    PodResourceClaim,
+    ResourceClaimTemplate,
+    Taint,
+    Toleration,
+)
+from kubedra.model.quantity import Quantity
+from kubedra.scheduler.build import build_sim_pods
+from kubedra.scheduler.simulator import Scheduler
+
+CFG = engine_config("1.37")
+
+
+def cluster(spec):
+    nodes, slices = [], []
+    for i, (devices, cpu, tainted, zone) in enumerate(spec):
+        n = Node(meta=ObjectMeta(name=f"n{i}", labels={"zone": zone}))
+        n.allocatable = {
+            "cpu": Quantity.from_int(cpu),
+            "memory": Quantity.parse("64Gi"),
+            "pods": Quantity.from_int(110),
+            "example.com/gpu": Quantity.from_int(devices),
+        }
+        if tainted:
+            n.taints = [Taint(key="gpu", effect="NoSchedule")]
+        nodes.append(n)
+        if devices:
+            slices.append(
+                slice_(f"s{i}", [dev(f"d{g}") for g in range(devices)], pool=f"n{i}", node_name=f"n{i}")
+            )
+    return nodes, slices
+
+
+def pods(spec):
+    out = []
+    for i, (count, cpu, prio, tolerate, zone) in enumerate(spec):
+        p = Pod(
+            meta=ObjectMeta(name=f"p{i}", namespace="default"),
+            containers=[
+                Container(
+                    name="c",
+                    requests={"cpu": Quantity.from_int(cpu), "example.com/gpu": Quantity.from_int(count)},
+                )
+            ],
+            resource_claims=[PodResourceClaim(name="gpu", resource_claim_template_name=f"t{count}")],
+            priority=prio,
+        )
+        if tolerate:
+            p.tolerations = [Toleration(key="gpu", operator="Exists", effect="NoSchedule")]
+        if zone:
+            p.node_selector = {"zone": zone}
+        out.append(p)
+    return out
+
+
+TEMPLATES = [
+    ResourceClaimTemplate(
+        meta=ObjectMeta(name=f"t{k}", namespace="default"), spec=DeviceClaim(requests=[req("gpu", k)])
+    )
+    for k in (1, 2, 3)
+]
+
+NODE = st.tuples(st.integers(0, 4), st.integers(1, 8), st.booleans(), st.sampled_from(["a", "b"]))
+POD = st.tuples(
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from([None, 0, 10, 100]),
+    st.booleans(),
+    st.sampled_from([None, "a", "b"]),
+)
+
+
+def outcome(fast: bool, node_spec, pod_spec, dra: bool, scoring: str, gangs: bool):
+    nodes, slices = cluster(node_spec)
+    s = Scheduler(
+        CFG, nodes, [cls()] if dra else [], slices if dra else [], scoring=scoring, dra=dra, fast=fast
+    )
+    the_pods = pods(pod_spec)
+    if gangs:
+        for p in the_pods[::2]:
+            p.scheduling_group = "g"
+    sims = build_sim_pods(the_pods, TEMPLATES if dra else [], [])
+    s.run(sims, gangs={"default/g": 2} if gangs else None)
+    return (
+        [(p.name, p.node, tuple(p.devices), p.reason) for p in sims],
+        [p.name for p in s.evicted],
+        s.next_start,
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    node_spec=st.lists(NODE, min_size=1, max_size=7),
+    pod_spec=st.lists(POD, min_size=1, max_size=14),
+    dra=st.booleans(),
+    scoring=st.sampled_from(["LeastAllocated", "MostAllocated"]),
+    gangs=st.booleans(),
+)
+def test_fast_path_decides_like_the_node_loop(node_spec, pod_spec, dra, scoring, gangs):
+    assert outcome(True, node_spec, pod_spec, dra, scoring, gangs) == outcome(
+        False, node_spec, pod_spec, dra, scoring, gangs
+    )
+
+
+def test_fast_path_on_more_than_a_hundred_nodes_uses_the_same_window():
+    spec = [(2, 4, False, "a")] * 130
+    pod_spec = [(1, 1, None, False, None)] * 200
+    assert outcome(True, spec, pod_spec, True, "LeastAllocated", False) == outcome(
+        False, spec, pod_spec, True, "LeastAllocated", False
+    )
