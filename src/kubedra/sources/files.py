@@ -10,6 +10,8 @@ with ruamel.yaml (see ``kubedra.migrate``).
 
 from __future__ import annotations
 
+import functools
+import gc
 import json
 import os
 import sys
@@ -39,6 +41,87 @@ class _Constructor(yaml.constructor.SafeConstructor):
 _Constructor.add_constructor(  # type: ignore[type-var]
     "tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_str
 )
+
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_MERGE = "tag:yaml.org,2002:merge"
+_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+
+
+class _Unusual(Exception):
+    """The document needs the full constructor."""
+
+
+class _FastLoader(_Loader):
+    """The C loader with implicit tag resolution cached per (value, plain): manifests repeat the same keys
+    and values over and over, and resolution is called from C for every scalar."""
+
+    _resolver = _Loader(" ")  # a stock resolver instance, for cache misses
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode:
+            return _resolve_scalar(value, bool(implicit[0]))
+        return _Loader.resolve(self, kind, value, implicit)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resolve_scalar(value: str, plain: bool) -> str:
+    tag: str = _Loader.resolve(_FastLoader._resolver, yaml.ScalarNode, value, (plain, not plain))
+    return tag
+
+
+_scalar_constructor = yaml.constructor.SafeConstructor()
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    tag = node.tag
+    if tag in (_STR, _TIMESTAMP):
+        return node.value
+    if tag == _INT:
+        return _scalar_constructor.construct_yaml_int(node)
+    if tag == _BOOL:
+        return _BOOLS[node.value.lower()]
+    if tag == _NULL:
+        return None
+    if tag == _FLOAT:
+        return _scalar_constructor.construct_yaml_float(node)
+    raise _Unusual(tag)
+
+
+def _convert(node: yaml.Node) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar(node)
+    if isinstance(node, yaml.MappingNode):
+        if node.tag != _MAP:
+            raise _Unusual(node.tag)
+        out: dict[Any, Any] = {}
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE:
+                raise _Unusual("complex or merge key")
+            out[_scalar(k)] = _convert(v)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        if node.tag != _SEQ:
+            raise _Unusual(node.tag)
+        return [_convert(v) for v in node.value]
+    raise _Unusual(type(node).__name__)
+
+
+def construct(node: yaml.Node) -> Any:
+    """Build the Python object of a document node: a direct conversion for the core tags (str, int, float,
+    bool, null; timestamps stay strings), PyYAML's SafeConstructor for anything else (other tags, merge keys,
+    complex keys), so results are identical to ``yaml.safe_load`` apart from timestamps."""
+    try:
+        return _convert(node)
+    except _Unusual:
+        return _Constructor().construct_document(node)
 
 
 @dataclass
@@ -128,7 +211,8 @@ def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
             raise InputError(f"no such file or directory: {p}")
 
 
-def _read_text(name: str) -> str:
+def read_text(name: str) -> str:
+    """A manifest file's text (``-`` reads stdin); unreadable or non-UTF-8 files raise InputError."""
     if name == STDIN:
         return sys.stdin.read()
     try:
@@ -203,15 +287,16 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
             for d in docs:
                 _expand(d, node if len(docs) == 1 else None, display, 1, result.documents, result.errors)
             return result
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building many small containers triggers needless collections (3-4x slower)
     try:
-        loader = _Loader(text)
+        loader = _FastLoader(text)
         try:
             while loader.check_node():
                 node = loader.get_node()
                 if node is None:
                     continue
-                constructor = _Constructor()
-                obj = constructor.construct_document(node)
+                obj = construct(node)
                 _expand(
                     obj,
                     node if keep_nodes else None,
@@ -224,6 +309,9 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
             loader.dispose()
     except yaml.YAMLError as e:
         result.errors.append(_yaml_error(display, e))
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     for i, d in enumerate(result.documents):
         d.index = i
     return result
@@ -238,7 +326,7 @@ def load(paths: Iterable[str], *, strict: bool = True, keep_nodes: bool = True) 
     result = LoadResult()
     for name in iter_manifest_files(paths):
         try:
-            text = _read_text(name)
+            text = read_text(name)
         except InputError as e:
             if strict:
                 raise
@@ -250,3 +338,18 @@ def load(paths: Iterable[str], *, strict: bool = True, keep_nodes: bool = True) 
         result.documents.extend(one.documents)
         result.errors.extend(one.errors)
     return result
+
+
+_read_text = read_text  # older name, still used by a few modules
+
+
+def load_each(paths: Iterable[str], *, keep_nodes: bool = True) -> Iterator[tuple[str, LoadResult]]:
+    """(file, its documents and errors) for every manifest under ``paths``; unreadable files become errors.
+    For scans that report per file and go on (audit)."""
+    for name in iter_manifest_files(paths):
+        try:
+            text = read_text(name)
+        except InputError as e:
+            yield name, LoadResult(errors=[e])
+            continue
+        yield name, parse_text(text, name, keep_nodes=keep_nodes)
