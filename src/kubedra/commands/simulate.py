@@ -73,9 +73,9 @@ def write_cluster(sim: Simulation, path: str) -> None:
     """Both views (device-plugin Nodes, then the DRA view), as YAML that ``-f`` reads back."""
     docs: list[Any] = []
     for mode, view in sim.cluster.views.items():
-        if not view.objects:
-            continue
-        docs.append((mode, view.objects))
+        objs = view.all_objects()
+        if objs:
+            docs.append((mode, objs))
     if not docs:
         raise UsageError("--save-cluster: nothing was generated or derived (the cluster came from the input)")
     parts = ["# kubedra simulate --save-cluster: the cluster as each view sees it\n"]

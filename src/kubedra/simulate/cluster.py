@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,7 +102,12 @@ class ClusterView:
     slices: list[ResourceSlice] = field(default_factory=list)
     taint_rules: list[DeviceTaintRule] = field(default_factory=list)
     claims: list[ResourceClaim] = field(default_factory=list)
-    objects: list[dict[str, Any]] = field(default_factory=list)  # as generated / derived, for --save-cluster
+    objects: list[dict[str, Any]] = field(default_factory=list)  # derived objects, for --save-cluster
+    source: Callable[[], list[dict[str, Any]]] | None = None  # generated objects, made on demand
+
+    def all_objects(self) -> list[dict[str, Any]]:
+        return self.source() if self.source is not None else list(self.objects)
+
     dp_info: dict[str, DpNodeInfo] = field(default_factory=dict)
     devices: dict[tuple[str, str, str], DeviceInfo] = field(default_factory=dict)
 
@@ -263,17 +268,20 @@ def generated_cluster(opts: ClusterOptions) -> Cluster:
     assert opts.nodes is not None
     cluster = Cluster(generated=True, spec=opts.nodes)
     gpu_mode = opts.gpu_mode or "full"
+    from kubedra.simulate.catalogue import typed_cluster
+
+    spec, target = opts.nodes, opts.target_version
     if DP in opts.modes:
         dp_mode = _dp_mode_for(gpu_mode, opts.dp_gpu_mode, cluster.notes)
-        objs = nvidia.cluster(opts.nodes, dp_mode, opts.target_version, device_plugin=True)
-        inv = build_inventory(_docs(objs, "<--nodes>"))
-        view = ClusterView(DP, nodes=inv.nodes, objects=objs)
+        nodes, _, _ = typed_cluster(spec, dp_mode, target, device_plugin=True)
+        view = ClusterView(DP, nodes=nodes)
+        view.source = lambda: nvidia.cluster(spec, dp_mode, target, device_plugin=True)
         view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
         cluster.views[DP] = view
     if DRA in opts.modes:
-        objs = nvidia.cluster(opts.nodes, gpu_mode, opts.target_version, device_plugin=False)
-        inv = build_inventory(_docs(objs, "<--nodes>"))
-        view = ClusterView(DRA, nodes=inv.nodes, classes=inv.classes, slices=inv.slices, objects=objs)
+        nodes, slices, classes = typed_cluster(spec, gpu_mode, target, device_plugin=False)
+        view = ClusterView(DRA, nodes=nodes, classes=classes, slices=slices)
+        view.source = lambda: nvidia.cluster(spec, gpu_mode, target, device_plugin=False)
         view.devices = device_infos(view.slices)
         cluster.views[DRA] = view
     if nvidia.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":

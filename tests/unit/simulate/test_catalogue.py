@@ -1,0 +1,38 @@
+"""Copied catalogue nodes are exactly what the parser makes of the catalogue's own objects."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubedra.model.parse import parse_object
+from kubedra.simulate.catalogue import typed_cluster
+from kubedra.sources import nvidia
+
+
+@pytest.mark.parametrize(
+    ("spec", "mode", "version"),
+    [
+        ("3x8xH100-80GB", "mig-dynamic", "1.37"),
+        ("2x4xA100-80GB", "mig-dynamic", "1.34"),
+        ("3x2xA100-40GB", "mig-static:all-balanced", "1.37"),
+        ("2x2xH100-80GB,2x1xL40S", "full", "1.36"),
+        ("2x2xH200", "time-slicing:4", "1.35"),
+    ],
+)
+def test_copies_equal_parsed_catalogue_objects(spec, mode, version):
+    nodes, slices, classes = typed_cluster(spec, mode, version, device_plugin=False)
+    want = [parse_object(o).obj for o in nvidia.cluster(spec, mode, version, device_plugin=False)]
+    assert [o for o in want if o.__class__.__name__ == "ResourceSlice"] == slices
+    assert [o for o in want if o.__class__.__name__ == "Node"] == nodes
+    assert [o for o in want if o.__class__.__name__ == "DeviceClass"] == classes
+
+
+def test_device_plugin_nodes_equal_parsed_catalogue_nodes():
+    nodes, slices, classes = typed_cluster(
+        "2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True
+    )
+    want = [
+        parse_object(o).obj
+        for o in nvidia.cluster("2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True)
+    ]
+    assert nodes == want and not slices and not classes
