@@ -1,5 +1,6 @@
-"""``kubedra audit`` against the real 1.37 control plane from the testbed: discovery, what a restricted
-ServiceAccount cannot see, the shipped read-only ClusterRole, Helm release secrets, managedFields, metrics.
+"""``kubedra audit`` against the real 1.37 control plane from the testbed: discovery, pagination, what a
+restricted ServiceAccount cannot see, the shipped read-only ClusterRole, Helm release secrets, operator CRDs,
+managedFields, metrics, several contexts, bad credentials, clusters and files together.
 
 The control plane is shared by the session: everything here lives in namespaces/names prefixed
 ``audit-it-`` and cluster-scoped objects are deleted again; assertions only look at our own objects.
@@ -8,8 +9,6 @@ The control plane is shared by the session: everything here lives in namespaces/
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,113 +16,35 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers import (
+    Objects,
+    crd,
+    create,
+    delete,
+    establish_crd,
+    kubedra_inprocess,
+    kubedra_json,
+    mine,
+    record_requests,
+    sa_kubeconfig,
+    token_kubeconfig,
+    with_contexts,
+)
 
+from kubedra.sources import cluster as cluster_source
 from kubedra.sources.helm import encode_release
 from kubedra.testing.controlplane import ControlPlane
-from kubedra.testing.kubeapi import ApiError, KubeAPI
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[3]
 PREFIX = f"audit-it-{uuid.uuid4().hex[:6]}"
 NS = PREFIX
-
-# plural paths for what these tests create (kubeapi knows only the DRA/testbed kinds)
-PATHS = {
-    "Namespace": "/api/v1/namespaces",
-    "ServiceAccount": "/api/v1/namespaces/{ns}/serviceaccounts",
-    "Secret": "/api/v1/namespaces/{ns}/secrets",
-    "Node": "/api/v1/nodes",
-    "Deployment": "/apis/apps/v1/namespaces/{ns}/deployments",
-    "ClusterRole": "/apis/rbac.authorization.k8s.io/v1/clusterroles",
-    "ClusterRoleBinding": "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
-    "ValidatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
-    "ResourceSlice": "/apis/{gv}/resourceslices",
-    "DeviceClass": "/apis/{gv}/deviceclasses",
-}
-
-
-def collection(obj: dict[str, Any]) -> str:
-    return PATHS[obj["kind"]].format(ns=obj["metadata"].get("namespace", ""), gv=obj["apiVersion"])
-
-
-def create(api: KubeAPI, obj: dict[str, Any]) -> dict[str, Any]:
-    try:
-        result: dict[str, Any] = api.request("POST", collection(obj), obj)
-        return result
-    except ApiError as e:
-        if e.status == 409:
-            return obj
-        raise
-
-
-def delete(api: KubeAPI, obj: dict[str, Any]) -> None:
-    try:
-        api.request("DELETE", f"{collection(obj)}/{obj['metadata']['name']}")
-    except ApiError as e:
-        if e.status != 404:
-            raise
+WIDGET_GROUP = f"{PREFIX}.example.com"  # a CRD group kubedra has no reason to list
 
 
 def audit(kubeconfig: Path, *args: str) -> tuple[int, dict[str, Any], str]:
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubedra",
-            "audit",
-            "--kubeconfig",
-            str(kubeconfig),
-            "--cluster",
-            "-o",
-            "json",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    out = json.loads(proc.stdout) if proc.stdout.strip() else {}
-    return proc.returncode, out, proc.stderr
-
-
-def mine(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        f
-        for f in report["findings"]
-        if (f["object"]["namespace"] or "").startswith(PREFIX) or f["object"]["name"].startswith(PREFIX)
-    ]
-
-
-def token_kubeconfig(cp: ControlPlane, tmp: Path, namespace: str, sa: str) -> Path:
-    req = {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "spec": {"expirationSeconds": 3600},
-    }
-    tok = cp.api.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{sa}/token", req)["status"][
-        "token"
-    ]
-    path = tmp / f"{sa}.kubeconfig"
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {
-                        "name": "tb",
-                        "cluster": {"server": cp.url, "certificate-authority": str(cp.certs / "ca.crt")},
-                    }
-                ],
-                "users": [{"name": sa, "user": {"token": tok}}],
-                "contexts": [{"name": sa, "context": {"cluster": "tb", "user": sa}}],
-                "current-context": sa,
-            }
-        )
-    )
-    return path
+    return kubedra_json("audit", "--kubeconfig", str(kubeconfig), "--cluster", *args)
 
 
 GPU_TEMPLATE = {
@@ -134,28 +55,59 @@ GPU_TEMPLATE = {
 }
 
 
+def gpu_deployment(name: str, namespace: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "trainer"}}, "template": GPU_TEMPLATE},
+    }
+
+
+def helm_secret(name: str, revision: int, status: str, manifest: str) -> dict[str, Any]:
+    release = {
+        "name": name,
+        "namespace": NS,
+        "version": revision,
+        "info": {"status": status},
+        "chart": {"metadata": {"name": name, "version": "0.9.0"}},
+        "manifest": manifest,
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "helm.sh/release.v1",
+        "metadata": {
+            "name": f"sh.helm.release.v1.{name}.v{revision}",
+            "namespace": NS,
+            "labels": {"owner": "helm", "name": name, "version": str(revision), "status": status},
+        },
+        "data": {"release": encode_release(release)},
+    }
+
+
+def cronjob_manifest(name: str) -> str:
+    return (
+        "---\n# Source: chart/templates/cronjob.yaml\napiVersion: batch/v1beta1\nkind: CronJob\n"
+        f"metadata:\n  name: {name}\n  namespace: {NS}\n"
+    )
+
+
+CLAIM_TEMPLATE_MANIFEST = (
+    "---\n# Source: trainer/templates/claim.yaml\napiVersion: resource.k8s.io/v1beta1\n"
+    f"kind: ResourceClaimTemplate\nmetadata:\n  name: {PREFIX}-gpu\n  namespace: {NS}\n"
+    "spec:\n  spec:\n    devices:\n      requests:\n      - name: g\n        deviceClassName: gpu.nvidia.com\n"
+)
+
+
 @pytest.fixture(scope="module")
 def world(controlplane: ControlPlane) -> Iterator[ControlPlane]:
     api = controlplane.api
-    created: list[dict[str, Any]] = []
-
-    def add(obj: dict[str, Any]) -> None:
-        create(api, obj)
-        created.append(obj)
+    objects = Objects(api)
+    add = objects.add
 
     add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS, "labels": {"audit-it": PREFIX}}})
-    add(
-        {
-            "apiVersion": "apps/v1",
-            "kind": "Deployment",
-            "metadata": {"name": f"{PREFIX}-trainer", "namespace": NS},
-            "spec": {
-                "replicas": 0,
-                "selector": {"matchLabels": {"app": "trainer"}},
-                "template": GPU_TEMPLATE,
-            },
-        }
-    )
+    add(gpu_deployment(f"{PREFIX}-trainer", NS))
     # a node that advertises GPUs through the device plugin AND has a DRA slice (tainted: nothing lands on it)
     node = f"{PREFIX}-dual"
     add(
@@ -227,31 +179,32 @@ def world(controlplane: ControlPlane) -> Iterator[ControlPlane]:
             ],
         }
     )
-    manifest = (
-        "---\n# Source: legacy/templates/cronjob.yaml\napiVersion: batch/v1beta1\nkind: CronJob\n"
-        f"metadata:\n  name: {PREFIX}-nightly\n  namespace: {NS}\n"
-    )
-    release = {
-        "name": "legacy",
-        "namespace": NS,
-        "version": 4,
-        "info": {"status": "deployed"},
-        "chart": {"metadata": {"name": "legacy", "version": "0.9.0"}},
-        "manifest": manifest,
-    }
+    # Helm 3 releases: "legacy" has one deployed revision; of "trainer", only revision 2 is deployed (1 was
+    # superseded, 3 failed), and only its manifest may be audited
+    add(helm_secret("legacy", 4, "deployed", cronjob_manifest(f"{PREFIX}-nightly")))
+    add(helm_secret("trainer", 1, "superseded", cronjob_manifest(f"{PREFIX}-old-nightly")))
+    add(helm_secret("trainer", 2, "deployed", CLAIM_TEMPLATE_MANIFEST))
+    add(helm_secret("trainer", 3, "failed", cronjob_manifest(f"{PREFIX}-failed-nightly")))
     add(
         {
             "apiVersion": "v1",
             "kind": "Secret",
-            "type": "helm.sh/release.v1",
-            "metadata": {
-                "name": "sh.helm.release.v1.legacy.v4",
-                "namespace": NS,
-                "labels": {"owner": "helm", "name": "legacy", "version": "4", "status": "deployed"},
-            },
-            "data": {"release": encode_release(release)},
+            "type": "Opaque",
+            "metadata": {"name": f"{PREFIX}-not-helm", "namespace": NS, "labels": {"owner": "helm"}},
+            "data": {"release": "bm90IGEgcmVsZWFzZQ=="},
         }
     )
+    # an operator group kubedra reads (kubeflow.org), and a CRD group it has no reason to list
+    establish_crd(objects, crd("kubeflow.org", "PyTorchJob", "pytorchjobs"))
+    add(
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": {"name": f"{PREFIX}-mnist", "namespace": NS},
+            "spec": {"pytorchReplicaSpecs": {"Worker": {"replicas": 2, "template": GPU_TEMPLATE}}},
+        }
+    )
+    establish_crd(objects, crd(WIDGET_GROUP, "Widget", "widgets"))
     # a ServiceAccount that may only list nodes and read discovery
     add({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "restricted", "namespace": NS}})
     add(
@@ -278,13 +231,7 @@ def world(controlplane: ControlPlane) -> Iterator[ControlPlane]:
     try:
         yield controlplane
     finally:
-        for obj in reversed(created):
-            if obj["kind"] not in (
-                "Secret",
-                "ServiceAccount",
-                "Deployment",
-            ):  # namespaced: go with the namespace
-                delete(api, obj)
+        objects.cleanup()
 
 
 def test_admin_inventory(world: ControlPlane) -> None:
@@ -292,24 +239,30 @@ def test_admin_inventory(world: ControlPlane) -> None:
     assert code == 1, err  # dual advertisement and the incomplete pool are errors
     s = report["summary"]
     assert s["clusters"] == ["kubedra-testbed"] and s["notInspected"] == []
-    got = {(f["rule"], f["object"]["kind"], f["object"]["name"]) for f in mine(report)}
+    got = {(f["rule"], f["object"]["kind"], f["object"]["name"]) for f in mine(report, PREFIX)}
     assert ("gpu.device-plugin-request", "Deployment", f"{PREFIX}-trainer") in got
     assert ("gpu.dual-advertisement", "Node", f"{PREFIX}-dual") in got
     assert ("dra.pool-inconsistent", "ResourceSlice", f"{PREFIX}-slice") in got
     assert ("cluster.kubelet-skew", "Node", f"{PREFIX}-dual") in got  # v1.33 kubelet, target 1.37
     assert ("webhook.matches-gpu-workloads", "ValidatingWebhookConfiguration", f"{PREFIX}-hook") in got
     assert ("webhook.vap-candidate", "ValidatingWebhookConfiguration", f"{PREFIX}-hook") in got
+    # operator CRs (kubeflow.org) are listed through discovery and their pod templates checked
+    assert ("gpu.device-plugin-request", "PyTorchJob", f"{PREFIX}-mnist") in got
+    assert all(f["source"] == {"cluster": "kubedra-testbed"} for f in report["findings"])
     # stored as v1, but written as v1beta1 by the test's client: managedFields tell
-    dc = [f for f in mine(report) if f["object"]["kind"] == "DeviceClass"]
+    dc = [f for f in mine(report, PREFIX) if f["object"]["kind"] == "DeviceClass"]
     assert [f["rule"] for f in dc] == ["api.deprecated"]
     assert "as resource.k8s.io/v1beta1 DeviceClass" in dc[0]["message"]
-    # Helm 3 release secret: decoded, its manifest audited
-    helm = next(f for f in mine(report) if f["object"]["kind"] == "CronJob")
-    assert (
-        helm["rule"] == "api.removed"
-        and f"Helm release {NS}/legacy revision 4, chart legacy-0.9.0" in helm["message"]
-    )
-    assert helm["source"] == {"cluster": "kubedra-testbed"}
+    # Helm 3 release secrets: decoded, the deployed revision's manifest audited
+    helm = [f for f in mine(report, PREFIX) if "Helm release" in f["message"]]
+    legacy = [f for f in helm if f"Helm release {NS}/legacy" in f["message"]]
+    assert [(f["rule"], f["object"]["kind"]) for f in legacy] == [("api.removed", "CronJob")]
+    assert f"Helm release {NS}/legacy revision 4, chart legacy-0.9.0" in legacy[0]["message"]
+    trainer = [f for f in helm if f"Helm release {NS}/trainer" in f["message"]]
+    assert trainer and {f["object"]["kind"] for f in trainer} == {"ResourceClaimTemplate"}
+    assert all(f"Helm release {NS}/trainer revision 2, chart trainer-0.9.0" in f["message"] for f in trainer)
+    assert not [f for f in helm if "nightly" in f["object"]["name"] and "legacy" not in f["message"]]
+    assert not [f for f in mine(report, PREFIX) if f["object"]["name"] == f"{PREFIX}-not-helm"]
     # kube-apiserver /metrics: the v1beta1 request above shows up as a deprecated API request
     requested = [f for f in report["findings"] if f["rule"] == "api.deprecated-requested"]
     assert any(f["object"]["apiVersion"] == "resource.k8s.io/v1beta1" for f in requested)
@@ -319,22 +272,74 @@ def test_admin_inventory(world: ControlPlane) -> None:
     ]
 
 
+def test_lists_page_by_page_and_only_what_the_audit_reads(
+    world: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lists longer than a page: every list asks for the page size, the apiserver's continue tokens are
+    followed to the end, nothing but GETs is sent, and groups the audit does not read are never listed.
+    The page size is lowered to 5 so that a dozen Deployments span three pages (the apiserver's pagination
+    is the same at any limit)."""
+    page = 5
+    count = 2 * page + 2
+    for i in range(count):
+        create(world.api, gpu_deployment(f"{PREFIX}-page-{i:02d}", NS))
+    monkeypatch.setattr(cluster_source, "PAGE_SIZE", page)
+    requests = record_requests(monkeypatch)
+    res = kubedra_inprocess("audit", "--kubeconfig", str(world.kubeconfig), "--cluster", "-o", "json")
+    assert res.exit_code == 1, res.output
+    report = json.loads(res.stdout)
+    bulk = [
+        f
+        for f in report["findings"]
+        if f["rule"] == "gpu.device-plugin-request" and f["object"]["name"].startswith(f"{PREFIX}-page-")
+    ]
+    assert len({f["object"]["name"] for f in bulk}) == count  # every page was read
+    assert {r.method for r in requests} == {"GET"}
+    lists = [r for r in requests if r.path.endswith("/deployments")]
+    assert lists and all(r.query.get("limit") == [str(page)] for r in lists)
+    assert len([r for r in lists if "continue" in r.query]) >= 2
+    assert any(r.path == "/apis/kubeflow.org/v1/pytorchjobs" for r in requests)
+    assert not any(WIDGET_GROUP in r.path for r in requests)  # not even its discovery document
+    # Helm releases: one list of the release secrets by label and type, never all secrets
+    secrets = [r for r in requests if r.path.endswith("/secrets")]
+    assert [(r.query["labelSelector"], r.query["fieldSelector"]) for r in secrets] == [
+        (["owner=helm"], ["type=helm.sh/release.v1"])
+    ]
+
+
+def test_no_helm_releases_sends_no_secrets_request(
+    world: ControlPlane, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests = record_requests(monkeypatch)
+    res = kubedra_inprocess(
+        "audit", "--kubeconfig", str(world.kubeconfig), "--cluster", "--no-helm-releases", "-o", "json"
+    )
+    assert res.exit_code == 1, res.output
+    assert requests and not [r for r in requests if "/secrets" in r.path]
+    assert f"Helm release {NS}/legacy" not in res.stdout
+
+
 def test_restricted_service_account_sees_forbidden_groups(world: ControlPlane, tmp_path: Path) -> None:
-    kc = token_kubeconfig(world, tmp_path, NS, "restricted")
+    kc = sa_kubeconfig(world, tmp_path, NS, "restricted")
     code, report, err = audit(kc)
     assert code == 1, err
-    not_inspected = {x["resource"] for x in report["summary"]["notInspected"]}
+    not_inspected = {x["resource"]: x["reason"] for x in report["summary"]["notInspected"]}
     for resource in (
         "pods",
         "deployments.apps",
         "resourceslices.resource.k8s.io",
         "customresourcedefinitions.apiextensions.k8s.io",
+        "pytorchjobs.kubeflow.org",  # operator group, found by discovery, not readable
+        cluster_source.HELM_SECRETS,
+        cluster_source.METRICS,
     ):
-        assert resource in not_inspected
-    assert "secrets (Helm 3 releases)" in not_inspected and "kube-apiserver /metrics" in not_inspected
+        assert not_inspected[resource].startswith("HTTP 403"), resource
     assert "nodes" not in not_inspected
     forbidden = [f for f in report["findings"] if f["rule"] == "cluster.not-inspected"]
+    assert len(forbidden) == len(not_inspected)  # one finding each: never reported as clean
     assert all("not inspected (forbidden" in f["message"] for f in forbidden)
+    severity = {f["object"]["name"]: f["severity"] for f in forbidden}
+    assert severity["pods"] == "error" and severity[cluster_source.METRICS] == "warning"
     # nodes were readable: the node check still ran; slices were not, so no DRA verdict is invented
     got = {(f["rule"], f["object"]["name"]) for f in report["findings"]}
     assert ("cluster.kubelet-skew", f"{PREFIX}-dual") in got
@@ -349,12 +354,13 @@ def test_shipped_clusterrole_is_enough(world: ControlPlane, tmp_path: Path) -> N
     for d in docs:
         create(api, d)
     try:
-        kc = token_kubeconfig(world, tmp_path, "kubedra", "kubedra-audit")
+        kc = sa_kubeconfig(world, tmp_path, "kubedra", "kubedra-audit")
         code, report, err = audit(kc)
         assert code == 1 and report, err
         assert report["summary"]["notInspected"] == []
-        got = {(f["rule"], f["object"]["name"]) for f in mine(report)}
+        got = {(f["rule"], f["object"]["name"]) for f in mine(report, PREFIX)}
         assert ("gpu.dual-advertisement", f"{PREFIX}-dual") in got
+        assert ("gpu.device-plugin-request", f"{PREFIX}-mnist") in got  # operator groups are in the role
         assert ("api.removed", f"{PREFIX}-nightly") in got  # Helm releases readable with the second role
         # without the Helm role binding, secrets are reported as not inspected
         delete(
@@ -367,45 +373,76 @@ def test_shipped_clusterrole_is_enough(world: ControlPlane, tmp_path: Path) -> N
             ),
         )
         _, report, _ = audit(kc)
-        assert {x["resource"] for x in report["summary"]["notInspected"]} == {"secrets (Helm 3 releases)"}
+        assert {x["resource"] for x in report["summary"]["notInspected"]} == {cluster_source.HELM_SECRETS}
+        # --no-helm-releases: the secrets are not asked for, so there is nothing forbidden to report
         _, report, _ = audit(kc, "--no-helm-releases")
         assert report["summary"]["notInspected"] == []
+        assert not [f for f in report["findings"] if f["rule"] == "cluster.not-inspected"]
     finally:
         for d in reversed(docs):
             if d["kind"] in ("ClusterRole", "ClusterRoleBinding", "Namespace"):
                 delete(api, d)
 
 
-def test_unreachable_context_among_several(world: ControlPlane, tmp_path: Path) -> None:
-    kc = yaml.safe_load(world.kubeconfig.read_text())
-    kc["clusters"].append(
-        {"name": "down", "cluster": {"server": "https://127.0.0.1:9", "insecure-skip-tls-verify": True}}
+def test_several_contexts_concurrently_one_unreachable(world: ControlPlane, tmp_path: Path) -> None:
+    kc = with_contexts(world, tmp_path / "three.kubeconfig", ["a", "b"], down=["down"])
+    code, report, err = kubedra_json(
+        "audit",
+        "--kubeconfig",
+        str(kc),
+        "--all-contexts",
+        "--timeout",
+        "5",
+        "--ignore",
+        "gpu.device-plugin-request",
     )
-    kc["contexts"].append({"name": "down", "context": {"cluster": "down", "user": kc["users"][0]["name"]}})
-    path = tmp_path / "two.kubeconfig"
-    path.write_text(yaml.safe_dump(kc))
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubedra",
-            "audit",
-            "--kubeconfig",
-            str(path),
-            "--all-contexts",
-            "-o",
-            "json",
-            "--timeout",
-            "5",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+    assert code == 2, err  # part of the input could not be read: the report is printed, the exit says so
+    assert report["summary"]["clusters"] == ["a", "b"]
+    (down,) = [f for f in report["findings"] if f["rule"] == "cluster.unreachable"]
+    assert down["source"] == {"cluster": "down"} and down["severity"] == "error"
+    dual = [f["source"]["cluster"] for f in mine(report, PREFIX) if f["rule"] == "gpu.dual-advertisement"]
+    assert sorted(dual) == ["a", "b"]
+
+
+def test_bad_credentials(world: ControlPlane, tmp_path: Path) -> None:
+    kc = str(token_kubeconfig(world, tmp_path / "wrong.kubeconfig", "not-a-valid-token", "prod"))
+    res = kubedra_inprocess("audit", "--kubeconfig", kc, "--cluster", "-o", "json")
+    assert res.exit_code == 2 and res.stdout == ""
+    assert (
+        res.stderr
+        == f"kubedra: error: cluster prod ({world.url}) refused our credentials: HTTP 401: Unauthorized\n"
     )
-    assert proc.returncode == 2
-    report = json.loads(proc.stdout)
-    assert report["summary"]["clusters"] == ["kubedra-testbed"]
-    assert [f["source"] for f in report["findings"] if f["rule"] == "cluster.unreachable"] == [
-        {"cluster": "down"}
+
+
+def test_cluster_and_files_together(world: ControlPlane, tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n")
+    code, report, err = audit(world.kubeconfig, str(manifest), "--ignore", "gpu.*")
+    assert code == 1, err
+    pdb = [f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget"]
+    assert [(f["rule"], f["source"]) for f in pdb] == [("api.removed", {"file": str(manifest), "line": 1})]
+    assert report["summary"]["filesScanned"] == 1 and report["summary"]["clusters"] == ["kubedra-testbed"]
+    assert ("dra.pool-inconsistent", {"cluster": "kubedra-testbed"}) in [
+        (f["rule"], f["source"]) for f in mine(report, PREFIX)
     ]
+
+
+def test_progress_bar_does_not_change_results(world: ControlPlane, tmp_path: Path) -> None:
+    kc = str(with_contexts(world, tmp_path / "two.kubeconfig", ["a", "b"]))
+
+    def ours(results: list[cluster_source.ClusterResult]) -> list[set[tuple[str, str, str]]]:
+        return [
+            {
+                (it.kind, it.namespace or "", it.name)
+                for it in r.scope.items
+                if it.name.startswith(PREFIX) or (it.namespace or "").startswith(PREFIX)
+            }
+            for r in results
+        ]
+
+    plain = cluster_source.collect_many(kc, ["a", "b"], helm_releases=False)
+    shown = cluster_source.collect_many(kc, ["a", "b"], helm_releases=False, progress=True)
+    assert [r.context for r in shown] == ["a", "b"] and [r.error for r in shown] == [None, None]
+    assert ours(shown) == ours(plain)
+    assert (("Node", "", f"{PREFIX}-dual")) in ours(shown)[0]
+    assert [r.scope.facts.not_inspected for r in shown] == [r.scope.facts.not_inspected for r in plain]
