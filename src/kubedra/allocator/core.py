@@ -395,7 +395,9 @@ class _Run:
             for i, c in enumerate(claim.spec.constraints):
                 if c.match_attribute is not None:
                     cons.append(MatchAttribute(c.requests, c.match_attribute, f.list_type_attributes))
-                elif c.distinct_attribute is not None:
+                elif c.distinct_attribute is not None and f.implementation() != "stable":
+                    # upstream's stable allocator (chosen when the enabled features allow it) knows only
+                    # matchAttribute: distinctAttribute falls into its "unsupported constraint" branch
                     cons.append(DistinctAttribute(c.requests, c.distinct_attribute, f.list_type_attributes))
                 else:
                     raise AllocationError(

@@ -83,6 +83,16 @@ class Features:
             fractional_capacity_range=gates.get("DRAFractionalCapacityRange", False),
         )
 
+    def implementation(self) -> str:
+        """Which upstream allocator ``structured.NewAllocator`` picks for these features: the first of
+        stable, incubating, experimental whose supported features include all enabled ones."""
+        enabled = set(self.names())
+        if enabled <= {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}:
+            return "stable"
+        if "ListTypeAttributes" in enabled:
+            return "experimental"
+        return "incubating"
+
     def to_go(self) -> dict[str, bool]:
         return {go: getattr(self, attr) for go, attr in self.GO_NAMES.items()}
 
