@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	resourceapi "k8s.io/api/resource/v1"
@@ -84,6 +85,25 @@ func celFeatures(f structured.Features) cel.Features {
 	return cf
 }
 
+// celCaches holds one compiled-expression cache per CEL feature set, shared by all scenarios of a batch
+// (the scheduler, too, reuses compiled expressions across scheduling cycles). Compilation depends only on
+// the expression and the feature set, so sharing cannot change a result, only skip recompiling.
+var (
+	celCachesMu sync.Mutex
+	celCaches   = map[cel.Features]*cel.Cache{}
+)
+
+func celCacheFor(f cel.Features) *cel.Cache {
+	celCachesMu.Lock()
+	defer celCachesMu.Unlock()
+	c, ok := celCaches[f]
+	if !ok {
+		c = cel.NewCache(1000, f)
+		celCaches[f] = c
+	}
+	return c
+}
+
 func allocate(ctx context.Context, s *scenario) *result {
 	res := &result{Node: s.node.Name, Claims: []claimResult{}}
 	fail := func(err error) *result {
@@ -91,9 +111,7 @@ func allocate(ctx context.Context, s *scenario) *result {
 		res.Error = &msg
 		return res
 	}
-	// The scheduler keeps 10 compiled expressions across cycles; a fresh cache per scenario keeps
-	// scenarios independent.
-	celCache := cel.NewCache(10, celFeatures(s.features))
+	celCache := celCacheFor(celFeatures(s.features))
 	allocator, err := structured.NewAllocator(ctx, s.features, s.state, s.classes, s.slices, celCache)
 	if err != nil {
 		return fail(err)
