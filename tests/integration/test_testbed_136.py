@@ -28,7 +28,8 @@ def _require_136(*names: str) -> None:
 @pytest.fixture(scope="module")
 def cp136() -> Iterator[ControlPlane]:
     _require_136(*binaries.KUBERNETES, binaries.LAUNCHER)
-    with ControlPlane(VERSION, workload=True) as cp:
+    # DeviceTaintRule is beta and off by default in 1.36: the gate is how a test asks for it.
+    with ControlPlane(VERSION, workload=True, feature_gates={"DRADeviceTaintRules": True}) as cp:
         yield cp
 
 
@@ -36,6 +37,9 @@ def test_136_serves_workload_alpha_api_and_allocates(cp136: ControlPlane) -> Non
     assert cp136.api.get("/version")["gitVersion"] == "v1.36.3"
     kinds = {r["kind"] for r in cp136.api.get("/apis/scheduling.k8s.io/v1alpha2")["resources"]}
     assert {"Workload", "PodGroup"} <= kinds
+    for version in ("v1beta2", "v1alpha3"):
+        served = {r["kind"] for r in cp136.api.get(f"/apis/resource.k8s.io/{version}")["resources"]}
+        assert "DeviceTaintRule" in served, version
     (node,) = fakecluster.add_gpu_nodes(
         cp136.api, "h100-80gb-dynamic-mig", 1, prefix="n136", kubelet_version="v1.36.3"
     )
