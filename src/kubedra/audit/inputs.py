@@ -1,7 +1,15 @@
-"""Turn audit inputs (files, rendered charts) into scopes of items, and bad input into findings."""
+"""Turn audit inputs (files, rendered charts, snapshot files) into scopes of items, and bad input into findings.
+
+A file written by ``kubedra snapshot`` (a ``List`` whose ``kubedra`` header has ``format:
+kubedra.io/snapshot/v1``) is audited as the cluster it captured, like a live one: its objects are reported
+with ``source: {"cluster": name}``, and the header supplies what a live audit reads besides objects (the
+server version, served APIs, the feature-gate and deprecated-API lines of ``/metrics``, Helm release
+objects, what could not be read).
+"""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,12 +22,17 @@ from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.sources import files
 
+# Every snapshot file contains this text (its header's format); others are not parsed twice to find out.
+SNAPSHOT_MARK = "kubedra.io/snapshot/"
+_YAMLLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 @dataclass
 class FileInputs:
     scope: Scope
     findings: list[Finding] = field(default_factory=list)
     files: int = 0
+    snapshots: list[Scope] = field(default_factory=list)  # one cluster scope per snapshot file
 
 
 def malformed(rules: RuleBook, err: InputError) -> Finding:
@@ -36,15 +49,105 @@ def malformed(rules: RuleBook, err: InputError) -> Finding:
 
 
 def load_files(paths: Sequence[str], rules: RuleBook, scope: Scope | None = None) -> FileInputs:
-    """Read files/folders/stdin; a malformed file becomes an ``input.malformed`` finding and the scan goes on."""
-    from kubedra.audit.loader import load_each
-
+    """Read files/folders/stdin; a malformed file becomes an ``input.malformed`` finding and the scan goes on.
+    Snapshot files become cluster scopes of their own (:attr:`FileInputs.snapshots`)."""
     out = FileInputs(scope=scope or Scope(name=None))
-    for _name, result in load_each(paths):
+    for name in files.iter_manifest_files(paths):
         out.files += 1
+        try:
+            text = files.read_text(name)
+            snap = snapshot_scope(text, name, rules) if SNAPSHOT_MARK in text else None
+        except InputError as e:
+            out.findings.append(malformed(rules, e))
+            continue
+        if snap is not None:
+            out.snapshots.append(snap[0])
+            out.findings.extend(snap[1])
+            continue
+        result = files.parse_text(text, name)
         out.scope.items.extend(Item(obj=d.obj, doc=d) for d in result.documents)
         out.findings.extend(malformed(rules, e) for e in result.errors)
     return out
+
+
+def _documents(text: str, name: str) -> list[Any] | None:
+    """Every document of ``text`` as Python data, or None when it does not parse (parse_text says why)."""
+    if name.endswith(".json") or text.lstrip().startswith(("{", "[")):
+        try:
+            return [json.loads(text)]
+        except ValueError:
+            if name.endswith(".json"):
+                return None
+    loader = _YAMLLoader(text)
+    try:
+        docs = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                docs.append(files.construct(node))
+        return docs
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
+
+def _is_snapshot(doc: Any) -> bool:
+    from kubedra.snapshot.format import HEADER_KEY
+
+    return (
+        isinstance(doc, dict) and isinstance(doc.get(HEADER_KEY), dict) and isinstance(doc.get("items"), list)
+    )
+
+
+def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[Finding]] | None:
+    """The cluster scope of a ``kubedra snapshot`` file and the findings its header implies (what could not
+    be read, items that are not objects), or None when ``text`` is an ordinary manifest file.
+
+    Raises InputError for a snapshot of another format, or one that shares its file with other documents."""
+    from kubedra.snapshot import audit as snapshot_audit
+    from kubedra.snapshot.format import HEADER_KEY, Header, Snapshot
+    from kubedra.sources import cluster as cluster_source
+
+    display = "<stdin>" if name == files.STDIN else name
+    docs = _documents(text, name)
+    if not docs or not any(_is_snapshot(d) for d in docs):
+        return None
+    if len(docs) > 1:
+        raise InputError(
+            "a kubedra snapshot must be the only document in its file (audit other manifests as files of their own)",
+            Location(file=display),
+        )
+    data = docs[0]
+    header = Header.from_dict(data[HEADER_KEY], display)
+    header.cluster = header.cluster or display
+    findings: list[Finding] = []
+    items = []
+    for i, obj in enumerate(data["items"]):
+        if isinstance(obj, dict) and obj.get("kind"):
+            items.append(obj)
+        else:
+            findings.append(
+                malformed(
+                    rules, InputError(f"snapshot item {i} is not a Kubernetes object", Location(file=display))
+                )
+            )
+    scope: Scope = snapshot_audit.scope(Snapshot(header=header, items=items, path=display))
+    assert scope.facts is not None
+    meta = rules["cluster.not-inspected"]
+    for resource, reason in scope.facts.not_inspected:
+        why = "forbidden" if reason.startswith("HTTP 403") else "failed"
+        findings.append(
+            Finding(
+                rule=meta.id,
+                severity="warning" if resource == cluster_source.METRICS else meta.severity,
+                object=ObjectRef("", "", None, resource),
+                source=Location(cluster=header.cluster),
+                message=f"{resource} not inspected ({why}: {reason}) when snapshot {display} was taken",
+                fix=meta.render_fix({"resource": resource}),
+            )
+        )
+    return scope, findings
 
 
 def add_documents(scope: Scope, docs: Iterable[files.Document], via: str = "") -> None:

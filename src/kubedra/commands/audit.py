@@ -82,7 +82,8 @@ def audit(
 
     \b
     Inputs: PATHS / -f (files, folders, - for stdin), --helm-chart, and live clusters
-    (--cluster, --context NAME..., --all-contexts, --kubeconfig FILE).
+    (--cluster, --context NAME..., --all-contexts, --kubeconfig FILE). A file written by
+    `kubedra snapshot` is audited as the cluster it captured (versions, feature gates, Helm releases).
     Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or input error
     (also when a file could not be parsed or a cluster could not be reached: the report is still printed).
     """
@@ -157,10 +158,12 @@ def _audit(
     pre: list[Finding] = []
     files_scanned = 0
     file_scope = engine.Scope(name=None)
+    snapshots: list[engine.Scope] = []
     if file_args:
         loaded = inputs.load_files(file_args, rules, file_scope)
         pre += loaded.findings
         files_scanned += loaded.files
+        snapshots = loaded.snapshots
     if charts:
         from kubedra.sources import helm
     for chart in charts:
@@ -180,10 +183,11 @@ def _audit(
         inputs.add_documents(file_scope, rendered.documents)
         pre += [inputs.malformed(rules, e) for e in rendered.errors]
         files_scanned += rendered.files
-    if file_scope.items or file_args or charts:
+    if file_scope.items or charts or (file_args and not snapshots):
         scopes.append(file_scope)
-
-    clusters: list[engine.ClusterFacts] = []
+    # snapshot files are audited as the clusters they captured
+    scopes += snapshots
+    clusters: list[engine.ClusterFacts] = [s.facts for s in snapshots if s.facts is not None]
     unreachable = False
     if live:
         from kubedra.sources import cluster as cluster_source

@@ -150,6 +150,8 @@ def world(controlplane: ControlPlane, gpu_cluster: Any) -> Iterator[World]:
         }
     )
     add(helm_secret())
+    # a request to a deprecated API: the apiserver's apiserver_requested_deprecated_apis metric remembers it
+    controlplane.api.get("/apis/resource.k8s.io/v1beta1/deviceclasses")
     # a ServiceAccount that may list what a snapshot reads, except Deployments, and may not GET /metrics
     add({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "viewer", "namespace": NS}})
     role = f"{PREFIX}-no-deployments"
@@ -323,3 +325,42 @@ def test_what_cannot_be_read_is_recorded_not_hidden(world: World, tmp_path: Path
     assert snap.header.metrics == "" and snap.header.feature_gates == {}
     assert snap.header.cluster == "viewer" and not snap.kind("Deployment")
     assert ("ConfigMap", PROXY_CM) in {(o["kind"], o["metadata"]["name"]) for o in snap.items}
+
+
+def test_audit_of_the_snapshot_matches_the_live_audit(captured: Capture, world: World) -> None:
+    """``kubedra audit -f SNAPSHOT`` reports our objects like ``kubedra audit --cluster`` does, as the cluster."""
+    snap = kubedra_inprocess("audit", "-f", str(captured.path), "-o", "json")
+    live = kubedra_inprocess("audit", "--kubeconfig", str(world.cp.kubeconfig), "--cluster", "-o", "json")
+    assert snap.exit_code == live.exit_code == 1, snap.stderr + live.stderr
+    from_snapshot, from_cluster = json.loads(snap.stdout), json.loads(live.stdout)
+
+    def found(report: dict[str, Any]) -> set[tuple[str, str, str, str]]:
+        return {
+            (f["rule"], f["object"]["kind"], f["object"]["name"], json.dumps(f["source"]))
+            for f in report["findings"]
+            if PREFIX in f["object"]["name"] or (f["object"]["namespace"] or "").startswith(PREFIX)
+        }
+
+    source = json.dumps({"cluster": "kubedra-testbed"})
+    expected = {
+        ("gpu.device-plugin-request", "Deployment", f"{PREFIX}-train", source),
+        ("cluster.kube-proxy-ipvs", "ConfigMap", PROXY_CM, source),
+        ("api.removed", "CronJob", f"{PREFIX}-nightly", source),  # from the Helm release
+    }
+    assert found(from_snapshot) == found(from_cluster) == expected
+    assert from_snapshot["summary"]["clusters"] == ["kubedra-testbed"]
+
+    # what the snapshot's header carries: the feature gates and deprecated-API requests of /metrics
+    def cluster_level(report: dict[str, Any], rule: str) -> set[tuple[str, str, str]]:
+        return {
+            (f["object"]["apiVersion"], f["object"]["kind"], f["object"]["name"])
+            for f in report["findings"]
+            if f["rule"] == rule
+        }
+
+    assert cluster_level(from_snapshot, "cluster.feature-gate") == cluster_level(
+        from_cluster, "cluster.feature-gate"
+    )
+    requested = cluster_level(from_snapshot, "api.deprecated-requested")
+    assert ("resource.k8s.io/v1beta1", "deviceclasses", "") in requested
+    assert requested <= cluster_level(from_cluster, "api.deprecated-requested")  # the live audit came later

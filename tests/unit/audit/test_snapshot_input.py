@@ -1,0 +1,154 @@
+"""``kubedra audit`` on a ``kubedra snapshot`` file: audited as the cluster it captured (findings with
+``source: {"cluster": name}``, the header's version, feature gates, deprecated-API metric, Helm release
+objects and not-inspected resources), not as a plain List of manifests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubedra.audit import engine, inputs
+from kubedra.audit.deprecations import DeprecationDB
+from kubedra.audit.model import RuleBook
+from kubedra.audit.versions import Version
+
+from .helpers import DATA, run
+
+SNAPSHOT = DATA / "snapshot-prod-eu.yaml"
+CLUSTER = {"cluster": "prod-eu"}
+
+# what only the header can tell: versions, /metrics lines, Helm releases, what could not be read
+FROM_HEADER = {
+    ("cluster.upgrade-path", ""),  # serverVersion v1.34.2 -> 1.37
+    ("cluster.feature-gate", "DRAAdminAccess"),  # disabled, locked on at 1.37
+    ("api.deprecated-requested", ""),  # resource.k8s.io/v1beta1 resourceclaims requested
+    ("api.removed", "nightly"),  # batch/v1beta1 CronJob of Helm release ml/trainer
+    ("cluster.not-inspected", "pods"),
+}
+FROM_ITEMS = {
+    ("cluster.kubelet-skew", "gpu-1"),
+    ("gpu.device-plugin-request", "train"),
+    ("cluster.kube-proxy-ipvs", "kube-proxy"),
+}
+
+
+def _audit(*args: str, input: str | None = None) -> tuple[int, dict[str, Any], str]:
+    r = run("audit", *args, "-o", "json", input=input)
+    return r.exit_code, json.loads(r.stdout) if r.stdout.strip() else {}, r.stderr
+
+
+def _got(report: dict[str, Any]) -> set[tuple[str, str]]:
+    return {(f["rule"], f["object"]["name"]) for f in report["findings"]}
+
+
+def test_load_files_makes_a_cluster_scope_of_a_snapshot() -> None:
+    rules = RuleBook.load()
+    loaded = inputs.load_files([str(SNAPSHOT)], rules)
+    assert loaded.files == 1 and loaded.scope.items == []
+    (scope,) = loaded.snapshots
+    assert scope.name == "prod-eu" and scope.facts is not None
+    assert scope.facts.server_version == Version(1, 34) and "resource.k8s.io/v1beta1" in scope.facts.served
+    assert scope.facts.not_inspected == [
+        (
+            "pods",
+            'HTTP 403: pods is forbidden: User "system:serviceaccount:kubedra:viewer" cannot list resource "pods"',
+        )
+    ]
+    assert all(it.doc is None and it.cluster == "prod-eu" for it in scope.items)
+    helm = [it for it in scope.items if it.via]
+    assert [(it.kind, it.name, it.via) for it in helm] == [
+        ("CronJob", "nightly", "Helm release ml/trainer revision 3, chart trainer-1.2.3")
+    ]
+    (not_inspected,) = loaded.findings
+    assert not_inspected.rule == "cluster.not-inspected" and not_inspected.severity == "error"
+    assert not_inspected.source.cluster == "prod-eu"
+    assert "pods not inspected (forbidden: HTTP 403" in not_inspected.message
+    assert str(SNAPSHOT) in not_inspected.message  # says where the evidence comes from
+
+    findings, _ = engine.run(
+        loaded.snapshots,
+        target=Version(1, 37),
+        current=None,
+        db=DeprecationDB.load(()),
+        rules=rules,
+        pre_findings=loaded.findings,
+    )
+    got = {(f.rule, f.object.name) for f in findings}
+    assert got >= FROM_HEADER | FROM_ITEMS
+    assert {f.source.cluster for f in findings} == {"prod-eu"} and not any(f.source.file for f in findings)
+
+
+def test_cli_audits_a_snapshot_as_its_cluster() -> None:
+    code, report, err = _audit("-f", str(SNAPSHOT))
+    assert code == 1, err  # kubelet skew, removed Helm API, not-inspected pods are errors
+    assert _got(report) >= FROM_HEADER | FROM_ITEMS
+    assert all(f["source"] == CLUSTER for f in report["findings"])
+    s = report["summary"]
+    assert s["clusters"] == ["prod-eu"] and s["filesScanned"] == 1 and s["objectsScanned"] == 4
+    assert [(x["cluster"], x["resource"]) for x in s["notInspected"]] == [("prod-eu", "pods")]
+    helm = next(f for f in report["findings"] if f["object"]["name"] == "nightly")
+    assert "(Helm release ml/trainer revision 3, chart trainer-1.2.3)" in helm["message"]
+    # the current version is the captured apiserver's
+    assert "already not served by the current version 1.34" in helm["message"]
+
+
+def test_same_objects_without_the_header_are_plain_manifests(tmp_path: Path) -> None:
+    data = yaml.safe_load(SNAPSHOT.read_text())
+    del data["kubedra"]
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(yaml.safe_dump(data))
+    _, report, _ = _audit("-f", str(plain))
+    assert FROM_ITEMS - {("cluster.kubelet-skew", "gpu-1")} <= _got(report)
+    assert not FROM_HEADER & _got(report)
+    assert all(f["source"]["file"] == str(plain) for f in report["findings"])
+    assert report["summary"]["clusters"] == []
+
+
+def test_snapshot_beside_manifests_in_a_folder_and_from_stdin(tmp_path: Path) -> None:
+    (tmp_path / "snap.yaml").write_text(SNAPSHOT.read_text())
+    (tmp_path / "m.yaml").write_text(
+        "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n"
+    )
+    code, report, _ = _audit(str(tmp_path))
+    assert code == 1
+    pdb = next(f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget")
+    assert pdb["source"] == {"file": str(tmp_path / "m.yaml"), "line": 1}
+    assert _got(report) >= FROM_HEADER
+    assert report["summary"]["clusters"] == ["prod-eu"] and report["summary"]["filesScanned"] == 2
+    # stdin, and JSON
+    _, report, _ = _audit("-f", "-", input=SNAPSHOT.read_text())
+    assert _got(report) >= FROM_HEADER and all(f["source"] == CLUSTER for f in report["findings"])
+    as_json = tmp_path / "snap.json"
+    as_json.write_text(json.dumps(yaml.safe_load(SNAPSHOT.read_text())))
+    _, report, _ = _audit("-f", str(as_json))
+    assert _got(report) >= FROM_HEADER | FROM_ITEMS
+
+
+def test_a_manifest_that_only_mentions_the_format_is_a_manifest(tmp_path: Path) -> None:
+    p = tmp_path / "m.yaml"
+    p.write_text(
+        "# exported with kubedra.io/snapshot/v1 in mind\napiVersion: policy/v1beta1\n"
+        "kind: PodDisruptionBudget\nmetadata: {name: x}\n"
+    )
+    code, report, _ = _audit("-f", str(p))
+    assert code == 1
+    assert [(f["rule"], f["source"]) for f in report["findings"]] == [
+        ("api.removed", {"file": str(p), "line": 2})
+    ]
+
+
+def test_unsupported_or_mixed_snapshot_files_are_malformed_input(tmp_path: Path) -> None:
+    text = SNAPSHOT.read_text()
+    v2 = tmp_path / "v2.yaml"
+    v2.write_text(text.replace("kubedra.io/snapshot/v1", "kubedra.io/snapshot/v2"))
+    mixed = tmp_path / "mixed.yaml"
+    mixed.write_text(text + "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: extra}\n")
+    code, report, _ = _audit("-f", str(v2), "-f", str(mixed))
+    assert code == 2  # part of the input could not be read: the report is printed, the exit says so
+    bad = {f["source"]["file"]: f["message"] for f in report["findings"] if f["rule"] == "input.malformed"}
+    assert "unsupported snapshot format 'kubedra.io/snapshot/v2'" in bad[str(v2)]
+    assert "must be the only document in its file" in bad[str(mixed)]
+    assert report["summary"]["clusters"] == []
