@@ -125,6 +125,7 @@ class _ReqData:
     all_devices: list[_Dev] = field(default_factory=list)
     selected_sub: int = 0  # only on the entry with sub index 0 of a firstAvailable request
     is_sub: bool = False
+    sel_key: tuple[Any, ...] | None = None  # (class name, request selectors): key of the selectable cache
 
 
 @dataclass
@@ -237,6 +238,9 @@ class Allocator:
             else:
                 self.slices_shared.append(s)
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
+        self._overdrawn: set[str] = set()  # counter caches with a negative counter (full check needed)
+        # (class name, request selectors[, node]) and device -> selectable; classes and slices are fixed
+        self._selectable: dict[tuple[Any, ...], bool] = {}
         self._pool_slice_names: dict[str, list[str]] = {}
         for s in self.all_slices:
             self._pool_slice_names.setdefault(s.pool.name, []).append(s.name)
@@ -346,7 +350,6 @@ class _Run:
         self.candidates: list[_Dev] = a._candidates(node, pools)
         self.req_data: dict[tuple[int, int, int], _ReqData] = {}
         self.constraints: list[list[Constraint]] = []
-        self.match_cache: dict[tuple[DeviceID, int, int, int], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self.consumed_counters: dict[str, dict[str, dict[str, int]]] = {}
@@ -476,14 +479,20 @@ class _Run:
     ) -> bool:
         if not self.f.device_binding_and_status and d.binding_conditions:
             return False
-        key = (did, ci, ri, si)
-        cached = self.match_cache.get(key)
+        # selectors and per-device node selection only depend on the device, the class and the request's
+        # selectors (and the node, for per-device node selection): remembered across Allocate calls
+        sel_key = rd.sel_key
+        if sel_key is None:
+            sel_key = rd.sel_key = (rd.cls.name if rd.cls is not None else None, tuple(rd.req.selectors))
+        key = (sel_key, did, self.node.name) if s.per_device_node_selection else (sel_key, did)
+        cache = self.a._selectable
+        cached = cache.get(key)
         if cached is not None:
             return cached
         claim = self.claims[ci]
         try:
             if rd.cls is not None and not self.a.matcher.all_match(rd.cls.selectors, d, s.driver):
-                self.match_cache[key] = False
+                cache[key] = False
                 return False
         except SelectorError as e:
             raise AllocationError(
@@ -491,7 +500,7 @@ class _Run:
             ) from None
         try:
             if not self.a.matcher.all_match(rd.req.selectors, d, s.driver):
-                self.match_cache[key] = False
+                cache[key] = False
                 return False
         except SelectorError as e:
             raise AllocationError(e.describe(f"claim {claim_ref(claim)}", device_id_str(did))) from None
@@ -501,9 +510,9 @@ class _Run:
             except PoolError as e:
                 raise AllocationError(str(e)) from None
             if not ok:
-                self.match_cache[key] = False
+                cache[key] = False
                 return False
-        self.match_cache[key] = True
+        cache[key] = True
         return True
 
     def _capacity_fits(self, r: _Req, did: DeviceID, d: Device) -> bool:
@@ -555,6 +564,10 @@ class _Run:
                         if n in cset:
                             cset[n] -= q.nanos
         cache[key] = avail
+        if any(v < 0 for c in avail.values() for v in c.values()):
+            self.a._overdrawn.add(key)
+        else:
+            self.a._overdrawn.discard(key)
         return avail
 
     def _take_counters(self, dev: _Dev) -> bool:
@@ -564,7 +577,14 @@ class _Run:
             cset = consumed.setdefault(cc.counter_set, {})
             for n, q in cc.counters.items():
                 cset[n] = cset.get(n, 0) + q.nanos
-        for set_name, counters in avail.items():
+        # every other counter set passed this check when its consumption last changed; without a counter
+        # that was negative to begin with, only the sets this device consumes can fail now
+        if self._counter_key(dev) in self.a._overdrawn:
+            check: Iterable[str] = avail
+        else:
+            check = [cc.counter_set for cc in dev.device.consumes_counters if cc.counter_set in avail]
+        for set_name in check:
+            counters = avail[set_name]
             used = consumed.get(set_name, {})
             for n, v in counters.items():
                 if v < used.get(n, 0):

@@ -74,6 +74,7 @@ class SelectorMatcher:
         self._memo: dict[tuple[str, int], tuple[Device, bool | BaseException]] = {}
         self._shared: dict[tuple[Any, ...], bool | BaseException] = {}
         self._names: dict[str, frozenset[str] | None] = {}
+        self._shapes: dict[tuple[Any, ...], tuple[tuple[str, ...], tuple[str, ...], frozenset[Any]]] = {}
         self.evaluations = 0  # CEL evaluations actually run (memo misses)
 
     def _environment(self) -> Any:
@@ -138,6 +139,32 @@ class SelectorMatcher:
             )
         return value
 
+    def _shape(
+        self, expression: str, names: frozenset[str], device: Device, driver: str
+    ) -> tuple[tuple[str, ...], tuple[str, ...], frozenset[Any]]:
+        """For devices with these attribute and capacity names: the names the expression mentions and the
+        domains present. Devices of one model publish the same names, so this is computed a few times."""
+        key = (expression, driver, tuple(device.attributes), tuple(device.capacity))
+        hit = self._shapes.get(key)
+        if hit is not None:
+            return hit
+        attrs: list[str] = []
+        caps: list[str] = []
+        domains: set[Any] = set()
+        for qname in device.attributes:
+            domain, sep, ident = qname.rpartition("/")
+            domains.add(domain if sep else driver)
+            if ident in names:
+                attrs.append(qname)
+        for qname in device.capacity:
+            domain, sep, ident = qname.rpartition("/")
+            domains.add(("capacity", domain if sep else driver))
+            if ident in names:
+                caps.append(qname)
+        shape = (tuple(attrs), tuple(caps), frozenset(domains))
+        self._shapes[key] = shape
+        return shape
+
     def _content_key(self, expression: str, device: Device, driver: str) -> tuple[Any, ...] | None:
         if expression in self._names:
             names = self._names[expression]
@@ -145,27 +172,20 @@ class SelectorMatcher:
             names = self._names[expression] = mentioned_names(expression)
         if names is None:
             return None
+        attr_names, cap_names, domains = self._shape(expression, names, device, driver)
         attrs = []
-        domains: set[Any] = set()
-        for qname, attr in device.attributes.items():
-            domain, sep, ident = qname.rpartition("/")
-            domains.add(domain if sep else driver)
-            if ident in names:
-                v = attr.value
-                attrs.append((qname, attr.kind, tuple(v) if isinstance(v, list) else v))
-        caps = []
-        for qname, c in device.capacity.items():
-            domain, sep, ident = qname.rpartition("/")
-            domains.add(("capacity", domain if sep else driver))
-            if ident in names:
-                caps.append((qname, c.value.nanos))
+        for qname in attr_names:
+            attr = device.attributes[qname]
+            v = attr.value
+            attrs.append((qname, attr.kind, tuple(v) if isinstance(v, list) else v))
+        caps = [(qname, device.capacity[qname].value.nanos) for qname in cap_names]
         return (
             expression,
             driver,
             device.allow_multiple_allocations,
             tuple(sorted(attrs)),
             tuple(sorted(caps)),
-            frozenset(domains),
+            domains,
         )
 
     def all_match(self, selectors: Sequence[str], device: Device, driver: str) -> bool:
