@@ -239,6 +239,7 @@ class Allocator:
                 self.slices_shared.append(s)
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
         self._overdrawn: set[str] = set()  # counter caches with a negative counter (full check needed)
+        self._devices_by_id: dict[DeviceID, tuple[Device, ResourceSlice]] | None = None
         # (class name, request selectors[, node]) and device -> selectable; classes and slices are fixed
         self._selectable: dict[tuple[Any, ...], bool] = {}
         self._pool_slice_names: dict[str, list[str]] = {}
@@ -274,6 +275,44 @@ class Allocator:
                 del self._available_counters[key]
         for name in self._pool_slice_names.get(pool_name, ()):
             self._available_counters.pop(name, None)
+
+    def counters_changed(self, results: Iterable[DeviceRequestAllocationResult], sign: int) -> None:
+        """Devices of ``results`` just became allocated (``sign`` -1) or free (+1) in ``self.allocated``:
+        update the cached counter availability of their pools instead of dropping it (what
+        :meth:`invalidate_pool` does, and still does for shared or capacity-consuming results)."""
+        if self._devices_by_id is None:
+            self._devices_by_id = {
+                (sl.driver, sl.pool.name, d.name): (d, sl) for sl in self.all_slices for d in sl.devices
+            }
+        for r in results:
+            if r.share_id or r.consumed_capacity:
+                self.invalidate_pool(r.pool, r.driver)
+                continue
+            entry = self._devices_by_id.get((r.driver, r.pool, r.device))
+            if entry is None or not entry[0].consumes_counters:
+                continue
+            dev, sl = entry
+            key = f"{r.driver}/{r.pool}" if self.pool_counters else sl.name
+            avail = self._available_counters.get(key)
+            if avail is None:
+                continue
+            negative = False
+            for cc in dev.consumes_counters:
+                cset = avail.get(cc.counter_set)
+                if cset is None:
+                    continue
+                for n, q in cc.counters.items():
+                    if n in cset:
+                        cset[n] += sign * q.nanos
+                        negative = negative or cset[n] < 0
+            if negative:
+                self._overdrawn.add(key)
+            elif (
+                sign > 0
+                and key in self._overdrawn
+                and not any(v < 0 for c in avail.values() for v in c.values())
+            ):
+                self._overdrawn.discard(key)
 
     def fresh_share_ids(self, result: AllocationResult) -> AllocationResult:
         """A copy of ``result`` with new shareIDs (a cached result may be reused for another claim)."""

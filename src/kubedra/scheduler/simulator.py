@@ -37,6 +37,7 @@ from kubedra.allocator.taints import apply_taint_rules
 from kubedra.model.objects import (
     AllocationResult,
     DeviceClass,
+    DeviceRequestAllocationResult,
     DeviceTaintRule,
     Node,
     ResourceClaim,
@@ -190,6 +191,7 @@ class Scheduler:
 
     # ------------------------------------------------------------------ state changes
     def _touch(self, results: Iterable[AllocationResult]) -> None:
+        """Nodes (or everything, for pools not local to a node) whose devices changed."""
         for res in results:
             for r in res.results:
                 owner = self.node_local_pools.get((r.driver, r.pool))
@@ -199,7 +201,14 @@ class Scheduler:
                 elif owner in self.by_name:
                     self.by_name[owner].version += 1
                     self._changes.append(self.by_name[owner].index)
-                self.allocator.invalidate_pool(r.pool, r.driver)
+
+    def _flips(self, res: AllocationResult) -> list[DeviceRequestAllocationResult]:
+        """Results whose device is not allocated (before adding / after removing ``res``)."""
+        return [
+            r
+            for r in res.results
+            if not r.admin_access and not self.allocator.is_allocated((r.driver, r.pool, r.device))
+        ]
 
     def bind(self, sp: SimPod, node: SimNode, fit: _Fit) -> None:
         for k, v in sp.requests.items():
@@ -216,9 +225,11 @@ class Scheduler:
         if fit.results:
             for claim, res in zip(fit.claims, fit.results, strict=True):
                 res = self.allocator.fresh_share_ids(res)
+                newly = self._flips(res)
                 claim.allocation = res
                 self.allocated.add_claim(claim)
                 self.allocator.note_allocated(claim)
+                self.allocator.counters_changed(newly, -1)
             self._touch(fit.results)
         for claim in [
             *sp.claims,
@@ -245,9 +256,11 @@ class Scheduler:
         released = []
         for claim in sp.extra.get("own_claims", []):
             if claim.allocation is not None and not self._claim_in_use_elsewhere(claim, sp):
-                released.append(claim.allocation)
+                res = claim.allocation
+                released.append(res)
                 self.allocated.remove_claim(claim)
                 self.allocator.note_released(claim)
+                self.allocator.counters_changed(self._flips(res), +1)
                 claim.allocation = None
         self._touch(released)
         sp.node = None
