@@ -252,6 +252,13 @@ def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:
         dev["consumesCounters"] = [
             {"counterSet": cs, "counters": {n: {"value": _counter_use(g, n)} for n in chosen}}
         ]
+        others = [o for o in sorted(ctx.counter_sets) if o != cs]
+        if others and g.chance(25):  # a device spanning two counter sets
+            dev["consumesCounters"].append(
+                {"counterSet": others[0], "counters": {"memory": {"value": "10Gi"}}}
+            )
+        if g.chance(2):  # a counter set the pool does not have: the pool is invalid
+            dev["consumesCounters"][0]["counterSet"] = "set-9"
     if g.chance(15):
         taints = []
         for key in g.subset(TAINT_KEYS, 2):
@@ -349,7 +356,7 @@ def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -
     )
     n_slices = g.between(1, 3)
     # Slice names are not in creation order on purpose: upstream visits slices sorted by name.
-    suffixes = ["s0", "s1", "s2", "s3"]
+    suffixes = ["s0", "s1", "s2", "s3", "s4"]
     for i in range(len(suffixes) - 1, 0, -1):
         j = g.take(i + 1)
         suffixes[i], suffixes[j] = suffixes[j], suffixes[i]
@@ -364,19 +371,27 @@ def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -
     if g.chance(2):
         # the same device name twice in one pool: the pool is invalid
         device_lists[-1].append(copy.deepcopy(device_lists[0][0]))
-    total = len(device_lists) + (1 if counter_sets else 0)
+    sets = [
+        {"name": name, "counters": {k: {"value": v} for k, v in c.items()}}
+        for name, c in sorted(counter_sets.items())
+    ]
+    counter_slices = [sets] if sets else []
+    if sets and g.chance(12):
+        # the sets split over two counters-only slices, sometimes with one name twice (the pool is invalid)
+        counter_slices = [sets[:1], sets[1:] or [copy.deepcopy(sets[0])]]
+    total = len(device_lists) + len(counter_slices)
     count = total + (1 if g.chance(6) else 0)  # one slice short: an incomplete pool
     names = iter(f"{driver}-{pool}-{x}" for x in suffixes)
     slices: list[Doc] = []
-    if counter_sets:
-        sets = [
-            {"name": name, "counters": {k: {"value": v} for k, v in c.items()}}
-            for name, c in sorted(counter_sets.items())
-        ]
+    for cs in counter_slices:
         sel = {"nodeName": NODE_NAME} if kind == "per-device" else where
-        slices.append(_slice(next(names), driver, pool, generation, count, {**sel, "sharedCounters": sets}))
-    for devices in device_lists:
-        slices.append(_slice(next(names), driver, pool, generation, count, {**where, "devices": devices}))
+        slices.append(_slice(next(names), driver, pool, generation, count, {**sel, "sharedCounters": cs}))
+    # a pool whose slices are for different nodes: the other node's slices still count for completeness,
+    # and their allocated devices still use the pool's counters
+    spread = kind == "local" and g.chance(15)
+    for i, devices in enumerate(device_lists):
+        here = {"nodeName": g.pick((NODE_NAME, OTHER_NODE))} if spread and i else where
+        slices.append(_slice(next(names), driver, pool, generation, count, {**here, "devices": devices}))
     if generation > 1 and g.chance(15):
         old = copy.deepcopy(slices[-1])  # a leftover of an older generation: ignored
         old["metadata"]["name"] = f"{driver}-{pool}-old"
@@ -459,8 +474,9 @@ def claim(
             c: dict[str, Any] = {}
             if g.chance(50):
                 c["requests"] = g.subset(names, 2)
-            # distinctAttribute came with DRAConsumableCapacity: the API server drops it when that is off
-            distinct = features["ConsumableCapacity"] and g.chance(35)
+            # distinctAttribute came with DRAConsumableCapacity: the API server drops it from new claims when
+            # that is off, so without it only rarely (a claim stored before the gate was turned off)
+            distinct = g.chance(35) and (features["ConsumableCapacity"] or g.chance(10))
             c["distinctAttribute" if distinct else "matchAttribute"] = g.pick(CONSTRAINT_ATTRIBUTES)
             constraints.append(c)
         devices["constraints"] = constraints

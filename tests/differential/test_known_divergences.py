@@ -13,6 +13,7 @@ import yaml
 from kubedra.testing.oracle import Oracle
 
 from .compare import difference, implementation, kubedra_outcome, oracle_outcome
+from .corpus import CORPUS, case_to_scenario
 from .test_allocator_vs_oracle import KNOWN_DIVERGENCES
 
 pytestmark = pytest.mark.integration
@@ -21,14 +22,22 @@ KNOWN = Path(__file__).parent / "known"
 
 
 def _scenario(name: str) -> dict[str, Any]:
-    with (KNOWN / f"{name}.yaml").open() as f:
+    """The oracle input: known/<name>.yaml, or the corpus case diff-<name>.yaml."""
+    path = KNOWN / f"{name}.yaml"
+    if not path.exists():
+        with (CORPUS / f"diff-{name}.yaml").open() as f:
+            return case_to_scenario(yaml.safe_load(f))
+    with path.open() as f:
         doc: dict[str, Any] = yaml.safe_load(f)
     return doc
 
 
 def test_every_known_divergence_has_a_scenario() -> None:
-    files = {p.stem for p in KNOWN.glob("*.yaml")}
-    assert files == set(KNOWN_DIVERGENCES), "known/*.yaml and KNOWN_DIVERGENCES must list the same names"
+    known = {p.stem for p in KNOWN.glob("*.yaml")}
+    corpus = {p.stem.removeprefix("diff-") for p in CORPUS.glob("diff-*.yaml")}
+    assert known <= set(KNOWN_DIVERGENCES), f"known/ has scenarios for no listed divergence: {known}"
+    for name in KNOWN_DIVERGENCES:
+        assert name in known or name in corpus, f"{name}: no known/{name}.yaml nor corpus diff-{name}.yaml"
 
 
 def _outcomes(name: str, oracle: Oracle) -> tuple[dict[str, Any], Any, Any, str | None]:
