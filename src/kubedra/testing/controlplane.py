@@ -85,6 +85,24 @@ def free_ports(count: int) -> list[int]:
             s.close()
 
 
+_WORKDIR_PREFIX = "kubedra-cp-"
+_OWNER_FILE = "owner.pid"
+
+
+def _remove_orphaned_workdirs() -> None:
+    """Remove work dirs left by test processes that were killed outright (their components died with them)."""
+    if os.environ.get("KUBEDRA_TESTBED_KEEP") == "1":
+        return
+    for path in Path(tempfile.gettempdir()).glob(_WORKDIR_PREFIX + "*"):
+        try:
+            pid = int((path / _OWNER_FILE).read_text())
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (OSError, ValueError):
+            continue  # no owner file yet, or not ours to judge
+
+
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
     """Linux: have the kernel SIGKILL the child when the test process dies, so nothing is left behind."""
     os.setsid()
@@ -170,7 +188,9 @@ class ControlPlane:
             name: binaries.require(name, profile.version)
             for name in (*binaries.KUBERNETES, binaries.LAUNCHER)
         }
-        self.workdir = Path(tempfile.mkdtemp(prefix=f"kubedra-cp-{profile.version}-"))
+        _remove_orphaned_workdirs()
+        self.workdir = Path(tempfile.mkdtemp(prefix=_WORKDIR_PREFIX + f"{profile.version}-"))
+        (self.workdir / _OWNER_FILE).write_text(str(os.getpid()))
         self.logs.mkdir()
         atexit.register(self.stop)
         try:
