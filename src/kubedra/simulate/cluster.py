@@ -158,39 +158,35 @@ def _capacity_bytes(capacity: Mapping[str, Any], driver: str) -> int:
 def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], DeviceInfo]:
     """Physical GPU and memory of every GPU device: MIG devices and partitions belong to their parent
     (``parentUUID``, else the counter set they consume), a whole GPU is itself (``uuid``, else its name).
-    NVIDIA devices of type ``vfio`` are not counted (they re-announce a GPU for passthrough)."""
+    NVIDIA devices of type ``vfio`` are not counted (they re-announce a GPU for passthrough). Devices that
+    consume the same counter set are one GPU, named after the first of them."""
     out: dict[tuple[str, str, str], DeviceInfo] = {}
+    by_set: dict[tuple[str, str, str], str] = {}
     for s in slices:
+        driver = s.driver
+        pool = s.pool.name
+        nv = driver == NVIDIA_DRIVER
+        prefix = f"{driver}/"
         for d in s.devices:
-            driver = s.driver
-            typ = _attr(d.attributes, "type", driver)
-            if driver == NVIDIA_DRIVER and typ not in ("gpu", "mig"):
+            attrs = d.attributes
+            t = attrs.get("type") or attrs.get(prefix + "type")
+            typ = t.value if t is not None else None
+            if nv and typ not in ("gpu", "mig"):
                 continue
             node = s.node_name or d.node_name or ""
-            parent = _attr(d.attributes, "parentUUID", driver) or _attr(d.attributes, "uuid", driver)
+            parent = attrs.get("parentUUID") or attrs.get(prefix + "parentUUID")
+            if parent is None:
+                parent = attrs.get("uuid") or attrs.get(prefix + "uuid")
             if parent is not None:
-                gpu = f"{node}/{parent}"
+                gpu = f"{node}/{parent.value}"
             elif d.consumes_counters:
-                gpu = f"{driver}/{s.pool.name}/{d.consumes_counters[0].counter_set}"
+                gpu = f"{driver}/{pool}/{d.consumes_counters[0].counter_set}"
             else:
-                gpu = f"{driver}/{s.pool.name}/{d.name}"
-            out[(driver, s.pool.name, d.name)] = DeviceInfo(gpu, _capacity_bytes(d.capacity, driver), node)
-    # NVIDIA dynamic MIG: the full GPU (uuid) and its partitions (parentUUID) share the counter set;
-    # unify on the counter set so a GPU is counted once even when one side lacks the UUID attribute
-    by_set: dict[str, str] = {}
-    for s in slices:
-        for d in s.devices:
-            if d.consumes_counters and (s.driver, s.pool.name, d.name) in out:
-                key = f"{s.driver}/{s.pool.name}/{d.consumes_counters[0].counter_set}"
-                by_set.setdefault(key, out[(s.driver, s.pool.name, d.name)].gpu)
-    if by_set:
-        for s in slices:
-            for d in s.devices:
-                k = (s.driver, s.pool.name, d.name)
-                if d.consumes_counters and k in out:
-                    key = f"{s.driver}/{s.pool.name}/{d.consumes_counters[0].counter_set}"
-                    info = out[k]
-                    out[k] = DeviceInfo(by_set[key], info.memory, info.node)
+                gpu = f"{driver}/{pool}/{d.name}"
+            if d.consumes_counters:
+                gpu = by_set.setdefault((driver, pool, d.consumes_counters[0].counter_set), gpu)
+            cap = d.capacity.get("memory") or d.capacity.get(prefix + "memory")
+            out[(driver, pool, d.name)] = DeviceInfo(gpu, cap.value.value() if cap is not None else 0, node)
     return out
 
 

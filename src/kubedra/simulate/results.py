@@ -72,7 +72,8 @@ class ModeResult:
     physical: int = 0
     used: int = 0
     nodes: dict[str, NodeUse] = field(default_factory=dict)
-    seconds: float = 0.0
+    seconds: float = 0.0  # wall time of the scheduling loop
+    cpu_seconds: float = 0.0
 
     @property
     def placed(self) -> int:
@@ -219,10 +220,15 @@ def _node_use(sched: Scheduler, view: ClusterView) -> dict[str, NodeUse]:
 
 
 def collect(
-    mode: str, sched: Scheduler, view: ClusterView, simulated: Sequence[SimPod], seconds: float
+    mode: str,
+    sched: Scheduler,
+    view: ClusterView,
+    simulated: Sequence[SimPod],
+    seconds: float,
+    cpu_seconds: float = 0.0,
 ) -> ModeResult:
     sharers = _sharers(sched)
-    result = ModeResult(mode=mode, seconds=seconds)
+    result = ModeResult(mode=mode, seconds=seconds, cpu_seconds=cpu_seconds)
     result.pods = [_outcome(sp, view, sharers) for sp in simulated]
     result.evicted = [_outcome(sp, view, sharers) for sp in sched.evicted]
     result.nodes = _node_use(sched, view)

@@ -308,6 +308,7 @@ def run_mode(
     opts: SimulateOptions,
 ) -> ModeResult:
     start = time.perf_counter()
+    cpu_start = time.process_time()
     dra = mode == DRA
     sched = Scheduler(
         cfg,
@@ -348,7 +349,7 @@ def run_mode(
     runnable = [sp for sp in sim_pods if not sp.extra.get("ignored")]
     sched.run(runnable, gangs=workloads.gangs)
     seconds = time.perf_counter() - start
-    return collect(mode, sched, view, simulated, seconds)
+    return collect(mode, sched, view, simulated, seconds, time.process_time() - cpu_start)
 
 
 def _pods_by_doc(inv: Inventory) -> dict[int, Pod]:
