@@ -74,6 +74,7 @@ class ModeResult:
     nodes: dict[str, NodeUse] = field(default_factory=dict)
     seconds: float = 0.0  # wall time of the scheduling loop
     cpu_seconds: float = 0.0
+    sim_pods: list[SimPod] = field(default_factory=list, repr=False)  # the simulated pods (for --bound)
 
     @property
     def placed(self) -> int:
@@ -228,7 +229,7 @@ def collect(
     cpu_seconds: float = 0.0,
 ) -> ModeResult:
     sharers = _sharers(sched)
-    result = ModeResult(mode=mode, seconds=seconds, cpu_seconds=cpu_seconds)
+    result = ModeResult(mode=mode, seconds=seconds, cpu_seconds=cpu_seconds, sim_pods=list(simulated))
     result.pods = [_outcome(sp, view, sharers) for sp in simulated]
     result.evicted = [_outcome(sp, view, sharers) for sp in sched.evicted]
     result.nodes = _node_use(sched, view)

@@ -342,10 +342,15 @@ def run_mode(
         reason = prep.reasons.get(id(sp.pod))
         if reason is not None:
             sp.reason = reason
+        if sp.reason is not None:
+            sp.extra["blocked"] = True  # held back before the queue: no scheduler could place it
         if id(sp.pod) in prep.need:
             sp.extra["need"] = prep.need[id(sp.pod)]
         simulated.append(sp)
     _gang_reasons(simulated, workloads)
+    for sp in simulated:
+        if sp.reason is not None:
+            sp.extra["blocked"] = True
     runnable = [sp for sp in sim_pods if not sp.extra.get("ignored")]
     sched.run(runnable, gangs=workloads.gangs)
     seconds = time.perf_counter() - start
