@@ -60,6 +60,7 @@ class DeviceInfo:
     gpu: str  # physical GPU identity
     memory: int  # bytes (0: unknown)
     node: str  # "" for devices not local to one node
+    label: str = "whole GPU"  # what a pod gets: "whole GPU" or the MIG profile
 
 
 @dataclass
@@ -186,7 +187,13 @@ def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], 
             if d.consumes_counters:
                 gpu = by_set.setdefault((driver, pool, d.consumes_counters[0].counter_set), gpu)
             cap = d.capacity.get("memory") or d.capacity.get(prefix + "memory")
-            out[(driver, pool, d.name)] = DeviceInfo(gpu, cap.value.value() if cap is not None else 0, node)
+            label = "whole GPU"
+            if typ == "mig":
+                prof = attrs.get("profile") or attrs.get(prefix + "profile")
+                label = str(prof.value) if prof is not None else "MIG device"
+            out[(driver, pool, d.name)] = DeviceInfo(
+                gpu, cap.value.value() if cap is not None else 0, node, label
+            )
     return out
 
 

@@ -39,6 +39,7 @@ def summary_rows(sim: Simulation) -> tuple[list[str], list[list[str]]]:
         row("pods placed", lambda r: str(r.placed)),
         row("pods pending", lambda r: str(r.pending)),
         row("GPUs used / physical", lambda r: f"{r.used} / {r.physical}"),
+        row("GPU devices given", _given),
         row("GPU memory requested", lambda r: gib(r.requested_bytes)),
         row("GPU memory allocated", lambda r: gib(r.allocated_bytes)),
         row("allocated / requested", lambda r: _ratio(r.allocated_bytes, r.requested_bytes)),
@@ -46,6 +47,12 @@ def summary_rows(sim: Simulation) -> tuple[list[str], list[list[str]]]:
         row("simulation time", lambda r: f"{r.seconds:.2f} s"),
     ]
     return headers, rows
+
+
+def _given(r: ModeResult, limit: int = 4) -> str:
+    items = list(r.given().items())
+    text = ", ".join(f"{n} x {k}" for k, n in items[:limit])
+    return text + (f", +{len(items) - limit} more" if len(items) > limit else "") if text else "-"
 
 
 def _compact(names: Sequence[str]) -> str:

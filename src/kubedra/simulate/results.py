@@ -44,6 +44,7 @@ class PodOutcome:
     requested: int = 0
     allocated: int = 0
     gpus: int = 0  # devices / units of GPU resources it holds
+    given: list[str] = field(default_factory=list)  # what it got: "whole GPU", a MIG profile, a resource
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +84,14 @@ class ModeResult:
     @property
     def pending(self) -> int:
         return sum(1 for p in self.pods if not p.node)
+
+    def given(self) -> dict[str, int]:
+        """Devices the placed pods got, by kind ("whole GPU", MIG profile, resource), most first."""
+        counts: dict[str, int] = {}
+        for p in self.pods:
+            for g in p.given:
+                counts[g] = counts.get(g, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     @property
     def requested_bytes(self) -> int:
@@ -130,6 +139,25 @@ def _sharers(sched: Scheduler) -> dict[int, int]:
             if c.allocation is not None:
                 out[id(c)] = out.get(id(c), 0) + 1
     return out
+
+
+def _given(sp: SimPod, view: ClusterView) -> list[str]:
+    if not sp.node:
+        return []
+    if view.mode == DP:
+        out = []
+        for res, n in sp.requests.items():
+            if is_gpu_resource(res) and n > 0:
+                label = "whole GPU" if res == "nvidia.com/gpu" else res.removeprefix("nvidia.com/")
+                out += [label] * n
+        return out
+    labels = []
+    for d in sp.devices:
+        driver, pool, name = d.split("/", 2)
+        info = view.devices.get((driver, pool, name))
+        if info is not None:
+            labels.append(info.label)
+    return labels
 
 
 def _dra_pod(sp: SimPod, view: ClusterView, sharers: dict[int, int]) -> tuple[int, int]:
@@ -180,6 +208,7 @@ def _outcome(sp: SimPod, view: ClusterView, sharers: dict[int, int]) -> PodOutco
         requested=requested if sp.node else 0,
         allocated=allocated if sp.node else 0,
         gpus=gpus,
+        given=_given(sp, view),
     )
 
 
