@@ -75,6 +75,24 @@ def load_inputs(paths: Iterable[str]) -> Inputs:
         if one.errors:
             raise one.errors[0]
         for d in one.documents:
+            why = _not_simulated(d)
+            if why is not None:
+                out.skipped.append(Skipped(d.location, d.describe().strip() or "document", why))
+                continue
             d.index = len(out.documents)
             out.documents.append(d)
     return out
+
+
+def _not_simulated(d: Document) -> str | None:
+    """Documents that are not objects the simulation can use (reported, not fatal)."""
+    from kubedra.model import convert
+
+    if not d.api_version or not d.kind:
+        return "not a Kubernetes object (no apiVersion/kind): a fragment or a tool's own configuration"
+    if convert.is_classic(d.api_version):
+        return (
+            f"classic DRA ({d.api_version}) was removed in Kubernetes 1.32 and has no mechanical conversion "
+            "to structured DRA; rewrite it (kubedra migrate reports what to do)"
+        )
+    return None

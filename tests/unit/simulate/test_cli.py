@@ -158,3 +158,34 @@ def test_malformed_yaml_names_file_and_line(tmp_path, capsys):
 
 def test_no_input_is_exit_2(capsys):
     assert "no input" in fail(["simulate", "--nodes", "1x1xT4"], capsys)
+
+
+def test_fragments_and_classic_dra_are_reported_not_fatal():
+    r = run(
+        "simulate",
+        "-f",
+        str(CORPUS / "dra" / "nvidia-mig-parted-config.yaml"),
+        "-f",
+        str(CORPUS / "dra" / "nvidia-classic-dra-v1alpha2-gpu-test1.yaml"),
+        "--nodes",
+        "1x2xA100-40GB",
+    )
+    assert r.exit_code == 0, r.output
+    assert "nvidia-mig-parted-config.yaml:3" in r.output and "not a Kubernetes object" in r.output
+    assert "classic DRA (resource.k8s.io/v1alpha2)" in r.output
+
+
+def test_dra_corpus_mig_claims_only_dra_can_place():
+    r = run(
+        "simulate",
+        "-f",
+        str(CORPUS / "dra" / "nvidia-quickstart-v1-gpu-test4-mig.yaml"),
+        "--nodes",
+        "1x8xA100-40GB",
+        "--gpu-mode",
+        "mig-static:all-balanced",
+        "-o",
+        "json",
+    )
+    out = json.loads(r.stdout)
+    assert out["modes"]["dra"]["placed"] == 4 and out["modes"]["device-plugin"]["placed"] == 0
