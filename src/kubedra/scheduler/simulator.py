@@ -414,7 +414,12 @@ class Scheduler:
         n = len(self.nodes)
         if reasons.get(DRA_FAILURE):
             reasons = self._explain_dra(sp, reasons)
-        parts = [f"{c} {r}" for r, c in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))]
+        # the allocator's phrases start with a verb ("have no device matching ...", "are out of shared
+        # counters"); say what has it, like kube-scheduler's "node(s) had untolerated taint"
+        parts = [
+            f"{c} node(s) {r}" if r.startswith(("have ", "are ")) else f"{c} {r}"
+            for r, c in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))
+        ]
         return f"0/{n} nodes are available: " + ", ".join(parts) + "."
 
     def _explain_dra(self, sp: SimPod, reasons: Counter[str]) -> Counter[str]:

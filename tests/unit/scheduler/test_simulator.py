@@ -94,7 +94,7 @@ def test_dra_pods_fill_devices_and_spread_by_least_allocated():
     pending = pods[4]
     assert pending.node is None
     assert pending.reason.startswith(
-        "0/2 nodes are available: 2 have all matching devices in use (request gpu)"
+        "0/2 nodes are available: 2 node(s) have all matching devices in use (request gpu)"
     )
 
 

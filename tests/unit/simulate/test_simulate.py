@@ -31,7 +31,7 @@ def test_whole_gpus_account_the_same_in_both_modes():
         assert r.allocated_bytes == 2 * 81920 * MIB
     assert by_name(dp)["inf-2"].reason == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu."
     assert by_name(dra)["inf-2"].reason.startswith(
-        "0/1 nodes are available: 1 have all matching devices in use (request gpu)"
+        "0/1 nodes are available: 1 node(s) have all matching devices in use (request gpu)"
     )
     assert by_name(dra)["inf-0"].devices == ["gpu.nvidia.com/a100-80gb-0/gpu-0"]
     assert by_name(dp)["inf-0"].devices == []
