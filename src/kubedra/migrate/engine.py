@@ -8,12 +8,10 @@ migration on its own output changes nothing.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
-from pathlib import Path as FsPath
 from typing import Any
 
 import yaml
@@ -24,6 +22,7 @@ from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.workloads import api_group, dotted, pod_templates
 from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
+from kubedra.sources.files import iter_manifest_files
 
 try:  # pragma: no cover - depends on how PyYAML was built
     _Loader: Any = yaml.CSafeLoader
@@ -70,23 +69,7 @@ _SliceEntry = tuple[SourceFile, Chunk, MutableMapping[str, Any], ObjectContext, 
 
 def iter_inputs(paths: Iterable[str]) -> Iterator[str]:
     """Files under ``paths`` (folders recursively): manifests plus ``*.yaml.tpl`` templates to report."""
-    for p in paths:
-        if p == STDIN:
-            yield p
-            continue
-        path = FsPath(p)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for f in sorted(files):
-                    if f.startswith("."):
-                        continue
-                    if f.endswith(MANIFEST_SUFFIXES) or f.endswith((".yaml.tpl", ".yml.tpl")):
-                        yield os.path.join(root, f)
-        elif path.exists():
-            yield str(path)
-        else:
-            raise InputError(f"no such file or directory: {p}")
+    return iter_manifest_files(paths, also=(".yaml.tpl", ".yml.tpl"))
 
 
 def read_text(name: str) -> str:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from kubedra.errors import InputError, Location, UsageError
+from kubedra.errors import Location, UsageError
 from kubedra.scheduler.workloads import Skipped
-from kubedra.sources.files import MANIFEST_SUFFIXES, STDIN, Document, _read_text, parse_text
+from kubedra.sources.files import STDIN, Document, iter_manifest_files, parse_text, read_text
 
 TEMPLATE_SUFFIXES = (".tpl",)
 
@@ -22,21 +21,7 @@ class Inputs:
 
 
 def _paths(paths: Iterable[str]) -> Iterator[str]:
-    for p in paths:
-        if p == STDIN:
-            yield p
-            continue
-        path = Path(p)
-        if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for f in sorted(files):
-                    if not f.startswith(".") and f.endswith((*MANIFEST_SUFFIXES, *TEMPLATE_SUFFIXES)):
-                        yield os.path.join(root, f)
-        elif path.exists():
-            yield str(path)
-        else:
-            raise InputError(f"no such file or directory: {p}")
+    return iter_manifest_files(paths, also=TEMPLATE_SUFFIXES)
 
 
 def _template_reason(text: str) -> tuple[int, str]:
@@ -65,7 +50,7 @@ def load_inputs(paths: Iterable[str]) -> Inputs:
         raise UsageError("no input: pass -f FILE (or -f - for stdin), or --nodes to generate a cluster")
     out = Inputs()
     for name in _paths(paths):
-        text = _read_text(name)
+        text = read_text(name)
         display = "<stdin>" if name == STDIN else name
         if _is_template(name, text):
             line, why = _template_reason(text)
@@ -75,9 +60,9 @@ def load_inputs(paths: Iterable[str]) -> Inputs:
         if one.errors:
             raise one.errors[0]
         for d in one.documents:
-            why = _not_simulated(d)
-            if why is not None:
-                out.skipped.append(Skipped(d.location, d.describe().strip() or "document", why))
+            reason = _not_simulated(d)
+            if reason is not None:
+                out.skipped.append(Skipped(d.location, d.describe().strip() or "document", reason))
                 continue
             d.index = len(out.documents)
             out.documents.append(d)

@@ -192,8 +192,12 @@ class LoadResult:
     errors: list[InputError] = field(default_factory=list)
 
 
-def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
-    """Expand files and folders (recursively, sorted, hidden entries skipped) into manifest paths."""
+def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Iterator[str]:
+    """Expand files and folders (recursively, sorted, hidden entries skipped) into manifest paths.
+
+    Inside folders, files ending in ``MANIFEST_SUFFIXES`` (or one of ``also``, e.g. Helm ``.tpl`` templates
+    a verb reports) are taken; files named explicitly are always taken."""
+    suffixes = (*MANIFEST_SUFFIXES, *also)
     for p in paths:
         if p == STDIN:
             yield p
@@ -203,7 +207,7 @@ def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for f in sorted(files):
-                    if f.endswith(MANIFEST_SUFFIXES) and not f.startswith("."):
+                    if f.endswith(suffixes) and not f.startswith("."):
                         yield os.path.join(root, f)
         elif path.exists():
             yield str(path)
