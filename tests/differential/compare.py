@@ -228,3 +228,21 @@ def error_message_difference(ours: Outcome, theirs: Outcome) -> str | None:
     if len(a & b) >= 0.6 * max(1, min(len(a), len(b))):
         return None
     return f"kubedra: {ours['error']}\nupstream: {theirs['error']}"
+
+
+STABLE_RUNS = 24
+
+
+def stable_order_explains(doc: dict[str, Any], ours: Outcome, oracle: Any, runs: int = STABLE_RUNS) -> bool:
+    """Whether upstream's stable allocator can give kubedra's answer for a scenario that selects it.
+
+    The stable allocator visits pools in Go map order (pools_stable.go GatherPools ranges over a map) and the
+    slices of a pool in the order it gets them (unsorted; in kube-scheduler that is the informer cache's
+    order), so its outcome may depend on chance: it may allocate before ever evaluating a selector that
+    fails on another device, or give up in another place. kubedra visits both by name. The oracle gets the
+    slices sorted by name, ``runs`` times (each run draws another pool order); any answer that agrees
+    with kubedra's means kubedra's is one of upstream's."""
+    by_name = {**doc, "slices": sorted(doc["slices"], key=lambda s: s["metadata"]["name"])}
+    return any(
+        difference(ours, oracle_outcome(r), exact=False) is None for r in oracle.run_batch([by_name] * runs)
+    )

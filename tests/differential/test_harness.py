@@ -9,7 +9,14 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from .compare import difference, error_message_difference, implementation, kubedra_outcome, oracle_outcome
+from .compare import (
+    difference,
+    error_message_difference,
+    implementation,
+    kubedra_outcome,
+    oracle_outcome,
+    stable_order_explains,
+)
 from .corpus import case_to_scenario, scenario_to_case
 from .minimize import reductions, signature
 from .scenarios import Genes, scenarios
@@ -156,3 +163,23 @@ def test_corpus_round_trip() -> None:
     back = case_to_scenario(case)
     assert back["features"] == {"DeviceTaints": True} and back["noDefaults"] is True
     assert back["slices"] == case["objects"][1:]
+
+
+class _FakeOracle:
+    def __init__(self, answers: list[dict[str, Any]]) -> None:
+        self.answers = answers
+        self.docs: list[dict[str, Any]] = []
+
+    def run_batch(self, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        self.docs = docs
+        return [self.answers[i % len(self.answers)] for i in range(len(docs))]
+
+
+def test_stable_order_explains_accepts_any_upstream_answer_for_name_sorted_slices() -> None:
+    doc = {"features": {}, "slices": [{"metadata": {"name": "b"}}, {"metadata": {"name": "a"}}]}
+    ours = oracle_outcome({"allocated": False, "error": "boom", "claims": []})
+    unsat = {"allocated": False, "error": None, "claims": []}
+    fake = _FakeOracle([unsat, unsat, {"allocated": False, "error": "boom", "claims": []}])
+    assert stable_order_explains(doc, ours, fake, runs=6)
+    assert [s["metadata"]["name"] for s in fake.docs[0]["slices"]] == ["a", "b"]
+    assert not stable_order_explains(doc, ours, _FakeOracle([unsat]), runs=6)
