@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from typing import Any
 
 from kubedra.allocator import (
@@ -144,8 +145,38 @@ def _matcher(features: Features) -> SelectorMatcher:
     return matcher
 
 
-def kubedra_outcome(doc: dict[str, Any]) -> Outcome:
-    """kubedra's answer for an oracle scenario document."""
+class _Timeout(BaseException):
+    """Raised by the alarm inside a too long allocation (a BaseException: no handler catches it)."""
+
+
+def _alarm(signum: int, frame: Any) -> None:
+    raise _Timeout()
+
+
+def timed_out(o: Outcome) -> bool:
+    """A search that was cut off (either side): upstream's search is exponential in the worst case, as is
+    kubedra's, and the scheduler gives up on a node after DRASchedulerFilterTimeout."""
+    return o["kind"] == "timeout" or (
+        o["kind"] == "error" and "context deadline exceeded" in (o["error"] or "")
+    )
+
+
+def kubedra_outcome(doc: dict[str, Any], timeout: float = 0) -> Outcome:
+    """kubedra's answer for an oracle scenario document; ``timeout`` seconds at most (main thread only)."""
+    if not timeout:
+        return _kubedra_outcome(doc)
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return _kubedra_outcome(doc)
+    except _Timeout:
+        return {"kind": "timeout", "error": f"no answer within {timeout}s", "claims": []}
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _kubedra_outcome(doc: dict[str, Any]) -> Outcome:
     try:
         features = Features.from_names(n for n, on in doc.get("features", {}).items() if on)
         node = _typed(doc["node"])

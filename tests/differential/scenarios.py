@@ -356,7 +356,7 @@ def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -
     )
     n_slices = g.between(1, 3)
     # Slice names are not in creation order on purpose: upstream visits slices sorted by name.
-    suffixes = ["s0", "s1", "s2", "s3", "s4"]
+    suffixes = ["s0", "s1", "s2", "s3", "s4", "s5"]
     for i in range(len(suffixes) - 1, 0, -1):
         j = g.take(i + 1)
         suffixes[i], suffixes[j] = suffixes[j], suffixes[i]
@@ -368,6 +368,13 @@ def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -
             devices.append(device(genes(draw), f"dev-{n}", ctx))
             n += 1
         device_lists.append(devices)
+    if g.chance(3):
+        # a big slice: "All" and large counts run into the 32-results-per-claim limit
+        big = []
+        for _ in range(g.between(28, 36)):
+            big.append(device(Genes(n), f"dev-{n}", ctx))
+            n += 1
+        device_lists.append(big)
     if g.chance(2):
         # the same device name twice in one pool: the pool is invalid
         device_lists[-1].append(copy.deepcopy(device_lists[0][0]))
@@ -434,7 +441,7 @@ def request_body(
         body["allocationMode"] = "All"
     else:
         body["allocationMode"] = "ExactCount"
-        body["count"] = 1 if not g.chance(35) else g.between(2, 3)
+        body["count"] = 1 if not g.chance(35) else g.between(2, 3) if not g.chance(5) else g.between(20, 34)
     if g.chance(12):
         body["tolerations"] = _tolerations(g)
     if features["ConsumableCapacity"] and g.chance(12):
@@ -517,6 +524,14 @@ def feature_set(g: Genes) -> dict[str, bool]:
     if not g.chance(30):
         return dict(DEFAULT_FEATURES["1.37"])
     out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
+    if g.chance(25):  # only what upstream's stable allocator supports: it is the one that runs then
+        for name in (
+            "DeviceBindingAndStatus",
+            "ConsumableCapacity",
+            "ListTypeAttributes",
+            "FractionalCapacityRange",
+        ):
+            out[name] = False
     for name in ALL_FEATURES:
         out.setdefault(name, False)
     return out
