@@ -85,7 +85,18 @@ class SimNode:
 class _ClassState:
     """Per-node filter results and scores of one pod equivalence class, and its feasible nodes (sorted)."""
 
-    __slots__ = ("base", "dra", "fatal", "feasible", "fits", "log_pos", "required", "static_fail", "with_dra")
+    __slots__ = (
+        "base",
+        "dra",
+        "fatal",
+        "feasible",
+        "fits",
+        "log_pos",
+        "pending",
+        "required",
+        "static_fail",
+        "with_dra",
+    )
 
     def __init__(self, n: int) -> None:
         self.fits: list[_Fit | None] = [None] * n
@@ -97,6 +108,7 @@ class _ClassState:
         self.with_dra: set[int] = set()  # feasible nodes with a non-zero DRA score
         self.log_pos = -1  # position in the scheduler's change log; -1: never synced
         self.required: tuple[Any] | None = None  # the pods' required node affinity, once computed
+        self.pending: tuple[int, str] | None = None  # (change-log length, reason) of the last failure
 
 
 @dataclass
@@ -168,6 +180,7 @@ class Scheduler:
         # results per node, refreshed from the change log (node indexes whose state changed; -1: all)
         self._changes: list[int] = []
         self._classes: dict[tuple[Any, ...], _ClassState] = {}
+        self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
 
     # ------------------------------------------------------------------ extended resources (KEP-5004)
     def _extended_resource_classes(self) -> dict[str, DeviceClass]:
@@ -219,6 +232,7 @@ class Scheduler:
         node.pods.append(sp)
         node.version += 1
         self._changes.append(node.index)
+        self._bound_priorities[sp.priority] += 1
         sp.node = node.name
         sp.reason = None
         devices: list[str] = []
@@ -253,6 +267,9 @@ class Scheduler:
         node.pods.remove(sp)
         node.version += 1
         self._changes.append(node.index)
+        self._bound_priorities[sp.priority] -= 1
+        if not self._bound_priorities[sp.priority]:
+            del self._bound_priorities[sp.priority]
         released = []
         for claim in sp.extra.get("own_claims", []):
             if claim.allocation is not None and not self._claim_in_use_elsewhere(claim, sp):
@@ -516,8 +533,14 @@ class Scheduler:
         feasible = cls.feasible
         start = self.next_start
         if not feasible:
+            # nothing changed since the last pod of this class failed: same reason (explaining DRA
+            # failures runs the allocator's explanation on every node)
+            if cls.pending is not None and cls.pending[0] == len(self._changes):
+                return Outcome(False, reason=cls.pending[1])
             reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.fits if f is not None)
-            return Outcome(False, reason=self.pending_reason(sp, reasons))
+            reason = self.pending_reason(sp, reasons)
+            cls.pending = (len(self._changes), reason)
+            return Outcome(False, reason=reason)
         p = bisect_left(feasible, start)
         if len(feasible) >= want:
             window = feasible[p : p + want]
@@ -629,9 +652,8 @@ class Scheduler:
 
     # ------------------------------------------------------------------ preemption
     def _preempt(self, sp: SimPod) -> None:
-        lower = [p for p in self.bound if p.priority < sp.priority]
-        if not lower:
-            return
+        if not any(prio < sp.priority for prio in self._bound_priorities):
+            return  # no bound pod of lower priority (checked without walking every bound pod)
         candidates: list[tuple[tuple[int, int, int], SimNode, list[SimPod]]] = []
         required = filters.required_affinity(sp.pod)
         for node in self.nodes:

@@ -85,7 +85,7 @@ POD = st.tuples(
 )
 
 
-def outcome(fast: bool, node_spec, pod_spec, dra: bool, scoring: str, gangs: bool):
+def outcome(fast: bool, node_spec, pod_spec, dra: bool, scoring: str, gangs: bool, waves: bool = False):
     nodes, slices = cluster(node_spec)
     s = Scheduler(
         CFG, nodes, [cls()] if dra else [], slices if dra else [], scoring=scoring, dra=dra, fast=fast
@@ -95,7 +95,11 @@ def outcome(fast: bool, node_spec, pod_spec, dra: bool, scoring: str, gangs: boo
         for p in the_pods[::2]:
             p.scheduling_group = "g"
     sims = build_sim_pods(the_pods, TEMPLATES if dra else [], [])
-    s.run(sims, gangs={"default/g": 2} if gangs else None)
+    if waves:  # a second wave of higher-priority pods preempts pods of the first
+        s.run([p for p in sims if p.priority < 10], gangs={"default/g": 2} if gangs else None)
+        s.run([p for p in sims if p.priority >= 10], gangs={"default/g": 2} if gangs else None)
+    else:
+        s.run(sims, gangs={"default/g": 2} if gangs else None)
     return (
         [(p.name, p.node, tuple(p.devices), p.reason) for p in sims],
         [p.name for p in s.evicted],
@@ -110,10 +114,11 @@ def outcome(fast: bool, node_spec, pod_spec, dra: bool, scoring: str, gangs: boo
     dra=st.booleans(),
     scoring=st.sampled_from(["LeastAllocated", "MostAllocated"]),
     gangs=st.booleans(),
+    waves=st.booleans(),
 )
-def test_fast_path_decides_like_the_node_loop(node_spec, pod_spec, dra, scoring, gangs):
-    assert outcome(True, node_spec, pod_spec, dra, scoring, gangs) == outcome(
-        False, node_spec, pod_spec, dra, scoring, gangs
+def test_fast_path_decides_like_the_node_loop(node_spec, pod_spec, dra, scoring, gangs, waves):
+    assert outcome(True, node_spec, pod_spec, dra, scoring, gangs, waves) == outcome(
+        False, node_spec, pod_spec, dra, scoring, gangs, waves
     )
 
 
