@@ -21,6 +21,7 @@ non-node-local pool) changes, so each pod re-runs the allocator only where somet
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gc
 from bisect import bisect_left, insort
@@ -31,6 +32,7 @@ from typing import Any
 
 from kubedra.allocator.core import AllocationError, Allocator
 from kubedra.allocator.explain import short_reason
+from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.session import EngineConfig
 from kubedra.allocator.state import AllocatedState
 from kubedra.allocator.taints import apply_taint_rules
@@ -93,6 +95,7 @@ class _ClassState:
         "fits",
         "log_pos",
         "pending",
+        "refs",
         "required",
         "static_fail",
         "with_dra",
@@ -109,6 +112,7 @@ class _ClassState:
         self.log_pos = -1  # position in the scheduler's change log; -1: never synced
         self.required: tuple[Any] | None = None  # the pods' required node affinity, once computed
         self.pending: tuple[int, str] | None = None  # (change-log length, reason) of the last failure
+        self.refs: Any = None  # the objects whose ids are in the class key
 
 
 @dataclass
@@ -168,6 +172,13 @@ class Scheduler:
             pool_counters=cfg.pool_counters,
             target_version=cfg.target_version,
         )
+        if dra:
+            # like kube-scheduler, which compiles a DeviceClass's CEL when the class arrives (informer), not
+            # in the scheduling cycle; a compile error is remembered and raised where it is used, as before
+            for c in self.classes:
+                for i, expr in enumerate(c.selectors):
+                    with contextlib.suppress(SelectorError):
+                        self.allocator.matcher.compile(i, expr)
         # pools that are not local to one node: a change there invalidates every node's cached result
         self.node_local_pools = {(s.driver, s.pool.name): s.node_name for s in the_slices if s.node_name}
         self.shared_version = 0
@@ -181,6 +192,7 @@ class Scheduler:
         self._changes: list[int] = []
         self._classes: dict[tuple[Any, ...], _ClassState] = {}
         self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
+        self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
 
     # ------------------------------------------------------------------ extended resources (KEP-5004)
     def _extended_resource_classes(self) -> dict[str, DeviceClass]:
@@ -455,18 +467,36 @@ class Scheduler:
         """What filter and score results depend on, besides the node: pods with equal keys get equal results."""
         pod = sp.pod
         ext = sp.extra.get("ext_claim")
+        # the pod-spec part is a function of these objects, which pods of one template share
+        parts = (
+            pod.containers,
+            pod.init_containers,
+            pod.overhead,
+            pod.node_selector,
+            pod.affinity,
+            pod.tolerations,
+        )
+        memo_key = tuple(map(id, parts))
+        hit = self._spec_keys.get(memo_key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
+            spec_key = hit[1]
+        else:
+            spec_key = (
+                tuple(sorted(sp.requests.items())),
+                sp.score_cpu,
+                sp.score_mem,
+                tuple(sorted(pod.node_selector.items())),
+                repr(pod.affinity) if pod.affinity else None,
+                tuple((t.key, t.operator, t.value, t.effect) for t in pod.tolerations),
+            )
+            self._spec_keys[memo_key] = (parts, spec_key)
         return (
             tuple(
                 id(c.spec) if c.allocation is None else ("allocated", id(c), id(c.allocation))
                 for c in sp.claims
             ),
             id(ext.spec) if ext is not None else None,
-            tuple(sorted(sp.requests.items())),
-            sp.score_cpu,
-            sp.score_mem,
-            tuple(sorted(pod.node_selector.items())),
-            repr(pod.affinity) if pod.affinity else None,
-            tuple((t.key, t.operator, t.value, t.effect) for t in pod.tolerations),
+            spec_key,
         )
 
     def _class_for(self, sp: SimPod) -> _ClassState:
@@ -476,6 +506,8 @@ class Scheduler:
             if len(self._classes) >= MAX_CLASSES:
                 self._classes.pop(next(iter(self._classes)))
             cls = _ClassState(len(self.nodes))
+            # the key holds ids of claim specs: keep them alive as long as the class is kept
+            cls.refs = (tuple(c.spec for c in sp.claims), sp.extra.get("ext_claim"))
             self._classes[key] = cls
         else:  # most recently used last
             self._classes[key] = self._classes.pop(key)
