@@ -152,11 +152,16 @@ def _given(sp: SimPod, view: ClusterView) -> list[str]:
                 out += [label] * n
         return out
     labels = []
-    for d in sp.devices:
-        driver, pool, name = d.split("/", 2)
-        info = view.devices.get((driver, pool, name))
-        if info is not None:
-            labels.append(info.label)
+    claims = [*sp.claims]
+    if sp.extra.get("ext_claim") is not None:
+        claims.append(sp.extra["ext_claim"])
+    for c in claims:
+        if c.allocation is None:
+            continue
+        for r in c.allocation.results:
+            info = view.devices.get((r.driver, r.pool, r.device))
+            if info is not None:
+                labels.append(info.label)
     return labels
 
 
