@@ -388,6 +388,13 @@ def simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
             "GenericWorkload/GangScheduling feature gates (off by default) or with a gang scheduler "
             "(Volcano, KAI, Kueue)"
         )
+    dp_view = cluster.views.get(DP)
+    replicas = max((i.replicas for i in dp_view.dp_info.values()), default=1) if dp_view else 1
+    if replicas > 1 and opts.sharing is None and DRA in opts.modes:
+        sim.notes.append(
+            f"the device plugin shares each GPU between {replicas} pods (time-slicing/MPS replicas); in DRA pods "
+            f"share a GPU only through one claim: pass --sharing time-slicing:{replicas} to compare like for like"
+        )
     for mode in opts.modes:
         view = cluster.views[mode]
         if mode == DP:

@@ -201,3 +201,9 @@ def test_inputs_are_not_mutated_by_a_simulation():
         SimulateOptions(sizing="mig", cluster=ClusterOptions(nodes="1x2xA100-80GB", gpu_mode="mig-dynamic")),
     )
     assert to_yaml([d.obj for d in inp.documents]) == before
+
+
+def test_time_slicing_without_sharing_says_how_to_compare():
+    sim = run(deployment("ts", 3), gpu_mode="time-slicing:4")
+    assert (sim.results["device-plugin"].placed, sim.results["dra"].placed) == (3, 2)
+    assert any("--sharing time-slicing:4" in n for n in sim.notes)
