@@ -99,5 +99,10 @@ def scenario_to_case(
     return case
 
 
+class _NoAliases(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
 def dump_case(case: dict[str, Any]) -> str:
-    return yaml.safe_dump(case, sort_keys=False, default_flow_style=None, width=110)
+    return yaml.dump(case, Dumper=_NoAliases, sort_keys=False, default_flow_style=None, width=110)

@@ -94,10 +94,23 @@ def _stable_counter_slices_of_other_nodes(doc: Doc, ours: Outcome, theirs: Outco
     """Upstream's stable allocator gathers counters-only slices of every node (pools_stable.go)."""
     if implementation(doc["features"]) != "stable" or not doc["features"].get("PartitionableDevices"):
         return False
-    node = doc["node"]["metadata"]["name"]
     return any(
-        s["spec"].get("sharedCounters") and s["spec"].get("nodeName") not in (None, node)
-        for s in doc["slices"]
+        s["spec"].get("sharedCounters") and not _targets(s["spec"], doc["node"]) for s in doc["slices"]
+    )
+
+
+def _targets(spec: dict[str, Any], node: dict[str, Any]) -> bool:
+    """Whether a slice is for the node (the generator's selectors use only the In operator)."""
+    name, labels = node["metadata"]["name"], node["metadata"].get("labels") or {}
+    if spec.get("nodeName"):
+        return bool(spec["nodeName"] == name)
+    if spec.get("allNodes") or spec.get("perDeviceNodeSelection"):
+        return True
+    terms = (spec.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
+    return any(
+        all(name in r["values"] for r in t.get("matchFields") or [])
+        and all(labels.get(r["key"]) in r["values"] for r in t.get("matchExpressions") or [])
+        for t in terms
     )
 
 

@@ -183,3 +183,23 @@ def test_stable_order_explains_accepts_any_upstream_answer_for_name_sorted_slice
     assert stable_order_explains(doc, ours, fake, runs=6)
     assert [s["metadata"]["name"] for s in fake.docs[0]["slices"]] == ["a", "b"]
     assert not stable_order_explains(doc, ours, _FakeOracle([unsat]), runs=6)
+
+
+def test_targets_reads_node_selection_like_the_generator_writes_it() -> None:
+    from .test_allocator_vs_oracle import _targets
+
+    node = {"metadata": {"name": "node-1", "labels": {"region": "region-1"}}}
+    assert _targets({"nodeName": "node-1"}, node) and not _targets({"nodeName": "node-2"}, node)
+    assert _targets({"allNodes": True}, node)
+    by_name = {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]}
+        ]
+    }
+    assert not _targets({"nodeSelector": by_name}, node)
+    by_label = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "region", "operator": "In", "values": ["region-1"]}]}
+        ]
+    }
+    assert _targets({"nodeSelector": by_label}, node)
