@@ -76,15 +76,6 @@ def _report_dir() -> Path:
     return Path(os.environ.get("KUBEDRA_DIFF_REPORT") or Path(".cache") / "differential")
 
 
-def _without_selectorless_rules(doc: Doc, ours: Outcome, theirs: Outcome) -> bool:
-    """The divergence goes away when kubedra does not see the DeviceTaintRules that have no selector."""
-    rules = doc.get("deviceTaintRules") or []
-    if all("deviceSelector" in r["spec"] for r in rules):
-        return False
-    kept = {**doc, "deviceTaintRules": [r for r in rules if "deviceSelector" in r["spec"]]}
-    return difference(kubedra_outcome(kept), theirs, implementation(doc["features"]) != "stable") is None
-
-
 # Disagreements that are understood and reported to the allocator's owner; they are counted and listed in
 # the summary, not failed. name -> (description, predicate on the scenario and both outcomes). Each has a
 # minimal scenario, a corpus case tests/conformance/allocator/diff-<name>.yaml or, where the corpus format
@@ -119,11 +110,6 @@ KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]
         "for stable-only feature sets upstream's stable allocator counts other nodes' counters-only slices "
         "as pools of this node (incomplete or invalid ones then fail 'All' requests or the allocation)",
         _stable_counter_slices_of_other_nodes,
-    ),
-    "taint-rule-without-selector": (
-        "kubedra's apply_taint_rules taints every device for a DeviceTaintRule without deviceSelector; "
-        "upstream's ResourceSlice tracker (v0.37.2 tracker.go applyPatches) taints none",
-        _without_selectorless_rules,
     ),
 }
 

@@ -1,8 +1,9 @@
 """DeviceTaintRules: add each rule's taint to the devices it selects, before allocation.
 
 Like the scheduler's ResourceSlice tracker (``resourceslice/tracker``): driver, pool and device are each
-compared only when set in ``deviceSelector``. A rule *without* a deviceSelector matches every device there
-(the API documentation says "no devices"; kubedra follows the code, see dra-reference.md §2.4).
+compared only when set in ``deviceSelector``. A rule *without* a deviceSelector matches no device, as the API
+documentation says and upstream's tracker does since v0.37 (the reference notes described older code that
+matched every device; the differential test against v0.37.2 showed the difference).
 Inputs are not modified: affected slices are shallow-copied with new device objects.
 """
 
@@ -17,7 +18,7 @@ from kubedra.model.objects import DeviceTaintRule, ResourceSlice
 def rule_matches(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
     sel = rule.device_selector
     if sel is None:
-        return True
+        return False
     if sel.driver and sel.driver != driver:
         return False
     if sel.pool and sel.pool != pool:
