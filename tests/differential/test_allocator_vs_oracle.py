@@ -79,8 +79,8 @@ def _report_dir() -> Path:
 # Disagreements that are understood and reported to the allocator's owner; they are counted and listed in
 # the summary, not failed. name -> (description, predicate on the scenario and both outcomes). Each has a
 # minimal scenario, a corpus case tests/conformance/allocator/diff-<name>.yaml or, where the corpus format
-# cannot express it, known/<name>.yaml (oracle input); test_known_divergences.py keeps checking it, so a fix
-# shows up there and the entry must be removed.
+# cannot express it, known/<name>.yaml (oracle input; once fixed it moves to regressions/).
+# test_known_divergences.py keeps checking it, so a fix shows up there and the entry must be removed.
 def _stable_counter_slices_of_other_nodes(doc: Doc, ours: Outcome, theirs: Outcome) -> bool:
     """Upstream's stable allocator gathers counters-only slices of every node (pools_stable.go)."""
     if implementation(doc["features"]) != "stable" or not doc["features"].get("PartitionableDevices"):
