@@ -14,8 +14,6 @@ value). The page's script makes tables filterable, and records any JavaScript er
 from __future__ import annotations
 
 import functools
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
@@ -23,6 +21,7 @@ from importlib import resources
 from typing import Any
 
 from kubedra import __version__
+from kubedra.report.output import write_atomic
 
 
 @dataclass(frozen=True)
@@ -208,16 +207,4 @@ def timeline(
 
 def write_file(path: str, text: str) -> None:
     """Write atomically next to ``path`` (nothing half-written on error)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".kubedra-report-", suffix=".html", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -108,3 +110,21 @@ def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:
         table()
     else:
         click.echo(to_json(data), nl=False)
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder renamed over it, so nothing is
+    half-written on error; the file gets the usual umask permissions (mkstemp alone creates 0600)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".kubedra-", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

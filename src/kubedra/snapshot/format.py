@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +36,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.report.output import write_atomic
 from kubedra.sources import files
 
 FORMAT = "kubedra.io/snapshot/v1"
@@ -175,19 +175,7 @@ def write(snap: Snapshot, path: str) -> None:
 
         sys.stdout.write(text)
         return
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".kubedra-snapshot-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, text)
 
 
 def read_header(path: str) -> Header | None:
