@@ -15,6 +15,8 @@ import statistics
 import time
 from typing import Any
 
+from shapes import driver_class, scheduler_perf_slice
+
 from kubedra.allocator import AllocatedState, Allocator
 from kubedra.allocator.session import engine_config
 from kubedra.model.objects import DeviceClaim, ObjectMeta, ResourceClaim
@@ -36,41 +38,8 @@ def simple_cluster(nodes: int, devices: int) -> tuple[list[Any], list[Any], Any]
     for n in range(nodes):
         name = f"node-{n}"
         node_objs.append(_obj({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}))
-        slices.append(
-            _obj(
-                {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{name}-slice"},
-                    "spec": {
-                        "driver": DRIVER,
-                        "nodeName": name,
-                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                        "devices": [
-                            {
-                                "name": f"instance-{i}",
-                                "attributes": {
-                                    "model": {"string": "A100"},
-                                    "family": {"string": "GPU"},
-                                    "driverVersion": {"version": "1.2.3"},
-                                    "dra.example.com/numa": {"int": i},
-                                },
-                                "capacity": {"memory": {"value": "1Gi"}},
-                            }
-                            for i in range(devices)
-                        ],
-                    },
-                }
-            )
-        )
-    cls = _obj(
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "test-class"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        }
-    )
+        slices.append(_obj(scheduler_perf_slice(name, devices, DRIVER)))
+    cls = _obj(driver_class("test-class", DRIVER))
     return node_objs, slices, cls
 
 

@@ -25,6 +25,8 @@ import sys
 import time
 from typing import Any
 
+from shapes import driver_class, scheduler_perf_slice
+
 DRIVER = "test-driver.cdi.k8s.io"
 
 
@@ -55,41 +57,8 @@ def shape_a(nodes: int = 500, devices: int = 10, pods: int = 5000) -> dict[str, 
                 }
             )
         )
-        slices.append(
-            obj(
-                {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{name}-{DRIVER}"},
-                    "spec": {
-                        "driver": DRIVER,
-                        "nodeName": name,
-                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                        "devices": [
-                            {
-                                "name": f"instance-{i}",
-                                "attributes": {
-                                    "model": {"string": "A100"},
-                                    "family": {"string": "GPU"},
-                                    "driverVersion": {"version": "1.2.3"},
-                                    "dra.example.com/numa": {"int": i},
-                                },
-                                "capacity": {"memory": {"value": "1Gi"}},
-                            }
-                            for i in range(devices)
-                        ],
-                    },
-                }
-            )
-        )
-    cls = obj(
-        {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": "test-class"},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
-        }
-    )
+        slices.append(obj(scheduler_perf_slice(name, devices, DRIVER)))
+    cls = obj(driver_class("test-class", DRIVER))
     rct = obj(
         {
             "apiVersion": "resource.k8s.io/v1",
