@@ -56,27 +56,7 @@ FORMATS = ("table", "json", "yaml", "markdown", "csv", "sarif")
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per cluster request.")
 @click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
-def audit(
-    paths: tuple[str, ...],
-    filenames: tuple[str, ...],
-    charts: tuple[str, ...],
-    values: tuple[str, ...],
-    kubeconfig: str | None,
-    contexts: tuple[str, ...],
-    all_contexts: bool,
-    current_cluster: bool,
-    helm_releases: bool,
-    target_version: str,
-    current_version: str | None,
-    deprecation_files: tuple[str, ...],
-    ignore_rules: tuple[str, ...],
-    ignore_file: str | None,
-    fail_on: str,
-    fmt: str,
-    timeout: float,
-    list_rules: bool,
-    html_file: str | None = None,
-) -> None:
+def audit(**options: Any) -> None:
     """Report what will break when this fleet moves to --target-version: removed and deprecated APIs (DRA
     included), GPUs still on the device plugin, DRA health, admission webhooks, CRDs and cluster configuration.
 
@@ -88,7 +68,7 @@ def audit(
     (also when a file could not be parsed or a cluster could not be reached: the report is still printed).
     """
     with _gc_paused():
-        _audit(**locals())
+        _audit(**options)  # the typed parameters are on _audit
 
 
 @contextlib.contextmanager
