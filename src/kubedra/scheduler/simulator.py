@@ -655,9 +655,14 @@ class Scheduler:
 
     def _bind_existing(self, sp: SimPod) -> None:
         node = self.by_name[sp.pod.node_name]
-        claims = [c for c in sp.claims if c.allocation is None]
+        claims = [c for c in sp.claims if c.allocation is None] if self.dra else []
+        self._bind_on(sp, node, claims)
+
+    def _bind_on(self, sp: SimPod, node: SimNode, claims: list[ResourceClaim]) -> None:
+        """Bind without filtering (a pod already on the node, or a reprieved victim); its unallocated claims
+        get devices there when possible, like the kubelet would find them prepared."""
         fit = _Fit(True)
-        if claims and self.dra:
+        if claims:
             try:
                 res = self.allocator.allocate(node.node, claims)
             except AllocationError:
@@ -733,15 +738,7 @@ class Scheduler:
             self.bind(sp, node, fit)
 
     def _rebind(self, sp: SimPod, node: SimNode) -> None:
-        claims = [c for c in sp.extra.get("own_claims", []) if c.allocation is None]
-        fit = _Fit(True)
-        if claims:
-            try:
-                res = self.allocator.allocate(node.node, claims)
-            except AllocationError:
-                res = None
-            fit = _Fit(True, None, res, claims) if res is not None else _Fit(True)
-        self.bind(sp, node, fit)
+        self._bind_on(sp, node, [c for c in sp.extra.get("own_claims", []) if c.allocation is None])
 
 
 def _neg(s: str) -> tuple[int, ...]:
