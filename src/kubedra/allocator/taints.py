@@ -5,6 +5,12 @@ compared only when set in ``deviceSelector``. A rule *without* a deviceSelector 
 documentation says and upstream's tracker does since v0.37 (the reference notes described older code that
 matched every device; the differential test against v0.37.2 showed the difference).
 Inputs are not modified: affected slices are shallow-copied with new device objects.
+
+:func:`eviction_delay` is the device-taint eviction controller's decision for one allocated device
+(``pkg/controller/devicetainteviction``, ``claimEvictionTime``): only ``NoExecute`` taints evict; a taint is
+ignored when a toleration *with effect NoExecute* matches it and has no ``tolerationSeconds``; otherwise the
+pod is deleted at ``timeAdded`` + the smallest matching ``tolerationSeconds`` (negative counts as 0), or at
+``timeAdded`` when nothing matches. The tolerations are those copied into the allocation result.
 """
 
 from __future__ import annotations
@@ -12,7 +18,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
-from kubedra.model.objects import DeviceTaintRule, ResourceSlice
+from kubedra.allocator.core import tolerates
+from kubedra.model.objects import DeviceTaint, DeviceTaintRule, DeviceToleration, ResourceSlice
+
+NO_EXECUTE = "NoExecute"
 
 
 def rule_matches(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
@@ -50,3 +59,18 @@ def apply_taint_rules(
             ns.devices = new_devices
             out.append(ns)
     return out
+
+
+def eviction_delay(taint: DeviceTaint, tolerations: Sequence[DeviceToleration]) -> int | None:
+    """Seconds after the taint was added until a pod holding the device is evicted; None: never."""
+    if taint.effect != NO_EXECUTE:
+        return None
+    delay: int | None = None
+    for tol in tolerations:
+        if tol.effect != NO_EXECUTE or not tolerates(tol, taint):
+            continue
+        if tol.toleration_seconds is None:
+            return None
+        seconds = max(tol.toleration_seconds, 0)
+        delay = seconds if delay is None else min(delay, seconds)
+    return delay or 0

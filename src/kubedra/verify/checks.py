@@ -11,8 +11,9 @@ object. What "healthy" means follows the API:
 - ``slices``: every GPU node on DRA publishes a complete pool (``resourceSliceCount`` slices of the newest
   generation) whose GPUs match the node's GFD labels ``nvidia.com/gpu.count`` and ``nvidia.com/gpu.product``.
 - ``events``: no DRA error events (FailedPrepareDynamicResources, FailedScheduling about claims...) in the window.
-- ``health``: no tainted device is allocated (NoExecute fails, others warn), no claim device condition is
-  False, no container reports an Unhealthy allocated resource.
+- ``health``: no pod holds a device with a NoExecute taint it does not tolerate (slice taints and
+  DeviceTaintRules, see :mod:`kubedra.verify.taints`; other taints warn), no claim device condition is
+  False, no container reports an Unhealthy allocated resource (``allocatedResourcesStatus``).
 - ``baseline``: no GPU workload lost (fewer Running GPU pods per owner than in the baseline), none stuck Pending.
 """
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.snapshot.format import Snapshot
+from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 NVIDIA_DRIVER = "gpu.nvidia.com"
@@ -340,36 +342,41 @@ def check_events(state: Snapshot, now: dt.datetime, since: dt.timedelta) -> Chec
     return chk
 
 
+def _bound_claim_users(state: Snapshot) -> dict[tuple[str, str], list[str]]:
+    """(namespace, claim) → the bound, live pods using it and in its ``reservedFor`` (the pods the eviction
+    controller would delete)."""
+    reserved: dict[tuple[str, str], set[str]] = {}
+    for c in state.kind("ResourceClaim"):
+        m = _meta(c)
+        reserved[(str(m.get("namespace") or ""), str(m.get("name") or ""))] = {
+            str(r.get("uid") or r.get("name"))
+            for r in (c.get("status") or {}).get("reservedFor") or []
+            if isinstance(r, dict)
+        }
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for p in state.kind("Pod"):
+        if _terminated(p) or not (p.get("spec") or {}).get("nodeName"):
+            continue
+        m = _meta(p)
+        ns = str(m.get("namespace") or "")
+        for name in _pod_claim_names(p):
+            if {str(m.get("uid")), str(m.get("name"))} & reserved.get((ns, name), set()):
+                out[(ns, name)].append(_ref(p))
+    return out
+
+
 def check_health(state: Snapshot) -> Check:
     chk = Check("health", "Device taints and health")
-    tainted: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for s in state.kind("ResourceSlice"):
-        sp = s.get("spec") or {}
-        for d in sp.get("devices") or []:
-            if d.get("taints"):
-                tainted[
-                    (str(sp.get("driver")), str((sp.get("pool") or {}).get("name")), str(d.get("name")))
-                ] = d["taints"]
-    rules = state.kind("DeviceTaintRule")
-    for r in rules:
-        taint = (r.get("spec") or {}).get("taint") or {}
-        chk.warn(
-            f"{_ref(r)} taints devices ({taint.get('key')}={taint.get('value', '')}:{taint.get('effect')})"
-        )
+    findings, chk.checked = taint_findings(
+        state.kind("ResourceSlice"),
+        state.kind("DeviceTaintRule"),
+        state.kind("ResourceClaim"),
+        _bound_claim_users(state),
+    )
+    for f in findings:
+        (chk.fail if f.level == FAIL else chk.warn)(f.message)
     for claim in state.kind("ResourceClaim"):
         status = claim.get("status") or {}
-        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or []
-        for r in results:
-            chk.checked += 1
-            key = (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-            for t in tainted.get(key, []):
-                text = (
-                    f"{_ref(claim)} holds {key[2]} of pool {key[1]}, tainted {t.get('key')}:{t.get('effect')}"
-                )
-                if t.get("effect") == "NoExecute":
-                    chk.fail(text)
-                else:
-                    chk.warn(text)
         for dev in status.get("devices") or []:
             for c in dev.get("conditions") or []:
                 if c.get("status") == "False":
@@ -385,14 +392,6 @@ def check_health(state: Snapshot) -> Check:
                         chk.fail(
                             f"{_ref(p)} container {cs.get('name')}: {ar.get('name')} device {res.get('resourceID')} is Unhealthy"
                         )
-    for key in tainted:
-        if not any(
-            key == (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-            for c in state.kind("ResourceClaim")
-            for r in (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
-            or []
-        ):
-            chk.warn(f"device {key[2]} of pool {key[1]} is tainted (not allocated)")
     return chk
 
 

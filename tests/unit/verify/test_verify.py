@@ -242,7 +242,7 @@ def _mutate(items: list[dict[str, Any]], kind: str, fn: Any, name: str | None = 
                 ),
             ),
             "health",
-            "holds gpu-0 of pool gpu-0, tainted gpu.nvidia.com/xid:NoExecute",
+            "holds gpu-0 of pool gpu-0, tainted gpu.nvidia.com/xid=79:NoExecute by ResourceSlice",
         ),
         (
             lambda i: _mutate(
@@ -347,3 +347,110 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "not a kubedra snapshot" in res.stderr
     assert run("verify", "-f", snap(tmp_path, healthy()), "--since", "ten").exit_code == 2
     assert run("verify", "-f", snap(tmp_path, healthy()), "--context", "x").exit_code == 2
+
+
+def _rule(effect: str = "NoExecute", **selector: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "drain-gpu-0"},
+        "spec": {
+            "deviceSelector": selector,
+            "taint": {"key": "example.com/drain", "value": "rma", "effect": effect},
+        },
+    }
+
+
+def _tolerate(items: list[dict[str, Any]], *tolerations: dict[str, Any]) -> list[dict[str, Any]]:
+    """The claim's request and its allocation result carry the tolerations (the allocator copies them)."""
+
+    def add(c: dict[str, Any]) -> None:
+        c["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] = list(tolerations)
+        c["status"]["allocation"]["devices"]["results"][0]["tolerations"] = list(tolerations)
+
+    return _mutate(items, "ResourceClaim", add)
+
+
+GPU0 = {"driver": "gpu.nvidia.com", "pool": NODE, "device": "gpu-0"}
+
+
+def test_noexecute_rule_over_an_allocated_device_fails(tmp_path: Path) -> None:
+    code, data = verify("-f", snap(tmp_path, [*healthy(), _rule(**GPU0)]))
+    assert code == 1
+    health = by_id(data)["health"]
+    assert health["status"] == "fail"
+    assert any(
+        "tainted example.com/drain=rma:NoExecute by DeviceTaintRule drain-gpu-0: not tolerated; the device-taint "
+        "eviction controller evicts Pod ml/train-7f9c-x1" in m
+        for m in health["messages"]
+    ), health["messages"]
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [
+        {"driver": "gpu.nvidia.com"},
+        {"pool": NODE},
+        {"device": "gpu-0"},
+        {"driver": "gpu.nvidia.com", "pool": NODE},
+    ],
+)
+def test_partial_selectors_match_like_upstream(tmp_path: Path, selector: dict[str, str]) -> None:
+    assert verify("-f", snap(tmp_path, [*healthy(), _rule(**selector)]))[0] == 1
+
+
+@pytest.mark.parametrize(
+    "selector",
+    [{"device": "gpu-1"}, {"pool": "other-node"}, {"driver": "other.example.com", "device": "gpu-0"}],
+)
+def test_rule_for_another_device_does_not_fail(tmp_path: Path, selector: dict[str, str]) -> None:
+    code, data = verify("-f", snap(tmp_path, [*healthy(), _rule(**selector)]))
+    assert code == 0, data["checks"]
+
+
+def test_rule_without_selector_taints_nothing(tmp_path: Path) -> None:
+    rule = _rule()
+    del rule["spec"]["deviceSelector"]
+    code, data = verify("-f", snap(tmp_path, [*healthy(), rule]))
+    assert code == 0
+    assert by_id(data)["health"]["messages"] == [
+        "DeviceTaintRule drain-gpu-0 has no deviceSelector: it taints no device"
+    ]
+
+
+def test_tolerated_noexecute_rule_warns(tmp_path: Path) -> None:
+    items = _tolerate(healthy(), {"key": "example.com/drain", "operator": "Exists", "effect": "NoExecute"})
+    code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
+    assert code == 0
+    health = by_id(data)["health"]
+    assert health["status"] == "warn" and "(tolerated: not evicted)" in health["messages"][0]
+
+
+def test_toleration_seconds_only_delay_the_eviction(tmp_path: Path) -> None:
+    items = _tolerate(
+        healthy(),
+        {"key": "example.com/drain", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300},
+    )
+    code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
+    assert code == 1
+    assert "Pod ml/train-7f9c-x1 300 s after the taint was added" in by_id(data)["health"]["messages"][0]
+
+
+def test_toleration_without_noexecute_effect_does_not_stop_eviction(tmp_path: Path) -> None:
+    # upstream claimEvictionTime only counts tolerations whose effect is NoExecute
+    items = _tolerate(healthy(), {"key": "example.com/drain", "operator": "Exists"})
+    assert verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))[0] == 1
+
+
+@pytest.mark.parametrize("effect", ["NoSchedule", "None"])
+def test_non_evicting_rule_warns(tmp_path: Path, effect: str) -> None:
+    code, data = verify("-f", snap(tmp_path, [*healthy(), _rule(effect, **GPU0)]))
+    assert code == 0
+    assert by_id(data)["health"]["status"] == "warn"
+
+
+def test_noexecute_on_a_claim_no_bound_pod_holds_warns(tmp_path: Path) -> None:
+    items = [i for i in healthy() if not (i["kind"] == "Pod" and i["metadata"]["name"].startswith("train"))]
+    _code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
+    health = by_id(data)["health"]
+    assert health["status"] == "warn" and "no bound pod uses the claim yet" in health["messages"][0]
