@@ -117,6 +117,19 @@ def simulation_page(sim: Any, title: str = "kubedra simulate: device plugin vs D
         h.Section("Density per node pool", density_html, id="density"),
         h.Section("GPU use per node", h.raw_svg(chart.svg(sim)), id="nodes"),
     ]
+    evicted = [
+        (render.TITLES.get(mode, mode), *row)
+        for mode, res in sim.results.items()
+        for row in render.evicted_rows(res)
+    ]
+    if evicted:
+        sections.append(
+            h.Section(
+                "Evicted pods (preemption, NoExecute device taints)",
+                h.table(("Mode", "Namespace", "Pod", "Reason"), evicted),
+                id="evicted",
+            )
+        )
     return h.render_report(title, sections)
 
 

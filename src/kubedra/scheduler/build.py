@@ -1,7 +1,8 @@
 """Turn Pods (and their ResourceClaimTemplates / ResourceClaims) into :class:`SimPod` objects.
 
 - A ``resourceClaimTemplateName`` gets a new claim named ``<pod>-<claim>`` sharing the template's spec
-  (the resourceclaim controller's job); a ``resourceClaimName`` refers to an existing claim, shared by every
+  (the resourceclaim controller's job), except for a bound pod whose generated claim is in the input
+  (``status.resourceClaimStatuses``): it keeps that claim and its allocation; a ``resourceClaimName`` refers to an existing claim, shared by every
   pod naming it. A missing template or claim leaves the pod pending, like PreEnqueue would.
 - Priority comes from ``spec.priority`` or the PriorityClass named by ``priorityClassName``
   (``globalDefault`` class otherwise, else 0).
@@ -127,7 +128,10 @@ def build_sim_pods(
         )
         sp.gang = f"{ns}/{pod.scheduling_group}" if pod.scheduling_group else None
         for rc in pod.resource_claims:
-            if rc.resource_claim_template_name:
+            generated = pod.claim_statuses.get(rc.name) if pod.node_name else None
+            if rc.resource_claim_template_name and generated and (ns, generated) in named:
+                sp.claims.append(named[(ns, generated)])  # a bound pod's claim, as the cluster has it
+            elif rc.resource_claim_template_name:
                 t = tmpl.get((ns, rc.resource_claim_template_name))
                 if t is None:
                     sp.reason = f'resourceclaimtemplate "{rc.resource_claim_template_name}" not found'

@@ -13,7 +13,9 @@ Per pod, in queue order (priority, then creation order):
 3. **Bind**: claims get their allocation, devices become in use.
 
 Failed pods may **preempt** lower-priority pods (DefaultPreemption); a PodGroup's pods are placed all
-together or none (gang scheduling, ``minCount``).
+together or none (gang scheduling, ``minCount``). Before the queue runs, bound pods holding a device with an
+untolerated NoExecute taint are evicted and their controllers' replacements queued
+(:mod:`kubedra.scheduler.eviction`).
 
 Speed: a node's filter result for a given set of claim specs is cached until that node (or a shared,
 non-node-local pool) changes, so each pod re-runs the allocator only where something changed.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import gc
+import itertools
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -46,6 +49,7 @@ from kubedra.model.objects import (
     ResourceSlice,
 )
 from kubedra.scheduler import filters
+from kubedra.scheduler.eviction import Taints, controller_of, eviction_reason, recreate
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
 
 MAX_SCORE = 100
@@ -185,6 +189,12 @@ class Scheduler:
         self._cache: dict[tuple[Any, int], tuple[int, int, _Fit]] = {}
         self.bound: list[SimPod] = []
         self.evicted: list[SimPod] = []
+        self.recreated: list[SimPod] = []  # controllers' replacements of pods evicted for device taints
+        self.taints = (
+            Taints.of(slices, taint_rules if cfg.taint_rules else ())
+            if dra and cfg.features.device_taints
+            else Taints({}, [])
+        )
         self.allocate_calls = 0
         self.fast = fast
         # equivalence classes of pods (same claims, requests, placement constraints): their filter and score
@@ -282,8 +292,16 @@ class Scheduler:
         self._bound_priorities[sp.priority] -= 1
         if not self._bound_priorities[sp.priority]:
             del self._bound_priorities[sp.priority]
+        self._release(sp, sp.extra.get("own_claims", []))
+        sp.node = None
+        sp.devices = []
+        if sp in self.bound:
+            self.bound.remove(sp)
+
+    def _release(self, sp: SimPod, claims: Iterable[ResourceClaim]) -> None:
+        """Deallocate those of ``claims`` no other bound pod uses."""
         released = []
-        for claim in sp.extra.get("own_claims", []):
+        for claim in claims:
             if claim.allocation is not None and not self._claim_in_use_elsewhere(claim, sp):
                 res = claim.allocation
                 released.append(res)
@@ -292,10 +310,6 @@ class Scheduler:
                 self.allocator.counters_changed(self._flips(res), +1)
                 claim.allocation = None
         self._touch(released)
-        sp.node = None
-        sp.devices = []
-        if sp in self.bound:
-            self.bound.remove(sp)
 
     def _claim_in_use_elsewhere(self, claim: ResourceClaim, sp: SimPod) -> bool:
         return any(claim in other.claims for other in self.bound if other is not sp)
@@ -630,10 +644,15 @@ class Scheduler:
         for sp in pods:
             if sp.pod.node_name and sp.pod.node_name in self.by_name:
                 self._bind_existing(sp)
+        if self.taints:
+            self.recreated = self._evict_tainted([sp for sp in pods if sp.node is not None])
         # a pod that already has a reason (missing ResourceClaimTemplate or PodGroup...) is held back before
         # the queue, like PreEnqueue does: it is never placed without what it waits for
         queue = sorted(
-            (p for p in pods if p.node is None and not p.pod.node_name and p.reason is None),
+            [
+                *(p for p in pods if p.node is None and not p.pod.node_name and p.reason is None),
+                *self.recreated,
+            ],
             key=lambda p: (-p.priority, p.order),
         )
         done: set[int] = set()
@@ -652,6 +671,26 @@ class Scheduler:
                 sp.reason = out.reason
                 if self.preemption and not (out.reason or "").startswith("error:"):
                     self._preempt(sp)
+
+    def _evict_tainted(self, bound: Sequence[SimPod]) -> list[SimPod]:
+        """Evict bound pods on untolerated NoExecute-tainted devices; return their controllers' new pods."""
+        counter = itertools.count(1)
+        out: list[SimPod] = []
+        for sp in bound:
+            reason = eviction_reason(sp, self.taints)
+            if reason is None:
+                continue
+            self.unbind(sp)
+            ext = sp.extra.get("ext_claim")
+            self._release(sp, [*sp.claims, *([ext] if ext is not None else [])])
+            self.evicted.append(sp)
+            if controller_of(sp) is None:
+                sp.reason = f"{reason}; no controller recreates it"
+                continue
+            new = recreate(sp, sp.order, counter)
+            sp.reason = f"{reason}; recreated by its controller as {new.key}"
+            out.append(new)
+        return out
 
     def _bind_existing(self, sp: SimPod) -> None:
         node = self.by_name[sp.pod.node_name]

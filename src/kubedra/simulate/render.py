@@ -43,7 +43,7 @@ def summary_rows(sim: Simulation) -> tuple[list[str], list[list[str]]]:
         row("GPU memory requested", lambda r: gib(r.requested_bytes)),
         row("GPU memory allocated", lambda r: gib(r.allocated_bytes)),
         row("allocated / requested", lambda r: _ratio(r.allocated_bytes, r.requested_bytes)),
-        row("pods evicted (preemption)", lambda r: str(len(r.evicted))),
+        row("pods preempted or evicted", lambda r: str(len(r.evicted))),
         row("simulation time", lambda r: f"{r.seconds:.2f} s"),
     ]
     return headers, rows
@@ -70,6 +70,11 @@ def pending_groups(pods: Sequence[PodOutcome]) -> list[list[str]]:
             continue
         groups.setdefault((p.namespace, p.owner or p.name, p.reason or ""), []).append(p.name)
     return [[ns, _compact(names), reason] for (ns, _owner, reason), names in groups.items()]
+
+
+def evicted_rows(r: ModeResult) -> list[list[str]]:
+    """Pods preempted or evicted for a NoExecute device taint (the reason says which)."""
+    return [[p.namespace, p.name, p.reason or ""] for p in r.evicted]
 
 
 def header_line(sim: Simulation, target: str, scoring: str) -> str:
@@ -109,16 +114,14 @@ def text(
         label = TITLES.get(mode, mode)
         if not groups:
             out.append(f"\nNo pending pods {WITH.get(mode, 'with ' + mode)}.\n")
-            continue
-        heading = f"Pending pods, {label} ({r.pending})"
-        out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")
-        out.append(table(["namespace", "pods", "reason"], groups))
+        else:
+            heading = f"Pending pods, {label} ({r.pending})"
+            out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")
+            out.append(table(["namespace", "pods", "reason"], groups))
         if r.evicted:
-            ev = f"Evicted by preemption, {label} ({len(r.evicted)})"
+            ev = f"Evicted pods, {label} ({len(r.evicted)})"
             out.append(f"\n### {ev}\n\n" if markdown else f"\n{ev}:\n")
-            out.append(
-                table(["namespace", "pod", "reason"], [[p.namespace, p.name, p.reason] for p in r.evicted])
-            )
+            out.append(table(["namespace", "pod", "reason"], evicted_rows(r)))
     if sim.skipped:
         heading = f"Not simulated ({len(sim.skipped)})"
         out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")

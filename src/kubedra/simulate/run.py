@@ -334,6 +334,7 @@ def run_mode(
     simulated: list[SimPod] = []
     for sp in sim_pods:
         if id(sp.pod) in existing_ids:
+            sp.owner = prep.owner.get(id(sp.pod), "")
             if sp.pod.node_name not in known_nodes:
                 sp.extra["ignored"] = True
             sp.reason = None
@@ -353,6 +354,7 @@ def run_mode(
             sp.extra["blocked"] = True
     runnable = [sp for sp in sim_pods if not sp.extra.get("ignored")]
     sched.run(runnable, gangs=workloads.gangs)
+    simulated += sched.recreated  # replacements of pods evicted for device taints: scheduled like the rest
     seconds = time.perf_counter() - start
     return collect(mode, sched, view, simulated, seconds, time.process_time() - cpu_start)
 
