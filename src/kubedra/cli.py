@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from kubedra import __version__
-from kubedra.errors import EXIT_INPUT, KubedraError
+from kubedra.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, KubedraError
 
 # verb -> (module, attribute, one-line help). Keep alphabetical; add a line to register a verb.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -81,7 +81,10 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> Any:
     """Entry point: one clear line and exit code 2 on bad input, never a traceback."""
     try:
-        return cli.main(args=argv, prog_name="kubedra", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name="kubedra", standalone_mode=False)
+        if isinstance(rv, int):  # ctx.exit(code) comes back as a return value without standalone mode
+            sys.exit(rv)
+        return rv
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except click.Abort:
@@ -95,7 +98,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         click.echo("kubedra: interrupted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
         sys.exit(0)
     except Exception as e:  # an internal bug must still not dump a traceback on users
@@ -105,4 +108,4 @@ def main(argv: list[str] | None = None) -> Any:
             f"kubedra: internal error: {type(e).__name__}: {e} (set KUBEDRA_DEBUG=1 for a traceback)",
             err=True,
         )
-        sys.exit(EXIT_INPUT + 1)
+        sys.exit(EXIT_INTERNAL)

@@ -4,6 +4,9 @@ Exit codes (stable, like Pluto/kubectl habits):
   0  success, nothing at or above the failure threshold
   1  the check found something (claim not allocatable, findings, invalid manifests)
   2  usage or input error (bad flag, malformed YAML, unknown kind, unreachable cluster)
+  3  internal error: a bug in kubedra (one line on stderr; KUBEDRA_DEBUG=1 shows the traceback)
+  130  interrupted (Ctrl-C)
+Each verb lists the codes it returns in its ``--help`` (docs/exit-codes.md has the table).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from dataclasses import dataclass
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INPUT = 2
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ from typing import Any
 import yaml
 
 from kubedra.errors import UsageError
+from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED
 
-SUPPORTED = ("1.34", "1.35", "1.36", "1.37")
-DEFAULT_TARGET = "1.37"
+__all__ = ["DEFAULT_TARGET", "SUPPORTED", "Version", "parse_version"]
 
 _VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 

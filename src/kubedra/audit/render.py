@@ -39,7 +39,7 @@ def summary_line(report: Report) -> str:
     return f"target {report.target}: " + "; ".join(parts)
 
 
-def print_table(report: Report) -> None:
+def print_table(report: Report, *, wide: bool = False) -> None:
     if not report.findings:
         click.echo(f"No findings. {summary_line(report)}")
         return

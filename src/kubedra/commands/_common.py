@@ -1,40 +1,111 @@
-"""Options and helpers shared by the verbs (kubectl-style ``-f``, ``--target-version``, ``--feature-gates``)."""
+"""The one option set every verb shares, defined once (kubectl's grammar).
+
+- Inputs: positional ``PATH...`` and repeatable ``-f/--filename PATH`` mean the same (files, folders read
+  recursively, ``-`` for stdin); :func:`input_options` merges both into one ``files`` parameter.
+- ``-o/--output``: ``table`` (one line per item), ``wide`` (more columns), ``json``, ``yaml`` and the formats
+  a verb has besides (:func:`output_option`).
+- ``--target-version`` (validated against ``kubedra.k8s.versions``), ``--feature-gates``,
+  ``--kubeconfig``/``--context``.
+- Exit codes: :func:`exit_codes_epilog` prints each verb's codes in its ``--help``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import click
 
-from kubedra.errors import UsageError
+from kubedra.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
+from kubedra.k8s.versions import DEFAULT_TARGET, check_target, supported_range
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.sources.files import load
-from kubedra.versions import DEFAULT_TARGET, SUPPORTED
+
+INPUT_HELP = "File, folder (read recursively) or - for stdin; repeatable, same as positional PATHs."
+
+# -o values every table verb offers; a verb adds its own (markdown, csv, sarif, html...).
+TABLE_FORMATS = ("table", "wide", "json", "yaml")
+
+# Exit codes any verb can return besides its own 0/1/2 (kubedra.errors, kubedra.cli.main).
+SHARED_EXIT_CODES = {
+    EXIT_INTERNAL: "internal error: a bug in kubedra; KUBEDRA_DEBUG=1 shows the traceback",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
+
+F = Callable[..., Any]
 
 
-def files_option(required: bool = True) -> Callable[..., Any]:
+def input_options(
+    required: bool = True, *, missing: str | None = None, help: str = INPUT_HELP
+) -> Callable[[F], F]:
+    """Positional ``PATH...`` plus ``-f/--filename PATH`` (repeatable), passed on as one ``files`` tuple.
+
+    ``required``: no input at all is a usage error (exit 2) with ``missing`` as its message.
+    """
+
+    def decorate(f: F) -> F:
+        @functools.wraps(f)
+        def wrapper(
+            *args: Any, paths: tuple[str, ...] = (), filenames: tuple[str, ...] = (), **kw: Any
+        ) -> Any:
+            files = tuple(paths) + tuple(filenames)
+            if required and not files:
+                raise UsageError(missing or "no input: give PATH... or -f PATH (- for stdin)")
+            return f(*args, files=files, **kw)
+
+        wrapper = click.option("-f", "--filename", "filenames", multiple=True, metavar="PATH", help=help)(
+            wrapper
+        )
+        wrapper = click.argument("paths", nargs=-1, metavar="[PATH]...")(wrapper)
+        return wrapper
+
+    return decorate
+
+
+def output_option(
+    choices: Sequence[str] = TABLE_FORMATS, default: str | None = None, help: str = "Output format."
+) -> Callable[[F], F]:
+    """``-o/--output``; wherever a verb prints a table it also takes ``wide`` (more columns)."""
+    values = list(dict.fromkeys(choices))
+    if "table" in values and "wide" not in values:
+        values.insert(values.index("table") + 1, "wide")
     return click.option(
-        "-f",
-        "--filename",
-        "files",
-        multiple=True,
-        required=required,
-        metavar="PATH",
-        help="File, folder (recursive) or - for stdin. Repeatable.",
+        "-o",
+        "--output",
+        "output",
+        type=click.Choice(values),
+        default=default or values[0],
+        show_default=True,
+        help=help,
     )
 
 
-def target_version_option() -> Callable[..., Any]:
+def _target_callback(partial_ok: bool) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    def callback(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        version, warning = check_target(value, partial_ok=partial_ok)  # UsageError: one line, exit 2
+        if warning:
+            warn(warning)
+        return version
+
+    return callback
+
+
+def target_version_option(*, partial_ok: bool = False, help: str | None = None) -> Callable[[F], F]:
+    """``--target-version``: a supported minor (exit 2 naming the range otherwise); with ``partial_ok``
+    (audit) a partly known minor is accepted with a warning."""
     return click.option(
         "--target-version",
         default=DEFAULT_TARGET,
         show_default=True,
-        help=f"Kubernetes minor release to model ({', '.join(SUPPORTED)}).",
+        callback=_target_callback(partial_ok),
+        help=help or f"Kubernetes minor release to target ({supported_range()}).",
     )
 
 
-def feature_gates_option() -> Callable[..., Any]:
+def feature_gates_option() -> Callable[[F], F]:
     return click.option(
         "--feature-gates",
         default=None,
@@ -43,9 +114,49 @@ def feature_gates_option() -> Callable[..., Any]:
     )
 
 
+def kubeconfig_option(
+    help: str = "Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).",
+) -> Callable[[F], F]:
+    return click.option("--kubeconfig", metavar="FILE", help=help)
+
+
+def context_option(
+    *,
+    multiple: bool = False,
+    dest: str = "context",
+    help: str = "Kubeconfig context (default: the current one).",
+) -> Callable[[F], F]:
+    return click.option("--context", dest, multiple=multiple, metavar="NAME", help=help)
+
+
+def cluster_options(
+    *, multiple_contexts: bool = False, context_dest: str = "context", context_help: str | None = None
+) -> Callable[[F], F]:
+    """``--kubeconfig FILE`` and ``--context NAME`` (repeatable where a verb reads several clusters)."""
+
+    def decorate(f: F) -> F:
+        f = context_option(
+            multiple=multiple_contexts,
+            dest=context_dest,
+            **({"help": context_help} if context_help else {}),
+        )(f)
+        return kubeconfig_option()(f)
+
+    return decorate
+
+
+def exit_codes_epilog(codes: Mapping[int, str]) -> str:
+    """The ``--help`` epilog listing every exit code a verb can return: its own meanings of 0-2, then the
+    codes every verb shares (internal error, interrupted)."""
+    lines = ["\b", "Exit codes:"]
+    for code, text in sorted({**codes, **SHARED_EXIT_CODES}.items()):
+        lines.append(f"  {code:<3} {text}")
+    return "\n".join(lines)
+
+
 def load_inventory(files: Sequence[str]) -> Inventory:
     if not files:
-        raise UsageError("no input: pass -f FILE (or -f - for stdin)")
+        raise UsageError("no input: give PATH... or -f PATH (- for stdin)")
     result = load(files, strict=True)
     return build_inventory(result.documents)
 

@@ -11,16 +11,18 @@ from kubedra.allocator import AllocationError, InvalidPoolsError
 from kubedra.allocator.explain import explain
 from kubedra.allocator.session import allocator_for, engine_config
 from kubedra.commands._common import (
+    exit_codes_epilog,
     feature_gates_option,
-    files_option,
+    input_options,
     load_inventory,
+    output_option,
     target_version_option,
     warn,
 )
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK, InputError
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError
 from kubedra.model.objects import Node, ResourceClaim
 from kubedra.model.serialize import node_selector_dict, qty_map
-from kubedra.report.output import emit, output_option, print_table
+from kubedra.report.output import emit, print_table
 
 
 def result_entry(r: Any) -> dict[str, Any]:
@@ -106,12 +108,21 @@ def _short_reason(explanation: list[dict[str, Any]]) -> str:
     return f"{summary}: {blocked['message'].split(' — ', 1)[-1]}"
 
 
-@click.command("allocate")
-@files_option()
+@click.command(
+    "allocate",
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "some node can take all claims",
+            EXIT_FINDINGS: "no node can",
+            EXIT_INPUT: "usage or input error",
+        }
+    ),
+)
+@input_options(missing="no input: give ResourceSlices and ResourceClaims as PATH... or -f PATH (- for stdin)")
 @click.option("--node", "node_name", default=None, help="Only try this node.")
 @target_version_option()
 @feature_gates_option()
-@output_option(("table", "json", "yaml"))
+@output_option()
 def allocate(
     files: tuple[str, ...], node_name: str | None, target_version: str, feature_gates: str | None, output: str
 ) -> None:
@@ -119,7 +130,7 @@ def allocate(
 
     Inputs: ResourceSlices, DeviceClasses, DeviceTaintRules, Nodes and ResourceClaims; claims that already
     have status.allocation count as in use. Without Node objects, nodes are taken from the slices'
-    nodeName. Exit 0 when some node can take all claims, 1 when none can, 2 on bad input.
+    nodeName.
     """
     out, pending = allocate_on_nodes(files, node_name, target_version, feature_gates, with_explanation=True)
 

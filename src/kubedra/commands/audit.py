@@ -10,22 +10,39 @@ from typing import Any
 
 import click
 
+from kubedra.commands._common import (
+    TABLE_FORMATS,
+    cluster_options,
+    exit_codes_epilog,
+    input_options,
+    output_option,
+    target_version_option,
+)
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 
-FORMATS = ("table", "json", "yaml", "markdown", "csv", "sarif")
+FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif")
 
 
-@click.command("audit", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "-f", "--filename", "filenames", multiple=True, help="File or folder (recursive) to audit; - for stdin."
+@click.command(
+    "audit",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "nothing at or above --fail-on",
+            EXIT_FINDINGS: "findings at or above --fail-on",
+            EXIT_INPUT: "usage or input error; also when a file could not be parsed or a cluster could not "
+            "be reached (the report is still printed)",
+        }
+    ),
 )
+@input_options(required=False, help="File or folder (recursive) to audit; - for stdin. Repeatable.")
 @click.option(
     "--helm-chart", "charts", multiple=True, help="Chart folder to render with `helm template` and audit."
 )
 @click.option("--helm-values", "values", multiple=True, help="Values file for --helm-chart (repeatable).")
-@click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
-@click.option("--context", "contexts", multiple=True, help="Kubeconfig context to audit (repeatable).")
+@cluster_options(
+    multiple_contexts=True, context_dest="contexts", context_help="Kubeconfig context to audit (repeatable)."
+)
 @click.option("--all-contexts", is_flag=True, help="Audit every context of the kubeconfig.")
 @click.option("--cluster", "current_cluster", is_flag=True, help="Audit the kubeconfig's current context.")
 @click.option(
@@ -34,7 +51,7 @@ FORMATS = ("table", "json", "yaml", "markdown", "csv", "sarif")
     show_default=True,
     help="On clusters, also decode Helm 3 release secrets (needs list on secrets).",
 )
-@click.option("--target-version", default="1.37", show_default=True, help="Kubernetes version to upgrade to.")
+@target_version_option(partial_ok=True, help="Kubernetes version to upgrade to.")
 @click.option(
     "--current-version", help="Version you run now (default on clusters: what the apiserver reports)."
 )
@@ -52,7 +69,7 @@ FORMATS = ("table", "json", "yaml", "markdown", "csv", "sarif")
     show_default=True,
     help="Exit 1 when a finding at or above this severity remains.",
 )
-@click.option("-o", "--output", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@output_option(FORMATS, help="Output format; table: one line per finding, wide: with the fix.")
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per cluster request.")
 @click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
@@ -64,8 +81,6 @@ def audit(**options: Any) -> None:
     Inputs: PATHS / -f (files, folders, - for stdin), --helm-chart, and live clusters
     (--cluster, --context NAME..., --all-contexts, --kubeconfig FILE). A file written by
     `kubedra snapshot` is audited as the cluster it captured (versions, feature gates, Helm releases).
-    Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage or input error
-    (also when a file could not be parsed or a cluster could not be reached: the report is still printed).
     """
     with _gc_paused():
         _audit(**options)  # the typed parameters are on _audit
@@ -86,8 +101,7 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _audit(
-    paths: tuple[str, ...],
-    filenames: tuple[str, ...],
+    files: tuple[str, ...],
     charts: tuple[str, ...],
     values: tuple[str, ...],
     kubeconfig: str | None,
@@ -101,7 +115,7 @@ def _audit(
     ignore_rules: tuple[str, ...],
     ignore_file: str | None,
     fail_on: str,
-    fmt: str,
+    output: str,
     timeout: float,
     list_rules: bool,
     html_file: str | None = None,
@@ -112,11 +126,11 @@ def _audit(
     from kubedra.audit.model import Finding, ObjectRef, RuleBook
     from kubedra.audit.versions import Version
     from kubedra.errors import Location
-    from kubedra.report import output
+    from kubedra.report import output as out
 
     rules = RuleBook.load()
     if list_rules:
-        _print_rules(rules, fmt)
+        _print_rules(rules, output)
         return
     target = Version.parse(target_version, what="--target-version")
     current = Version.parse(current_version, what="--current-version") if current_version else None
@@ -127,7 +141,7 @@ def _audit(
     if values and not charts:
         raise UsageError("--helm-values needs --helm-chart")
     live = bool(contexts or all_contexts or current_cluster or kubeconfig)
-    file_args = list(paths) + list(filenames)
+    file_args = list(files)
     if not (file_args or charts or live):
         raise UsageError(
             "nothing to audit: give files or folders (-f), --helm-chart, or a cluster (--cluster, --context, --all-contexts)"
@@ -174,7 +188,11 @@ def _audit(
 
         names = cluster_source.resolve_contexts(kubeconfig, contexts, all_contexts)
         results = cluster_source.collect_many(
-            kubeconfig, names, timeout=timeout, helm_releases=helm_releases, progress=_progress_enabled(fmt)
+            kubeconfig,
+            names,
+            timeout=timeout,
+            helm_releases=helm_releases,
+            progress=_progress_enabled(output),
         )
         for res in results:
             if res.error is not None:
@@ -222,18 +240,18 @@ def _audit(
         from kubedra.report.pages import write_audit
 
         write_audit(html_file, report.to_dict())
-    if fmt == "json":
-        click.echo(output.to_json(report.to_dict()), nl=False)
-    elif fmt == "yaml":
-        click.echo(output.to_yaml(report.to_dict()), nl=False)
-    elif fmt == "markdown":
+    if output == "json":
+        click.echo(out.to_json(report.to_dict()), nl=False)
+    elif output == "yaml":
+        click.echo(out.to_yaml(report.to_dict()), nl=False)
+    elif output == "markdown":
         click.echo(render.markdown(report), nl=False)
-    elif fmt == "csv":
+    elif output == "csv":
         click.echo(render.csv(report), nl=False)
-    elif fmt == "sarif":
-        click.echo(output.to_json(render.sarif(report, rules, __version__)), nl=False)
+    elif output == "sarif":
+        click.echo(out.to_json(render.sarif(report, rules, __version__)), nl=False)
     else:
-        render.print_table(report)
+        render.print_table(report, wide=output == "wide")
 
     incomplete = unreachable or any(
         f.rule in ("input.malformed", "input.helm-render-failed") for f in findings

@@ -9,9 +9,9 @@ from typing import Any
 import click
 import yaml
 
+from kubedra.commands._common import TABLE_FORMATS, exit_codes_epilog, output_option, target_version_option
 from kubedra.commands.simulate import build_options, report
-from kubedra.errors import UsageError
-from kubedra.report.output import output_option
+from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.sources.files import parse_text
 
 
@@ -34,7 +34,9 @@ def example_inputs(name: str) -> Any:
     return Inputs(documents=parsed.documents)
 
 
-@click.command("demo")
+@click.command(
+    "demo", epilog=exit_codes_epilog({EXIT_OK: "the demo ran", EXIT_INPUT: "usage error (unknown example)"})
+)
 @click.option(
     "--example",
     default="inference",
@@ -47,10 +49,8 @@ def example_inputs(name: str) -> Any:
     "--chart", default=None, metavar="FILE", help="Write GPU and GPU-memory use per node (.svg/.png)."
 )
 @click.option("--bound", is_flag=True, help="Also compute how many pods fit at best (needs ortools).")
-@click.option(
-    "--target-version", default="1.37", show_default=True, help="Kubernetes minor release to model."
-)
-@output_option(("table", "json", "yaml", "markdown"))
+@target_version_option()
+@output_option((*TABLE_FORMATS, "markdown"))
 def demo(
     example: str, list_examples: bool, chart: str | None, bound: bool, target_version: str, output: str
 ) -> None:

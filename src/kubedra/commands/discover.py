@@ -7,7 +7,8 @@ import socket
 
 import click
 
-from kubedra.errors import UsageError
+from kubedra.commands._common import exit_codes_epilog, output_option, target_version_option
+from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
 
 
 def _default_node_name() -> str:
@@ -15,7 +16,13 @@ def _default_node_name() -> str:
     return re.sub(r"[^a-z0-9-]", "-", name).strip("-") or "node"
 
 
-@click.command("discover", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(
+    "discover",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes_epilog(
+        {EXIT_OK: "written", EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML, no NVML)"}
+    ),
+)
 @click.option(
     "--nvidia-smi-xml", "xml_file", metavar="FILE", help="Output of `nvidia-smi -q -x` (- for stdin)."
 )
@@ -30,12 +37,12 @@ def _default_node_name() -> str:
     show_default=True,
     help="auto: mig-static when a GPU has MIG enabled, else full.",
 )
-@click.option("--target-version", default="1.37", show_default=True, help="Kubernetes version (1.34-1.37).")
+@target_version_option()
 @click.option(
     "--with-node", is_flag=True, help="Also write the Node object (GFD labels, no GPU extended resources)."
 )
 @click.option("--no-classes", is_flag=True, help="Leave out the driver's DeviceClasses.")
-@click.option("-o", "--output", "fmt", type=click.Choice(["yaml", "json"]), default="yaml", show_default=True)
+@output_option(("yaml", "json"))
 def discover(
     xml_file: str | None,
     nvml: bool,
@@ -44,17 +51,14 @@ def discover(
     target_version: str,
     with_node: bool,
     no_classes: bool,
-    fmt: str,
+    output: str,
 ) -> None:
     """Build the ResourceSlices the NVIDIA DRA driver (gpu.nvidia.com) would publish for this node: full GPUs,
     the MIG instances that exist (mig-static), or every MIG profile and placement with counter sets
     (mig-dynamic), from `nvidia-smi -q -x` output or NVML. The YAML feeds `kubedra simulate -f`.
-
-    \b
-    Exit codes: 0 written; 2 bad input (unknown GPU model, malformed XML, no NVML).
     """
     from kubedra.discover import build, inventory
-    from kubedra.report import output
+    from kubedra.report.output import to_json, to_yaml
 
     if bool(xml_file) == nvml:
         raise UsageError("give exactly one of --nvidia-smi-xml FILE or --nvml")
@@ -68,11 +72,11 @@ def discover(
         include_node=with_node,
     )
     doc = {"apiVersion": "v1", "kind": "List", "items": found.objects}
-    if fmt == "json":
-        click.echo(output.to_json(doc), nl=False)
+    if output == "json":
+        click.echo(to_json(doc), nl=False)
     else:
         head = f"# kubedra discover: {len(inv.gpus)} x {found.model.product_name}, mode {found.mode}\n"
         head += "".join(f"# note: {n}\n" for n in found.notes)
-        click.echo(head + output.to_yaml(doc), nl=False)
+        click.echo(head + to_yaml(doc), nl=False)
     for n in found.notes:
         click.echo(f"kubedra: note: {n}", err=True)

@@ -10,8 +10,15 @@ from typing import Any
 
 import click
 
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK, InputError, UsageError
-from kubedra.report.output import emit, output_option, print_table
+from kubedra.commands._common import (
+    exit_codes_epilog,
+    input_options,
+    output_option,
+    target_version_option,
+)
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
+from kubedra.k8s.versions import supported_range
+from kubedra.report.output import emit, print_table
 
 
 def _diff(name: str, before: str, after: str) -> str:
@@ -72,7 +79,7 @@ def _write_all(targets: dict[str, str]) -> None:
         os.replace(tmp, target)
 
 
-def _table(report: Any, show_changes: bool) -> None:
+def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     rows = []
     for f in report.findings:
         if f.level == "change" and not show_changes:
@@ -82,7 +89,7 @@ def _table(report: Any, show_changes: bool) -> None:
     changed = sum(1 for r in report.files if r.changed)
     new = sum(r.new_objects for r in report.files)
     if rows:
-        print_table(["SOURCE", "OBJECT", "LEVEL", "MESSAGE"], rows)
+        print_table(["SOURCE", "OBJECT", "LEVEL", "MESSAGE"], rows, err=err)
     summary = (
         f"{files} file(s), {changed} changed, {new} new object(s), {len(report.manual)} manual item(s) "
         f"at target {report.target_version}"
@@ -95,11 +102,18 @@ def _table(report: Any, show_changes: bool) -> None:
     click.echo(summary, err=True)
 
 
-@click.command("migrate")
-@click.argument("paths", nargs=-1, required=True)
-@click.option(
-    "--target-version", default="1.37", show_default=True, help="Kubernetes minor to migrate to (1.34-1.37)."
+@click.command(
+    "migrate",
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "everything migrated and valid",
+            EXIT_FINDINGS: "manual items remain or the output does not validate (migrated files are still written)",
+            EXIT_INPUT: "usage or input error (nothing written)",
+        }
+    ),
 )
+@input_options(missing="no input: give PATH... or -f PATH (- for stdin) to migrate")
+@target_version_option(help=f"Kubernetes minor to migrate to ({supported_range()}).")
 @click.option(
     "--out", "out_dir", type=click.Path(file_okay=False), help="Write the migrated files under DIR."
 )
@@ -137,9 +151,9 @@ def _table(report: Any, show_changes: bool) -> None:
 @click.option(
     "--show-changes/--hide-changes", default=True, help="List every change in the table, not only warnings."
 )
-@output_option(("table", "json", "yaml"))
+@output_option()
 def migrate(
-    paths: tuple[str, ...],
+    files: tuple[str, ...],
     target_version: str,
     out_dir: str | None,
     in_place: bool,
@@ -160,8 +174,10 @@ def migrate(
     older DRA versions become v1, gangs become PodGroups. Comments, key order, quoting and block scalars
     survive; untouched documents stay byte-identical; running it twice changes nothing.
 
-    Exit codes: 0 everything migrated and valid, 1 manual items remain or the output does not validate
-    (migrated files are still written), 2 bad input (nothing written).
+    \b
+    Output: with one input from stdin the migrated YAML goes to stdout (pipe it to kubectl apply -f -);
+    otherwise a unified diff (--diff, the default), or files (--out DIR, --in-place). The table of
+    changes and manual items goes to stderr whenever stdout carries YAML or a diff.
     """
     from kubedra.migrate.context import MigrateOptions, Sharing
     from kubedra.migrate.engine import Migrator, attach_validation, load_sources
@@ -171,7 +187,7 @@ def migrate(
     ]
     if len(modes) > 1:
         raise UsageError(f"{' and '.join(modes)} cannot be combined")
-    if in_place and "-" in paths:
+    if in_place and "-" in files:
         raise UsageError("--in-place cannot rewrite stdin")
     options = MigrateOptions(
         target_version=target_version,
@@ -183,29 +199,30 @@ def migrate(
         gang=not no_gang,
     )
     migrator = Migrator(options)
-    sources = load_sources(paths)
+    sources = load_sources(files)
     report = migrator.migrate(sources)
     if not no_validate:
         attach_validation(report)
-    stdin_only = paths == ("-",)
+    stdin_only = files == ("-",)
     data = report.to_dict()
     if out_dir is not None:
-        targets = _out_paths(paths, [r.file for r in report.files], out_dir)
+        targets = _out_paths(files, [r.file for r in report.files], out_dir)
         _write_all({targets[r.file]: r.output for r in report.files})
     elif in_place:
         _write_all({r.file: r.output for r in report.files if r.changed})
-    elif stdin_only and not show_diff and output == "table":
+    elif stdin_only and not show_diff and output in ("table", "wide"):
         click.echo(report.files[0].output if report.files else "", nl=False)
     else:
         diffs = {r.file: _diff(r.file, r.original, r.output) for r in report.files if r.changed}
-        if output == "table":
+        if output in ("table", "wide"):
             for text in diffs.values():
                 click.echo(text, nl=False)
         else:
             for f in data["files"]:
                 f["diff"] = diffs.get(f["file"], "")
-    if output == "table":
-        _table(report, show_changes)
+    if output in ("table", "wide"):
+        # stdout carries the artefact (YAML or diff); the report goes to stderr unless files were written
+        _table(report, show_changes, err=out_dir is None and not in_place)
     else:
         emit(data, output)
     invalid = report.validation is not None and not report.validation.get("valid", True)

@@ -6,16 +6,24 @@ import sys
 
 import click
 
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK
+from kubedra.commands._common import exit_codes_epilog, input_options, output_option, target_version_option
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 
 
-@click.command("plan", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "--fleet", "fleet_file", required=True, metavar="FLEET.yaml", help="Clusters, distributions, pools."
+@click.command(
+    "plan",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "plan ready",
+            EXIT_FINDINGS: "blockers or flagged waves (the plan is still printed)",
+            EXIT_INPUT: "usage or input error",
+        }
+    ),
 )
-@click.option(
-    "--target-version", default="1.37", show_default=True, help="Kubernetes version to reach (1.34-1.37)."
-)
+@input_options(required=False, help="The fleet file (same as --fleet).")
+@click.option("--fleet", "fleet_file", metavar="FLEET.yaml", help="Clusters, distributions, pools.")
+@target_version_option(help="Kubernetes version to reach.")
 @click.option(
     "--wave-size",
     type=int,
@@ -24,24 +32,18 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_OK
     help="Percent of a cluster's GPU nodes per wave (at least one node; never across node pools).",
 )
 @click.option("--soak", "soak", type=int, default=72, show_default=True, help="Hours to soak between waves.")
-@click.option(
-    "-o",
-    "--output",
-    "fmt",
-    type=click.Choice(["markdown", "json", "yaml", "html"]),
-    default="markdown",
-    show_default=True,
-)
+@output_option(("markdown", "json", "yaml", "html"))
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 @click.option(
     "--timeout", type=float, default=20.0, show_default=True, help="Seconds per request to live clusters."
 )
 def plan(
-    fleet_file: str,
+    files: tuple[str, ...],
+    fleet_file: str | None,
     target_version: str,
     wave_size: int,
     soak: int,
-    fmt: str,
+    output: str,
     html_file: str | None,
     timeout: float,
 ) -> None:
@@ -53,17 +55,19 @@ def plan(
     \b
     Audit errors are blockers to fix before wave 1; the GPU capacity of every pool is shown before, during
     and after each wave, and a wave that would leave workloads without GPUs is flagged.
-    Exit codes: 0 plan ready; 1 blockers or flagged waves (the plan is still printed); 2 bad input.
     """
     from kubedra.plan import engine, fleet, runbook
-    from kubedra.report import output
+    from kubedra.report import output as out
 
-    fl = fleet.load_fleet(fleet_file)
+    given = [*files, *([fleet_file] if fleet_file else [])]
+    if len(given) != 1:
+        raise UsageError("give exactly one fleet file: FLEET.yaml, -f FLEET.yaml or --fleet FLEET.yaml")
+    fl = fleet.load_fleet(given[0])
     engine.parse_target(target_version)
     snaps = engine.load_snapshots(fl, timeout=timeout)
     p = engine.build(fl, snaps, target_version, wave_size=wave_size, soak_hours=soak)
     html_text = None
-    if html_file or fmt == "html":
+    if html_file or output == "html":
         from kubedra.plan import html as plan_html
 
         html_text = plan_html.render(p)
@@ -72,11 +76,11 @@ def plan(
 
         assert html_text is not None
         write_file(html_file, html_text)
-    if fmt == "json":
-        click.echo(output.to_json(p.to_dict()), nl=False)
-    elif fmt == "yaml":
-        click.echo(output.to_yaml(p.to_dict()), nl=False)
-    elif fmt == "html":
+    if output == "json":
+        click.echo(out.to_json(p.to_dict()), nl=False)
+    elif output == "yaml":
+        click.echo(out.to_yaml(p.to_dict()), nl=False)
+    elif output == "html":
         click.echo(html_text, nl=False)
     else:
         click.echo(runbook.markdown(p), nl=False)

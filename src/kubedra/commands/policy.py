@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import click
 
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from kubedra.report.output import emit, output_option, print_table
+from kubedra.commands._common import (
+    exit_codes_epilog,
+    input_options,
+    output_option,
+    target_version_option,
+)
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK
+from kubedra.report.output import emit, print_table
 
 
 @click.group("policy")
@@ -17,7 +23,9 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(x.strip() for v in values for x in v.split(",") if x.strip())
 
 
-@policy.command("generate")
+@policy.command(
+    "generate", epilog=exit_codes_epilog({EXIT_OK: "policies printed", EXIT_INPUT: "usage error"})
+)
 @click.option("--only", multiple=True, help="Policies to emit (repeat or comma-separate); default all.")
 @click.option(
     "--required-label", "labels", multiple=True, help="Label every workload must carry (repeatable)."
@@ -65,12 +73,21 @@ def generate_cmd(
     click.echo(render(generate(opts)), nl=False)
 
 
-@policy.command("test")
+@policy.command(
+    "test",
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "nothing violates",
+            EXIT_FINDINGS: "some object violates a policy (denied, warned or audited)",
+            EXIT_INPUT: "usage or input error",
+        }
+    ),
+)
 @click.option(
     "--policy", "policy_paths", multiple=True, required=True, help="Policy/binding/params file or folder."
 )
 @click.option("--params", "params_paths", multiple=True, help="Extra params objects (e.g. the ConfigMap).")
-@click.option("--target-version", default="1.37", show_default=True, help="CEL environment of this release.")
+@target_version_option(help="CEL environment of this release.")
 @click.option(
     "--namespace",
     "default_namespace",
@@ -78,30 +95,27 @@ def generate_cmd(
     show_default=True,
     help="Namespace for objects without one.",
 )
-@output_option(("table", "json", "yaml"))
-@click.argument("paths", nargs=-1, required=True)
+@output_option()
+@input_options(missing="no input: give the manifests to test as PATH... or -f PATH (- for stdin)")
 def test_cmd(
     policy_paths: tuple[str, ...],
     params_paths: tuple[str, ...],
     target_version: str,
     default_namespace: str,
     output: str,
-    paths: tuple[str, ...],
+    files: tuple[str, ...],
 ) -> None:
-    """Evaluate policies offline against manifests (each object as a CREATE) and print what they reject.
-
-    Exit codes: 0 nothing violates, 1 some object violates a policy (denied, warned or audited), 2 bad input.
-    """
+    """Evaluate policies offline against manifests (each object as a CREATE) and print what they reject."""
     from kubedra.policy.evaluate import Evaluator
     from kubedra.sources.files import load
 
     evaluator = Evaluator(load(policy_paths).documents, target_version)
     if params_paths:
         evaluator.add_params(load(params_paths).documents)
-    documents = load(paths).documents
+    documents = load(files).documents
     evaluator.add_params(d for d in documents if d.kind == "ConfigMap")
     verdicts = evaluator.evaluate(documents, default_namespace)
-    if output == "table":
+    if output in ("table", "wide"):
         if verdicts:
             print_table(
                 ["SOURCE", "OBJECT", "POLICY", "OUTCOME", "MESSAGE"],
@@ -127,14 +141,17 @@ def test_cmd(
     click.get_current_context().exit(EXIT_FINDINGS if verdicts else EXIT_OK)
 
 
-@policy.command("from-webhook")
-@click.argument("paths", nargs=-1, required=True)
-def from_webhook_cmd(paths: tuple[str, ...]) -> None:
+@policy.command(
+    "from-webhook",
+    epilog=exit_codes_epilog({EXIT_OK: "policies printed", EXIT_INPUT: "usage or input error"}),
+)
+@input_options(
+    missing="give a ValidatingWebhookConfiguration or MutatingWebhookConfiguration file (PATH or -f PATH)"
+)
+def from_webhook_cmd(files: tuple[str, ...]) -> None:
     """A ValidatingAdmissionPolicy skeleton (+ Warn/Audit binding) per webhook in the given configurations."""
     from kubedra.policy.generate import render
     from kubedra.policy.webhook import from_webhooks
     from kubedra.sources.files import load
 
-    if not paths:
-        raise UsageError("give a ValidatingWebhookConfiguration or MutatingWebhookConfiguration file")
-    click.echo(render(from_webhooks(load(paths).documents)), nl=False)
+    click.echo(render(from_webhooks(load(files).documents)), nl=False)

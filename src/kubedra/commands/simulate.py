@@ -9,10 +9,18 @@ from typing import Any
 
 import click
 
-from kubedra.commands._common import feature_gates_option, target_version_option, warn
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from kubedra.commands._common import (
+    TABLE_FORMATS,
+    exit_codes_epilog,
+    feature_gates_option,
+    input_options,
+    output_option,
+    target_version_option,
+    warn,
+)
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.model.quantity import QuantityError, parse_quantity
-from kubedra.report.output import emit, output_option, to_yaml
+from kubedra.report.output import emit, to_yaml
 from kubedra.simulate.cluster import DP, DRA, MODES, ClusterOptions
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
@@ -109,7 +117,7 @@ def report(
 
         write_chart(sim, chart)
         extra.append(f"chart written to {chart}")
-    if output in ("table", "markdown"):
+    if output in ("table", "wide", "markdown"):
         if preface:
             click.echo("".join(preface), nl=False)
         click.echo(
@@ -125,7 +133,7 @@ def report(
 
 
 def simulation_options(f: Any) -> Any:
-    options = [
+    options: list[Any] = [
         click.option(
             "--mode",
             type=click.Choice(MODE_CHOICES),
@@ -192,20 +200,25 @@ def simulation_options(f: Any) -> Any:
         click.option(
             "--bound", is_flag=True, help="Also compute how many pods fit at best (needs the ortools extra)."
         ),
-        output_option(("table", "json", "yaml", "markdown")),
+        output_option((*TABLE_FORMATS, "markdown")),
     ]
     for opt in reversed(options):
         f = opt(f)
     return f
 
 
-@click.command("simulate")
-@click.option(
-    "-f",
-    "--filename",
-    "files",
-    multiple=True,
-    metavar="PATH",
+@click.command(
+    "simulate",
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "the simulation ran (pending pods are part of the report)",
+            EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
+            EXIT_INPUT: "usage or input error",
+        }
+    ),
+)
+@input_options(
+    missing="no input: give PATH... or -f PATH (workloads, and the cluster unless --nodes generates it)",
     help="Cluster and workload manifests: file, folder (recursive) or - for stdin. Repeatable.",
 )
 @simulation_options
@@ -220,7 +233,12 @@ def simulation_options(f: Any) -> Any:
     is_flag=True,
     help="Exit 1 when a pod stays pending with DRA (or in the only mode simulated).",
 )
-@click.option("--pods", "show_pods", is_flag=True, help="Also list every pod with its node and devices.")
+@click.option(
+    "--pods",
+    "show_pods",
+    is_flag=True,
+    help="Also list every pod with its node and devices (as -o wide does).",
+)
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 def simulate(
     files: tuple[str, ...],
@@ -249,9 +267,6 @@ def simulate(
     allocated ResourceClaims) or from --nodes. Workloads (Pods, Deployments, StatefulSets, ReplicaSets,
     DaemonSets, Jobs, CronJobs, Kubeflow jobs, Volcano Jobs, Ray clusters, JobSets, LeaderWorkerSets) are
     expanded into pods; each pod gets a DRA and a device-plugin version.
-
-    Exit codes: 0 the simulation ran (pending pods are part of the report), 1 with --fail-on-pending
-    when a pod stays pending with DRA, 2 bad input.
     """
     from kubedra.simulate.inputs import load_inputs
     from kubedra.simulate.run import simulate as run
@@ -273,8 +288,6 @@ def simulate(
         from kubedra.simulate.chart import check_chart_path
 
         check_chart_path(chart)
-    if not files:
-        raise UsageError("no input: pass -f FILE (workloads, and the cluster unless --nodes generates it)")
     inputs = load_inputs(files)
     sim = run(inputs, opts)
     if save_cluster:
@@ -284,7 +297,7 @@ def simulate(
         from kubedra.report.pages import write_simulation
 
         write_simulation(html_file, sim)
-    if show_pods and output == "table":
+    if (show_pods or output == "wide") and output in ("table", "wide"):
         from kubedra.simulate.render import pods_table
 
         click.echo("\n" + pods_table(sim), nl=False)

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import click
 
+from kubedra.commands._common import cluster_options, exit_codes_epilog
+from kubedra.errors import EXIT_INPUT, EXIT_OK
 
-@click.command("snapshot", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--context", help="Kubeconfig context to capture (default: the current context).")
-@click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
+
+@click.command(
+    "snapshot",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes_epilog(
+        {EXIT_OK: "written", EXIT_INPUT: "usage error or unreachable cluster (nothing written)"}
+    ),
+)
+@cluster_options(context_help="Kubeconfig context to capture (default: the current context).")
 @click.option("--name", help="Cluster name written in the header (default: the context name).")
 @click.option(
     "-o",
@@ -40,7 +48,7 @@ def snapshot(
     values, tokens, ConfigMap data (except the kube-proxy mode, kubelet cgroup and device-plugin sharing
     settings) and last-applied-configuration annotations are scrubbed.
     audit, simulate, plan and verify accept the file instead of a live cluster (-f FILE).
-    Exit codes: 0 written; 2 usage error or unreachable cluster (nothing written).
+    -o names the file to write here (the snapshot is the artefact), not a format.
     """
     from kubedra.snapshot import capture, format
 

@@ -4,22 +4,37 @@ from __future__ import annotations
 
 import click
 
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
-from kubedra.report.output import emit, output_option, print_table
+from kubedra.commands._common import (
+    cluster_options,
+    exit_codes_epilog,
+    input_options,
+    output_option,
+    target_version_option,
+)
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.report.output import emit, print_table
 
 
-@click.command("validate")
-@click.argument("paths", nargs=-1, required=True)
-@click.option("--target-version", default="1.37", show_default=True, help="Kubernetes minor to validate for.")
-@click.option("--kubeconfig", type=click.Path(dir_okay=False), help="Kubeconfig for --server-dry-run.")
-@click.option("--context", help="Kubeconfig context for --server-dry-run.")
+@click.command(
+    "validate",
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "valid",
+            EXIT_FINDINGS: "invalid",
+            EXIT_INPUT: "usage or input error, or unreachable cluster",
+        }
+    ),
+)
+@input_options(missing="no input: give PATH... or -f PATH (- for stdin) to validate")
+@target_version_option(help="Kubernetes minor to validate for.")
+@cluster_options(context_help="Kubeconfig context for --server-dry-run.")
 @click.option(
     "--server-dry-run", is_flag=True, help="Also dry-run every object on the cluster (nothing persisted)."
 )
 @click.option("--strict-refs", is_flag=True, help="References to objects not among the inputs are errors.")
-@output_option(("table", "json", "yaml"))
+@output_option()
 def validate(
-    paths: tuple[str, ...],
+    files: tuple[str, ...],
     target_version: str,
     kubeconfig: str | None,
     context: str | None,
@@ -30,22 +45,20 @@ def validate(
     """Validate manifests for --target-version: strict schemas (unknown fields are errors), DRA limits and
     name formats, quantities, enums, CEL selectors in the target's environment, and references between the
     inputs. With --server-dry-run the cluster's apiserver checks every object too.
-
-    Exit codes: 0 valid, 1 invalid, 2 bad input or unreachable cluster.
     """
     from kubedra.sources.files import load
     from kubedra.validate.engine import Validator
 
     if (kubeconfig or context) and not server_dry_run:
         raise UsageError("--kubeconfig/--context are only used with --server-dry-run")
-    documents = load(paths, strict=True).documents
+    documents = load(files, strict=True).documents
     result = Validator(target_version, strict_refs=strict_refs).validate(documents)
     if server_dry_run:
         from kubedra.validate.dryrun import dry_run
 
         result.errors.extend(dry_run(documents, kubeconfig=kubeconfig, context=context))
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
-    if output == "table":
+    if output in ("table", "wide"):
         rows = [
             [f"{e.file}:{e.line}" if e.line else e.file, _obj(e), "ERROR", e.path, e.message]
             for e in result.errors

@@ -8,7 +8,14 @@ import sys
 
 import click
 
-from kubedra.errors import EXIT_FINDINGS, EXIT_OK, UsageError
+from kubedra.commands._common import (
+    TABLE_FORMATS,
+    cluster_options,
+    exit_codes_epilog,
+    input_options,
+    output_option,
+)
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 
 _DURATION = re.compile(r"^(\d+)(s|m|h)$")
 
@@ -21,10 +28,19 @@ def parse_duration(text: str) -> dt.timedelta:
     return dt.timedelta(seconds=n * {"s": 1, "m": 60, "h": 3600}[unit])
 
 
-@click.command("verify", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--context", help="Kubeconfig context to check (default: the current context).")
-@click.option("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG or ~/.kube/config).")
-@click.option("-f", "--filename", "snapshot_file", metavar="SNAPSHOT", help="Check a snapshot file instead.")
+@click.command(
+    "verify",
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "every check passed (warnings allowed)",
+            EXIT_FINDINGS: "a check failed",
+            EXIT_INPUT: "usage or input error, or unreachable cluster",
+        }
+    ),
+)
+@input_options(required=False, help="Check this snapshot file (kubedra snapshot) instead of a live cluster.")
+@cluster_options(context_help="Kubeconfig context to check (default: the current context).")
 @click.option(
     "--baseline", metavar="SNAPSHOT", help="Snapshot from before the wave: no GPU workload may be lost."
 )
@@ -35,37 +51,30 @@ def parse_duration(text: str) -> dt.timedelta:
     show_default=True,
     help="A GPU pod Pending longer than this fails the check.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "fmt",
-    type=click.Choice(["table", "json", "yaml", "markdown"]),
-    default="table",
-    show_default=True,
-)
+@output_option((*TABLE_FORMATS, "markdown"))
 @click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request.")
 def verify(
+    files: tuple[str, ...],
     context: str | None,
     kubeconfig: str | None,
-    snapshot_file: str | None,
     baseline: str | None,
     since: str,
     pending_grace: str,
-    fmt: str,
+    output: str,
     timeout: float,
 ) -> None:
     """Check a cluster after a wave: every ResourceClaim allocated and reserved, pods with claims Running,
     DRA driver kubelet-plugin pods Ready, each GPU node's ResourceSlices matching its GPUs, no DRA error
     events in the last --since, device taints and health, and no GPU workload lost or stuck Pending compared
     with --baseline.
-
-    \b
-    Exit codes: 0 every check passed (warnings allowed); 1 a check failed; 2 bad input or unreachable cluster.
     """
-    from kubedra.report import output
+    from kubedra.report import output as out
     from kubedra.snapshot import format as snapfmt
     from kubedra.verify import checks as vc
 
+    if len(files) > 1:
+        raise UsageError("verify checks one snapshot at a time (give one SNAPSHOT)")
+    snapshot_file = files[0] if files else None
     window = parse_duration(since)
     grace = parse_duration(pending_grace)
     if snapshot_file and (context or kubeconfig):
@@ -90,20 +99,20 @@ def verify(
         "checks": [c.to_dict() for c in results],
         "summary": summ,
     }
-    if fmt == "json":
-        click.echo(output.to_json(data), nl=False)
-    elif fmt == "yaml":
-        click.echo(output.to_yaml(data), nl=False)
+    if output == "json":
+        click.echo(out.to_json(data), nl=False)
+    elif output == "yaml":
+        click.echo(out.to_yaml(data), nl=False)
     else:
         rows = []
         for c in results:
             msgs = c.messages or ["ok" if c.checked else "nothing to check"]
             for i, m in enumerate(msgs):
                 rows.append((c.status.upper() if i == 0 else "", c.title if i == 0 else "", m))
-        if fmt == "markdown":
-            click.echo(output.markdown_table(("Status", "Check", "Detail"), rows), nl=False)
+        if output == "markdown":
+            click.echo(out.markdown_table(("Status", "Check", "Detail"), rows), nl=False)
         else:
-            output.print_table(("Status", "Check", "Detail"), rows, title=f"verify {state.header.cluster}")
+            out.print_table(("Status", "Check", "Detail"), rows, title=f"verify {state.header.cluster}")
         verdict = "FAILED" if summ["failed"] else "OK"
         click.echo(
             f"{verdict}: {summ['passed']} passed, {summ['warnings']} with warnings, {summ['failed']} failed"

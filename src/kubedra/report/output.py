@@ -83,11 +83,15 @@ def plain_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None) -> None:
-    if not sys.stdout.isatty():
+def print_table(
+    headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None, *, err: bool = False
+) -> None:
+    """Aligned columns on stdout (``err``: on stderr, when stdout carries an artefact); rich on a terminal."""
+    stream = sys.stderr if err else sys.stdout
+    if not stream.isatty():
         if title:
-            click.echo(title)
-        click.echo(plain_table(headers, rows), nl=False)
+            click.echo(title, err=err)
+        click.echo(plain_table(headers, rows), nl=False, err=err)
         return
     from rich.console import Console
     from rich.table import Table
@@ -97,7 +101,7 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: st
         table.add_column(str(h))
     for r in rows:
         table.add_row(*["" if v is None else str(v) for v in r])
-    Console().print(table)
+    Console(stderr=err).print(table)
 
 
 def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:
@@ -106,7 +110,7 @@ def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:
         click.echo(to_json(data), nl=False)
     elif fmt == "yaml":
         click.echo(to_yaml(data), nl=False)
-    elif table is not None:
+    elif table is not None:  # table, wide and the verb's other human formats
         table()
     else:
         click.echo(to_json(data), nl=False)

@@ -189,7 +189,10 @@ def read_header(path: str) -> Header | None:
             loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
             data = next(iter(yaml.load_all(text, Loader=loader)), None)
     except (ValueError, yaml.YAMLError) as e:
-        raise InputError(f"cannot read snapshot: {e}", Location(path)) from e
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        where = Location(path, mark.line + 1 if mark is not None else None)
+        raise InputError(f"cannot read snapshot: invalid YAML: {problem}", where) from e
     if not isinstance(data, dict) or not isinstance(data.get(HEADER_KEY), dict):
         return None
     return Header.from_dict(data[HEADER_KEY], path)

@@ -1,0 +1,1 @@
+"""Kubernetes knowledge every verb shares (supported releases, ...), below the use cases."""

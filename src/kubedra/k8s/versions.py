@@ -1,0 +1,90 @@
+"""Kubernetes minor releases: the one parser and the one list of what kubedra supports.
+
+The data lives in ``kubedra/data/versions.yaml``; :data:`SUPPORTED`, :data:`DEFAULT_TARGET` and the partly
+known range come from it, so adding a minor is a data change.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from kubedra.errors import UsageError
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+@dataclass(frozen=True, order=True)
+class Version:
+    """A Kubernetes minor release (``1.37``); patch and pre-release parts are ignored."""
+
+    major: int
+    minor: int
+
+    @classmethod
+    def parse(cls, text: str | None, *, what: str = "version") -> Version:
+        """Parse ``1.37``, ``v1.37.2`` or ``1.37.0-beta.0`` (only major.minor matter to kubedra)."""
+        m = _VERSION.match(str(text or "").strip())
+        if not m:
+            raise UsageError(f"invalid {what} {text!r}: expected MAJOR.MINOR such as {DEFAULT_TARGET}")
+        return cls(int(m.group(1)), int(m.group(2)))
+
+    @classmethod
+    def maybe(cls, text: object) -> Version | None:
+        m = _VERSION.match(str(text).strip()) if text not in (None, "") else None
+        return cls(int(m.group(1)), int(m.group(2))) if m else None
+
+    def plus(self, minors: int) -> Version:
+        return Version(self.major, self.minor + minors)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    text = resources.files("kubedra.data").joinpath("versions.yaml").read_text(encoding="utf-8")
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
+
+
+SUPPORTED: tuple[str, ...] = tuple(str(Version.parse(v)) for v in _data()["supported"])
+DEFAULT_TARGET: str = str(Version.parse(_data()["default"]))
+OLDEST: str = SUPPORTED[0]
+NEWEST: str = SUPPORTED[-1]
+PARTIAL_MIN = Version.parse(_data()["partial"]["minimum"])
+PARTIAL_MAX = Version.parse(_data()["partial"]["maximum"])
+PARTIAL_COVERS: str = _data()["partial"]["covers"]
+
+
+def supported_range() -> str:
+    return f"{OLDEST}-{NEWEST}"
+
+
+def is_supported(version: str | Version) -> bool:
+    return str(version) in SUPPORTED
+
+
+def check_target(
+    text: str, *, partial_ok: bool = False, what: str = "--target-version"
+) -> tuple[str, str | None]:
+    """Normalise a target release; returns (``"1.37"``, warning or None).
+
+    Unsupported releases are a :class:`UsageError` naming the supported range; with ``partial_ok`` a release
+    in the partly known range is accepted with a warning saying what kubedra knows of it.
+    """
+    v = Version.parse(text, what=what)
+    if is_supported(v):
+        return str(v), None
+    if partial_ok and PARTIAL_MIN <= v <= PARTIAL_MAX:
+        return str(v), (
+            f"Kubernetes {v} is known only partly ({PARTIAL_COVERS}); "
+            f"kubedra fully supports {supported_range()}"
+        )
+    known = f"; {PARTIAL_MIN}-{PARTIAL_MAX} partly" if partial_ok else ""
+    raise UsageError(f"unsupported {what} {v} (supported: {supported_range()}{known})")
