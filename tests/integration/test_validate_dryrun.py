@@ -20,7 +20,7 @@ from kubedra.validate.schema import BUILTIN_GROUPS
 
 pytestmark = pytest.mark.integration
 
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 
 
 def _ensure_namespaces(cp: ControlPlane, docs: list[Document]) -> None:
@@ -35,7 +35,6 @@ def _builtin(d: Document) -> bool:
     return group in BUILTIN_GROUPS and not group.startswith("scheduling.k8s.io")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present beside the clone")
 @pytest.mark.parametrize("folder", ["legacy-gpu", "dra"])
 def test_migrated_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane, folder: str) -> None:
     files = [str(p) for p in sorted((CORPUS / folder).iterdir()) if p.is_file() and p.name != "README.md"]

@@ -1,4 +1,4 @@
-"""Side by side with Pluto on the shared corpus: Pluto's verdicts must be exactly the `pluto:` side of
+"""Side by side with Pluto on the test corpus (tests/corpus): Pluto's verdicts must be exactly the `pluto:` side of
 pluto-differences.yaml (kubedra's side is checked in tests/unit/audit/test_pluto_differences.py).
 
 Needs a pluto binary: ``kubedra.testing.binaries.find("pluto")`` or ``pluto`` on PATH. Skipped without one,
@@ -21,7 +21,7 @@ from kubedra.testing import binaries
 pytestmark = pytest.mark.integration
 
 HERE = Path(__file__).resolve().parent
-CORPUS = HERE.parents[2].parent / "shared" / "corpus"
+CORPUS = HERE.parents[1] / "corpus"
 
 
 def _pluto() -> str:
@@ -38,8 +38,6 @@ def _pluto() -> str:
 
 
 def test_pluto_verdicts_match_the_recorded_differences() -> None:
-    if not CORPUS.is_dir():
-        pytest.skip(f"corpus not found at {CORPUS}")
     expected = yaml.safe_load((HERE / "pluto-differences.yaml").read_text())
     proc = subprocess.run(
         [

@@ -1,29 +1,23 @@
-"""Shared helpers for the audit tests: the CLI as a user runs it, and the shared corpus."""
+"""Shared helpers for the audit tests: the CLI as a user runs it, and the test corpus (tests/corpus)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import click
-import pytest
 import yaml
 from click.testing import CliRunner, Result
 
 from kubedra import cli
 
 REPO = Path(__file__).resolve().parents[3]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = REPO / "tests" / "corpus"
 DATA = Path(__file__).parent / "data"
 
 
 def corpus() -> Path:
-    """The shared manifest corpus (../shared/corpus beside the clone); CI must have it."""
-    if not CORPUS.is_dir():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"shared corpus missing at {CORPUS}", pytrace=False)
-        pytest.skip(f"shared corpus not found at {CORPUS}")
+    """The manifest corpus the tests assert on (tests/corpus, copies with their sources)."""
     return CORPUS
 
 

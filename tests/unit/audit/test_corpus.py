@@ -1,4 +1,4 @@
-"""``kubedra audit`` on the shared corpus of real public manifests: specific findings with file:line."""
+"""``kubedra audit`` on the test corpus of real public manifests (tests/corpus): specific findings with file:line."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from kubedra.migrate.report import MigrationReport
 from kubedra.migrate.yamldoc import YamlFile
 
 REPO = Path(__file__).resolve().parents[3]
-CORPUS = REPO.parent / "shared" / "corpus"
+CORPUS = REPO / "tests" / "corpus"
 GOLDEN = REPO / "tests" / "golden"
 
 

@@ -12,8 +12,6 @@ from kubedra.validate.engine import validate_texts
 
 from .helpers import CORPUS, GOLDEN, docs
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus not present beside the clone")
-
 EXPECTED_MANUAL = {
     "legacy-gpu": {
         "kai-gpu-fraction-pod.yaml",  # KAI gpu-fraction annotation

@@ -12,7 +12,7 @@ from kubedra.cli import cli, main
 
 from .helpers import deployment
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 def run(*args: str, input: str | None = None):

@@ -15,7 +15,7 @@ from kubedra.sources import nvidia
 
 from .helpers import GI, MIB, deployment, inputs, run
 
-CORPUS = Path(__file__).resolve().parents[3].parent / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 def by_name(result):

@@ -12,9 +12,7 @@ from kubedra.scheduler.workloads import expand
 from kubedra.simulate.inputs import load_inputs
 from kubedra.sources.files import parse_text
 
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus"
-if not CORPUS.exists():  # CI: shared/ beside the clone
-    CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus"
+CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
 def docs(text: str):
