@@ -18,6 +18,8 @@ from typing import Any
 from kubedra.errors import InputError
 from kubedra.migrate.nvidia import known_class_names
 from kubedra.migrate.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
+from kubedra.model.apiversions import Version
+from kubedra.model.lifecycle import DeprecationDB
 from kubedra.sources.files import Document, load, parse_text
 from kubedra.validate.rules import Issue, RuleChecker, pod_claim_issues
 from kubedra.validate.schema import BUILTIN_GROUPS, NoSchema, SchemaValidator
@@ -141,6 +143,40 @@ def _cel_checker(version: str) -> Callable[[str], str | None] | None:
     return check
 
 
+@lru_cache(maxsize=1)
+def _lifecycle_db() -> DeprecationDB:
+    return DeprecationDB.load()
+
+
+def not_served(api: str, kind: str, minor: int) -> str | None:
+    """Why the apiserver of 1.``minor`` has no such resource (removed, not yet served, never existed), with the
+    version that removed it and what replaces it; None when the lifecycle data has nothing against it."""
+    db = _lifecycle_db()
+    at = Version(1, minor)
+    entry = db.lookup(api, kind)
+    if entry is None:
+        if not db.never_served(api, kind):
+            return None
+        best = db.best_version(api_group(api), kind, at)
+        use = f"; use {best.api_version} {kind}" if best else ""
+        return f"{api} {kind}: no Kubernetes release serves this version{use}"
+    if entry.served(at):
+        return None
+    if not entry.is_introduced(at):
+        best = db.best_version(entry.group, kind, at)
+        use = f"; use {best.api_version} {kind}" if best else ""
+        return f"{api} {kind} is first served in {entry.introduced}, after 1.{minor}{use}"
+    repl_api, repl_kind = db.replacement(entry, at)
+    if repl_api is None:
+        use = "; nothing replaces it (remove the object or its feature)"
+    else:
+        convert = ", which `kubedra migrate` converts" if entry.convertible == "kubedra-migrate" else ""
+        use = f"; use {repl_api} {repl_kind}{convert}"
+    if entry.classic_dra:
+        use += " (classic DRA: no mechanical conversion, redesign the claim)"
+    return f"{api} {kind} is not served by Kubernetes 1.{minor}: removed in {entry.removed}{use}"
+
+
 def _templates_with_template_path(obj: Mapping[str, Any]) -> list[PodTemplate]:
     return pod_templates(obj) or []
 
@@ -189,6 +225,11 @@ class Validator:
         api, kind = doc.api_version, doc.kind
         if not api or not kind:
             return [Issue((), "not a Kubernetes object: apiVersion and kind are required")]
+        gone = not_served(api, kind, self.minor)
+        if (
+            gone is not None
+        ):  # the apiserver refuses it before any schema: one error says why and what instead
+            return [Issue(("apiVersion",), gone)]
         issues: list[Issue] = []
         group = api_group(api)
         builtin = group in BUILTIN_GROUPS

@@ -728,3 +728,25 @@ def test_live_current_version_defaults_to_the_apiserver() -> None:
     assert "resource.k8s.io/v1 is first served in 1.34" in two_step.message
     (path,) = only(found, "cluster.upgrade-path")
     assert "1.33 -> 1.34 -> 1.35 -> 1.36 -> 1.37 -> 1.38" in path.fix
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "replacement"),
+    [
+        ("resource.k8s.io/v1alpha4", "ResourceClaim", "resource.k8s.io/v1 ResourceClaim"),
+        ("apps/v1beta3", "Deployment", "apps/v1 Deployment"),
+    ],
+)
+def test_a_version_no_release_served_is_an_error(api_version: str, kind: str, replacement: str) -> None:
+    """Like validate: the apiserver has no such resource (issue 12 #4)."""
+    findings = audit([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}])
+    assert rules_of(findings) == ["api.never-served"]
+    assert findings[0].severity == "error" and replacement in findings[0].fix
+
+
+def test_unknown_versions_of_crd_groups_are_not_judged() -> None:
+    objs = [
+        {"apiVersion": "kubeflow.org/v9", "kind": "PyTorchJob", "metadata": {"name": "x"}},
+        {"apiVersion": "example.com/v1", "kind": "Deployment", "metadata": {"name": "y"}},
+    ]
+    assert "api.never-served" not in rules_of(audit(objs))

@@ -83,11 +83,41 @@ def test_v1beta1_shape_in_v1_is_an_error() -> None:
     assert any("exactly one of exactly or firstAvailable" in m for _, m in msgs)
 
 
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        (
+            "apiVersion: extensions/v1beta1\nkind: DaemonSet\nmetadata: {name: d}\nspec: {}\n",
+            "extensions/v1beta1 DaemonSet is not served by Kubernetes 1.37: removed in 1.16; use apps/v1 DaemonSet",
+        ),
+        (
+            "apiVersion: extensions/v1beta1\nkind: Ingress\nmetadata: {name: i}\nspec: {}\n",
+            "extensions/v1beta1 Ingress is not served by Kubernetes 1.37: removed in 1.22; use networking.k8s.io/v1 Ingress",
+        ),
+        (
+            "apiVersion: resource.k8s.io/v1alpha4\nkind: ResourceClaim\nmetadata: {name: c}\nspec: {}\n",
+            "resource.k8s.io/v1alpha4 ResourceClaim: no Kubernetes release serves this version; "
+            "use resource.k8s.io/v1 ResourceClaim",
+        ),
+    ],
+)
+def test_removed_and_never_served_versions_are_invalid(doc: str, message: str) -> None:
+    """The apiserver refuses them: invalid (exit 1) with what removed them and what replaces them (issue 12 #4)."""
+    result = check(doc, "1.37")
+    assert not result.valid
+    assert [e.message for e in result.errors] == [message]
+    assert not result.not_schema_checked
+
+
 def test_api_not_served_at_target() -> None:
     assert messages(RCT, "1.34") == []
     text = RCT.replace("resource.k8s.io/v1", "resource.k8s.io/v1alpha2")
     assert messages(text) == [
-        ("apiVersion", "resource.k8s.io/v1alpha2 ResourceClaimTemplate is not served by Kubernetes 1.37")
+        (
+            "apiVersion",
+            "resource.k8s.io/v1alpha2 ResourceClaimTemplate is not served by Kubernetes 1.37: removed in 1.31; "
+            "use resource.k8s.io/v1 ResourceClaimTemplate (classic DRA: no mechanical conversion, redesign the claim)",
+        )
     ]
     pg = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\nspec:\n  schedulingPolicy: {basic: {}}\n"
     assert check(pg, "1.37").valid and not check(pg, "1.36").valid

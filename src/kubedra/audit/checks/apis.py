@@ -72,7 +72,14 @@ def _current_note(ctx: Context, entry: Lifecycle) -> str:
     return f"; still served by the current version {cur}"
 
 
-@check("api.removed", "api.deprecated", "api.not-yet-served", "api.replacement-not-in-current", "dra.classic")
+@check(
+    "api.removed",
+    "api.deprecated",
+    "api.not-yet-served",
+    "api.never-served",
+    "api.replacement-not-in-current",
+    "dra.classic",
+)
 def api_lifecycle(ctx: Context, scope: Scope) -> None:
     for item in scope.items:
         if not item.kind:
@@ -80,10 +87,30 @@ def api_lifecycle(ctx: Context, scope: Scope) -> None:
         for api_version, how in _authored_versions(item, scope):
             entry = ctx.db.lookup(api_version, item.kind)
             if entry is None:
+                if ctx.db.never_served(api_version, item.kind):
+                    _never_served(ctx, item, api_version, how)
                 continue
             _judge(ctx, scope, item, entry, how)
         if scope.live and not item.via:
             _judge_live_listing(ctx, scope, item)
+
+
+def _never_served(ctx: Context, item: Item, api_version: str, how: str) -> None:
+    """A version of a Kubernetes group that no release had (``resource.k8s.io/v1alpha4``): the apiserver has no
+    such resource, so the object is refused, as ``kubedra validate`` says."""
+    group, _ = split_api_version(api_version)
+    best = ctx.db.best_version(group, item.kind, ctx.target)
+    known = sorted(e.version for e in ctx.db.versions_of(group, item.kind))
+    prefix = f"{how} " if how else ""
+    ctx.emit(
+        "api.never-served",
+        item,
+        f"{prefix}{api_version} {item.kind}: no Kubernetes release serves this version "
+        f"(known versions of {item.kind}: {', '.join(known)})",
+        path=("apiVersion",),
+        obj=ObjectRef(api_version, item.kind, item.namespace, item.name),
+        replacement=f"{best.api_version} {item.kind}" if best else "a served version",
+    )
 
 
 def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -> None:
