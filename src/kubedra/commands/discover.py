@@ -42,6 +42,16 @@ def _default_node_name() -> str:
     "--with-node", is_flag=True, help="Also write the Node object (GFD labels, no GPU extended resources)."
 )
 @click.option("--no-classes", is_flag=True, help="Leave out the driver's DeviceClasses.")
+@click.option(
+    "--no-health-taints",
+    is_flag=True,
+    help="Publish unhealthy GPUs untainted, like a driver without its NVMLDeviceHealthCheck gate.",
+)
+@click.option(
+    "--drain-rule",
+    metavar="NODE/DEVICE",
+    help="Instead: write the NoExecute DeviceTaintRule that evicts the pods on one device (no GPU input).",
+)
 @output_option(("yaml", "json"))
 def discover(
     xml_file: str | None,
@@ -51,15 +61,33 @@ def discover(
     target_version: str,
     with_node: bool,
     no_classes: bool,
+    no_health_taints: bool,
+    drain_rule: str | None,
     output: str,
 ) -> None:
     """Build the ResourceSlices the NVIDIA DRA driver (gpu.nvidia.com) would publish for this node: full GPUs,
     the MIG instances that exist (mig-static), or every MIG profile and placement with counter sets
     (mig-dynamic), from `nvidia-smi -q -x` output or NVML. The YAML feeds `kubedra simulate -f`.
+    An unhealthy GPU (uncorrectable ECC, pending or failed row remap / page retirement, reset required, lost)
+    is published with the device taint the driver's health monitor puts on it (never NoExecute).
+    --drain-rule NODE/DEVICE writes the NoExecute DeviceTaintRule that drains one device instead.
     """
     from kubedra.discover import build, inventory
     from kubedra.report.output import to_json, to_yaml
 
+    if drain_rule:
+        from kubedra.discover import drain
+        from kubedra.versions import parse_version
+
+        if xml_file or nvml:
+            raise UsageError("--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml)")
+        version = str(parse_version(target_version))
+        rule = drain.drain_rule(*drain.parse_target(drain_rule), version)
+        note = drain.gates_note(version)
+        click.echo(to_json(rule) if output == "json" else to_yaml(rule), nl=False)
+        if note:
+            click.echo(f"kubedra: note: {note}", err=True)
+        return
     if bool(xml_file) == nvml:
         raise UsageError("give exactly one of --nvidia-smi-xml FILE or --nvml")
     inv = inventory.read_xml(xml_file) if xml_file else inventory.read_nvml()
@@ -70,6 +98,7 @@ def discover(
         target_version,
         include_classes=not no_classes,
         include_node=with_node,
+        health_taints=not no_health_taints,
     )
     doc = {"apiVersion": "v1", "kind": "List", "items": found.objects}
     if output == "json":

@@ -17,8 +17,10 @@ from typing import Any
 from kubedra.discover.inventory import GpuInfo, MigInstance, NodeInventory
 from kubedra.errors import InputError
 from kubedra.sources import nvidia
+from kubedra.sources.nvidia import health as nvhealth
 from kubedra.sources.nvidia import identity
 from kubedra.sources.nvidia.models import GpuModel, MigProfile, platform
+from kubedra.versions import parse_version
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
@@ -138,6 +140,7 @@ def discover(
     *,
     include_classes: bool = True,
     include_node: bool = False,
+    health_taints: bool = True,
 ) -> Discovered:
     if mode not in MODES:
         raise InputError(f"unknown --mode {mode!r} (expected {', '.join(MODES)})")
@@ -183,6 +186,8 @@ def discover(
     )
     slices = nvidia.dra_objects(node_name, model, len(gpus), gpu_mode, k8s_version, driver=driver)
     _apply_identities(slices, node_name, model, gpus, notes)
+    if health_taints:
+        apply_health(slices, model, gpus, gpu_mode, k8s_version, notes)
     objects: list[dict[str, Any]] = []
     if include_classes:
         objects += nvidia.device_classes(k8s_version)
@@ -200,7 +205,7 @@ _GPU_NAME = re.compile(r"^gpu-(\d+)(?=-|$)")
 def _apply_identities(
     slices: list[dict[str, Any]], node: str, model: GpuModel, gpus: list[GpuInfo], notes: list[str]
 ) -> None:
-    uuids = {identity.gpu_uuid(node, i): g.uuid for i, g in enumerate(gpus)}
+    uuids = {identity.gpu_uuid(node, i): g.uuid for i, g in enumerate(gpus) if g.uuid}
     bus = {identity.pci_address(model, i)[0]: (g.bus_id, _pcie_root(g.bus_id)) for i, g in enumerate(gpus)}
     minors = {i: g.minor for i, g in enumerate(gpus)}
     renumber = any(i != m for i, m in minors.items())
@@ -252,4 +257,77 @@ def _apply_identities(
         notes.append(
             "PCIe roots unknown off the node (no /sys/bus/pci here and not a known platform): the pcieRoot "
             "attribute is left out; run discover on the node itself"
+        )
+
+
+def _gpu_devices(slices: list[dict[str, Any]], minor: int | None, dynamic: bool) -> list[dict[str, Any]]:
+    """Devices the driver's health monitor watches: full GPUs and static MIG devices (of one GPU, or all)."""
+    out = []
+    for s in slices:
+        for d in s["spec"].get("devices") or []:
+            m = _GPU_NAME.match(d["name"])
+            if m is None or (minor is not None and int(m.group(1)) != minor):
+                continue
+            typ = ((d.get("attributes") or {}).get("type") or {}).get("string")
+            if typ == "gpu" or (typ == "mig" and not dynamic):
+                out.append(d)
+    return out
+
+
+def _add_taint(device: dict[str, Any], taint: nvhealth.HealthTaint) -> None:
+    taints = device.setdefault("taints", [])
+    if not any(t.get("key") == taint.key for t in taints):  # one taint per key per device
+        taints.append(taint.to_dict())
+
+
+def apply_health(
+    slices: list[dict[str, Any]],
+    model: GpuModel,
+    gpus: list[GpuInfo],
+    gpu_mode: str,
+    k8s_version: str,
+    notes: list[str],
+) -> None:
+    """Taint the devices of unhealthy GPUs as the driver's NVML health monitor would (see
+    :mod:`kubedra.sources.nvidia.health`); healthy GPUs are left alone."""
+    dynamic = gpu_mode == "mig-dynamic"
+    tainted = False
+    lost = [g for g in gpus if g.health.lost]
+    if lost:
+        lost_taint = nvhealth.HealthTaint(nvhealth.KEY_GPU_LOST, nvhealth.NO_SCHEDULE)
+        for d in _gpu_devices(slices, None, dynamic):
+            _add_taint(d, lost_taint)
+        tainted = True
+        notes.append(
+            f"GPU(s) {', '.join(f'{g.minor} ({g.bus_id})' for g in lost)} lost (fallen off the bus, XID 79): the "
+            f"driver taints every device it publishes {nvhealth.KEY_GPU_LOST}:NoSchedule"
+        )
+    for g in gpus:
+        t = nvhealth.xid_taint(g.health, model.architecture)
+        if t is None:
+            continue
+        devices = _gpu_devices(slices, g.minor, dynamic)
+        for d in devices:
+            _add_taint(d, t)
+        tainted = True
+        value = f"={t.value}" if t.value else ""
+        notes.append(
+            f"GPU {g.minor} ({g.bus_id}): {t.why}: {len(devices)} device(s) tainted {t.key}{value}:{t.effect}"
+            + ("" if t.value else " (the driver writes the XID NVML reported)")
+        )
+    if not tainted:
+        return
+    notes.append(
+        f"health taints as the driver publishes them with its {nvhealth.HEALTH_GATE} feature gate (alpha, off by "
+        "default; without it the devices are published untainted, --no-health-taints); it never uses NoExecute: "
+        "running pods stay, to drain a device: kubedra discover --drain-rule NODE/DEVICE"
+    )
+    if dynamic:
+        notes.append(
+            "the driver's health monitor does not watch dynamic MIG devices: only full GPUs are tainted"
+        )
+    if parse_version(k8s_version).minor < 36:
+        notes.append(
+            f"Kubernetes {k8s_version}: device taints need the DRADeviceTaints feature gate (alpha, off); without "
+            "it the API server drops them"
         )

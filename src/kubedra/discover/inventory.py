@@ -2,7 +2,10 @@
 
 What is read per GPU: product name, PCI device ID, UUID, minor number, PCI bus ID, total memory, current MIG
 mode, and its MIG devices (GPU/compute instance IDs, shared engine counts, memory, and, from NVML only, the
-placement start and MIG device UUID). ``nvidia-smi -q`` does not print a MIG device's profile, placement or
+placement start and MIG device UUID), and its health (volatile uncorrectable ECC errors, pending or failed row
+remaps and page retirements, "GPU requires reset", a lost GPU: :class:`kubedra.sources.nvidia.health.GpuHealth`).
+A GPU nvidia-smi reports lost may have unreadable fields; it is kept (its identity from the others) so its
+devices can be published tainted. ``nvidia-smi -q`` does not print a MIG device's profile, placement or
 UUID: the profile is recognised from its engine counts and memory, the placement is the one NVML picks when
 instances are created without one (:func:`kubedra.sources.nvidia.place`), and the MIG UUID stays unknown.
 """
@@ -15,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location, UsageError
+from kubedra.sources.nvidia.health import GpuHealth
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class GpuInfo:
     memory_mib: int
     mig_enabled: bool
     mig: list[MigInstance] = field(default_factory=list)
+    health: GpuHealth = field(default_factory=GpuHealth)
 
 
 @dataclass
@@ -94,6 +99,55 @@ def _mib(el: ET.Element, path: str, where: Location) -> int:
     return int(m.group(1))
 
 
+_LOST = re.compile(r"gpu is lost|fallen off the bus", re.I)
+_RESET = re.compile(r"requires reset", re.I)
+
+
+def _count(el: ET.Element | None) -> int:
+    text = (el.text or "").strip() if el is not None else ""
+    return int(text) if text.isdigit() else 0
+
+
+def _yes(g: ET.Element, path: str) -> bool:
+    return (g.findtext(path) or "").strip().lower() == "yes"
+
+
+def parse_health(g: ET.Element) -> GpuHealth:
+    """Health signals of one ``<gpu>`` (elements of nvidia-smi's DTD v12 and older; absent ones are healthy)."""
+    h = GpuHealth()
+    vol = g.find("ecc_errors/volatile")
+    if vol is not None:
+        h.uncorrectable_ecc = sum(_count(el) for el in vol if "uncorrectable" in el.tag) + _count(
+            vol.find("double_bit/total")
+        )
+        if h.uncorrectable_ecc:
+            h.signals.append(f"{h.uncorrectable_ecc} volatile uncorrectable ECC error(s)")
+    h.retirement_pending = _yes(g, "retired_pages/pending_retirement") or _yes(
+        g, "retired_pages/pending_blacklist"
+    )
+    if h.retirement_pending:
+        h.signals.append("page retirement pending")
+    h.remap_pending = _yes(g, "remapped_rows/remapped_row_pending")
+    if h.remap_pending:
+        h.signals.append("row remap pending")
+    h.remap_failure = _yes(g, "remapped_rows/remapped_row_failure")
+    if h.remap_failure:
+        h.signals.append("row remap failure")
+    action = (g.findtext("gpu_recovery_action") or "").strip().lower()
+    texts = [t.strip() for t in g.itertext() if t.strip()]
+    h.reset_required = "reset" in action or "reboot" in action or any(_RESET.search(t) for t in texts)
+    if h.reset_required:
+        h.signals.append(f"GPU requires reset (recovery action {action or 'n/a'})")
+    h.lost = any(_LOST.search(t) for t in texts)
+    if h.lost:
+        h.signals.append("GPU is lost (fallen off the bus, XID 79)")
+    return h
+
+
+def _readable(text: str) -> str:
+    return "" if _LOST.search(text) or _RESET.search(text) or text.startswith("[") else text
+
+
 def parse_xml(text: str, name: str) -> NodeInventory:
     where = Location(file=name)
     try:
@@ -125,7 +179,23 @@ def parse_xml(text: str, name: str) -> NodeInventory:
                     uuid=_text(md, "uuid", gwhere, required=False) or None,
                 )
             )
-        device_id = _text(g, "pci/pci_device_id", gwhere, required=False)
+        device_id = _readable(_text(g, "pci/pci_device_id", gwhere, required=False))
+        health = parse_health(g)
+        if health.lost:  # what nvidia-smi could not read is taken from the node's other GPUs
+            minor = _readable(_text(g, "minor_number", gwhere, required=False))
+            mem = _MIB.match(_readable(_text(g, "fb_memory_usage/total", gwhere, required=False)))
+            info = GpuInfo(
+                product_name=_readable(_text(g, "product_name", gwhere, required=False)),
+                pci_device_id=f"0x{device_id.upper().removeprefix('0X')}" if device_id else "",
+                uuid=_readable(_text(g, "uuid", gwhere, required=False)),
+                minor=int(minor) if minor.isdigit() else -1,
+                bus_id=normalise_bus_id(bus),
+                memory_mib=int(mem.group(1)) if mem else 0,
+                mig_enabled=False,
+                health=health,
+            )
+            gpus.append(info)
+            continue
         gpus.append(
             GpuInfo(
                 product_name=_text(g, "product_name", gwhere),
@@ -136,10 +206,12 @@ def parse_xml(text: str, name: str) -> NodeInventory:
                 memory_mib=_mib(g, "fb_memory_usage/total", gwhere),
                 mig_enabled=mig_mode == "Enabled",
                 mig=migs,
+                health=health,
             )
         )
     if not gpus:
         raise InputError("nvidia-smi XML lists no <gpu>", where)
+    _fill_lost(gpus, where)
     addressing = _text(root, "gpu/addressing_mode", where, required=False) or None
     return NodeInventory(
         driver_version=_text(root, "driver_version", where),
@@ -151,6 +223,25 @@ def parse_xml(text: str, name: str) -> NodeInventory:
     )
 
 
+def _fill_lost(gpus: list[GpuInfo], where: Location) -> None:
+    """A lost GPU gets the product and memory of the node's readable GPUs and a free minor number."""
+    readable = [g for g in gpus if g.product_name]
+    if not readable:
+        raise InputError(
+            "every GPU is lost (nvidia-smi reads none of them): the driver publishes nothing it can describe",
+            where,
+        )
+    used = {g.minor for g in gpus if g.minor >= 0}
+    free = (m for m in range(len(gpus) * 2) if m not in used)
+    for g in gpus:
+        if not g.product_name:
+            g.product_name, g.pci_device_id = readable[0].product_name, readable[0].pci_device_id
+        if not g.memory_mib:
+            g.memory_mib = readable[0].memory_mib
+        if g.minor < 0:
+            g.minor = next(free)
+
+
 def read_xml(path: str) -> NodeInventory:
     from kubedra.sources.files import _read_text
 
@@ -159,6 +250,45 @@ def read_xml(path: str) -> NodeInventory:
 
 def _s(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _nvml_health(pynvml: Any, h: Any) -> GpuHealth:  # pragma: no cover - needs an NVIDIA GPU
+    """The same signals as :func:`parse_health`, from NVML (a query a GPU does not support counts as healthy)."""
+    out = GpuHealth()
+
+    def ask(fn: str, *args: Any) -> Any:
+        try:
+            return getattr(pynvml, fn)(h, *args)
+        except pynvml.NVMLError_GpuIsLost:
+            out.lost = True
+        except pynvml.NVMLError_ResetRequired:
+            out.reset_required = True
+        except (pynvml.NVMLError, AttributeError):
+            pass
+        return None
+
+    ecc = ask(
+        "nvmlDeviceGetTotalEccErrors", pynvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED, pynvml.NVML_VOLATILE_ECC
+    )
+    out.uncorrectable_ecc = int(ecc or 0)
+    rows = ask("nvmlDeviceGetRemappedRows")  # (correctable, uncorrectable, isPending, failureOccurred)
+    if rows:
+        out.remap_pending, out.remap_failure = bool(rows[2]), bool(rows[3])
+    out.retirement_pending = bool(ask("nvmlDeviceGetRetiredPagesPendingStatus"))
+    action = ask("nvmlDeviceGetGpuRecoveryAction")
+    if action:  # NVML_GPU_RECOVERY_ACTION_NONE is 0
+        out.reset_required = True
+    for flag, text in (
+        (out.uncorrectable_ecc, f"{out.uncorrectable_ecc} volatile uncorrectable ECC error(s)"),
+        (out.retirement_pending, "page retirement pending"),
+        (out.remap_pending, "row remap pending"),
+        (out.remap_failure, "row remap failure"),
+        (out.reset_required, "GPU requires reset"),
+        (out.lost, "GPU is lost (fallen off the bus, XID 79)"),
+    ):
+        if flag:
+            out.signals.append(text)
+    return out
 
 
 def read_nvml() -> NodeInventory:  # pragma: no cover - needs an NVIDIA GPU; run on a GPU machine
@@ -196,6 +326,7 @@ def read_nvml() -> NodeInventory:  # pragma: no cover - needs an NVIDIA GPU; run
                 memory_mib=int(pynvml.nvmlDeviceGetMemoryInfo(h).total) // (1024 * 1024),
                 mig_enabled=mig_on,
             )
+            gpu.health = _nvml_health(pynvml, h)
             if mig_on:
                 for j in range(pynvml.nvmlDeviceGetMaxMigDeviceCount(h)):
                     try:

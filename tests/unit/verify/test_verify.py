@@ -454,3 +454,29 @@ def test_noexecute_on_a_claim_no_bound_pod_holds_warns(tmp_path: Path) -> None:
     _code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
     health = by_id(data)["health"]
     assert health["status"] == "warn" and "no bound pod uses the claim yet" in health["messages"][0]
+
+
+def test_unhealthy_allocated_resource_fails(tmp_path: Path) -> None:
+    # kubelet's allocatedResourcesStatus as the NVIDIA driver's health monitor feeds it (ResourceHealthStatus gate)
+    status = [
+        {
+            "name": "claim:gpu",
+            "resources": [
+                {
+                    "health": "Unhealthy",
+                    "message": "critical XID 79 reported by NVML",
+                    "resourceID": "k8s.gpu.nvidia.com/claim=a85e5873-gpu-0",
+                }
+            ],
+        }
+    ]
+
+    def sick(p: dict[str, Any]) -> None:
+        if p["metadata"]["name"].startswith("train"):
+            p["status"]["containerStatuses"] = [{"name": "c", "allocatedResourcesStatus": status}]
+
+    code, data = verify("-f", snap(tmp_path, _mutate(healthy(), "Pod", sick)))
+    assert code == 1
+    assert by_id(data)["health"]["messages"] == [
+        "Pod ml/train-7f9c-x1 container c: claim:gpu device k8s.gpu.nvidia.com/claim=a85e5873-gpu-0 is Unhealthy"
+    ]

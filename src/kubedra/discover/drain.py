@@ -1,0 +1,62 @@
+"""The DeviceTaintRule that drains one device: the operator's step the NVIDIA driver leaves out.
+
+The driver taints an unhealthy device ``NoSchedule`` (new pods avoid it) and never ``NoExecute``; pods
+already on it keep running. To move them off, an operator creates a ``NoExecute`` DeviceTaintRule selecting
+the device by driver, pool (the node name, for the NVIDIA driver) and device name: the device-taint eviction
+controller then deletes every pod whose claim holds the device without a matching NoExecute toleration, and
+their controllers recreate them elsewhere. Delete the rule when the GPU is repaired.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kubedra.errors import UsageError
+from kubedra.model.convert import taint_rule_api_version
+from kubedra.sources.nvidia.health import DRIVER
+from kubedra.versions import parse_version
+
+DRAIN_KEY = "kubedra.io/drain"
+_DNS = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+
+
+def parse_target(text: str) -> tuple[str, str]:
+    """``NODE/DEVICE`` (the pool and device of the NVIDIA driver's ResourceSlice)."""
+    node, sep, device = text.partition("/")
+    if not sep or not node or not device or "/" in device:
+        raise UsageError(f"--drain-rule wants NODE/DEVICE (e.g. gpu-node-3/gpu-5), not {text!r}")
+    for part in (node, device):
+        if len(part) > 253 or not _DNS.match(part):
+            raise UsageError(f"--drain-rule: {part!r} is not a valid node or device name")
+    return node, device
+
+
+def drain_rule(node: str, device: str, k8s_version: str, reason: str = "unhealthy") -> dict[str, Any]:
+    name = f"drain-{node}-{device}"
+    if len(name) > 253:
+        name = name[:253].rstrip("-.")
+    return {
+        "apiVersion": taint_rule_api_version(k8s_version),
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "kubedra"}},
+        "spec": {
+            "deviceSelector": {"driver": DRIVER, "pool": node, "device": device},
+            "taint": {"key": DRAIN_KEY, "value": reason, "effect": "NoExecute"},
+        },
+    }
+
+
+def gates_note(k8s_version: str) -> str | None:
+    minor = parse_version(k8s_version).minor
+    if minor >= 37:
+        return None
+    if minor == 36:
+        return (
+            "Kubernetes 1.36: DeviceTaintRule needs the DRADeviceTaintRules feature gate (beta, off) and "
+            "--runtime-config=resource.k8s.io/v1beta2=true on the API server"
+        )
+    return (
+        f"Kubernetes {k8s_version}: DeviceTaintRule needs the DRADeviceTaints and DRADeviceTaintRules feature gates "
+        "(alpha, off) and --runtime-config=resource.k8s.io/v1alpha3=true on the API server"
+    )
