@@ -1,1 +1,2 @@
-"""Kubernetes knowledge every verb shares (supported releases, ...), below the use cases."""
+"""Kubernetes knowledge every verb shares, below the use cases: supported releases, workloads → pod templates,
+pods and gangs."""

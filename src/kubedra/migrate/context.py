@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import UsageError
+from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Finding, Level, ObjectRef
-from kubedra.migrate.workloads import Path, dotted
 
 SUPPORTED_TARGETS = ("1.34", "1.35", "1.36", "1.37")
 STRATEGIES = ("claim-template", "extended-resource")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
+from kubedra.k8s.workloads import PodTemplate, api_group, get_path
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.workloads import PodTemplate, api_group, get_path
 from kubedra.migrate.yamldoc import splice
 
 RESOURCE_GROUP = "resource.k8s.io"

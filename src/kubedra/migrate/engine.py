@@ -17,10 +17,10 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s.workloads import api_group, deep_gpu_fields, dotted, pod_templates
 from kubedra.migrate import dra, gang, gpu, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
-from kubedra.migrate.workloads import api_group, dotted, pod_templates
 from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
 from kubedra.sources.files import iter_manifest_files
 
@@ -44,17 +44,6 @@ _NOT_AN_OBJECT = (
 )
 _TEMPLATE_EXPR = re.compile(r"\{\{.*?\}\}")
 _GPU_TEXT = re.compile(r"nvidia\.com/(gpu|mig-)")
-_CRD_GPU_KEYS = {
-    "gpu",
-    "gpus",
-    "numgpus",
-    "num_gpus",
-    "num-gpus",
-    "gpucount",
-    "gpu_count",
-    "gpunum",
-    "numgpu",
-}
 
 
 @dataclass
@@ -207,33 +196,6 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
             run.ambiguous_sharing.add(resource)
 
 
-def _deep_gpu_fields(
-    obj: Any, path: tuple[str | int, ...] = ()
-) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    if isinstance(obj, Mapping):
-        for k, v in obj.items():
-            key = str(k)
-            p = (*path, key)
-            if key.startswith("nvidia.com/"):
-                yield p, v
-                continue
-            if isinstance(v, str) and _GPU_TEXT.search(v):
-                yield p, v
-                continue
-            if key.lower() in _CRD_GPU_KEYS and not isinstance(v, Mapping | list):
-                n = str(v).strip()
-                try:
-                    if float(n) > 0:
-                        yield p, v
-                        continue
-                except ValueError:
-                    pass
-            yield from _deep_gpu_fields(v, p)
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            yield from _deep_gpu_fields(v, (*path, i))
-
-
 class Migrator:
     def __init__(self, options: MigrateOptions) -> None:
         options.check()
@@ -374,7 +336,7 @@ class Migrator:
         group = api_group(ctx.ref.api_version)
         if "." not in group or group.endswith(".k8s.io"):
             return  # a built-in kind without pods: nothing hides a GPU request there
-        for path, value in _deep_gpu_fields(obj):
+        for path, value in deep_gpu_fields(obj):
             ctx.note(
                 "manual",
                 f"GPU setting in a field of {ctx.ref.kind} ({dotted(path)} = {value!r}): kubedra does not know how "

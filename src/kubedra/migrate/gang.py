@@ -7,64 +7,27 @@
 | 1.37 | ``scheduling.k8s.io/v1beta1`` PodGroup (same spec) | ``spec.schedulingGroup.podGroupName`` |
 
 Field names checked against the 1.35/1.36/1.37 OpenAPI schemas shipped in kubernetes-validate.
-1.34 has no gang API. Gangs come from Volcano ``minAvailable``, Kubeflow replica specs
-(``runPolicy.schedulingPolicy.minAvailable`` or the sum of replicas), JobSet replicated jobs and GPU
-Jobs whose ``parallelism`` equals ``completions``.
+1.34 has no gang API. Which workloads are gangs and of how many pods is shared knowledge
+(:func:`kubedra.k8s.workloads.gang`, facts in ``data/workloads.yaml``); pods that the operator creates only
+after the gang is Ready (an MPIJob launcher with ``WaitForWorkersReady``) are not linked to the PodGroup.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s import workloads
+from kubedra.k8s.workloads import Gang, PodTemplate, api_group, get_path
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.workloads import PodTemplate, api_group, get_path
 from kubedra.migrate.yamldoc import to_ruamel
 
 DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
 
 
-@dataclass(frozen=True)
-class Gang:
-    min_count: int
-    source: str  # what the size came from
-
-
-def _int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, int):
-        return v
-    if isinstance(v, str) and v.isdigit():
-        return int(v)
-    return None
-
-
 def detect(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) -> Gang | None:
-    group = api_group(str(obj.get("apiVersion", "")))
-    kind = obj.get("kind")
-    spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
-    assert isinstance(spec, Mapping)
-    total = sum(t.replicas for t in templates)
-    if group == "batch.volcano.sh" and kind == "Job":
-        n = _int(spec.get("minAvailable"))
-        if n and n > 1:
-            return Gang(n, "spec.minAvailable")
-        return None
-    if group == "kubeflow.org":
-        n = _int(get_path(obj, ("spec", "runPolicy", "schedulingPolicy", "minAvailable")))
-        if n and n > 1:
-            return Gang(n, "spec.runPolicy.schedulingPolicy.minAvailable")
-        return Gang(total, "sum of replicas") if total > 1 else None
-    if group == "jobset.x-k8s.io" and kind == "JobSet":
-        return Gang(total, "sum of replicatedJobs replicas x parallelism") if total > 1 else None
-    if group == "batch" and kind == "Job" and has_gpu:
-        par = _int(spec.get("parallelism"))
-        comp = _int(spec.get("completions"))
-        if par and par > 1 and (comp is None or comp == par):
-            return Gang(par, "spec.parallelism (= completions)")
-    return None
+    """The operator's gang for ``obj`` (shared knowledge: :func:`kubedra.k8s.workloads.gang`)."""
+    return workloads.gang(obj, templates, has_gpu)
 
 
 def _already_grouped(ctx: ObjectContext, templates: list[PodTemplate]) -> bool:
@@ -79,6 +42,17 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
     """Add the gang objects for ``ctx.obj`` and link its pod templates; returns the new objects."""
     minor = ctx.options.target[1]
     if _already_grouped(ctx, templates):
+        return []
+    if gang.problem:
+        ctx.note("manual", f"gang of {gang.min_count} pods ({gang.source}): {gang.problem}")
+        return []
+    if gang.per_group:
+        ctx.note(
+            "warning",
+            f"each group is its own gang of {gang.min_count} pods ({gang.source}); a pod template cannot name a "
+            "PodGroup per group, so no scheduling.k8s.io PodGroup is written: keep the controller's own gang "
+            "support (LWS schedulerProvider) or a gang scheduler",
+        )
         return []
     if minor < 35:
         ctx.note(
@@ -139,8 +113,8 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
     schedulers = set()
     for t in templates:
         spec = get_path(ctx.obj, t.spec)
-        if not isinstance(spec, MutableMapping):
-            continue
+        if not isinstance(spec, MutableMapping) or t.after:
+            continue  # pods created only after the gang is Ready are not part of it
         for k, v in link.items():
             spec[k] = to_ruamel(v)
         schedulers.add(spec.get("schedulerName"))

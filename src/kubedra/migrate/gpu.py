@@ -20,9 +20,9 @@ from collections.abc import Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate import nvidia
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate.yamldoc import remove_empty, remove_key, to_ruamel
 
 

@@ -22,7 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from kubedra.errors import InputError, Location
-from kubedra.migrate.workloads import api_group
+from kubedra.k8s.workloads import api_group
 from kubedra.sources.files import Document
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"

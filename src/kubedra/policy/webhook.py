@@ -16,7 +16,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from kubedra.errors import InputError
-from kubedra.migrate.workloads import api_group
+from kubedra.k8s.workloads import api_group
 from kubedra.migrate.yamldoc import to_ruamel
 from kubedra.sources.files import Document
 

@@ -653,11 +653,18 @@ class Scheduler:
                 *(p for p in pods if p.node is None and not p.pod.node_name and p.reason is None),
                 *self.recreated,
             ],
-            key=lambda p: (-p.priority, p.order),
+            # pods created only after others are placed (sp.extra["after"]) come to the queue after them
+            key=lambda p: (bool(p.extra.get("after")), -p.priority, p.order),
         )
         done: set[int] = set()
+        by_key = {p.key: p for p in pods}
         for sp in queue:
             if id(sp) in done:
+                continue
+            after = sp.extra.get("after")  # created by its controller only once these pods are placed
+            if after and not all(by_key[k].node for k in after[0] if k in by_key):
+                done.add(id(sp))
+                sp.reason = after[1]
                 continue
             if sp.gang and sp.gang in gangs:
                 members = [p for p in queue if p.gang == sp.gang and id(p) not in done]

@@ -1,21 +1,26 @@
 """Workloads → the pods a controller would create, for the simulator.
 
-Each workload object becomes :class:`PodSet` s, one per pod template, holding the parsed template
-(:class:`~kubedra.model.objects.Pod`) and the names of the pods made from it. Where the templates are and
-how many pods each stands for comes from :func:`kubedra.migrate.workloads.pod_templates` (shared with
-``kubedra migrate``); on top of that:
+Each workload object becomes :class:`PodSet` s, one per pod template (and per group), holding the parsed
+template (:class:`~kubedra.model.objects.Pod`) and the names of the pods made from it. Where the templates are,
+how many pods each stands for and which gangs the operator asks for is shared knowledge
+(:mod:`kubedra.k8s.workloads`, facts in ``data/workloads.yaml``, also used by ``kubedra migrate``); on top of that:
 
 - Job: ``parallelism`` (default 1), capped by ``completions``; CronJob: one Job run.
+- LeaderWorkerSet: ``replicas`` groups named ``<name>-<g>`` (leader) and ``<name>-<g>-<j>`` (workers), each
+  group its own gang of ``size`` pods.
+- Pods the operator creates only after others are Ready (MPIJob launcher with ``WaitForWorkersReady``, LWS
+  workers with ``LeaderReady``) wait for those pods: they exist only once those are placed.
+- Suspended workloads (``suspend: true``) create no pods and are reported; a workload queued in Kueue
+  (``kueue.x-k8s.io/queue-name``) is simulated as admitted (quota is not simulated) and noted.
+- TrainJob: the JobSet its (Cluster)TrainingRuntime makes, with ``numNodes`` and ``resourcesPerNode``.
 - DaemonSet: one pod per node the pod may run on (nodeSelector, required affinity, NoSchedule taints),
   pinned with a ``metadata.name`` matchFields term like the DaemonSet controller does.
 - Pod names are deterministic: ``<workload>-<role>-<i>`` (``<workload>-<i>`` for single-template kinds);
   creation order is input order.
 - Gangs: PodGroups (``scheduling.k8s.io`` v1alpha2/v1alpha3/v1beta1 ``spec.schedulingPolicy.gang.minCount``)
   and v1alpha1 Workloads (``spec.podGroups[].policy.gang.minCount``, pods join with ``spec.workloadRef``);
-  pods join with ``spec.schedulingGroup.podGroupName``. Volcano ``minAvailable``, Kubeflow
-  ``runPolicy.schedulingPolicy.minAvailable`` (else the sum of replicas), JobSets and GPU Jobs with
-  ``parallelism == completions`` become gangs exactly as ``kubedra migrate`` turns them into PodGroups
-  (:func:`kubedra.migrate.gang.detect`).
+  pods join with ``spec.schedulingGroup.podGroupName``. Operator gangs (Volcano, Kubeflow, JobSet, LWS, Ray,
+  GPU Jobs) come from :func:`kubedra.k8s.workloads.gang`, the same sizes ``kubedra migrate`` writes.
 - Anything that cannot become pods is reported precisely (:class:`Skipped`): KAI/HAMi fraction annotations
   without an extended resource, GPU requests hidden in a custom resource's own fields, pods waiting for a
   missing PodGroup are reported by the simulator itself.
@@ -29,10 +34,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location
-from kubedra.migrate import gang as migrate_gang
+from kubedra.k8s import workloads as k8s
+from kubedra.k8s.workloads import PodTemplate, api_group, deep_gpu_fields, dotted, get_path, pod_templates
 from kubedra.migrate import nvidia as migrate_nvidia
 from kubedra.migrate.gpu import classify
-from kubedra.migrate.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
 from kubedra.model.objects import Node, ObjectMeta, Pod
 from kubedra.model.parse import _Ctx, _meta, path_steps, pod_spec
 from kubedra.scheduler import filters
@@ -88,6 +93,8 @@ class Workloads:
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     schedulers: dict[str, int] = field(default_factory=dict)  # non-default schedulerName -> pods
+    # pod key ("ns/name") -> (keys of the pods that must be placed first, why)
+    after: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
 
 
 def _named(template: Pod, name: str) -> Pod:
@@ -149,21 +156,6 @@ def _parse_template(doc: Document, tmpl: PodTemplate, namespace: str) -> Pod:
         ) from None
 
 
-def _replicas(doc: Document, tmpl: PodTemplate) -> int:
-    """Pods the controller creates from ``tmpl`` right now (Jobs: parallelism capped by completions)."""
-    obj = doc.obj
-    group, kind = api_group(doc.api_version), doc.kind
-    if group == "batch" and kind in ("Job", "CronJob"):
-        base = ("spec",) if kind == "Job" else ("spec", "jobTemplate", "spec")
-        par = _int(get_path(obj, (*base, "parallelism")))
-        comp = _int(get_path(obj, (*base, "completions")))
-        n = 1 if par is None else par
-        if comp is not None:
-            n = min(n, comp)
-        return max(n, 0)
-    return max(tmpl.replicas, 0)
-
-
 def _has_gpu(pod: Pod) -> bool:
     if pod.resource_claims:
         return True
@@ -183,12 +175,30 @@ def _fraction_annotation(pod: Pod) -> tuple[str, str, str] | None:
 
 
 def _unknown_kind_gpu(doc: Document) -> list[tuple[tuple[str | int, ...], Any]]:
-    from kubedra.migrate.engine import _deep_gpu_fields  # migrate's detector of GPU settings in CRD fields
-
     group = api_group(doc.api_version)
     if "." not in group or group.endswith(".k8s.io"):
         return []
-    return list(_deep_gpu_fields(doc.obj))
+    return list(deep_gpu_fields(doc.obj))
+
+
+def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemplate, Pod]]:
+    """Templates in the order the controller creates their pods: one that waits for a role after that role."""
+    out: list[tuple[PodTemplate, Pod]] = []
+    left = list(parsed)
+    while left:
+        done = {t.role for t, _ in out}
+        ready = [
+            x
+            for x in left
+            if not x[0].after
+            or x[0].after in done
+            or x[0].after not in {t.role for t, _ in left} - {x[0].role}
+        ]
+        if not ready:  # a cycle: keep input order
+            ready = left[:1]
+        out.extend(ready)
+        left = [x for x in left if x not in ready]
+    return out
 
 
 def _daemon_pods(template: Pod, names_base: str, nodes: Sequence[Node]) -> list[Pod]:
@@ -313,23 +323,42 @@ class _Expander:
             )
         )
 
-    def workload(self, doc: Document, templates: list[PodTemplate]) -> None:
-        obj = doc.obj
-        ns = _namespace(obj)
-        name = _workload_name(obj)
+    def workload(
+        self, doc: Document, templates: list[PodTemplate], obj: Mapping[str, Any] | None = None
+    ) -> None:
+        """Pods of one workload. ``obj`` is what the templates are read from when it is not the document
+        itself (the JobSet a TrainJob makes)."""
+        obj = doc.obj if obj is None else obj
+        view = doc if obj is doc.obj else dataclasses.replace(doc, obj=dict(obj))
+        ns = _namespace(doc.obj)
+        name = _workload_name(doc.obj)
         owner = f"{doc.kind}/{ns}/{name}"
-        parsed = [(t, _parse_template(doc, t, ns)) for t in templates]
+        why_not = k8s.suspended(doc.obj)
+        if why_not:
+            self.out.skipped.append(Skipped(doc.location, doc.describe(), why_not))
+            return
+        queue = k8s.queue_name(doc.obj)
+        if queue:
+            self.out.notes.append(
+                f"{doc.location}: {doc.describe()} is queued in Kueue LocalQueue {queue}: simulated as admitted "
+                "(all its pod sets at once); queue quotas are not simulated"
+            )
+        parsed = [(t, _parse_template(view, t, ns)) for t in templates]
         for t, pod in parsed:
             self._link_workload_ref(get_path(obj, t.spec), pod)
         has_gpu = any(_has_gpu(p) for _, p in parsed)
-        gang = migrate_gang.detect(obj, templates, has_gpu)
+        gang = k8s.gang(obj, templates, has_gpu)
         single = len(templates) == 1 and not templates[0].role
         gang_key: str | None = None
         if gang is not None and not any(p.scheduling_group for _, p in parsed):
+            if gang.problem:
+                self.out.notes.append(f"{doc.location}: {doc.describe()}: {gang.problem}")
             gang_key = f"{ns}/{name}"
-            self.out.gangs[gang_key] = gang.min_count
-            self.out.gang_sources[gang_key] = f"{doc.describe()} {gang.source}"
-        for t, pod in parsed:
+            if not gang.per_group:
+                self.out.gangs[gang_key] = gang.min_count
+                self.out.gang_sources[gang_key] = f"{doc.describe()} {gang.source}"
+        by_role: dict[tuple[str, int], list[str]] = {}  # (role, group) -> pod keys, for pods that wait
+        for t, pod in _creation_order(parsed):
             role = migrate_nvidia.dns_label(t.role) if t.role else ""
             base = name if single or not role else f"{name}-{role}"
             what = f"{doc.describe()}" + (f" {t.role}" if t.role else "")
@@ -337,7 +366,7 @@ class _Expander:
             if frac and not _has_gpu(pod):
                 self._skip_fraction(Location(doc.file, doc.line_of(t.metadata)), what, frac)
                 continue
-            if gang_key is not None:
+            if gang_key is not None and not t.after:
                 pod.scheduling_group = name
             pod.meta.owner_references = [{"kind": doc.kind, "name": name}]
             location = Location(doc.file, doc.line_of(t.spec))
@@ -350,12 +379,93 @@ class _Expander:
                     PodSet(pod, [p.meta.name for p in pods], owner, t.role, location, per_pod=pods)
                 )
                 continue
-            n = _replicas(doc, t)
-            names = [self._unique(ns, f"{base}-{i}", location) for i in range(n)]
-            self._count_scheduler(pod, n)
+            if api_group(doc.api_version) == "leaderworkerset.x-k8s.io":
+                self._grouped(doc, t, pod, name, gang, by_role, owner, location)
+                continue
+            names = [self._unique(ns, f"{base}-{i}", location) for i in range(max(t.replicas, 0))]
+            by_role[(t.role, 0)] = [f"{ns}/{n}" for n in names]
+            self._count_scheduler(pod, len(names))
             if names:
                 pod.meta.name = names[0]
                 self.out.sets.append(PodSet(pod, names, owner, t.role, location))
+                self._wait(t, by_role, names, ns, doc, 0)
+
+    def _grouped(
+        self,
+        doc: Document,
+        t: PodTemplate,
+        pod: Pod,
+        name: str,
+        gang: k8s.Gang | None,
+        by_role: dict[tuple[str, int], list[str]],
+        owner: str,
+        location: Location,
+    ) -> None:
+        """LeaderWorkerSet: group g is the leader ``<name>-<g>`` and workers ``<name>-<g>-<j>`` (j from 1)."""
+        ns = pod.meta.namespace or "default"
+        groups = max(t.groups, 1)
+        per = t.replicas // groups if groups else 0
+        for g in range(groups):
+            if t.role == "leader":
+                raw = [f"{name}-{g}"]
+            elif t.role == "worker":
+                raw = [f"{name}-{g}-{j}" for j in range(1, per + 1)]
+            else:  # the leader is made from the worker template too
+                raw = [f"{name}-{g}"] + [f"{name}-{g}-{j}" for j in range(1, per)]
+            names = [self._unique(ns, n, location) for n in raw]
+            by_role[(t.role, g)] = [f"{ns}/{n}" for n in names]
+            if not names:
+                continue
+            member = _named(pod, names[0])
+            if gang is not None and gang.per_group and not t.after:
+                key = f"{ns}/{name}-{g}"
+                member.scheduling_group = f"{name}-{g}"
+                self.out.gangs[key] = gang.min_count
+                self.out.gang_sources[key] = f"{doc.describe()} {gang.source}"
+            self._count_scheduler(member, len(names))
+            self.out.sets.append(PodSet(member, names, owner, t.role, location))
+            self._wait(t, by_role, names, ns, doc, g)
+
+    def _wait(
+        self,
+        t: PodTemplate,
+        by_role: dict[tuple[str, int], list[str]],
+        names: list[str],
+        ns: str,
+        doc: Document,
+        group: int,
+    ) -> None:
+        if not t.after:
+            return
+        first = by_role.get((t.after, group)) or by_role.get((t.after, 0)) or []
+        why = (
+            f"not created yet: {doc.describe()} creates its {t.role or 'pods'} only after its {t.after} pods are "
+            "Ready, and they could not all be placed"
+        )
+        for n in names:
+            self.out.after[f"{ns}/{n}"] = (tuple(first), why)
+
+    def trainjob(self, doc: Document, runtimes: Mapping[tuple[str, str, str], Document]) -> None:
+        ref = k8s.trainjob_runtime(doc.obj)
+        runtime = None
+        if ref is not None:
+            kind, rname = ref
+            runtime = runtimes.get(
+                (kind, (doc.namespace or "default") if kind == "TrainingRuntime" else "", rname)
+            )
+        if runtime is None:
+            self.out.skipped.append(
+                Skipped(
+                    doc.location,
+                    doc.describe(),
+                    f"its {' '.join(ref) if ref else 'runtime'} is not in the input: the pods a TrainJob runs "
+                    "come from its (Cluster)TrainingRuntime; add the runtime to the input",
+                )
+            )
+            return
+        jobset = k8s.trainjob_jobset(doc.obj, runtime.obj)
+        templates = pod_templates(jobset) or []
+        self.workload(doc, templates, jobset)
 
     def unknown(self, doc: Document) -> None:
         hits = _unknown_kind_gpu(doc)
@@ -411,6 +521,12 @@ def expand(
     """
     ex = _Expander(nodes)
     docs = _last_definitions(list(documents), ex.out)
+    runtimes = {
+        (d.kind, (d.namespace or "default") if d.kind == "TrainingRuntime" else "", d.name): d
+        for d in docs
+        if api_group(d.api_version) == "trainer.kubeflow.org"
+        and d.kind in ("TrainingRuntime", "ClusterTrainingRuntime")
+    }
     for doc in docs:  # PodGroups first: pods may come before their group in the files
         if api_group(doc.api_version) == "scheduling.k8s.io" and doc.kind in ("PodGroup", "Workload"):
             ex.scheduling_object(doc)
@@ -430,6 +546,9 @@ def expand(
         if group == "scheduling.k8s.io":
             continue
         templates = pod_templates(doc.obj)
+        if templates is None and group == "trainer.kubeflow.org" and doc.kind == "TrainJob":
+            ex.trainjob(doc, runtimes)
+            continue
         if templates is None:
             ex.unknown(doc)
             continue

@@ -347,6 +347,8 @@ def run_mode(
             sp.extra["blocked"] = True  # held back before the queue: no scheduler could place it
         if id(sp.pod) in prep.need:
             sp.extra["need"] = prep.need[id(sp.pod)]
+        if sp.key in workloads.after:
+            sp.extra["after"] = workloads.after[sp.key]
         simulated.append(sp)
     _gang_reasons(simulated, workloads)
     for sp in simulated:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubedra.errors import ClusterError
-from kubedra.migrate.workloads import dotted
+from kubedra.k8s.workloads import dotted
 from kubedra.sources.files import Document
 from kubedra.validate.engine import ValidationError
 

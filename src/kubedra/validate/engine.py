@@ -16,8 +16,8 @@ from functools import lru_cache
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.k8s.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
 from kubedra.migrate.nvidia import known_class_names
-from kubedra.migrate.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
 from kubedra.model.apiversions import Version
 from kubedra.model.lifecycle import DeprecationDB
 from kubedra.sources.files import Document, load, parse_text

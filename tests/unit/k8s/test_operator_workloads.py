@@ -1,0 +1,214 @@
+"""Real operator examples → pods, gangs and minimums, as each operator creates them.
+
+The manifests under tests/data/operators/ are the operators' own examples (source repo, path, commit and licence
+on their first lines). Variants (a launcher policy, a startup policy) are the same files with one field changed
+here, so each case differs from upstream by exactly the field it tests.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubedra.k8s.workloads import gang, pod_templates, queue_name, suspended
+from kubedra.scheduler.workloads import Workloads, expand
+from kubedra.sources.files import parse_text
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "operators"
+
+
+def objs(name: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all((DATA / name).read_text()) if isinstance(d, dict)]
+
+
+def workload(name: str, kind: str) -> dict[str, Any]:
+    return next(o for o in objs(name) if o.get("kind") == kind)
+
+
+def shape(obj: dict[str, Any]) -> tuple[dict[str, int], int | None]:
+    """({role: pods}, gang minimum) as the shared walker sees ``obj``."""
+    ts = pod_templates(obj)
+    assert ts is not None
+    g = gang(obj, ts, has_gpu=True)
+    return {t.role: t.replicas for t in ts}, (g.min_count if g else None)
+
+
+def simulate(text: str) -> Workloads:
+    result = parse_text(text, "test.yaml")
+    assert not result.errors
+    return expand(result.documents)
+
+
+def pod_names(w: Workloads) -> list[str]:
+    return [p.meta.name for s in w.sets for p in s.pods()]
+
+
+# --- MPIJob v2beta1 ---------------------------------------------------------------------------------------------
+
+
+def test_mpijob_at_startup_counts_the_launcher_in_the_gang():
+    obj = workload("mpijob-tf-benchmarks.yaml", "MPIJob")
+    assert shape(obj) == ({"Launcher": 1, "Worker": 2}, 3)  # mpi-operator: NUM(workers) + 1
+
+
+def test_mpijob_wait_for_workers_ready_leaves_the_launcher_out_of_the_gang():
+    obj = workload("mpijob-tf-benchmarks.yaml", "MPIJob")
+    obj["spec"]["launcherCreationPolicy"] = "WaitForWorkersReady"
+    ts = pod_templates(obj)
+    assert ts is not None
+    launcher = next(t for t in ts if t.role == "Launcher")
+    assert launcher.after == "Worker"
+    g = gang(obj, ts, has_gpu=True)
+    assert g is not None and g.min_count == 2 and g.problem is None
+
+
+def test_mpijob_wait_for_workers_ready_with_a_min_available_counting_the_launcher_is_a_dead_gang():
+    obj = workload("mpijob-tf-benchmarks.yaml", "MPIJob")
+    obj["spec"]["launcherCreationPolicy"] = "WaitForWorkersReady"
+    obj["spec"]["runPolicy"]["schedulingPolicy"] = {"minAvailable": 3}
+    ts = pod_templates(obj)
+    assert ts is not None
+    g = gang(obj, ts, has_gpu=True)
+    assert g is not None and g.problem is not None and "never start" in g.problem
+
+
+def test_mpijob_simulated_launcher_waits_for_its_workers():
+    text = (
+        (DATA / "mpijob-tf-benchmarks.yaml")
+        .read_text()
+        .replace("spec:\n", "spec:\n  launcherCreationPolicy: WaitForWorkersReady\n", 1)
+    )
+    w = simulate(text)
+    assert w.gangs == {"default/tensorflow-benchmarks": 2}
+    launcher = [k for k in w.after]
+    assert launcher == ["default/tensorflow-benchmarks-launcher-0"]
+    assert w.after[launcher[0]][0] == (
+        "default/tensorflow-benchmarks-worker-0",
+        "default/tensorflow-benchmarks-worker-1",
+    )
+
+
+def test_mpijob_run_launcher_as_worker_keeps_the_pod_count():
+    obj = workload("mpijob-pi.yaml", "MPIJob")
+    obj["spec"]["runLauncherAsWorker"] = True
+    assert shape(obj) == ({"Launcher": 1, "Worker": 2}, 3)
+
+
+# --- training-operator ------------------------------------------------------------------------------------------
+
+
+def test_pytorchjob_elastic_gang_is_min_replicas():
+    obj = workload("pytorchjob-elastic-imagenet.yaml", "PyTorchJob")
+    roles, minimum = shape(obj)
+    assert roles == {"Worker": 2}  # pods from spec replicas; the HPA moves them within [1, 3]
+    assert minimum is None  # minReplicas 1: torchrun starts with one worker, no gang of several
+
+
+def test_pytorchjob_elastic_gang_with_min_replicas_two():
+    obj = workload("pytorchjob-elastic-imagenet.yaml", "PyTorchJob")
+    obj["spec"]["elasticPolicy"]["minReplicas"] = 2
+    obj["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = 3
+    assert shape(obj) == ({"Worker": 3}, 2)
+
+
+def test_tfjob_and_paddlejob_gang_is_the_sum_of_replicas():
+    assert shape(workload("tfjob-dist-mnist.yaml", "TFJob")) == ({"Chief": 1, "PS": 1, "Worker": 2}, 4)
+    assert shape(workload("paddlejob-simple-gpu.yaml", "PaddleJob")) == ({"Worker": 2}, 2)
+
+
+# --- Volcano, JobSet, LWS, Ray, TrainJob, Kueue ---------------------------------------------------------------------
+
+
+def test_volcano_job_min_available_and_default():
+    obj = workload("volcano-tf-example-gpu.yaml", "Job")
+    assert shape(obj) == ({"ps": 1, "worker": 3}, 4)
+    del obj["spec"]["minAvailable"]
+    assert shape(obj) == ({"ps": 1, "worker": 3}, 4)  # webhook default: sum of task replicas
+    obj["spec"]["minAvailable"] = 1
+    assert shape(obj)[1] is None
+
+
+def test_jobset_depends_on_creates_jobs_in_turn():
+    obj = workload("jobset-depends-on.yaml", "JobSet")
+    ts = pod_templates(obj)
+    assert ts is not None
+    assert [(t.role, t.replicas, t.after) for t in ts] == [
+        ("initializer", 1, None),
+        ("launcher", 1, "initializer"),
+        ("worker", 4, "launcher"),
+    ]
+    assert gang(obj, ts, has_gpu=True) is None  # one pod exists at start: nothing to gang
+
+
+def test_lws_replicas_times_size_each_group_its_own_gang():
+    obj = workload("lws-vllm-gpu.yaml", "LeaderWorkerSet")
+    ts = pod_templates(obj)
+    assert ts is not None
+    assert sum(t.replicas for t in ts) == 4  # replicas 2 x size 2
+    g = gang(obj, ts, has_gpu=True)
+    assert g is not None and g.per_group and g.min_count == 2
+    w = simulate((DATA / "lws-vllm-gpu.yaml").read_text())
+    assert sorted(pod_names(w)) == ["vllm-0", "vllm-0-1", "vllm-1", "vllm-1-1"]
+    assert w.gangs == {"default/vllm-0": 2, "default/vllm-1": 2}
+
+
+def test_lws_without_leader_template_and_leader_ready():
+    text = (DATA / "lws-sample.yaml").read_text()
+    w = simulate(text)
+    assert len(pod_names(w)) == 12  # replicas 3 x size 4
+    assert w.gangs == {f"default/leaderworkerset-sample-{g}": 4 for g in range(3)}
+    obj = workload("lws-sample.yaml", "LeaderWorkerSet")
+    obj["spec"]["startupPolicy"] = "LeaderReady"
+    ts = pod_templates(obj)
+    assert ts is not None
+    assert gang(obj, ts, has_gpu=True) is None  # LWS's own PodGroup is minMember 1 then
+
+
+def test_raycluster_autoscaler_clamps_replicas():
+    obj = workload("raycluster-autoscaler.yaml", "RayCluster")
+    roles, minimum = shape(obj)
+    assert sum(roles.values()) == 1 and roles["head"] == 1  # workers: replicas 0 within [0, 10]
+    assert minimum is None
+    obj["metadata"].setdefault("labels", {})["ray.io/gang-scheduling-enabled"] = "true"
+    obj["spec"]["workerGroupSpecs"][0]["replicas"] = 20  # above maxReplicas: KubeRay creates 10
+    assert shape(obj)[1] == 11
+
+
+def test_rayjob_cluster_spec():
+    obj = workload("rayjob-sample.yaml", "RayJob")
+    roles, _ = shape(obj)
+    assert roles["head"] == 1 and sum(roles.values()) == 2
+
+
+def test_trainjob_runs_its_runtime_jobset_with_num_nodes():
+    text = (DATA / "trainer-runtime-torch-distributed.yaml").read_text() + "\n---\n"
+    text += (DATA / "trainjob-multi-node.yaml").read_text()
+    w = simulate(text)
+    assert len(pod_names(w)) == 3  # numNodes 3 on the runtime's `node` job
+    assert w.gangs == {"default/multi-node-example": 3}
+
+
+def test_trainjob_without_its_runtime_is_reported():
+    w = simulate((DATA / "trainjob-multi-node.yaml").read_text())
+    assert not w.sets
+    assert any("ClusterTrainingRuntime torch-distributed is not in the input" in s.reason for s in w.skipped)
+
+
+def test_kueue_job_is_simulated_as_admitted_and_a_plain_suspended_job_is_not():
+    obj = workload("kueue-sample-job.yaml", "Job")
+    assert queue_name(obj) == "user-queue" and suspended(obj) is None
+    del obj["metadata"]["labels"]
+    assert suspended(obj) is not None
+    w = simulate((DATA / "kueue-sample-job.yaml").read_text())
+    assert len(pod_names(w)) == 3
+    assert any("Kueue LocalQueue user-queue" in n for n in w.notes)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.yaml")))
+def test_every_operator_example_names_its_source_and_licence(name: str):
+    head = (DATA / name).read_text().splitlines()[:2]
+    assert head[0].startswith("# source: github.com/") and "@" in head[0]
+    assert head[1].startswith("# licence: ")
