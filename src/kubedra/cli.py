@@ -25,6 +25,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Allocate ResourceClaims on nodes like kube-scheduler.",
     ),
     "audit": ("kubedra.commands.audit", "audit", "Report what breaks at the target Kubernetes version."),
+    "completion": (
+        "kubedra.commands.completion",
+        "completion",
+        "Print the shell completion script (bash, zsh, fish).",
+    ),
     "demo": ("kubedra.commands.demo", "demo", "Device plugin vs DRA on a built-in example cluster."),
     "discover": (
         "kubedra.commands.discover",
@@ -74,7 +79,8 @@ class LazyGroup(click.Group):
 def cli() -> None:
     """kubedra: migrate a GPU fleet from the NVIDIA device plugin to Kubernetes DRA, and prove each step.
 
-    Exit codes: 0 ok, 1 the check found something, 2 usage or input error.
+    Exit codes: 0 ok, 1 the check found something, 2 usage or input error, 3 internal error (a bug),
+    130 interrupted; each verb's --help lists its own (docs/exit-codes.md).
     """
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from kubedra.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
-from kubedra.k8s.versions import DEFAULT_TARGET, check_target, supported_range
+from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, check_target, supported_range
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.sources.files import load
 
@@ -101,6 +101,7 @@ def target_version_option(*, partial_ok: bool = False, help: str | None = None) 
         default=DEFAULT_TARGET,
         show_default=True,
         callback=_target_callback(partial_ok),
+        shell_complete=lambda ctx, param, incomplete: [v for v in SUPPORTED if v.startswith(incomplete)],
         help=help or f"Kubernetes minor release to target ({supported_range()}).",
     )
 

@@ -67,7 +67,8 @@ def discover(
 ) -> None:
     """Build the ResourceSlices the NVIDIA DRA driver (gpu.nvidia.com) would publish for this node: full GPUs,
     the MIG instances that exist (mig-static), or every MIG profile and placement with counter sets
-    (mig-dynamic), from `nvidia-smi -q -x` output or NVML. The YAML feeds `kubedra simulate -f`.
+    (mig-dynamic), from `nvidia-smi -q -x` output or NVML. Give the YAML to `kubedra simulate` with your
+    workloads.
     An unhealthy GPU (uncorrectable ECC, pending or failed row remap / page retirement, reset required, lost)
     is published with the device taint the driver's health monitor puts on it (never NoExecute).
     --drain-rule NODE/DEVICE writes the NoExecute DeviceTaintRule that drains one device instead.

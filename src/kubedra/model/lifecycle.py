@@ -2,7 +2,7 @@
 
 An entry says when a type was introduced, deprecated and removed (Kubernetes minors), what replaces it, and
 notes for the fix. Later files override earlier ones field by field, so a user file can correct a built-in
-entry or add CRDs (``kubedra audit --deprecations FILE``).
+entry or add CRDs (``kubedra audit PATH --deprecations FILE``).
 """
 
 from __future__ import annotations

@@ -1,0 +1,32 @@
+"""``kubedra completion bash|zsh|fish``: the shell completion script, from click's shell completion."""
+
+from __future__ import annotations
+
+import click
+
+from kubedra.commands._common import exit_codes_epilog
+from kubedra.errors import EXIT_INPUT, EXIT_OK
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@click.command(
+    "completion",
+    epilog=exit_codes_epilog({EXIT_OK: "script printed", EXIT_INPUT: "usage error (unknown shell)"}),
+)
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the completion script for SHELL (verbs, options and option values complete with Tab).
+
+    \b
+    bash:  source <(kubedra completion bash)      # or save it under ~/.local/share/bash-completion/completions/kubedra
+    zsh:   kubedra completion zsh > "${fpath[1]}/_kubedra"
+    fish:  kubedra completion fish > ~/.config/fish/completions/kubedra.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    from kubedra.cli import cli
+
+    cls = get_completion_class(shell)
+    assert cls is not None  # click ships all three
+    click.echo(cls(cli, {}, "kubedra", "_KUBEDRA_COMPLETE").source())

@@ -1,0 +1,207 @@
+"""Every ``kubedra ...`` command kubedra prints as advice runs as printed.
+
+Sources: the rule data and other packaged data (fix texts, policy notes, runbook templates), the strings the
+code prints (messages, --help; not module docstrings), and what verbs print when run (audit's fix texts with
+the file filled in, demo's "Same as:", plan's runbook). Placeholders (FILE, {file}, <workloads>, FLEET.yaml,
+{{manifests}}, ...) become real fixtures; commands that need a cluster are parsed (every option and argument
+checked, callbacks run), the others are run and must not be usage errors.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shlex
+import shutil
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+import click
+import pytest
+from tests.unit.cli.helpers import FLEET, GPU, SNAPSHOT, WEBHOOK, run
+
+from kubedra import cli
+from kubedra.errors import KubedraError
+
+SRC = Path(cli.__file__).parent
+BACKTICKED = re.compile(r"`(kubedra(?: [^`]*)?)`")
+USAGE_MARKERS = ("No such option", "unexpected extra argument", "Missing argument", "requires an argument")
+CLUSTER_FLAGS = ("--context", "--cluster", "--kubeconfig", "--all-contexts", "--nvml")
+
+V1BETA1_CLAIM = """\
+apiVersion: resource.k8s.io/v1beta1
+kind: ResourceClaim
+metadata:
+  name: one-gpu
+  namespace: ml
+spec:
+  devices:
+    requests:
+    - name: gpu
+      deviceClassName: gpu.nvidia.com
+"""
+
+
+def _printed_strings(path: Path) -> Iterator[str]:
+    """String constants a module can print: everything but module/class docstrings and private functions'
+    docstrings (a click command's docstring is its --help, so command modules keep theirs)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            body = node.body
+            is_command = path.parent.name == "commands" and isinstance(node, ast.FunctionDef)
+            first = body[0] if body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and not is_command:
+                skip.add(id(first.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
+            yield node.value
+
+
+def advertised() -> dict[str, str]:
+    """command text -> where it was found."""
+    found: dict[str, str] = {}
+    for path in sorted(SRC.rglob("*")):
+        if not path.is_file():
+            continue
+        if path.suffix == ".py":
+            texts: list[str] = list(_printed_strings(path))
+        elif path.suffix in (".yaml", ".yml", ".md", ".j2", ".html"):
+            texts = [path.read_text(encoding="utf-8", errors="replace")]
+        else:
+            continue
+        for text in texts:
+            for m in BACKTICKED.finditer(text):
+                found.setdefault(m.group(1).strip(), str(path.relative_to(SRC)))
+    return found
+
+
+def _substitute(command: str, files: dict[str, str]) -> str:
+    out = command
+    for placeholder, value in files.items():
+        out = out.replace(placeholder, value)
+    out = re.sub(r"\{\{\s*kctx_kubedra\s*\}\}", "--context test", out)
+    return re.sub(r"\{\{\s*(\w+)\s*\}\}", r"\1", out)
+
+
+def parse_only(args: list[str]) -> None:
+    """Parse like a run would (options, arguments, their callbacks) without running the verb."""
+    cmd: click.Command = cli.cli
+    ctx = cmd.make_context("kubedra", list(args))
+    while isinstance(cmd, click.Group):
+        rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        name, sub, rest = cmd.resolve_command(ctx, rest)
+        assert sub is not None and name is not None, args
+        cmd = sub
+        ctx = cmd.make_context(name, rest, parent=ctx)
+
+
+def check(command: str, where: str, cwd: Path) -> None:
+    args = shlex.split(command.split("  #")[0].split(" # ")[0], posix=True)[1:]
+    prose = not args or (
+        all(not a.startswith("-") for a in args) and len(args) <= 2 and args[0] != "completion"
+    )
+    needs_cluster = any(a.startswith(CLUSTER_FLAGS) for a in args) or args[0] in ("snapshot", "discover")
+    if prose or needs_cluster:
+        # a verb named in prose (`kubedra audit`, `kubedra policy generate`) must exist; a command for a
+        # cluster must parse (options, arguments and their checks) as printed
+        try:
+            parse_only([*args, "--help"] if prose else args)
+        except click.exceptions.Exit:
+            pass
+        except (click.UsageError, KubedraError) as e:
+            pytest.fail(f"{where}: `{command}` does not parse: {e}")
+        return
+    r = run(*args, input="")
+    msg = f"{where}: `{command}` exited {r.exit_code}: {r.stderr}"
+    assert not any(m in r.stderr for m in USAGE_MARKERS), msg
+    assert r.exit_code != 2, msg
+
+
+@pytest.fixture
+def fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.chdir(tmp_path)
+    claim = tmp_path / "claim.yaml"
+    claim.write_text(V1BETA1_CLAIM)
+    deprecations = tmp_path / "deprecations.yaml"
+    deprecations.write_text("schemaVersion: 1\nentries: []\n")
+    for d in ("manifests", "manifests/dev", "manifests/staging", "manifests/prod"):
+        (tmp_path / d).mkdir(exist_ok=True)
+        shutil.copy(GPU, tmp_path / d / "app.yaml")
+    workloads = tmp_path / "workloads.yaml"
+    workloads.write_text(resources.files("kubedra.data").joinpath("demo/inference.yaml").read_text())
+    return {
+        "{file}": str(claim),
+        "FILE": str(deprecations),
+        "PATH": GPU,
+        "FLEET.yaml": FLEET,
+        "SNAPSHOT": SNAPSHOT,
+        "<workloads>": str(workloads),
+        "WEBHOOK": WEBHOOK,
+    }
+
+
+def _expand(command: str) -> list[str]:
+    """``kubedra completion bash|zsh|fish`` -> one command per alternative."""
+    m = re.search(r"(\S+\|\S+)", command)
+    if not m:
+        return [command]
+    return [command.replace(m.group(1), alt) for alt in m.group(1).split("|")]
+
+
+def test_there_is_advice_to_check() -> None:
+    found = advertised()
+    assert "kubedra migrate -f {file}" in found  # the audit rule's fix text
+    assert len(found) >= 10
+
+
+def test_every_advertised_command_runs_as_printed(fixtures: dict[str, str], tmp_path: Path) -> None:
+    for command, where in sorted(advertised().items()):
+        for one in _expand(_substitute(command, fixtures)):
+            check(one, where, tmp_path)
+
+
+def test_audit_fix_texts_run_as_printed(fixtures: dict[str, str], tmp_path: Path) -> None:
+    report = json.loads(run("audit", fixtures["{file}"], "-o", "json").stdout)
+    commands = [c for f in report["findings"] for c in BACKTICKED.findall(f["fix"])]
+    assert any(c.startswith("kubedra migrate") for c in commands), report["findings"]
+    for command in commands:
+        check(command, "audit fix text", tmp_path)
+    r = run("migrate", "-f", fixtures["{file}"])
+    assert r.exit_code == 0 and "resource.k8s.io/v1" in r.stdout
+
+
+def test_demo_same_as_runs(fixtures: dict[str, str], tmp_path: Path) -> None:
+    out = run("demo").stdout
+    line = next(x for x in out.splitlines() if x.startswith("Same as: "))
+    command = _substitute(line.removeprefix("Same as: "), fixtures)
+    r = run(*shlex.split(command)[1:])
+    assert r.exit_code == 0, r.stderr
+
+
+def test_plan_runbook_commands_run_as_printed(fixtures: dict[str, str], tmp_path: Path) -> None:
+    text = run("plan", FLEET).stdout
+    commands = sorted(
+        {m.group(0).split("   #")[0].strip() for m in re.finditer(r"^\s*kubedra [^\n`<]+", text, re.M)}
+    )
+    assert any(c.startswith("kubedra migrate") for c in commands) and any("snapshot" in c for c in commands)
+    for command in commands:
+        check(command, "plan runbook", tmp_path)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "kubedra migrate --no-such-flag x.yaml",
+        "kubedra audit --context a --target-version 1.99",
+        "kubedra snapshot --context a --nope",
+        "kubedra simulate -f",
+        "kubedra no-such-verb",
+    ],
+)
+def test_the_check_catches_broken_advice(command: str, tmp_path: Path) -> None:
+    with pytest.raises((AssertionError, pytest.fail.Exception, click.UsageError, Exception)):
+        check(command, "test", tmp_path)
