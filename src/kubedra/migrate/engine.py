@@ -9,7 +9,6 @@ migration on its own output changes nothing.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +21,8 @@ from kubedra.migrate import dra, gang, gpu, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
-from kubedra.sources.files import iter_manifest_files
+from kubedra.sources.files import iter_documents, iter_manifest_files
+from kubedra.sources.files import read_text as files_read_text
 
 try:  # pragma: no cover - depends on how PyYAML was built
     _Loader: Any = yaml.CSafeLoader
@@ -62,15 +62,8 @@ def iter_inputs(paths: Iterable[str]) -> Iterator[str]:
 
 
 def read_text(name: str) -> str:
-    if name == STDIN:
-        return sys.stdin.read()
-    try:
-        with open(name, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except UnicodeDecodeError as e:
-        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=name)) from e
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+    """A file's text with its line endings kept (CRLF files are rewritten as CRLF), bounded in size."""
+    return files_read_text(name, newline="")
 
 
 def _is_template(name: str, text: str) -> bool:
@@ -121,14 +114,8 @@ def _check_syntax(name: str, chunk: Chunk) -> list[Any]:
     cached = chunk.plain
     if cached is not None:
         return cached
-    try:
-        chunk.plain = [d for d in yaml.load_all(chunk.body, Loader=_Loader) if d is not None]
-        return chunk.plain
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None) or getattr(e, "context_mark", None)
-        line = chunk.line + mark.line if mark is not None else chunk.line
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        raise InputError(f"invalid YAML: {problem}", Location(name, line)) from e
+    chunk.plain = [d for _, d in iter_documents(chunk.body, name, chunk.line) if d is not None]
+    return chunk.plain
 
 
 def _open(text: str, name: str) -> YamlFile:

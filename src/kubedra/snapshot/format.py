@@ -182,17 +182,17 @@ def read_header(path: str) -> Header | None:
     """The header of a snapshot file, or None when ``path`` is an ordinary manifest file."""
     text = files._read_text(path)
     data: Any
-    try:
-        if path.endswith(".json") or text.lstrip().startswith("{"):
+    if path.endswith(".json") or text.lstrip().startswith("{"):
+        try:
             data = json.loads(text)
-        else:
-            loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            data = next(iter(yaml.load_all(text, Loader=loader)), None)
-    except (ValueError, yaml.YAMLError) as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-        where = Location(path, mark.line + 1 if mark is not None else None)
-        raise InputError(f"cannot read snapshot: invalid YAML: {problem}", where) from e
+        except (ValueError, RecursionError) as e:
+            raise InputError(f"cannot read snapshot: {str(e).splitlines()[0]}", Location(path)) from e
+    else:
+        try:
+            first = next(files.iter_documents(text, path), None)  # bounded like every manifest read
+        except InputError as e:
+            raise InputError(f"cannot read snapshot: {e.message}", e.location) from e
+        data = first[1] if first is not None else None
     if not isinstance(data, dict) or not isinstance(data.get(HEADER_KEY), dict):
         return None
     return Header.from_dict(data[HEADER_KEY], path)

@@ -14,6 +14,7 @@ import functools
 import gc
 import json
 import os
+import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.sources import yamlbounds
+from kubedra.sources import yamlscalars as scalars
 
 try:  # pragma: no cover - depends on how PyYAML was built
     _Loader: Any = yaml.CSafeLoader
@@ -31,28 +34,27 @@ except AttributeError:  # pragma: no cover
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
+# kubedra reads at most this much of one file (or stdin): /dev/zero or a runaway pipe is refused, not read
+# until memory runs out. Real manifests are far smaller (the API server takes 3 MiB per request).
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
-
-class _Constructor(yaml.constructor.SafeConstructor):
-    """SafeConstructor that keeps timestamps as strings, like kubectl (JSON has no timestamps)."""
-
-
-# Kubernetes objects carry RFC 3339 strings, not YAML timestamps; keep them as text.
-_Constructor.add_constructor(  # type: ignore[type-var]
-    "tag:yaml.org,2002:timestamp", yaml.constructor.SafeConstructor.construct_yaml_str
-)
-
-
-_STR = "tag:yaml.org,2002:str"
-_INT = "tag:yaml.org,2002:int"
-_FLOAT = "tag:yaml.org,2002:float"
-_BOOL = "tag:yaml.org,2002:bool"
-_NULL = "tag:yaml.org,2002:null"
+_STR = scalars.STR
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
-_MERGE = "tag:yaml.org,2002:merge"
-_BOOLS = {"yes": True, "no": False, "true": True, "false": False, "on": True, "off": False}
+_MERGE = scalars.MERGE
+
+
+class _Constructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor for what the direct conversion does not handle (other tags, merge keys): scalars are
+    resolved like go-yaml v2 (see :mod:`kubedra.sources.yamlscalars`), timestamps kept as strings."""
+
+    def construct_go_scalar(self, node: yaml.ScalarNode) -> Any:
+        return _scalar(node)
+
+
+for _tag in (scalars.BOOL, scalars.INT, scalars.FLOAT, scalars.NULL, _TIMESTAMP):
+    _Constructor.add_constructor(_tag, _Constructor.construct_go_scalar)  # type: ignore[type-var]
 
 
 class _Unusual(Exception):
@@ -60,10 +62,9 @@ class _Unusual(Exception):
 
 
 class _FastLoader(_Loader):
-    """The C loader with implicit tag resolution cached per (value, plain): manifests repeat the same keys
-    and values over and over, and resolution is called from C for every scalar."""
-
-    _resolver = _Loader(" ")  # a stock resolver instance, for cache misses
+    """The C loader with implicit tags resolved like go-yaml v2 (kubectl), cached per (value, plain):
+    manifests repeat the same keys and values over and over, and resolution is called from C for every
+    scalar."""
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode:
@@ -73,31 +74,41 @@ class _FastLoader(_Loader):
 
 @functools.lru_cache(maxsize=1 << 16)
 def _resolve_scalar(value: str, plain: bool) -> str:
-    tag: str = _Loader.resolve(_FastLoader._resolver, yaml.ScalarNode, value, (plain, not plain))
-    return tag
-
-
-_scalar_constructor = yaml.constructor.SafeConstructor()
+    return scalars.resolve_plain(value) if plain else _STR
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
     tag = node.tag
     if tag in (_STR, _TIMESTAMP):
         return node.value
-    if tag == _INT:
-        return _scalar_constructor.construct_yaml_int(node)
-    if tag == _BOOL:
-        return _BOOLS[node.value.lower()]
-    if tag == _NULL:
-        return None
-    if tag == _FLOAT:
-        return _scalar_constructor.construct_yaml_float(node)
+    if tag in (scalars.INT, scalars.FLOAT, scalars.BOOL, scalars.NULL):
+        try:
+            return scalars.construct(tag, node.value)
+        except scalars.ScalarError as e:
+            raise _NodeError(str(e), node) from e
     raise _Unusual(tag)
 
 
-def _convert(node: yaml.Node) -> Any:
+class _NodeError(ValueError):
+    """A value kubectl refuses, at ``node``."""
+
+    def __init__(self, message: str, node: yaml.Node) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+def _key(node: yaml.Node, value: Any) -> str:
+    try:
+        return scalars.json_key(value)
+    except scalars.ScalarError as e:
+        raise _NodeError(str(e), node) from e
+
+
+def _convert(node: yaml.Node, depth: int = 1) -> Any:
     if isinstance(node, yaml.ScalarNode):
         return _scalar(node)
+    if depth > yamlbounds.MAX_DEPTH:
+        raise _NodeError(f"nesting deeper than {yamlbounds.MAX_DEPTH} levels", node)
     if isinstance(node, yaml.MappingNode):
         if node.tag != _MAP:
             raise _Unusual(node.tag)
@@ -105,23 +116,36 @@ def _convert(node: yaml.Node) -> Any:
         for k, v in node.value:
             if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE:
                 raise _Unusual("complex or merge key")
-            out[_scalar(k)] = _convert(v)
+            out[_key(k, _scalar(k))] = _convert(v, depth + 1)
         return out
     if isinstance(node, yaml.SequenceNode):
         if node.tag != _SEQ:
             raise _Unusual(node.tag)
-        return [_convert(v) for v in node.value]
+        return [_convert(v, depth + 1) for v in node.value]
     raise _Unusual(type(node).__name__)
 
 
+def _json_keys(obj: Any, node: yaml.Node) -> Any:
+    """Mapping keys as strings, the way sigs.k8s.io/yaml converts them (for the full constructor's output)."""
+    if isinstance(obj, dict):
+        return {_key(node, k): _json_keys(v, node) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_json_keys(v, node) for v in obj]
+    return obj
+
+
 def construct(node: yaml.Node) -> Any:
-    """Build the Python object of a document node: a direct conversion for the core tags (str, int, float,
-    bool, null; timestamps stay strings), PyYAML's SafeConstructor for anything else (other tags, merge keys,
-    complex keys), so results are identical to ``yaml.safe_load`` apart from timestamps."""
+    """Build the Python object of a document node the way kubectl sees it (go-yaml v2 scalars, string keys):
+    a direct conversion for the core tags, PyYAML's SafeConstructor for anything else (other tags, merge
+    keys, complex keys). Raises :class:`_NodeError` for what kubectl refuses (``.inf``, a null key)."""
     try:
         return _convert(node)
     except _Unusual:
-        return _Constructor().construct_document(node)
+        yamlbounds.check_node(node)  # depth, for the recursive constructor
+        try:
+            return _json_keys(_Constructor().construct_document(node), node)
+        except TypeError as e:  # an unhashable (complex) key
+            raise _NodeError(f"unsupported map key ({e})", node) from e
 
 
 @dataclass
@@ -192,11 +216,63 @@ class LoadResult:
     errors: list[InputError] = field(default_factory=list)
 
 
+# ``--skip-unreadable``: unreadable paths and special files inside folders are reported on stderr and
+# skipped instead of stopping the command (set by the CLI option, see commands/_common.py).
+SKIP_UNREADABLE = False
+
+_SPECIAL = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind_of(mode: int) -> str:
+    for test, what in _SPECIAL:
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _unreadable(path: str, reason: str) -> None:
+    """An entry of an input folder that is not read: an error, or (``--skip-unreadable``) a warning."""
+    if not SKIP_UNREADABLE:
+        raise InputError(f"{reason} (pass --skip-unreadable to skip it)", Location(file=path))
+    sys.stderr.write(f"kubedra: warning: {path}: {reason}: skipped\n")
+
+
+def _walk(root: Path, suffixes: tuple[str, ...]) -> Iterator[str]:
+    def onerror(e: OSError) -> None:
+        _unreadable(e.filename or str(root), f"cannot read folder: {e.strerror}")
+
+    for folder, dirs, names in os.walk(root, onerror=onerror):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for f in sorted(names):
+            if not f.endswith(suffixes) or f.startswith("."):
+                continue
+            full = os.path.join(folder, f)
+            try:
+                st = os.stat(full)  # follows a symlink to its target, like kubectl
+            except OSError as e:
+                _unreadable(full, f"cannot read: {e.strerror}")
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                _unreadable(full, f"{_kind_of(st.st_mode)}, not read")  # never opened: a FIFO would block
+                continue
+            if not os.access(full, os.R_OK):
+                _unreadable(full, "cannot read: permission denied")
+                continue
+            yield full
+
+
 def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Iterator[str]:
     """Expand files and folders (recursively, sorted, hidden entries skipped) into manifest paths.
 
-    Inside folders, files ending in ``MANIFEST_SUFFIXES`` (or one of ``also``, e.g. Helm ``.tpl`` templates
-    a verb reports) are taken; files named explicitly are always taken."""
+    Inside folders, regular files ending in ``MANIFEST_SUFFIXES`` (or one of ``also``, e.g. Helm ``.tpl``
+    templates a verb reports) are taken; a FIFO, device or socket there is never opened and, like an
+    unreadable file or folder, is an InputError (a warning with ``--skip-unreadable``). Files named explicitly
+    are always taken (``-f <(helm template ...)`` is a pipe); their reading is bounded by ``MAX_FILE_BYTES``."""
     suffixes = (*MANIFEST_SUFFIXES, *also)
     for p in paths:
         if p == STDIN:
@@ -204,33 +280,54 @@ def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Ite
             continue
         path = Path(p)
         if path.is_dir():
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for f in sorted(files):
-                    if f.endswith(suffixes) and not f.startswith("."):
-                        yield os.path.join(root, f)
+            yield from _walk(path, suffixes)
         elif path.exists():
             yield str(path)
         else:
             raise InputError(f"no such file or directory: {p}")
 
 
-def read_text(name: str) -> str:
-    """A manifest file's text (``-`` reads stdin); unreadable or non-UTF-8 files raise InputError."""
+def read_bytes(name: str) -> bytes:
+    """At most ``MAX_FILE_BYTES`` of a file (``-``: stdin); more is an InputError naming the file."""
+    limit = MAX_FILE_BYTES
     if name == STDIN:
-        return sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1).encode()
+        display = "<stdin>"
+    else:
+        display = name
+        try:
+            if os.path.isdir(name):
+                raise InputError("is a folder, not a file", Location(file=name))
+            with open(name, "rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+    if len(data) > limit:
+        raise InputError(
+            f"larger than {limit // (1024 * 1024)} MiB: not read (no manifest is that large)",
+            Location(file=display),
+        )
+    return data
+
+
+def read_text(name: str, *, newline: str | None = None) -> str:
+    """A manifest file's text (``-`` reads stdin), at most ``MAX_FILE_BYTES``; unreadable or non-UTF-8 files
+    raise InputError. Line endings become ``\\n`` unless ``newline=""`` (keep them, for rewriting)."""
+    data = read_bytes(name)
     try:
-        with open(name, encoding="utf-8") as fh:
-            return fh.read()
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=name)) from e
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+        where = "<stdin>" if name == STDIN else name
+        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=where)) from e
+    if newline is None and "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
 
 
-def _yaml_error(name: str, err: yaml.YAMLError) -> InputError:
+def _yaml_error(name: str, err: yaml.YAMLError, first_line: int = 1) -> InputError:
     mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
-    line = mark.line + 1 if mark is not None else None
+    line = mark.line + first_line if mark is not None else None
     problem = getattr(err, "problem", None) or str(err).splitlines()[0]
     context = getattr(err, "context", None)
     msg = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
@@ -265,6 +362,57 @@ def _expand(
     out.append(Document(obj=obj, file=name, line=line, index=len(out), _node=node))
 
 
+def iter_documents(text: str, display: str, first_line: int = 1) -> Iterator[tuple[yaml.Node, Any]]:
+    """(node, value) of every YAML document in ``text``, read like kubectl (go-yaml v2 scalars, string keys)
+    within kubedra's bounds (alias expansion as go-yaml allows it, node count, depth). A syntax error or a
+    refused document raises InputError at ``display``:line (lines counted from ``first_line``)."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building many small containers triggers needless collections (3-4x slower)
+    try:
+        loader = _FastLoader(text)
+        # Without an alias the graph is a tree as large as the text (and _convert bounds its depth): the
+        # expansion walk is needed only with aliases, or for text long enough to hold too many nodes.
+        walk = "*" in text or len(text) > 2 * yamlbounds.MAX_DOCUMENT_NODES
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if node is None:
+                    continue
+                try:
+                    if walk:
+                        yamlbounds.check_node(node)
+                    obj = construct(node)
+                except (yamlbounds.BoundsError, _NodeError) as e:
+                    line = e.node.start_mark.line + first_line
+                    raise InputError(str(e), Location(file=display, line=line)) from None
+                yield node, obj
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        raise _yaml_error(display, e, first_line) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _json_int(text: str) -> int | float:
+    """A JSON integer as the API machinery reads it: int64, else a float (Go's json falls back to float64)."""
+    if len(text) > 20:
+        return float(text)  # longer than any int64; float() has no digit limit (int() has 4,300)
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 63) else float(value)
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (Go's decoder and the API server refuse it)")
+
+
+def _json_loads(text: str) -> Any:
+    obj = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+    yamlbounds.check_depth(obj)
+    return obj
+
+
 def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
     """Parse one file's text; errors are collected, never raised (a broken document stops its file)."""
     result = LoadResult()
@@ -272,7 +420,7 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
     stripped = text.lstrip()
     if name.endswith(".json") or (stripped.startswith(("{", "[")) and not name.endswith((".yaml", ".yml"))):
         try:
-            obj = json.loads(text)
+            obj = _json_loads(text)
         except json.JSONDecodeError as e:
             # JSON is also YAML; fall through to the YAML path only for YAML-looking stdin
             if name.endswith(".json"):
@@ -280,6 +428,12 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
                     InputError(f"invalid JSON: {e.msg}", Location(file=display, line=e.lineno))
                 )
                 return result
+        except (ValueError, RecursionError) as e:
+            msg = (
+                str(e) if isinstance(e, ValueError) else f"nesting deeper than {yamlbounds.MAX_DEPTH} levels"
+            )
+            result.errors.append(InputError(f"invalid JSON: {msg}", Location(file=display)))
+            return result
         else:
             docs = obj if isinstance(obj, list) else [obj]
             node = None
@@ -291,31 +445,18 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
             for d in docs:
                 _expand(d, node if len(docs) == 1 else None, display, 1, result.documents, result.errors)
             return result
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # building many small containers triggers needless collections (3-4x slower)
     try:
-        loader = _FastLoader(text)
-        try:
-            while loader.check_node():
-                node = loader.get_node()
-                if node is None:
-                    continue
-                obj = construct(node)
-                _expand(
-                    obj,
-                    node if keep_nodes else None,
-                    display,
-                    node.start_mark.line + 1,
-                    result.documents,
-                    result.errors,
-                )
-        finally:
-            loader.dispose()
-    except yaml.YAMLError as e:
-        result.errors.append(_yaml_error(display, e))
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+        for node, obj in iter_documents(text, display):
+            _expand(
+                obj,
+                node if keep_nodes else None,
+                display,
+                node.start_mark.line + 1,
+                result.documents,
+                result.errors,
+            )
+    except InputError as e:
+        result.errors.append(e)
     for i, d in enumerate(result.documents):
         d.index = i
     return result

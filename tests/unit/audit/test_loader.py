@@ -9,23 +9,38 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubedra.audit import loader
-from kubedra.sources import files
+from kubedra.sources import files, yamlscalars
 
 from .helpers import corpus
 
 
+class _GoResolvingLoader(yaml.SafeLoader):
+    """PyYAML's pure-Python loader with plain scalars resolved by go-yaml v2's rules (as kubectl reads them)."""
+
+    def resolve(self, kind, value, implicit):  # type: ignore[no-untyped-def]
+        if kind is yaml.ScalarNode and implicit[0]:
+            return yamlscalars.resolve_plain(value)
+        return super().resolve(kind, value, implicit)
+
+
 def reference(text: str, name: str) -> files.LoadResult:
-    """The slow, obviously-right path: pure-Python SafeLoader nodes, PyYAML's constructor."""
+    """The slow, obviously-right path: pure-Python SafeLoader nodes, PyYAML's constructor (with go-yaml's
+    scalar rules), keys made strings afterwards."""
     stripped = text.lstrip()
     if name.endswith(".json") or (stripped.startswith(("{", "[")) and not name.endswith((".yaml", ".yml"))):
         return files.parse_text(text, name)
     result = files.LoadResult()
     display = "<stdin>" if name == files.STDIN else name
     try:
-        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+        for node in yaml.compose_all(text, Loader=_GoResolvingLoader):
             if node is None:
                 continue
-            obj = files._Constructor().construct_document(node)
+            try:
+                obj = files._json_keys(files._Constructor().construct_document(node), node)
+            except files._NodeError as e:
+                line = e.node.start_mark.line + 1
+                result.errors.append(files.InputError(str(e), files.Location(file=display, line=line)))
+                break
             files._expand(obj, node, display, node.start_mark.line + 1, result.documents, result.errors)
     except yaml.YAMLError as e:
         result.errors.append(files._yaml_error(display, e))
@@ -54,7 +69,10 @@ def same(text: str, name: str = "m.yaml") -> None:
         "<<: {a: 1}\nb: 2\n",
         "a: !!binary aGVsbG8=\n",
         "t: 2001-12-14t21:59:43.10-05:00\nd: 2002-12-14\n",
-        "x: 0o17\ny: 0x1F\nz: 1_000\nf: .inf\nn: ~\nb: yes\nB: NO\ne: 1e3\ng: 1.5e3\nh: -.5\n",
+        "x: 0o17\ny: 0x1F\nz: 1_000\nn: ~\nb: yes\nB: NO\ne: 1e3\ng: 1.5e3\nh: -.5\ni: 08\nj: 1:20\n",
+        "f: 1\ng: .inf\n",
+        "y: y\nn: N\non: off\n1.5: x\n",
+        "1: 2\nx: Y\n",
         "? [a, b]\n: c\n",
         "k: 1\nk: 2\n",
         "a: !custom x\n",
