@@ -13,8 +13,8 @@ from kubedra.sources import files, yamlscalars
     ("text", "value"),
     [
         # gopkg.in/yaml.v2 v2.4.0 resolve.go resolveMapList
-        *[(w, True) for w in "y Y yes Yes YES true True TRUE on On ON".split()],
-        *[(w, False) for w in "n N no No NO false False FALSE off Off OFF".split()],
+        *[(w, True) for w in ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]],
+        *[(w, False) for w in ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]],
         *[(w, w) for w in ["yES", "oN", "nO", "tRUE", "Nope", "yess"]],
         *[(w, None) for w in ["~", "null", "Null", "NULL", ""]],
         ("0o17", 15),
