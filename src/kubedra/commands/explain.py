@@ -1,8 +1,16 @@
-"""``kubedra explain``: why a claim can or cannot be allocated, as readable text."""
+"""``kubedra explain``: why a claim (or a pod's claims) can or cannot be allocated, as readable text.
+
+Offline: ``kubedra explain -f FILES --claim NS/NAME``. Live (read-only): ``kubedra explain pod/NAME -n NS
+[--context C]`` or ``claim/NAME``: the pod, its claims, classes, slices, taint rules, nodes and the in-use
+allocations are read from the cluster (:mod:`kubedra.sources.live`), and each node gets the same reasons.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import click
@@ -11,6 +19,7 @@ from kubedra.allocator import AllocationError
 from kubedra.allocator.explain import explain as explain_claims
 from kubedra.allocator.session import allocator_for, engine_config
 from kubedra.commands._common import (
+    cluster_options,
     exit_codes_epilog,
     feature_gates_option,
     input_options,
@@ -21,30 +30,57 @@ from kubedra.commands._common import (
 )
 from kubedra.commands.allocate import pick_nodes, result_entry
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
+from kubedra.model.inventory import Inventory, build_inventory
+from kubedra.model.objects import Node, Pod, ResourceClaim
 from kubedra.report.output import emit
+
+_LIVE = re.compile(r"^(pod|pods|po|claim|claims|resourceclaim|resourceclaims)/([a-z0-9][-a-z0-9.]*)$")
+
+
+def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
+    """``pod/NAME`` or ``claim/NAME`` given as the only PATH (and not a file of that name)."""
+    hits = [(m, f) for f in files if (m := _LIVE.match(f)) and not os.path.exists(f)]
+    if not hits:
+        return None
+    if len(files) > 1:
+        raise UsageError(f"{hits[0][1]} reads the cluster: give no files with it")
+    m = hits[0][0]
+    return ("pod" if m.group(1).startswith("po") else "claim"), m.group(2)
 
 
 @click.command(
     "explain",
     epilog=exit_codes_epilog(
         {
-            EXIT_OK: "some node can allocate the claim",
-            EXIT_FINDINGS: "no node can",
-            EXIT_INPUT: "usage or input error (claim or node not in the input)",
+            EXIT_OK: "some node can allocate the claim (a pod's claims)",
+            EXIT_FINDINGS: "no node can, or the cluster could not be read completely (the answer may be wrong)",
+            EXIT_INPUT: "usage or input error (claim, pod or node not found; cluster unreachable)",
         }
     ),
 )
-@input_options(missing="no input: give ResourceSlices and the claim as PATH... or -f PATH (- for stdin)")
-@click.option(
-    "--claim", "claim_ref", required=True, metavar="NAMESPACE/NAME", help="The ResourceClaim to explain."
+@input_options(
+    required=False,
+    help="File, folder or - for stdin (offline); or pod/NAME or claim/NAME to read the cluster.",
 )
+@click.option(
+    "--claim", "claim_ref", metavar="NAMESPACE/NAME", help="The ResourceClaim to explain (offline)."
+)
+@click.option(
+    "-n", "--namespace", default="default", show_default=True, help="Namespace of pod/NAME, claim/NAME."
+)
+@cluster_options()
+@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request (live).")
 @click.option("--node", "node_name", default=None, help="Only this node.")
 @target_version_option()
 @feature_gates_option()
 @output_option()
 def explain(
     files: tuple[str, ...],
-    claim_ref: str,
+    claim_ref: str | None,
+    namespace: str,
+    kubeconfig: str | None,
+    context: str | None,
+    timeout: float,
     node_name: str | None,
     target_version: str,
     feature_gates: str | None,
@@ -52,47 +88,124 @@ def explain(
 ) -> None:
     """Explain, per node, why a claim can or cannot be allocated: per request, how many devices the class
     selects, how many survive each selector, how many are in use, tainted, out of counters or capacity,
-    and which constraint rejects a combination."""
-    ns, sep, name = claim_ref.rpartition("/")
-    if not sep:
-        ns, name = "", claim_ref
-    if not name:
-        raise UsageError("--claim must be NAMESPACE/NAME")
-    inv = load_inventory(files)
+    and which constraint rejects a combination. With pod/NAME or claim/NAME (and -n, --context) the objects
+    are read from the cluster, read-only; for a pod, node-level reasons (taints, affinity, unschedulable)
+    come first."""
+    live = _live_target(files)
+    incomplete: list[str] = []
+    pod: Pod | None = None
+    if live is None:
+        if not files:
+            raise UsageError(
+                "no input: give ResourceSlices and the claim as PATH... or -f PATH, or pod/NAME or claim/NAME"
+            )
+        if not claim_ref:
+            raise UsageError("--claim NAMESPACE/NAME is required with files")
+        inv = load_inventory(files)
+        ns, sep, name = claim_ref.rpartition("/")
+        if not sep:
+            ns, name = "", claim_ref
+        if not name:
+            raise UsageError("--claim must be NAMESPACE/NAME")
+        subject = claim_ref
+    else:
+        from kubedra.sources import live as live_source
+        from kubedra.sources.files import Document
+
+        kind, name = live
+        ns = namespace
+        read = live_source.read(kubeconfig, context, namespace, kind, name, timeout)
+        incomplete = read.not_read
+        inv = build_inventory(
+            [
+                Document(obj=o, file=f"cluster {read.context}", line=0, index=i)
+                for i, o in enumerate(read.objects)
+            ]
+        )
+        subject = f"{kind}/{name} -n {namespace}"
+        if kind == "pod":
+            pod = next((p for p in inv.pods if p.meta.name == name), None)
+            if pod is None:
+                raise InputError(f"pod {namespace}/{name} could not be read as a Pod")
     for n in inv.notes:
         warn(n)
-    matches = [c for c in inv.claims if c.meta.name == name and (not ns or c.meta.namespace == ns)]
-    if not matches:
-        raise InputError(f"ResourceClaim {claim_ref} not found in the input")
-    claim = matches[0]
-    if claim.allocation is not None:
-        inv.claims = [c for c in inv.claims if c is not claim]
-        claim.allocation = None
-        warn(f"{claim_ref} is already allocated; explaining a fresh allocation without it")
+    for what in incomplete:
+        warn(f"not read: {what}")
     cfg = engine_config(target_version, feature_gates)
-    alloc = allocator_for(inv, cfg)
+    pod_reason: Callable[[Node], str | None] = lambda _node: None  # noqa: E731
+    if pod is not None:
+        from kubedra.scheduler import why
+
+        pc = why.pod_claims(pod, inv)
+        for n in pc.notes:
+            warn(n)
+        if pc.missing:
+            _finish(subject, [], output, incomplete, pending=f"not queued: {'; '.join(pc.missing)}")
+            return
+        claims = pc.to_allocate
+        allocated = pc.allocated
+        pod_reason = lambda node: why.node_reason(pod, node, allocated)  # noqa: E731
+    else:
+        matches = [c for c in inv.claims if c.meta.name == name and (not ns or c.meta.namespace == ns)]
+        if not matches:
+            raise InputError(f"ResourceClaim {claim_ref or f'{ns}/{name}'} not found in the input")
+        claims = [matches[0]]
+        if claims[0].allocation is not None:
+            inv.claims = [c for c in inv.claims if c is not claims[0]]
+            claims[0].allocation = None
+            warn(f"{subject} is already allocated; explaining a fresh allocation without it")
     nodes = pick_nodes(inv.nodes_or_synthesized(), node_name)
     if not nodes:
         raise InputError("no nodes: add Node objects, or ResourceSlices with spec.nodeName")
+    _finish(subject, per_node(inv, cfg, nodes, claims, pod_reason), output, incomplete)
+
+
+def per_node(
+    inv: Inventory,
+    cfg: Any,
+    nodes: Sequence[Node],
+    claims: list[ResourceClaim],
+    node_reason: Callable[[Node], str | None],
+) -> list[dict[str, Any]]:
+    alloc = allocator_for(inv, cfg)
     entries: list[dict[str, Any]] = []
     for node in nodes:
         entry: dict[str, Any] = {"node": node.name, "allocatable": False, "error": None}
+        entries.append(entry)
+        reason = node_reason(node)
+        if reason:
+            entry["reason"] = reason
+            entry["lines"] = [f"node {node.name}: {reason}"]
+            continue
+        if not claims:
+            entry["allocatable"] = True
+            entry["results"] = []
+            continue
         try:
-            res = alloc.allocate(node, [claim])
+            res = alloc.allocate(node, claims)
         except AllocationError as e:
             entry["error"] = str(e)
-            entries.append(entry)
             continue
         if res is not None:
             entry["allocatable"] = True
-            entry["results"] = [result_entry(r) for r in res[0].results]
+            entry["results"] = [result_entry(r) for a in res for r in a.results]
         else:
-            explanation = explain_claims(alloc, node, [claim])
+            explanation = explain_claims(alloc, node, claims)
             entry["explanation"] = explanation.to_list()
             entry["lines"] = explanation.lines()
-        entries.append(entry)
+    return entries
 
+
+def _finish(
+    subject: str,
+    entries: list[dict[str, Any]],
+    output: str,
+    incomplete: list[str],
+    pending: str | None = None,
+) -> None:
     def text() -> None:
+        if pending:
+            click.echo(f"{subject}: {pending}")
         for e in entries:
             if e["error"]:
                 click.echo(f"node {e['node']}: error: {e['error']}")
@@ -100,11 +213,22 @@ def explain(
                 devs = ", ".join(
                     f"{r['request']} → {r['driver']}/{r['pool']}/{r['device']}" for r in e["results"]
                 )
-                click.echo(f"node {e['node']}: can allocate: {devs}")
+                click.echo(f"node {e['node']}: can allocate: {devs or 'nothing left to allocate'}")
             else:
                 for i, line in enumerate(e["lines"]):
                     click.echo(line if i == 0 else f"  {line}")
+        if incomplete:
+            click.echo(f"incomplete: not read: {'; '.join(incomplete)}")
 
-    data = {"claim": claim_ref, "nodes": [{k: v for k, v in e.items() if k != "lines"} for e in entries]}
+    key = "claim" if not subject.startswith("pod/") else "pod"
+    data: dict[str, Any] = {
+        key: subject,
+        "nodes": [{k: v for k, v in e.items() if k != "lines"} for e in entries],
+    }
+    if pending:
+        data["pending"] = pending
+    if incomplete:
+        data["notRead"] = incomplete
     emit(data, output, text)
-    sys.exit(EXIT_OK if any(e["allocatable"] for e in entries) else EXIT_FINDINGS)
+    ok = any(e["allocatable"] for e in entries) and not incomplete and not pending
+    sys.exit(EXIT_OK if ok else EXIT_FINDINGS)

@@ -95,3 +95,25 @@ def test_bad_input_message_names_file_and_line(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert f"{qty}:20: spec.devices[0].capacity.memory.value: invalid quantity 'lots'" in err[0]
+
+
+def test_explain_live_target_needs_a_reachable_cluster(tmp_path) -> None:
+    from kubedra.cli import main
+
+    def main_exit(*args: str) -> int:
+        try:
+            main(list(args))
+        except SystemExit as e:
+            return int(e.code or 0)
+        return 0
+
+    kc = tmp_path / "kubeconfig"
+    kc.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
+        "clusters: [{name: x, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: x, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\n"
+    )
+    assert main_exit("explain", "pod/p", "-n", "ns", "--kubeconfig", str(kc), "--timeout", "2") == 2
+    # a live target takes no files; files need --claim
+    assert main_exit("explain", "pod/p", str(DATA / "two-nodes.yaml")) == 2
+    assert main_exit("explain", str(DATA / "two-nodes.yaml")) == 2

@@ -1,0 +1,82 @@
+"""Why a pod is pending: its claims as the scheduler's DRA plugin sees them, and the node-only filters.
+
+``pod_claims`` resolves ``spec.resourceClaims`` like the plugin's PreEnqueue/PreFilter: a
+``resourceClaimName`` names the claim; a ``resourceClaimTemplateName`` uses the claim named in
+``status.resourceClaimStatuses`` (created by the resourceclaim controller), or, before that exists, a claim
+from the template (what the controller will create). A claim or template that is missing is reported, as
+kube-scheduler keeps such a pod out of the queue. ``node_reason`` is the filters that depend only on the
+node (NodeUnschedulable, NodeAffinity, TaintToleration) and the node selector of the pod's allocated claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from kubedra.model.inventory import Inventory
+from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
+from kubedra.model.objects import Node, ObjectMeta, Pod, ResourceClaim
+from kubedra.scheduler import filters
+
+
+@dataclass
+class PodClaims:
+    to_allocate: list[ResourceClaim] = field(default_factory=list)
+    allocated: list[ResourceClaim] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # why the pod cannot even be queued
+    notes: list[str] = field(default_factory=list)
+
+
+def pod_claims(pod: Pod, inv: Inventory) -> PodClaims:
+    ns = pod.meta.namespace or "default"
+    named = {(c.meta.namespace or "default", c.meta.name): c for c in inv.claims}
+    templates = {(t.meta.namespace or "default", t.meta.name): t for t in inv.templates}
+    out = PodClaims()
+    for rc in pod.resource_claims:
+        claim: ResourceClaim | None = None
+        if rc.resource_claim_name:
+            claim = named.get((ns, rc.resource_claim_name))
+            if claim is None:
+                out.missing.append(f'resourceclaim "{rc.resource_claim_name}" not found')
+        elif rc.resource_claim_template_name:
+            generated = pod.claim_statuses.get(rc.name)
+            if generated:
+                claim = named.get((ns, generated))
+                if claim is None:
+                    out.missing.append(f'resourceclaim "{generated}" (generated for {rc.name}) not found')
+            else:
+                t = templates.get((ns, rc.resource_claim_template_name))
+                if t is None:
+                    out.missing.append(f'resourceclaimtemplate "{rc.resource_claim_template_name}" not found')
+                else:
+                    claim = ResourceClaim(
+                        meta=ObjectMeta(name=f"{pod.meta.name}-{rc.name}", namespace=ns), spec=t.spec
+                    )
+                    out.notes.append(
+                        f"claim {rc.name}: not created yet; explained from ResourceClaimTemplate {t.meta.name}"
+                    )
+        if claim is None:
+            continue
+        (out.allocated if claim.allocation is not None else out.to_allocate).append(claim)
+    return out
+
+
+def node_reason(pod: Pod, node: Node, allocated: Sequence[ResourceClaim]) -> str | None:
+    reason = (
+        filters.unschedulable(pod, node)
+        or filters.node_affinity(pod, node, filters.required_affinity(pod))
+        or filters.taints(pod, node)
+    )
+    if reason:
+        return reason
+    for c in allocated:
+        sel = c.allocation.node_selector if c.allocation is not None else None
+        if sel is None:
+            continue
+        try:
+            ok = node_selector_matches(sel, node.name, node.labels)
+        except NodeSelectorError:
+            ok = False
+        if not ok:
+            return f"claim {c.meta.name} is allocated to devices this node cannot reach"
+    return None

@@ -1,0 +1,166 @@
+"""Day-2 verbs against the testbed's real 1.37 control plane: ``kubedra explain pod/NAME`` reads a pending
+pod and everything around it from the apiserver and names why it is pending; ``kubedra verify`` fails an
+untolerated NoExecute DeviceTaintRule (served at resource.k8s.io/v1 in 1.37) over a device a bound pod holds.
+
+The testbed runs no device-taint eviction controller (controller-manager runs only the controllers in
+kubedra.testing.controlplane), so the bound pod stays for verify to see.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+from helpers import kubedra_inprocess
+
+from kubedra.testing.controlplane import ControlPlane
+from kubedra.testing.fakecluster import GROUP_LABEL
+from kubedra.testing.kubeapi import resource_path
+
+pytestmark = pytest.mark.integration
+
+RESOURCE = "resource.k8s.io/v1"
+
+
+def _namespace(cp: ControlPlane) -> str:
+    name = f"day2-{uuid.uuid4().hex[:8]}"
+    cp.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    cp.api.wait_for(
+        f"ServiceAccount {name}/default",
+        lambda: cp.api.get(resource_path("v1", "ServiceAccount", "default", name)),
+        timeout=30,
+    )
+    return name
+
+
+def _template(
+    ns: str, name: str, count: int, tolerations: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    exactly: dict[str, Any] = {
+        "deviceClassName": "gpu.nvidia.com",
+        "allocationMode": "ExactCount",
+        "count": count,
+    }
+    if tolerations:
+        exactly["tolerations"] = tolerations
+    return {
+        "apiVersion": RESOURCE,
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": exactly}]}}},
+    }
+
+
+def _pod(ns: str, name: str, group: str, template: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "nodeSelector": {GROUP_LABEL: group},
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "resources": {"claims": [{"name": "gpu"}]},
+                }
+            ],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+        },
+    }
+
+
+def _claim_of(cp: ControlPlane, ns: str, pod: str) -> dict[str, Any]:
+    path = resource_path("v1", "Pod", pod, ns)
+
+    def allocated() -> dict[str, Any] | None:
+        statuses = cp.api.get(path).get("status", {}).get("resourceClaimStatuses") or []
+        name = statuses[0].get("resourceClaimName") if statuses else None
+        if not name:
+            return None
+        claim: dict[str, Any] = cp.api.get(resource_path(RESOURCE, "ResourceClaim", name, ns))
+        return (
+            claim
+            if claim.get("status", {}).get("allocation") and cp.api.get(path)["spec"].get("nodeName")
+            else None
+        )
+
+    return cp.api.wait_for(f"pod {pod} bound with an allocated claim", allocated, timeout=60)
+
+
+def test_explain_pod_names_why_it_is_pending(controlplane: ControlPlane, gpu_cluster) -> None:
+    (node,) = gpu_cluster("h100-80gb", 1)
+    group = node.rsplit("-", 1)[0]
+    ns = _namespace(controlplane)
+    controlplane.api.create(_template(ns, "nine-gpus", 9))
+    controlplane.api.create(_pod(ns, "big", group, "nine-gpus"))
+    # the scheduler tried: the pod is unschedulable (PodScheduled False)
+    controlplane.api.wait_for(
+        "pod big marked unschedulable",
+        lambda: any(
+            c.get("type") == "PodScheduled" and c.get("status") == "False"
+            for c in controlplane.api.get(resource_path("v1", "Pod", "big", ns))
+            .get("status", {})
+            .get("conditions")
+            or []
+        ),
+        timeout=60,
+    )
+    kc = str(controlplane.kubeconfig)
+    res = kubedra_inprocess("explain", "pod/big", "-n", ns, "--kubeconfig", kc, "--node", node)
+    assert res.exit_code == 1, res.output
+    assert (
+        f"node {node}: cannot allocate {ns}/big-gpu request gpus" in res.stdout
+        or f"node {node}: cannot allocate" in res.stdout
+    )
+    assert "request gpus (class gpu.nvidia.com) needs 9, 8 available" in res.stdout
+    # every node: ours fails on DRA, the session's other nodes on the pod's node selector
+    res = kubedra_inprocess("explain", "pod/big", "-n", ns, "--kubeconfig", kc, "-o", "json")
+    assert res.exit_code == 1, res.output
+    data = json.loads(res.stdout)
+    by_node = {e["node"]: e for e in data["nodes"]}
+    assert by_node[node]["explanation"] and not by_node[node]["allocatable"]
+    others = [e for n, e in by_node.items() if n != node]
+    assert all(e.get("reason") == "node(s) didn't match Pod's node affinity/selector" for e in others)
+    # a pod that fits: exit 0; a pod that is not there: exit 2
+    controlplane.api.create(_template(ns, "one-gpu", 1))
+    controlplane.api.create(_pod(ns, "small", group, "one-gpu"))
+    _claim_of(controlplane, ns, "small")
+    missing = kubedra_inprocess("explain", "pod/nope", "-n", ns, "--kubeconfig", kc)
+    assert missing.exit_code == 2 and f"Pod {ns}/nope not found" in missing.stderr
+
+
+def test_verify_fails_an_untolerated_noexecute_rule(
+    controlplane: ControlPlane, gpu_cluster, tmp_path
+) -> None:
+    (node,) = gpu_cluster("h100-80gb", 1)
+    group = node.rsplit("-", 1)[0]
+    ns = _namespace(controlplane)
+    controlplane.api.create(_template(ns, "one-gpu", 1))
+    controlplane.api.create(_pod(ns, "worker", group, "one-gpu"))
+    claim = _claim_of(controlplane, ns, "worker")
+    (result,) = claim["status"]["allocation"]["devices"]["results"]
+    rule_name = f"drain-{uuid.uuid4().hex[:8]}"
+    rule = kubedra_inprocess("discover", "--drain-rule", f"{node}/{result['device']}", "-o", "json")
+    assert rule.exit_code == 0, rule.output
+    obj = json.loads(rule.stdout)
+    obj["metadata"]["name"] = rule_name
+    stored = controlplane.api.create(obj)  # the apiserver accepts kubedra's rule as written
+    try:
+        snap = tmp_path / "s.yaml"
+        kc = str(controlplane.kubeconfig)
+        got = kubedra_inprocess("snapshot", "--kubeconfig", kc, "-o", str(snap))
+        assert got.exit_code == 0, got.output
+        res = kubedra_inprocess("verify", "-f", str(snap), "-o", "json")
+        health = {c["id"]: c for c in json.loads(res.stdout)["checks"]}["health"]
+        assert health["status"] == "fail", health
+        assert any(
+            f"tainted kubedra.io/drain=unhealthy:NoExecute by DeviceTaintRule {rule_name}: not tolerated" in m
+            and f"Pod {ns}/worker" in m
+            for m in health["messages"]
+        ), health["messages"]
+        assert res.exit_code == 1
+    finally:
+        controlplane.api.delete(stored)
