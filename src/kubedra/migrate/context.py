@@ -9,6 +9,7 @@ from typing import Any
 from kubedra.errors import UsageError
 from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Finding, Level, ObjectRef
+from kubedra.migrate.sharing_scope import Scope
 
 SUPPORTED_TARGETS = ("1.34", "1.35", "1.36", "1.37")
 STRATEGIES = ("claim-template", "extended-resource")
@@ -96,6 +97,7 @@ class Run:
     options: MigrateOptions
     existing: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, namespace, name) in the inputs
     sharing_classes: dict[str, str] = field(default_factory=dict)  # advertised resource -> DeviceClass
+    scope: Scope = field(default_factory=Scope)  # which sharing config applies to which pods
     ambiguous_sharing: set[str] = field(default_factory=set)
 
     def taken(self, kind: str, namespace: str | None, name: str) -> bool:

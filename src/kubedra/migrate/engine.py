@@ -20,6 +20,7 @@ from kubedra.k8s.workloads import api_group, deep_gpu_fields, dotted, pod_templa
 from kubedra.migrate import dra, gang, gpu, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
+from kubedra.migrate.sharing_scope import Scope
 from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
 from kubedra.sources.files import iter_documents, iter_manifest_files
 from kubedra.sources.files import read_text as files_read_text
@@ -152,6 +153,8 @@ def load_sources(paths: Iterable[str]) -> list[SourceFile]:
 def _index(run: Run, sources: list[SourceFile]) -> None:
     """Names of the objects already in the inputs, and the device plugin's sharing config."""
     per_resource: dict[str, list[str]] = {}
+    objects: list[Mapping[str, Any]] = []
+    configmaps: list[tuple[Mapping[str, Any], list[sharing.SharedClass], list[str]]] = []
     for src in sources:
         if src.doc is None:
             continue
@@ -168,14 +171,18 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
                     ref = ObjectRef.of(obj)
                     if ref.kind and ref.name:
                         run.reserve(ref.kind, ref.namespace, ref.name)
+                    if ref.kind in ("DaemonSet", "ClusterPolicy", "Node"):
+                        objects.append(obj)
                     if sharing.is_sharing_configmap(obj):
                         planned = sharing.plan(
                             obj,
                             extended_resource=run.options.gpu_strategy == "extended-resource",
                             interval=run.options.interval,
                         )
+                        configmaps.append((obj, planned, sharing.config_keys(obj)))
                         for sc in planned:
                             per_resource.setdefault(sc.resource, []).append(sc.name)
+    run.scope = Scope.build(objects, configmaps)
     for resource, classes in per_resource.items():
         if len(set(classes)) == 1:
             run.sharing_classes[resource] = classes[0]
@@ -292,11 +299,16 @@ class Migrator:
                 for w in sc.warnings:
                     ctx.note("warning", w, ("data", sc.data_key))
                 after.append(sc.device_class)
-            for res in sorted(self.run.ambiguous_sharing):
+            for p in self.run.scope.plugins:
+                if (p.namespace, p.name) != (ctx.ref.namespace or "", ctx.ref.name):
+                    continue
+                named = ", ".join(repr(k) for k in p.configs if k not in p.defaults) or "none"
                 ctx.note(
                     "warning",
-                    f"{res} has several sharing configs (one per node pool); claims keep the default class, "
-                    "pick the matching DeviceClass per workload by hand",
+                    f"the device plugin applies one config per node: {p.default_why}; named configs ({named}) "
+                    f"apply to nodes labelled {p.label}=<name>. Each pod template gets the DeviceClass of the "
+                    "config every node it can land on uses (from its nodeSelector/affinity); when that differs "
+                    "between its nodes it is a manual item",
                     ("data",),
                 )
             return before, after

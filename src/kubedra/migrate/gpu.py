@@ -186,6 +186,12 @@ class _Shaper:
         self.ctx = ctx
         self.opts = ctx.options
         self.warned: set[str] = set()
+        self.pod_spec: Mapping[str, Any] = {}  # the pod template being planned (its nodes decide sharing)
+
+    def shared_class(self, resource: str) -> str | None:
+        """The device plugin's sharing class for ``resource`` on the nodes this pod template can land on."""
+        d = self.ctx.run.scope.decide(resource, self.pod_spec)
+        return d.shared.name if d.shared is not None and d.manual is None else None
 
     def warn_once(self, key: str, message: str, path: Path | None) -> None:
         if key not in self.warned:
@@ -199,20 +205,19 @@ class _Shaper:
         config: dict[str, Any] | None = None
         selectors: list[str] = []
         cls = nvidia.GPU_CLASS
-        run = self.ctx.run
         if gr.kind == "mig":
             cls = nvidia.MIG_CLASS
             assert gr.profile
             selectors.append(nvidia.profile_selector(gr.profile))
             if gr.shared:
-                mapped = run.sharing_classes.get(gr.name)
+                mapped = self.shared_class(gr.name)
                 if mapped:
                     cls, selectors = mapped, []
                 else:
                     config = nvidia.sharing_parameters("TimeSlicing", mig=True)
                     self._ts_warning(path)
         elif gr.kind == "shared":
-            mapped = run.sharing_classes.get(gr.name)
+            mapped = self.shared_class(gr.name)
             if mapped:
                 cls = mapped
             else:
@@ -220,12 +225,14 @@ class _Shaper:
                 self._ts_warning(path)
         else:
             sharing = opts.sharing
-            mapped = run.sharing_classes.get(gr.name) if sharing is None else None
+            mapped = self.shared_class(gr.name) if sharing is None else None
             if mapped:
                 cls = mapped
+                why = self.ctx.run.scope.decide(gr.name, self.pod_spec).why
                 self.warn_once(
                     "cm",
-                    f"{gr.name} was time-sliced by the device plugin's ConfigMap; the claim uses DeviceClass {mapped}",
+                    f"{gr.name} is shared by the device plugin on this pod's nodes ({why}); the claim uses "
+                    f"DeviceClass {mapped}",
                     path,
                 )
             elif sharing is not None and sharing.mode == "mig":
@@ -295,6 +302,7 @@ def _plan_template(
     """Requests for one pod template: one per container and resource. A non-sidecar init container reuses
     a main container's request when that has at least as many devices (it runs before the main containers,
     as it did with the device plugin)."""
+    shaper.pod_spec = get_path(ctx.obj, tmpl.spec) or {}
     mains = [c for c in found if c.field == "containers" or c.sidecar]
     shares: dict[int, ContainerGpus] = {}
     for cg in found:
@@ -346,6 +354,15 @@ def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> 
             blocked = True
         if found:
             scans.append((tmpl, found))
+    if ctx.options.sharing is None:
+        for tmpl, found in scans:
+            spec = get_path(ctx.obj, tmpl.spec)
+            names = sorted({gr.name for cg in found for gr, _ in cg.wants})
+            for name in names:
+                d = ctx.run.scope.decide(name, spec if isinstance(spec, Mapping) else {})
+                if d.manual:
+                    ctx.note("manual", d.manual, tmpl.spec)
+                    blocked = True
     if blocked or not scans:
         if blocked and scans:
             ctx.note(

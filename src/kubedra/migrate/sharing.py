@@ -42,6 +42,28 @@ def _config_of(value: Any) -> Mapping[str, Any] | None:
     return parsed if isinstance(parsed, Mapping) else None
 
 
+def _plugin_config(value: Any) -> Mapping[str, Any] | None:
+    """A device-plugin config file (``version``/``flags``/``sharing``), as a mapping or a YAML string."""
+    if isinstance(value, str):
+        if not any(k in value for k in ("version:", "flags:", "sharing:")):
+            return None
+        try:
+            value = yaml.safe_load(value)
+        except yaml.YAMLError:
+            return None
+    if isinstance(value, Mapping) and ("sharing" in value or "flags" in value or "version" in value):
+        return value
+    return None
+
+
+def config_keys(obj: Mapping[str, Any]) -> list[str]:
+    """The named device-plugin configs of a ConfigMap (with or without sharing), in data order."""
+    data = obj.get("data")
+    if not isinstance(data, Mapping):
+        return []
+    return [str(k) for k, v in data.items() if _plugin_config(v) is not None]
+
+
 def is_sharing_configmap(obj: Mapping[str, Any]) -> bool:
     if obj.get("kind") != "ConfigMap" or obj.get("apiVersion") != "v1":
         return False

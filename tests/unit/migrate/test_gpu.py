@@ -365,8 +365,21 @@ TS_CONFIGMAP = textwrap.dedent(
 )
 
 
+# the GPU Operator docs' setup: its ClusterPolicy names the ConfigMap and its default config
+TS_POLICY = textwrap.dedent(
+    """\
+    apiVersion: nvidia.com/v1
+    kind: ClusterPolicy
+    metadata: {name: cluster-policy}
+    spec:
+      devicePlugin:
+        config: {name: time-slicing-config, default: any}
+    """
+)
+
+
 def test_time_slicing_configmap_becomes_device_class_used_by_workloads() -> None:
-    rep = migrate_text(TS_CONFIGMAP + "---\n" + DEPLOYMENT)
+    rep = migrate_text(TS_CONFIGMAP + "---\n" + TS_POLICY + "---\n" + DEPLOYMENT)
     out = rep.files[0].output
     (cm_class,) = by_kind(out, "DeviceClass")
     assert cm_class["metadata"]["name"] == "gpu-time-slicing.gpu.nvidia.com"

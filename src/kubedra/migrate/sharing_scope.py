@@ -1,0 +1,327 @@
+"""Which device-plugin sharing config applies to a workload: decided per pod template, or reported.
+
+The NVIDIA device plugin applies one config per node (k8s-device-plugin README "Multiple Config File Example",
+cmd/config-manager): the config named by the node label ``nvidia.com/device-plugin.config``, else the default —
+``DEFAULT_CONFIG`` (Helm ``config.default``, GPU Operator ClusterPolicy ``devicePlugin.config.default``), else the
+fallbacks (``named``: a config called ``default``; ``single``: the only config). A node with neither gets no
+sharing (the plugin fails to start, or the GPU Operator's ``empty`` fallback applies).
+
+So a pod gets a sharing config only if every node it can land on uses it. :func:`Scope.decide` answers from
+the ConfigMap's structure (default vs named configs), the plugin DaemonSet or ClusterPolicy when present in the
+input (which ConfigMap, which default, which nodes), Node objects when present, and the pod template's
+``nodeSelector``/required node affinity. When the nodes it can land on may use different configs, the answer is
+a reason for a manual item, never a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.migrate.nvidia import SHARED_SUFFIX
+from kubedra.migrate.sharing import SharedClass
+
+NODE_LABEL = "nvidia.com/device-plugin.config"
+NAMED_FALLBACK = "default"
+DEFAULT_FALLBACKS = ("named", "single")  # the Helm chart's config.fallbackStrategies
+
+
+@dataclass
+class PluginConfig:
+    """One device-plugin deployment's configs: ConfigMap key -> {advertised resource: sharing class}."""
+
+    namespace: str
+    name: str
+    configs: dict[str, dict[str, SharedClass]]
+    defaults: tuple[str | None, ...] = (None,)  # config(s) nodes without the label may use (None: no sharing)
+    default_why: str = ""
+    node_selector: dict[str, str] = field(default_factory=dict)  # nodes the plugin DaemonSet runs on
+    label: str = NODE_LABEL
+    explicit: bool = False  # named by a plugin DaemonSet or ClusterPolicy in the input
+
+    def describe(self) -> str:
+        return f"ConfigMap {self.namespace + '/' if self.namespace else ''}{self.name}"
+
+    def outcome(self, key: str | None, resource: str) -> SharedClass | None:
+        if key is None:
+            return None
+        return self.configs.get(key, {}).get(resource)
+
+
+@dataclass(frozen=True)
+class Decision:
+    shared: SharedClass | None  # the sharing class to use; None: exclusive GPUs
+    manual: str | None = None  # cannot be decided, and why
+    why: str = ""  # how it was decided (for the change note)
+
+
+def _env(container: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for e in container.get("env") or []:
+        if isinstance(e, Mapping) and e.get("name") and isinstance(e.get("value"), str | int):
+            out[str(e["name"])] = str(e["value"])
+    for a in [*(container.get("args") or []), *(container.get("command") or [])]:
+        if isinstance(a, str) and a.startswith("--default-config="):
+            out["DEFAULT_CONFIG"] = a.split("=", 1)[1]
+        if isinstance(a, str) and a.startswith("--node-label="):
+            out["NODE_LABEL"] = a.split("=", 1)[1]
+    return out
+
+
+def _default_of(
+    keys: Sequence[str], explicit: str | None, fallbacks: Sequence[str]
+) -> tuple[str | None, str]:
+    if explicit:
+        return explicit, f"default config {explicit!r} (DEFAULT_CONFIG / config.default)"
+    for f in fallbacks:
+        if f == "named" and NAMED_FALLBACK in keys:
+            return NAMED_FALLBACK, "default config 'default' (the plugin's 'named' fallback)"
+        if f == "single" and len(keys) == 1:
+            return keys[0], f"default config {keys[0]!r} (the only config: the plugin's 'single' fallback)"
+    return None, "no default config: nodes without the label get no sharing"
+
+
+def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(namespace, ConfigMap name) -> what a plugin DaemonSet or ClusterPolicy in the input says about it."""
+    refs: dict[tuple[str, str], dict[str, Any]] = {}
+    for obj in objects:
+        kind = obj.get("kind")
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        assert isinstance(meta, Mapping)
+        ns = str(meta.get("namespace") or "")
+        if kind == "ClusterPolicy" and str(obj.get("apiVersion", "")).startswith("nvidia.com/"):
+            cfg = (
+                (obj.get("spec") or {}).get("devicePlugin", {})
+                if isinstance(obj.get("spec"), Mapping)
+                else {}
+            )
+            cfg = cfg.get("config") if isinstance(cfg, Mapping) else None
+            if isinstance(cfg, Mapping) and cfg.get("name"):
+                # the GPU Operator puts the ConfigMap in its own namespace; match it by name in any namespace
+                refs[("*", str(cfg["name"]))] = {
+                    "default": str(cfg.get("default") or "") or None,
+                    "fallbacks": ("empty",),
+                    "node_selector": {},
+                }
+            continue
+        if kind != "DaemonSet":
+            continue
+        pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
+        if not isinstance(pod, Mapping):
+            continue
+        containers = [
+            c
+            for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
+            if isinstance(c, Mapping)
+        ]
+        envs = [_env(c) for c in containers]
+        manager = [
+            e
+            for c, e in zip(containers, envs, strict=True)
+            if "config-manager" in " ".join(map(str, c.get("command") or [])) or "CONFIG_FILE_SRCDIR" in e
+        ]
+        plugin = any(
+            "k8s-device-plugin" in str(c.get("image", "")) or "nvidia-device-plugin" in str(c.get("name", ""))
+            for c in containers
+        )
+        if not manager and not plugin:
+            continue
+        selector = pod.get("nodeSelector") if isinstance(pod.get("nodeSelector"), Mapping) else {}
+        for v in pod.get("volumes") or []:
+            cm = v.get("configMap") if isinstance(v, Mapping) else None
+            if not isinstance(cm, Mapping) or not cm.get("name"):
+                continue
+            env = manager[0] if manager else (envs[0] if envs else {})
+            fallbacks = [f.strip() for f in env.get("FALLBACK_STRATEGIES", "").split(",") if f.strip()]
+            refs[(ns, str(cm["name"]))] = {
+                "default": env.get("DEFAULT_CONFIG") or None,
+                "fallbacks": tuple(fallbacks) if manager else ("single",),
+                "node_selector": {str(k): str(x) for k, x in (selector or {}).items()},
+                "label": env.get("NODE_LABEL") or NODE_LABEL,
+            }
+    return refs
+
+
+@dataclass
+class Scope:
+    plugins: list[PluginConfig] = field(default_factory=list)
+    nodes: list[dict[str, str]] = field(default_factory=list)  # labels of the Node objects in the input
+
+    @classmethod
+    def build(
+        cls,
+        objects: Sequence[Mapping[str, Any]],
+        configmaps: Sequence[tuple[Mapping[str, Any], list[SharedClass], list[str]]],
+    ) -> Scope:
+        """``configmaps``: (ConfigMap, its sharing classes, all its config keys)."""
+        refs = _plugin_refs(objects)
+        scope = cls()
+        for obj in objects:
+            if obj.get("kind") == "Node" and obj.get("apiVersion") == "v1":
+                labels = (
+                    (obj.get("metadata") or {}).get("labels")
+                    if isinstance(obj.get("metadata"), Mapping)
+                    else None
+                )
+                scope.nodes.append({str(k): str(v) for k, v in (labels or {}).items()})
+        for cm, classes, keys in configmaps:
+            meta = cm.get("metadata") if isinstance(cm.get("metadata"), Mapping) else {}
+            assert isinstance(meta, Mapping)
+            ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+            ref = refs.get((ns, name)) or refs.get(("*", name))
+            configs: dict[str, dict[str, SharedClass]] = {k: {} for k in keys}
+            for sc in classes:
+                configs.setdefault(sc.data_key, {})[sc.resource] = sc
+            if ref is not None:
+                default, why = _default_of(keys, ref["default"], ref["fallbacks"])
+                defaults: tuple[str | None, ...] = (default,)
+            else:  # Helm chart (fallbacks named, single) or GPU Operator (fallback empty): not in the input
+                default, why = _default_of(keys, None, DEFAULT_FALLBACKS)
+                defaults = (default,) if default is None else (default, None)
+                if default is not None:
+                    why = (
+                        f"nodes without the label use {default!r} if the plugin was installed with its Helm chart "
+                        "(fallbacks named, single) but no config if by the GPU Operator without "
+                        "devicePlugin.config.default (fallback empty); neither is in the input"
+                    )
+            scope.plugins.append(
+                PluginConfig(
+                    namespace=ns,
+                    name=name,
+                    configs=configs,
+                    defaults=defaults,
+                    default_why=why,
+                    node_selector=dict(ref["node_selector"]) if ref else {},
+                    label=str(ref.get("label") or NODE_LABEL) if ref else NODE_LABEL,
+                    explicit=ref is not None,
+                )
+            )
+        if any(
+            p.explicit for p in scope.plugins
+        ):  # the plugin names its ConfigMap: the others are not its config
+            scope.plugins = [p for p in scope.plugins if p.explicit]
+        return scope
+
+    def shares(self, resource: str) -> bool:
+        return any(resource in c for p in self.plugins for c in p.configs.values())
+
+    def decide(self, resource: str, pod_spec: Mapping[str, Any]) -> Decision:
+        plugins = [p for p in self.plugins if any(resource in c for c in p.configs.values())]
+        if not plugins:
+            return Decision(None)
+        selector = pod_spec.get("nodeSelector") if isinstance(pod_spec.get("nodeSelector"), Mapping) else {}
+        selector = {str(k): str(v) for k, v in (selector or {}).items()}
+        terms = _required_terms(pod_spec)
+        outcomes: dict[str, tuple[SharedClass | None, str]] = {}
+        matching = [n for n in self.nodes if _node_matches(n, selector, terms)] if self.nodes else []
+        if matching:
+            for labels in matching:
+                served = [p for p in plugins if all(labels.get(k) == v for k, v in p.node_selector.items())]
+                if not served:
+                    outcomes.setdefault("-", (None, "a node no sharing plugin config serves"))
+                for p in served:
+                    for key in [labels[p.label]] if p.label in labels else list(p.defaults):
+                        sc = p.outcome(key, resource)
+                        outcomes.setdefault(_k(sc), (sc, f"{p.describe()} config {key!r} on its nodes"))
+            how = f"the {len(matching)} Node(s) in the input it can run on"
+        else:
+            for p in plugins:
+                applies = _selector_relation(selector, p.node_selector)
+                if applies == "no":
+                    continue
+                if applies == "maybe":
+                    outcomes.setdefault("-", (None, f"nodes outside {p.describe()}'s plugin DaemonSet"))
+                for key in _keys_for(p, selector, terms):
+                    sc = p.outcome(key, resource)
+                    what = f"config {key!r}" if key is not None else "no config (no default)"
+                    outcomes.setdefault(_k(sc), (sc, f"{p.describe()} {what}"))
+            how = "its nodeSelector/affinity and the plugin's configs"
+        if resource.endswith(SHARED_SUFFIX):  # only nodes whose config renames it advertise <name>.shared
+            outcomes.pop("-", None)
+        if not outcomes:
+            return Decision(None)
+        if len(outcomes) == 1:
+            sc, why = next(iter(outcomes.values()))
+            return Decision(sc, why=f"{why} ({how})")
+        options = "; ".join(
+            f"{why} -> {'DeviceClass ' + sc.name if sc else 'exclusive GPUs'}"
+            for sc, why in outcomes.values()
+        )
+        return Decision(
+            None,
+            manual=(
+                f"{resource}: the device plugin shares GPUs per node and the nodes this pod can land on may use "
+                f"different configs ({options}); pin the config with nodeSelector {NODE_LABEL}: <config> (or "
+                "--sharing), then migrate again"
+            ),
+        )
+
+
+def _k(sc: SharedClass | None) -> str:
+    return sc.name if sc is not None else "-"
+
+
+def _required_terms(pod_spec: Mapping[str, Any]) -> list[list[Mapping[str, Any]]] | None:
+    aff = pod_spec.get("affinity")
+    na = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
+    terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
+    if not isinstance(terms, list):
+        return None
+    out = []
+    for t in terms:
+        exprs = t.get("matchExpressions") if isinstance(t, Mapping) else None
+        out.append([e for e in exprs or [] if isinstance(e, Mapping)])
+    return out
+
+
+def _expr_ok(labels: Mapping[str, str], e: Mapping[str, Any]) -> bool:
+    key, op, values = str(e.get("key")), e.get("operator"), [str(v) for v in e.get("values") or []]
+    if op == "In":
+        return labels.get(key) in values
+    if op == "NotIn":
+        return labels.get(key) not in values
+    if op == "Exists":
+        return key in labels
+    if op == "DoesNotExist":
+        return key not in labels
+    return True  # Gt/Lt: not about the config label; do not exclude the node
+
+
+def _node_matches(labels: Mapping[str, str], selector: Mapping[str, str], terms: Any) -> bool:
+    if any(labels.get(k) != v for k, v in selector.items()):
+        return False
+    if terms is None:
+        return True
+    return any(all(_expr_ok(labels, e) for e in term) for term in terms)
+
+
+def _selector_relation(selector: Mapping[str, str], plugin_selector: Mapping[str, str]) -> str:
+    """Does a pod with ``selector`` run on the plugin's nodes: yes, no or maybe."""
+    if any(k in selector and selector[k] != v for k, v in plugin_selector.items()):
+        return "no"
+    if all(selector.get(k) == v for k, v in plugin_selector.items()):
+        return "yes"
+    return "maybe"
+
+
+def _keys_for(p: PluginConfig, selector: Mapping[str, str], terms: Any) -> list[str | None]:
+    """Config keys the nodes this pod may land on can use (None: a node with no config)."""
+    if p.label in selector:
+        return [selector[p.label]]
+    if terms:
+        values: set[str | None] = set()
+        for term in terms:
+            exprs = [e for e in term if e.get("key") == p.label]
+            if not exprs:
+                return [*p.defaults, *p.configs]  # this term leaves the label free
+            for e in exprs:
+                if e.get("operator") == "In":
+                    values |= {str(v) for v in e.get("values") or []}
+                elif e.get("operator") == "DoesNotExist":
+                    values |= set(p.defaults)
+                else:
+                    return [*p.defaults, *p.configs]
+        return sorted(values, key=lambda v: (v is None, v or ""))
+    return [*p.defaults, *p.configs]

@@ -1,0 +1,156 @@
+"""Time-slicing scope (issue 12 #1): the device plugin shares GPUs per node, so each pod template gets the
+sharing DeviceClass only when every node it can land on uses that config — else a manual item, never a guess."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from kubedra.migrate.report import MigrationReport
+
+from .helpers import by_kind, migrate_text
+
+DATA = Path(__file__).resolve().parents[2] / "data" / "sharing"
+OPERATOR = (DATA / "gpu-operator-plugin-config.yaml").read_text()
+NAMED = (DATA / "device-plugin-named-configs.yaml").read_text()
+
+
+def deployment(name: str, selector: dict[str, str] | None = None, affinity: str = "") -> str:
+    sel = ""
+    if selector:
+        sel = "      nodeSelector:\n" + "".join(f"        {k}: {v}\n" for k, v in selector.items())
+    return (
+        textwrap.dedent(
+            f"""\
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {{name: {name}, namespace: ml}}
+        spec:
+          replicas: 4
+          selector: {{matchLabels: {{app: {name}}}}}
+          template:
+            metadata: {{labels: {{app: {name}}}}}
+            spec:
+        """
+        )
+        + sel
+        + affinity
+        + textwrap.indent(
+            textwrap.dedent(
+                """\
+            containers:
+            - name: c
+              image: cuda
+              resources: {limits: {nvidia.com/gpu: 1}}
+            """
+            ),
+            "      ",
+        )
+    )
+
+
+def classes(rep: MigrationReport) -> dict[str, str]:
+    """Deployment -> deviceClassName of its claim ("" when its GPU request was not rewritten)."""
+    out = rep.files[0].output
+    rcts = {r["metadata"]["name"]: r for r in by_kind(out, "ResourceClaimTemplate")}
+    res = {}
+    for d in by_kind(out, "Deployment"):
+        claims = d["spec"]["template"]["spec"].get("resourceClaims") or []
+        if not claims:
+            res[d["metadata"]["name"]] = ""
+            continue
+        rct = rcts[claims[0]["resourceClaimTemplateName"]]
+        res[d["metadata"]["name"]] = rct["spec"]["spec"]["devices"]["requests"][0]["exactly"][
+            "deviceClassName"
+        ]
+    return res
+
+
+def manual(rep: MigrationReport) -> list[str]:
+    return [f.message for f in rep.findings if f.level == "manual"]
+
+
+def test_gpu_operator_default_config_shares_every_node():
+    rep = migrate_text(OPERATOR + "---\n" + deployment("a"))
+    assert classes(rep) == {"a": "gpu-time-slicing.gpu.nvidia.com"}
+    assert not manual(rep)
+
+
+def test_gpu_operator_without_a_default_shares_only_labelled_nodes():
+    text = OPERATOR.replace("      default: plugin-config.yaml\n", "")
+    rep = migrate_text(text + "---\n" + deployment("a"))
+    assert classes(rep) == {"a": ""}  # fallback "empty": only nodes labelled with the config share
+    assert len(manual(rep)) == 1
+    node = "---\napiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {pool: a}}\n"
+    rep = migrate_text(text + node + "---\n" + deployment("a"))
+    assert classes(rep) == {"a": "gpu.nvidia.com"}  # its only node has no label: exclusive GPUs
+    assert not manual(rep)
+
+
+def test_configmap_alone_cannot_say_whether_unlabelled_nodes_share():
+    cm = OPERATOR.split("---\n")[0]
+    rep = migrate_text(cm + "---\n" + deployment("a"))
+    assert classes(rep) == {"a": ""}  # left unchanged
+    (msg,) = manual(rep)
+    assert "different configs" in msg and "nvidia.com/device-plugin.config" in msg
+
+
+def test_named_configs_decided_per_workload_from_its_node_selector():
+    label = "nvidia.com/device-plugin.config"
+    text = "---\n".join(
+        [
+            NAMED,
+            deployment("free"),
+            deployment("shared", {label: "config1"}),
+            deployment("whole", {label: "config0"}),
+        ]
+    )
+    rep = migrate_text(text)
+    got = classes(rep)
+    assert got["shared"] == "gpu-time-slicing.gpu.nvidia.com"
+    assert got["whole"] == "gpu.nvidia.com"
+    assert got["free"] == ""  # may land on config0 (default) or config1 nodes
+    assert len(manual(rep)) == 1
+
+
+def test_required_affinity_in_one_config_decides():
+    aff = textwrap.indent(
+        textwrap.dedent(
+            """\
+            affinity:
+              nodeAffinity:
+                requiredDuringSchedulingIgnoredDuringExecution:
+                  nodeSelectorTerms:
+                  - matchExpressions:
+                    - {key: nvidia.com/device-plugin.config, operator: In, values: [config1]}
+            """
+        ),
+        "      ",
+    )
+    rep = migrate_text(NAMED + "---\n" + deployment("a", affinity=aff))
+    assert classes(rep) == {"a": "gpu-time-slicing.gpu.nvidia.com"}
+
+
+def test_nodes_in_the_input_decide_for_an_unpinned_workload():
+    nodes = "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n{i}\n  labels: {{nvidia.com/device-plugin.config: config1, pool: ts}}\n"
+        for i in range(2)
+    )
+    nodes += "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: n9\n  labels: {pool: train}\n"
+    rep = migrate_text(
+        NAMED
+        + nodes
+        + "---\n"
+        + deployment("ts", {"pool": "ts"})
+        + "---\n"
+        + deployment("tr", {"pool": "train"})
+    )
+    assert classes(rep) == {"ts": "gpu-time-slicing.gpu.nvidia.com", "tr": "gpu.nvidia.com"}
+    assert not manual(rep)
+
+
+def test_explicit_sharing_flag_overrides_the_scope():
+    cm = OPERATOR.split("---\n")[0]
+    rep = migrate_text(cm + "---\n" + deployment("a"), sharing="exclusive")
+    assert classes(rep) == {"a": "gpu.nvidia.com"}
+    assert not manual(rep)
