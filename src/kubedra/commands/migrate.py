@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,25 +57,57 @@ def _out_paths(paths: tuple[str, ...], files: list[str], out: str) -> dict[str, 
     return mapping
 
 
-def _write_all(targets: dict[str, str]) -> None:
-    """Write every file via a temporary file + rename, after all temporaries were written."""
-    temps: list[tuple[str, str]] = []
+def _check_out(paths: tuple[str, ...], out: str, targets: dict[str, str], force: bool) -> None:
+    """Refuse an --out that overlaps an input (equal, inside it, or holding it) and, without --force, one
+    that already holds a file the migration would write."""
+    o = Path(os.path.realpath(out))
+    for p in paths:
+        if p == "-":
+            continue
+        r = Path(os.path.realpath(p))
+        if o == r or o.is_relative_to(r) or r.is_relative_to(o):
+            raise UsageError(f"--out {out} overlaps the input {p}: write the migrated files somewhere else")
+    if not force:
+        existing = [t for t in targets.values() if os.path.lexists(t)]
+        if existing:
+            more = f" (and {len(existing) - 1} more)" if len(existing) > 1 else ""
+            raise UsageError(f"--out: {existing[0]} already exists{more}; pass --force to overwrite")
+
+
+def _write_out(out: str, files: dict[str, str], force: bool) -> None:
+    """Write the migration under ``out``: all or nothing.
+
+    A new ``out`` is built completely as a temporary folder beside it and renamed into place at the end. Into
+    an existing ``out`` (``--force``) every file is first written as a temporary beside its target, then all
+    are renamed; a failure before the renames leaves the old files as they were (new subfolders may stay)."""
+    from kubedra.safewrite import TEMP_PREFIX, remove_stale_temps, temp_name, terminate_cleanly, write_files
+
+    if os.path.lexists(out):
+        if not os.path.isdir(out):
+            raise UsageError(f"--out {out}: exists and is not a folder")
+        write_files(files, overwrite_readonly=force, make_folders=True)
+        return
+    parent = os.path.dirname(os.path.abspath(out))
     try:
-        for target, text in targets.items():
-            directory = os.path.dirname(os.path.abspath(target))
-            os.makedirs(directory, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".kubedra-", dir=directory)
-            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-                fh.write(text)
-            if os.path.exists(target):
-                os.chmod(tmp, os.stat(target).st_mode & 0o7777)
-            temps.append((tmp, target))
+        os.makedirs(parent, exist_ok=True)
     except OSError as e:
-        for tmp, _ in temps:
-            os.unlink(tmp)
-        raise InputError(f"cannot write {e.filename}: {e.strerror}") from e
-    for tmp, target in temps:
-        os.replace(tmp, target)
+        raise InputError(f"cannot create folder {parent}: {e.strerror}") from e
+    remove_stale_temps(parent)
+    tmp = temp_name(parent)
+    assert os.path.basename(tmp).startswith(TEMP_PREFIX)
+    with terminate_cleanly():
+        try:
+            os.mkdir(tmp)
+            inside = {os.path.join(tmp, os.path.relpath(t, out)): text for t, text in files.items()}
+            write_files(inside, make_folders=True)
+            os.rename(tmp, out)
+        except OSError as e:
+            raise InputError(f"cannot write {e.filename or out}: {e.strerror}") from e
+        finally:
+            if os.path.lexists(tmp):
+                import shutil
+
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _table(report: Any, show_changes: bool, *, err: bool) -> None:
@@ -118,6 +149,9 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     "--out", "out_dir", type=click.Path(file_okay=False), help="Write the migrated files under DIR."
 )
 @click.option(
+    "--force", is_flag=True, help="With --out: overwrite files that already exist there (read-only ones too)."
+)
+@click.option(
     "--in-place", is_flag=True, help="Rewrite the files themselves (atomically, only if nothing failed)."
 )
 @click.option(
@@ -156,6 +190,7 @@ def migrate(
     files: tuple[str, ...],
     target_version: str,
     out_dir: str | None,
+    force: bool,
     in_place: bool,
     show_diff: bool,
     gpu_strategy: str,
@@ -198,18 +233,25 @@ def migrate(
         interval=interval,
         gang=not no_gang,
     )
+    if force and out_dir is None:
+        raise UsageError("--force only applies to --out")
     migrator = Migrator(options)
     sources = load_sources(files)
+    targets: dict[str, str] = {}
+    if out_dir is not None:  # checked before any work, so a refused --out costs nothing
+        targets = _out_paths(files, [s.name for s in sources], out_dir)
+        _check_out(files, out_dir, targets, force)
     report = migrator.migrate(sources)
     if not no_validate:
         attach_validation(report)
     stdin_only = files == ("-",)
     data = report.to_dict()
     if out_dir is not None:
-        targets = _out_paths(files, [r.file for r in report.files], out_dir)
-        _write_all({targets[r.file]: r.output for r in report.files})
+        _write_out(out_dir, {targets[r.file]: r.output for r in report.files}, force)
     elif in_place:
-        _write_all({r.file: r.output for r in report.files if r.changed})
+        from kubedra.safewrite import write_files
+
+        write_files({r.file: r.output for r in report.files if r.changed})
     elif stdin_only and not show_diff and output in ("table", "wide"):
         click.echo(report.files[0].output if report.files else "", nl=False)
     else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
@@ -20,7 +19,7 @@ from kubedra.commands._common import (
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.model.quantity import QuantityError, parse_quantity
-from kubedra.report.output import emit, to_yaml
+from kubedra.report.output import emit, to_yaml, write_atomic
 from kubedra.simulate.cluster import DP, DRA, MODES, ClusterOptions
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
@@ -91,7 +90,7 @@ def write_cluster(sim: Simulation, path: str) -> None:
         parts.append(f"# --- {mode} view ---\n")
         for o in objs:
             parts.append("---\n" + to_yaml(o))
-    Path(path).write_text("".join(parts), encoding="utf-8")
+    write_atomic(path, "".join(parts))
 
 
 def report(

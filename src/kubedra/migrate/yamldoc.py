@@ -165,6 +165,11 @@ class YamlFile:
         self.name = name
         self.text = text
         self.chunks = split_chunks(text)
+        # a file written with CRLF line endings gets CRLF in what is rewritten or added too
+        self.eol = "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
+
+    def _eol(self, piece: str) -> str:
+        return piece if self.eol == "\n" else piece.replace("\r\n", "\n").replace("\n", "\r\n")
 
     def load(self, chunk: Chunk) -> Any:
         """The ruamel object of ``chunk`` (parsed on first use)."""
@@ -212,9 +217,9 @@ class YamlFile:
                 piece = c.original
             else:
                 body = dump(c.data, c.style) if c.new else minimal_dump(c.body, c.data, c.style)
-                piece = c.separator + c.head + body + c.tail
+                piece = self._eol(c.separator + c.head + body + c.tail)
             if out and not out[-1].endswith("\n") and piece:
-                out.append("\n")
+                out.append(self.eol)
             out.append(piece)
         return "".join(out)
 
@@ -491,4 +496,4 @@ class JsonFile(YamlFile):
                     "kind": "List",
                     "items": [*map(to_plain, self.before), data, *map(to_plain, self.after)],
                 }
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return self._eol(json.dumps(data, indent=2, ensure_ascii=False) + "\n")

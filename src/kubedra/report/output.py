@@ -9,9 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -117,18 +115,7 @@ def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:
 
 
 def write_atomic(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder renamed over it, so nothing is
-    half-written on error; the file gets the usual umask permissions (mkstemp alone creates 0600)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".kubedra-", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Replace (or create) the regular file ``path`` atomically, keeping its mode (see kubedra.safewrite)."""
+    from kubedra.safewrite import write_atomic as _write
+
+    _write(path, text)

@@ -12,6 +12,7 @@ from html import escape
 from pathlib import Path
 
 from kubedra.errors import UsageError
+from kubedra.safewrite import resolve_target, write_atomic
 from kubedra.simulate.render import TITLES, gib
 from kubedra.simulate.results import NodeUse, Simulation
 
@@ -132,6 +133,7 @@ def write_chart(sim: Simulation, path: str) -> None:
     check_chart_path(path)
     target = Path(path)
     if target.suffix.lower() == ".png":
+        resolve_target(path)  # refuse a FIFO, device or folder before matplotlib opens it
         _png(sim, target)
     else:
-        target.write_text(svg(sim), encoding="utf-8")
+        write_atomic(path, svg(sim))

@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
-from kubedra.report.output import write_atomic
+from kubedra.safewrite import write_atomic
 from kubedra.sources import files
 
 FORMAT = "kubedra.io/snapshot/v1"
