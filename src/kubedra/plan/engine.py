@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,7 @@ class Capacity:
     after: int  # GPUs usable after the wave
     demand: float  # GPUs in use by the pool's workloads
     dra_after: int  # GPUs the pool publishes through DRA once fully migrated
+    first: bool = True  # the pool's first wave (the runbook prints "before" there only)
 
     @property
     def short(self) -> float:
@@ -266,7 +268,12 @@ def _values(state: ClusterState, target: str, target_patch: str) -> dict[str, st
 
 
 def _control_plane_wave(
-    state: ClusterState, values: dict[str, str], hop_list: list[str], number: int
+    state: ClusterState,
+    values: dict[str, str],
+    hop_list: list[str],
+    number: int,
+    config_steps: Sequence[Step] = (),
+    gang_step: Step | None = None,
 ) -> Wave:
     dist = templates.distribution(state.spec.distribution)
     common = templates.common()
@@ -283,24 +290,40 @@ def _control_plane_wave(
                 v,
             ),
         ),
-        Step(
-            "Back up etcd" if not etcd.get("managed") else "Back up (etcd is managed by the provider)",
-            templates.render_all(etcd["backup"], v),
-            note="Managed control plane: the provider snapshots etcd; you cannot restore it yourself, so keep an "
-            "object-level backup."
-            if etcd.get("managed")
-            else "",
-        ),
-        Step("Check the backup", templates.render_all(etcd["verify"], v)),
+        *config_steps,
     ]
     cp = dist["controlPlane"]
-    for hop in hop_list:
+    rollback_points: list[tuple[str, str, dict[str, str]]] = []  # (hop, version before it, values)
+    previous = values["current"]
+    each: list[str | None] = [*hop_list] or [None]
+    for hop in each:
+        # one backup and rollback point per minor: a multi-minor hop can be stopped (and undone) after any minor
+        bv = {**v, "wave": f"{number}-before-{hop}" if hop and len(hop_list) > 1 else str(number)}
+        what = f" (rollback point before {hop})" if hop and len(hop_list) > 1 else ""
+        steps += [
+            Step(
+                ("Back up etcd" if not etcd.get("managed") else "Back up (etcd is managed by the provider)")
+                + what,
+                templates.render_all(etcd["backup"], bv),
+                note="Managed control plane: the provider snapshots etcd; you cannot restore it yourself, so keep an "
+                "object-level backup."
+                if etcd.get("managed")
+                else "",
+            ),
+            Step("Check the backup" + what, templates.render_all(etcd["verify"], bv)),
+        ]
+        if hop is None:
+            break
         hv = {**v, "hop": hop, "hop_patch": values["target_patch"] if hop == values["target"] else f"{hop}.0"}
         steps.append(
             Step(
                 f"Upgrade the control plane to {hop}", templates.render_all(cp["upgrade"] + cp["verify"], hv)
             )
         )
+        rollback_points.append((hop, previous, bv))
+        previous = hop
+    if gang_step is not None:
+        steps.append(gang_step)
     if not hop_list:
         steps.append(
             Step(
@@ -345,9 +368,17 @@ def _control_plane_wave(
         if state.device_plugin is None:
             dp_note = "no device-plugin DaemonSet found in the snapshot: adjust the namespace/name"
     steps.append(Step("Keep the device plugin off nodes labelled for DRA", dp_cmds, note=dp_note))
-    rollback_cmds = templates.render_all(
-        cp["rollback"], {**v, "hop": values["target"], "hop_patch": values["target_patch"]}
-    )
+    if len(rollback_points) > 1:
+        rollback_cmds = []
+        for hop, before, bv in reversed(rollback_points):
+            rollback_cmds.append(f"# undo {hop} (back to {before}): restore the backup taken before {hop}")
+            rollback_cmds += templates.render_all(
+                cp["rollback"], {**bv, "hop": hop, "hop_patch": f"{hop}.0", "current": before}
+            )
+    else:
+        rollback_cmds = templates.render_all(
+            cp["rollback"], {**v, "hop": values["target"], "hop_patch": values["target_patch"]}
+        )
     rollback_cmds += templates.render_all(drv["rollback"], v)
     rollback_minutes = int(cp["rollbackMinutes"]) if hop_list else 15
     note = (
@@ -440,7 +471,8 @@ def _node_wave(
     during = dp_left + (dra_ready if bridge else 0)
     after_dra = dra_ready + sum(n.gpus_after or n.gpus_before for n in batch)
     after = dp_left + after_dra if bridge or last_of_pool else dp_left
-    cap = Capacity(pool.name, pool.gpus_before, during, after, pool.demand, pool.gpus_after)
+    first = not any(n.name in migrated_set for n in pool.nodes if n.stack == "device-plugin")
+    cap = Capacity(pool.name, pool.gpus_before, during, after, pool.demand, pool.gpus_after, first)
     warnings = []
     if cap.short > 0:
         warnings.append(
@@ -481,12 +513,100 @@ def _node_wave(
 # ------------------------------------------------------------------------------------------------ blockers
 
 
-def _blockers(snap: Snapshot, target: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _blockers(
+    snap: Snapshot, target: str
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """Audit errors (blockers), the audit summary, and the findings about the cluster's own configuration
+    that become plan steps (``clusterSteps`` in data/plan/common.yaml)."""
     from kubedra.snapshot import audit as snapshot_audit
 
     report = snapshot_audit.run([snap], target)
     blockers = [f.to_dict() for f in report.findings if f.severity == "error"]
-    return blockers, report.summary()
+    wanted = templates.common().get("clusterSteps") or {}
+    config = [f.to_dict() for f in report.findings if f.rule in wanted]
+    return blockers, report.summary(), config
+
+
+def cluster_config_steps(findings: list[dict[str, Any]]) -> list[Step]:
+    """One step per audit rule about the cluster's configuration (kube-dns, IPVS, kernels, cgroup v1),
+    titled with the release that forces it."""
+    table = templates.common().get("clusterSteps") or {}
+    by_rule: dict[str, list[dict[str, Any]]] = {}
+    for f in findings:
+        by_rule.setdefault(str(f["rule"]), []).append(f)
+    steps = []
+    for rule, found in by_rule.items():
+        info = table[rule]
+        lines = [f"# {f['message']}" for f in found]
+        fixes = list(dict.fromkeys(str(f["fix"]) for f in found if f.get("fix")))
+        steps.append(
+            Step(
+                f"{info['title']} ({info['deadline']})",
+                lines,
+                note=" ".join(fixes) + f" (audit rule {rule})",
+            )
+        )
+    return steps
+
+
+def _gang_count(snap: Snapshot) -> int:
+    """Workloads whose migration writes a scheduling.k8s.io PodGroup (or Workload): operator gangs that are
+    not per group, not already grouped, and can start (see kubedra.migrate.gang)."""
+    from kubedra.k8s import workloads
+    from kubedra.snapshot.capture import uses_gpu
+
+    n = 0
+    for obj in snap.items:
+        templates_ = workloads.pod_templates(obj)
+        if not templates_:
+            continue
+        gang = workloads.gang(obj, templates_, uses_gpu(obj))
+        if gang is None or gang.problem or gang.per_group:
+            continue
+        grouped = any(
+            isinstance(sp := workloads.get_path(obj, t.spec), dict)
+            and (sp.get("schedulingGroup") or sp.get("workloadRef"))
+            for t in templates_
+        )
+        if not grouped:
+            n += 1
+    return n
+
+
+def gang_gate_step(
+    snap: Snapshot, target_minor: int, distribution: str, values: dict[str, str]
+) -> Step | None:
+    """Gates and --runtime-config the migrated PodGroups need (before the migrated manifests are applied)."""
+    count = _gang_count(snap)
+    if not count:
+        return None
+    need = (templates.common().get("gangScheduling") or {}).get(f"1.{target_minor}")
+    if need is None:
+        return Step(
+            f"Gang scheduling: {count} gang workload(s) and no scheduling.k8s.io gang API in 1.{target_minor}",
+            [],
+            note="migrate writes no PodGroup for this target; keep the operator's own gang scheduler",
+        )
+    gates = ",".join(f"{g}=true" for g in need["gates"])
+    api = str(need["api"])
+    cmds = [
+        f"# kube-apiserver: --feature-gates={gates} --runtime-config={api}=true",
+        f"# kube-scheduler and kube-controller-manager: --feature-gates={gates}",
+        f"kubectl {values['kctx']} api-resources --api-group=scheduling.k8s.io   # podgroups served at {api}",
+    ]
+    managed = bool(templates.distribution(distribution)["etcd"].get("managed"))
+    return Step(
+        f"Enable the gang-scheduling API for {count} migrated gang workload(s) (PodGroups, {api})",
+        cmds,
+        note="migrate writes PodGroups for these workloads; without the gates and the API version the apiserver "
+        "rejects them"
+        + (
+            "; a managed control plane does not let you set alpha/off-by-default gates: ask the provider, or "
+            "keep the operator's own gang scheduler (migrate --no-gang)"
+            if managed
+            else ""
+        ),
+    )
 
 
 def _risk(
@@ -533,10 +653,19 @@ def build(
         state = analyse(spec, snap, target)
         hop_list = hops(state.version, target_minor)
         values = _values(state, target, target_patch)
-        blockers, audit_summary = _blockers(snap, target)
+        blockers, audit_summary, config = _blockers(snap, target)
         cluster_waves: list[Wave] = []
         number += 1
-        cluster_waves.append(_control_plane_wave(state, values, hop_list, number))
+        cluster_waves.append(
+            _control_plane_wave(
+                state,
+                values,
+                hop_list,
+                number,
+                config_steps=cluster_config_steps(config),
+                gang_step=gang_gate_step(snap, target_minor, spec.distribution, values),
+            )
+        )
         total_nodes = len(state.gpu_nodes)
         size = max(1, math.ceil(total_nodes * wave_size / 100)) if total_nodes else 1
         for pool in sorted(state.pools, key=lambda p: (p.gpus_before, p.name)):

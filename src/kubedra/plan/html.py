@@ -18,9 +18,8 @@ def _wave_body(w: Wave) -> str:
     ]
     if w.capacity is not None:
         c = w.capacity
-        facts.append(
-            ("Pool GPUs", f"before {c.before}, during {c.during}, after {c.after}; in use {c.demand:g}")
-        )
+        before = f"before {c.before}, " if c.first else ""
+        facts.append(("Pool GPUs", f"{before}during {c.during}, after {c.after}; in use {c.demand:g}"))
     out = [h.table(("Field", "Value"), facts, filterable=False)]
     out += [f'<div class="warnbox">{h.esc(x)}</div>' for x in w.warnings]
     for i, s in enumerate(w.steps, 1):
@@ -78,13 +77,26 @@ def sections(plan: Plan) -> list[h.Section]:
     )
 
     entries = []
+    soaks = []
     t = 0.0
     for w in plan.waves:
-        dur = w.duration_minutes / 60
+        dur = w.duration_minutes / 60 / 24
         cls = "flagged" if w.capacity is not None and w.capacity.short > 0 else w.kind
         entries.append((f"{w.number} {w.cluster}/{w.pool or 'control plane'}", w.cluster, t, dur, cls))
-        t += dur + w.soak_hours
-    timeline = h.timeline(entries, title="Wave timeline (hours, soak included)", id="wave-timeline")
+        soaks.append(w.soak_hours / 24)
+        t += dur + w.soak_hours / 24
+    timeline = h.timeline(
+        entries,
+        title="Wave timeline (days)",
+        unit="d",
+        id="wave-timeline",
+        soaks=soaks,
+        legend=(
+            ("nodes", "wave (work)"),
+            ("soak", f"soak ({plan.soak_hours} h)"),
+            ("flagged", "short of GPUs"),
+        ),
+    )
     wave_rows = [
         (
             w.number,

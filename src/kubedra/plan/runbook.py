@@ -33,7 +33,8 @@ def wave_markdown(w: Wave) -> str:
         facts.append(
             (
                 "Pool capacity (GPUs)",
-                f"before {c.before}, during the wave {c.during}, after {c.after}; in use {c.demand:g}",
+                (f"before {c.before}, " if c.first else "")
+                + f"during the wave {c.during}, after {c.after}; in use {c.demand:g}",
             )
         )
     out.append(markdown_table(("Field", "Value"), facts))

@@ -162,17 +162,32 @@ def bar_chart(
     return '<div class="chart">' + "".join(parts) + "</div>"
 
 
+_STEPS = (0.25, 0.5, 1, 2, 5, 7, 14, 30, 60, 90, 180, 365)
+
+
+def _tick_step(end: float, most: int = 8) -> float:
+    """The smallest round step that puts at most ``most`` ticks on [0, end]."""
+    return next((s for s in _STEPS if end / s <= most), end / most)
+
+
 def timeline(
     entries: Sequence[tuple[str, str, float, float, str]],
     *,
     title: str,
-    unit: str = "h",
+    unit: str = "d",
     id: str = "",
+    soaks: Sequence[float] = (),
+    legend: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """A Gantt-like timeline: (label, group, start, duration, css class) per row; times in ``unit``."""
-    end = max((s + d for _, _, s, d, _ in entries), default=1) or 1
+    """A Gantt-like timeline: (label, group, start, duration, css class) per row; times in ``unit``.
+
+    ``soaks[i]`` draws a lighter bar after row ``i`` (the wait before the next row); ``legend`` is
+    (css class, text) pairs drawn as swatches under the title. Ticks fall on round steps of ``unit``."""
+    soak = list(soaks) + [0.0] * (len(entries) - len(soaks))
+    end = max((s + d + soak[i] for i, (_, _, s, d, _) in enumerate(entries)), default=1) or 1
     left, span, row = 230, 520, 20
-    height = 40 + row * len(entries) + 24
+    top = 40 + (18 if legend else 0)
+    height = top + row * len(entries) + 24
     width = left + span + 40
     groups = list(dict.fromkeys(g for _, g, _, _, _ in entries))
     color = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
@@ -184,22 +199,39 @@ def timeline(
         f"<title>{esc(title)}</title>",
         f'<text x="8" y="18" class="ctitle">{esc(title)}</text>',
     ]
-    for tick in range(5):
-        x = left + span * tick / 4
+    x = 8.0
+    for cls, text in legend:
         parts.append(
-            f'<line x1="{x:.1f}" y1="28" x2="{x:.1f}" y2="{height - 20}" class="grid"/>'
-            f'<text x="{x:.1f}" y="{height - 6}" class="tick">{end * tick / 4:.0f}{esc(unit)}</text>'
+            f'<rect x="{x:.0f}" y="28" width="14" height="10" fill="{PALETTE[0]}" class="{esc(cls)}"/>'
+            f'<text x="{x + 18:.0f}" y="37" class="tick legend">{esc(text)}</text>'
         )
-    y = 32
-    for label, group, start, dur, cls in entries:
-        x = left + span * start / end
+        x += 26 + 7 * len(text)
+    step = _tick_step(end)
+    tick = 0.0
+    while tick <= end + 1e-9:
+        tx = left + span * tick / end
+        parts.append(
+            f'<line x1="{tx:.1f}" y1="{top - 4}" x2="{tx:.1f}" y2="{height - 20}" class="grid"/>'
+            f'<text x="{tx:.1f}" y="{height - 6}" class="tick">{tick:g}{esc(unit)}</text>'
+        )
+        tick += step
+    y = top
+    for i, (label, group, start, dur, cls) in enumerate(entries):
+        bx = left + span * start / end
         w = max(2.0, span * dur / end)
         parts.append(
             f'<text x="8" y="{y + 12}" class="glabel">{esc(label)}</text>'
-            f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="{row - 6}" fill="{color[group]}" '
+            f'<rect x="{bx:.1f}" y="{y}" width="{w:.1f}" height="{row - 6}" fill="{color[group]}" '
             f'class="{esc(cls)}" data-group="{esc(group)}"><title>{esc(label)}: {start:g}{esc(unit)} + '
             f"{dur:g}{esc(unit)}</title></rect>"
         )
+        if soak[i] > 0:
+            sw = span * soak[i] / end
+            parts.append(
+                f'<rect x="{bx + w:.1f}" y="{y + 3}" width="{sw:.1f}" height="{row - 12}" fill="{color[group]}" '
+                f'class="soak" data-group="{esc(group)}"><title>{esc(label)}: soak {soak[i]:g}{esc(unit)}'
+                "</title></rect>"
+            )
         y += row
     parts.append("</svg>")
     return '<div class="chart">' + "".join(parts) + "</div>"

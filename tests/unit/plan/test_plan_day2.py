@@ -1,0 +1,176 @@
+"""``kubedra plan`` steps a cluster needs beyond the waves: one etcd snapshot and rollback point per minor on a
+multi-minor hop, the gates and --runtime-config for the PodGroups migrate writes, and audit's cluster findings
+(kube-dns, IPVS) as steps with the release that forces them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .helpers import run
+
+DATA = Path(__file__).parent / "data"
+
+KUBE_DNS = {
+    "apiVersion": "apps/v1",
+    "kind": "Deployment",
+    "metadata": {"name": "kube-dns", "namespace": "kube-system"},
+    "spec": {
+        "selector": {"matchLabels": {"k8s-app": "kube-dns"}},
+        "template": {
+            "metadata": {"labels": {"k8s-app": "kube-dns"}},
+            "spec": {
+                "containers": [{"name": "kubedns", "image": "registry.k8s.io/dns/k8s-dns-kube-dns:1.22.28"}]
+            },
+        },
+    },
+}
+KUBE_PROXY = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "kube-proxy", "namespace": "kube-system"},
+    "data": {
+        "config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nmode: ipvs\n"
+    },
+}
+JOBSET = {
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": {"name": "pretrain", "namespace": "ml"},
+    "spec": {
+        "replicatedJobs": [
+            {
+                "name": "workers",
+                "replicas": 2,
+                "template": {
+                    "spec": {
+                        "parallelism": 2,
+                        "completions": 2,
+                        "template": {
+                            "spec": {
+                                "containers": [
+                                    {
+                                        "name": "w",
+                                        "image": "trainer",
+                                        "resources": {"limits": {"nvidia.com/gpu": 8}},
+                                    }
+                                ]
+                            }
+                        },
+                    }
+                },
+            }
+        ]
+    },
+}
+
+
+def fleet(tmp_path: Path, version: str, *extra: dict[str, Any]) -> str:
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    snap["kubedra"]["serverVersion"] = version
+    snap["items"] += list(extra)
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    (tmp_path / "fleet.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kubedra.io/v1alpha1",
+                "kind": "Fleet",
+                "clusters": [
+                    {"name": "dev", "snapshot": "dev.yaml", "distribution": "kubeadm", "criticality": "low"}
+                ],
+            }
+        )
+    )
+    return str(tmp_path / "fleet.yaml")
+
+
+def control_plane(path: str) -> dict[str, Any]:
+    res = run("plan", "--fleet", path, "-o", "json")
+    assert res.exit_code in (0, 1), res.output
+    return next(w for w in json.loads(res.stdout)["waves"] if w["kind"] == "control-plane")
+
+
+def test_one_etcd_snapshot_and_rollback_point_per_minor(tmp_path: Path) -> None:
+    cp = control_plane(fleet(tmp_path, "v1.34.5"))
+    titles = [s["title"] for s in cp["steps"]]
+    for hop in ("1.35", "1.36", "1.37"):
+        backup = titles.index(f"Back up etcd (rollback point before {hop})")
+        assert titles.index(f"Check the backup (rollback point before {hop})") == backup + 1
+        assert titles.index(f"Upgrade the control plane to {hop}") == backup + 2
+    saves = [c for s in cp["steps"] for c in s["commands"] if "snapshot save" in c]
+    assert [s.split("etcd-dev-wave-")[1].split(".db")[0] for s in saves] == [
+        "1-before-1.35",
+        "1-before-1.36",
+        "1-before-1.37",
+    ]
+    rollback = cp["rollback"]["commands"]
+    undo = [c for c in rollback if c.startswith("# undo")]
+    assert undo == [
+        "# undo 1.37 (back to 1.36): restore the backup taken before 1.37",
+        "# undo 1.36 (back to 1.35): restore the backup taken before 1.36",
+        "# undo 1.35 (back to 1.34): restore the backup taken before 1.35",
+    ]
+    assert any("etcd-dev-wave-1-before-1.35.db" in c for c in rollback)
+
+
+def test_single_minor_keeps_one_backup(tmp_path: Path) -> None:
+    cp = control_plane(fleet(tmp_path, "v1.36.2"))
+    titles = [s["title"] for s in cp["steps"]]
+    assert titles.count("Back up etcd") == 1 and not any("rollback point" in t for t in titles)
+
+
+def test_podgroups_need_gate_and_runtime_config(tmp_path: Path) -> None:
+    cp = control_plane(fleet(tmp_path, "v1.36.2", JOBSET))
+    (step,) = [s for s in cp["steps"] if s["title"].startswith("Enable the gang-scheduling API")]
+    assert "1 migrated gang workload(s) (PodGroups, scheduling.k8s.io/v1beta1)" in step["title"]
+    assert step["commands"][0] == (
+        "# kube-apiserver: --feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true"
+    )
+    assert "--feature-gates=GenericWorkload=true" in step["commands"][1]
+    # and nothing without a gang
+    assert not any("gang" in s["title"] for s in control_plane(fleet(tmp_path, "v1.36.2"))["steps"])
+
+
+@pytest.mark.parametrize(
+    ("obj", "title"),
+    [
+        (KUBE_DNS, "Replace kube-dns with CoreDNS (deprecated in 1.37 (no removal announced))"),
+        (KUBE_PROXY, "Move kube-proxy from IPVS to nftables (IPVS off by default in 1.40, removed in 1.43)"),
+    ],
+)
+def test_audit_cluster_findings_become_steps(tmp_path: Path, obj: dict[str, Any], title: str) -> None:
+    cp = control_plane(fleet(tmp_path, "v1.36.2", obj))
+    (step,) = [s for s in cp["steps"] if s["title"] == title]
+    assert step["commands"] and step["commands"][0].startswith("# ")
+    assert "audit rule cluster." in step["note"]
+
+
+FLEET = str(DATA / "fleet.yaml")
+
+
+def test_pool_capacity_before_is_printed_once_per_pool() -> None:
+    res = run("plan", "--fleet", FLEET, "-o", "markdown")
+    lines = [ln for ln in res.stdout.splitlines() if "Pool capacity (GPUs)" in ln]
+    prod = [ln for ln in lines if "in use 76" in ln]
+    assert len(prod) == 10  # one per wave of prod's pool
+    assert sum("before 80" in ln for ln in prod) == 1 and "before 80" in prod[0]
+
+
+def test_timeline_in_days_with_soak_and_legend(tmp_path: Path) -> None:
+    import itertools
+    import re
+
+    out = tmp_path / "plan.html"
+    run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json")
+    page = out.read_text()
+    svg = page[page.index('id="wave-timeline"') : page.index("</svg>", page.index('id="wave-timeline"'))]
+    assert "Wave timeline (days)" in svg
+    ticks = re.findall(r'class="tick">([0-9.]+)d<', svg)
+    steps = {round(float(b) - float(a), 6) for a, b in itertools.pairwise(ticks)}
+    assert len(ticks) <= 9 and len(steps) == 1 and steps.pop() in (1, 2, 5, 7, 14, 30, 60, 90)
+    assert svg.count('class="soak"') >= 10 and ": soak 3d" in svg  # 72 h between waves
+    assert "soak (72 h)" in svg and "wave (work)" in svg and "short of GPUs" in svg
