@@ -21,6 +21,7 @@ from kubedra.audit.engine import IgnoreEntry, Scope
 from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.sources import files
+from kubedra.text import noun
 
 # Every snapshot file contains this text (its header's format); others are not parsed twice to find out.
 SNAPSHOT_MARK = "kubedra.io/snapshot/"
@@ -183,7 +184,8 @@ def load_ignore_file(path: str) -> list[IgnoreEntry]:
         unknown = set(row) - allowed
         if unknown:
             raise InputError(
-                f"ignore entry {i}: unknown field(s) {', '.join(sorted(unknown))}", Location(file=path)
+                f"ignore entry {i}: unknown {noun(len(unknown), 'field')} {', '.join(sorted(unknown))}",
+                Location(file=path),
             )
 
         def opt(key: str, r: dict[str, Any] = row) -> str | None:

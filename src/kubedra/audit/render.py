@@ -10,6 +10,7 @@ import click
 from kubedra.audit.engine import Report
 from kubedra.audit.model import SEVERITIES, Finding, RuleBook
 from kubedra.report import output
+from kubedra.text import count
 
 HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
 
@@ -24,29 +25,50 @@ def _row(f: Finding) -> list[Any]:
 def summary_line(report: Report) -> str:
     s = report.summary()
     sev = s["bySeverity"]
-    parts = [f"{s['total']} finding(s): {sev['error']} error, {sev['warning']} warning, {sev['info']} info"]
+    parts = [
+        f"{count(s['total'], 'finding')}: {count(sev['error'], 'error')}, {count(sev['warning'], 'warning')}, "
+        f"{sev['info']} info"
+    ]
     scanned = []
     if report.files_scanned:
-        scanned.append(f"{report.files_scanned} file(s)")
+        scanned.append(count(report.files_scanned, "file"))
     if report.clusters:
-        scanned.append(f"{len(report.clusters)} cluster(s)")
-    scanned.append(f"{report.objects_scanned} object(s)")
+        scanned.append(count(len(report.clusters), "cluster"))
+    scanned.append(count(report.objects_scanned, "object"))
     parts.append("scanned " + ", ".join(scanned))
     if s["notInspected"]:
-        parts.append(f"{len(s['notInspected'])} resource type(s) NOT inspected")
+        parts.append(f"{count(len(s['notInspected']), 'resource type')} NOT inspected")
     if report.ignored:
         parts.append(f"{report.ignored} ignored")
     return f"target {report.target}: " + "; ".join(parts)
 
 
+SEVERITY_COLOURS = {"error": "red", "warning": "yellow", "info": "blue"}
+
+
+def short_message(message: str) -> str:
+    """The message's first sentence (the table's default column; -o wide and the other formats keep it all)."""
+    for stop in (". ", "; "):
+        head, sep, _ = message.partition(stop)
+        if sep:
+            return head
+    return message
+
+
 def print_table(report: Report, *, wide: bool = False) -> None:
+    """One line per finding, errors first: severity (in colour on a terminal), rule, object, file:line and
+    the short message; ``wide`` has the whole message and the fix."""
     if not report.findings:
         click.echo(f"No findings. {summary_line(report)}")
         return
-    for sev in SEVERITIES:
-        rows = [_row(f) for f in report.findings if f.severity == sev]
-        if rows:
-            output.print_table(HEADERS[1:], [r[1:] for r in rows], title=f"{sev.upper()} ({len(rows)})")
+    order = {sev: i for i, sev in enumerate(SEVERITIES)}
+    findings = sorted(report.findings, key=lambda f: order.get(f.severity, len(order)))
+    rows = [_row(f) for f in findings]
+    if wide:
+        click.echo(output.line_table(HEADERS, rows, colours=SEVERITY_COLOURS), nl=False)
+    else:
+        short = [[*r[:4], short_message(r[4])] for r in rows]
+        click.echo(output.line_table(HEADERS[:5], short, colours=SEVERITY_COLOURS, shorten=4), nl=False)
     click.echo(summary_line(report))
 
 

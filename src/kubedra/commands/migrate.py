@@ -18,6 +18,7 @@ from kubedra.commands._common import (
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.k8s.versions import supported_range
 from kubedra.report.output import emit, print_table
+from kubedra.text import count
 
 
 def _diff(name: str, before: str, after: str) -> str:
@@ -122,14 +123,14 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     if rows:
         print_table(["SOURCE", "OBJECT", "LEVEL", "MESSAGE"], rows, err=err)
     summary = (
-        f"{files} file(s), {changed} changed, {new} new object(s), {len(report.manual)} manual item(s) "
+        f"{count(files, 'file')}, {changed} changed, {count(new, 'new object')}, "
+        f"{count(len(report.manual), 'manual item')} "
         f"at target {report.target_version}"
     )
     if report.validation is not None:
         errs = report.validation.get("errors", [])
-        summary += (
-            f"; output {'valid' if report.validation.get('valid') else f'INVALID ({len(errs)} error(s))'}"
-        )
+        valid = report.validation.get("valid")
+        summary += "; output " + ("valid" if valid else f"INVALID ({count(len(errs), 'error')})")
     click.echo(summary, err=True)
 
 

@@ -12,6 +12,7 @@ from kubedra.commands._common import (
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK
 from kubedra.report.output import emit, print_table
+from kubedra.text import count
 
 
 @click.group("policy")
@@ -132,8 +133,8 @@ def test_cmd(
             )
         denied = sum(1 for v in verdicts if v.outcome == "denied")
         click.echo(
-            f"{len(documents)} object(s), {len(evaluator.policies)} polic{'y' if len(evaluator.policies) == 1 else 'ies'}: "
-            f"{len(verdicts)} violation(s), {denied} would be denied",
+            f"{count(len(documents), 'object')}, {count(len(evaluator.policies), 'policy')}: "
+            f"{count(len(verdicts), 'violation')}, {denied} would be denied",
             err=True,
         )
     else:

@@ -13,6 +13,7 @@ from kubedra.commands._common import (
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.report.output import emit, print_table
+from kubedra.text import count
 
 
 @click.command(
@@ -71,8 +72,8 @@ def validate(
             print_table(["SOURCE", "OBJECT", "LEVEL", "PATH", "MESSAGE"], rows)
         state = "valid" if result.valid else "INVALID"
         click.echo(
-            f"{result.objects} object(s) at {target_version}: {state}, {len(result.errors)} error(s), "
-            f"{len(result.warnings)} warning(s)",
+            f"{count(result.objects, 'object')} at {target_version}: {state}, {count(len(result.errors), 'error')}, "
+            f"{count(len(result.warnings), 'warning')}",
             err=True,
         )
     else:

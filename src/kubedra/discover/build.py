@@ -20,6 +20,7 @@ from kubedra.sources import nvidia
 from kubedra.sources.nvidia import health as nvhealth
 from kubedra.sources.nvidia import identity
 from kubedra.sources.nvidia.models import GpuModel, MigProfile, platform
+from kubedra.text import count, noun
 from kubedra.versions import parse_version
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
@@ -152,7 +153,7 @@ def discover(
         mode = "mig-static" if any_mig else "full"
     if mode == "full" and any_mig:
         raise InputError(
-            "MIG is enabled on GPU(s) "
+            f"MIG is enabled on {noun(sum(g.mig_enabled for g in gpus), 'GPU')} "
             + ", ".join(str(g.minor) for g in gpus if g.mig_enabled)
             + ": the driver publishes their MIG devices, not full GPUs (use --mode mig-static, or disable MIG)"
         )
@@ -299,7 +300,7 @@ def apply_health(
             _add_taint(d, lost_taint)
         tainted = True
         notes.append(
-            f"GPU(s) {', '.join(f'{g.minor} ({g.bus_id})' for g in lost)} lost (fallen off the bus, XID 79): the "
+            f"{noun(len(lost), 'GPU')} {', '.join(f'{g.minor} ({g.bus_id})' for g in lost)} lost (fallen off the bus, XID 79): the "
             f"driver taints every device it publishes {nvhealth.KEY_GPU_LOST}:NoSchedule"
         )
     for g in gpus:
@@ -312,7 +313,7 @@ def apply_health(
         tainted = True
         value = f"={t.value}" if t.value else ""
         notes.append(
-            f"GPU {g.minor} ({g.bus_id}): {t.why}: {len(devices)} device(s) tainted {t.key}{value}:{t.effect}"
+            f"GPU {g.minor} ({g.bus_id}): {t.why}: {count(len(devices), 'device')} tainted {t.key}{value}:{t.effect}"
             + ("" if t.value else " (the driver writes the XID NVML reported)")
         )
     if not tainted:

@@ -19,6 +19,7 @@ from typing import Any
 
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.sources.nvidia.health import GpuHealth
+from kubedra.text import count
 
 
 @dataclass(frozen=True)
@@ -121,7 +122,7 @@ def parse_health(g: ET.Element) -> GpuHealth:
             vol.find("double_bit/total")
         )
         if h.uncorrectable_ecc:
-            h.signals.append(f"{h.uncorrectable_ecc} volatile uncorrectable ECC error(s)")
+            h.signals.append(count(h.uncorrectable_ecc, "volatile uncorrectable ECC error"))
     h.retirement_pending = _yes(g, "retired_pages/pending_retirement") or _yes(
         g, "retired_pages/pending_blacklist"
     )
@@ -279,7 +280,7 @@ def _nvml_health(pynvml: Any, h: Any) -> GpuHealth:  # pragma: no cover - needs 
     if action:  # NVML_GPU_RECOVERY_ACTION_NONE is 0
         out.reset_required = True
     for flag, text in (
-        (out.uncorrectable_ecc, f"{out.uncorrectable_ecc} volatile uncorrectable ECC error(s)"),
+        (out.uncorrectable_ecc, count(out.uncorrectable_ecc, "volatile uncorrectable ECC error")),
         (out.retirement_pending, "page retirement pending"),
         (out.remap_pending, "row remap pending"),
         (out.remap_failure, "row remap failure"),

@@ -17,6 +17,7 @@ import yaml
 
 from kubedra.errors import InputError, Location
 from kubedra.model.apiversions import Version, split_api_version, version_rank
+from kubedra.text import noun
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -120,7 +121,9 @@ class DeprecationDB:
                 raise InputError(f"entry {i}: needs group, version and kind", where)
             unknown = set(row) - _FIELDS
             if unknown:
-                raise InputError(f"entry {i}: unknown field(s) {', '.join(sorted(unknown))}", where)
+                raise InputError(
+                    f"entry {i}: unknown {noun(len(unknown), 'field')} {', '.join(sorted(unknown))}", where
+                )
             if row["kind"] == "*":
                 wildcards.append(row)
                 continue

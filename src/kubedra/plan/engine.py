@@ -20,6 +20,7 @@ from kubedra.plan import templates
 from kubedra.plan.fleet import CRITICALITY, ClusterSpec, Fleet
 from kubedra.plan.inventory import ClusterState, GpuNode, PoolState, analyse
 from kubedra.snapshot.format import Snapshot
+from kubedra.text import count
 
 _VERSION = re.compile(r"^v?1\.(\d+)(?:\.(\d+))?")
 
@@ -492,7 +493,7 @@ def _node_wave(
         number=number,
         cluster=state.spec.name,
         kind="nodes",
-        title=f"{state.spec.name}/{pool.name}: {len(batch)} node(s) to DRA",
+        title=f"{state.spec.name}/{pool.name}: {count(len(batch), 'node')} to DRA",
         pool=pool.name,
         nodes=names,
         gpus=gpus,
@@ -505,8 +506,8 @@ def _node_wave(
         capacity=cap,
         warnings=warnings,
         files={f"smoke-{state.spec.name}-wave-{number}.yaml": _smoke(values, pool, number)},
-        blast_radius=f"{len(batch)} node(s), {gpus} GPUs ({100 * gpus / total:.0f}% of the cluster's GPUs), "
-        f"up to {pool.pods} GPU pod(s) of pool {pool.name} rescheduled",
+        blast_radius=f"{count(len(batch), 'node')}, {count(gpus, 'GPU')} ({100 * gpus / total:.0f}% of the cluster's GPUs), "
+        f"up to {count(pool.pods, 'GPU pod')} of pool {pool.name} rescheduled",
     )
 
 
@@ -616,10 +617,10 @@ def _risk(
     reasons = [f"criticality {state.spec.criticality}"]
     if blockers:
         level += 1
-        reasons.append(f"{len(blockers)} audit blocker(s) to fix first")
+        reasons.append(f"{count(len(blockers), 'audit blocker')} to fix first")
     if flagged:
         level += 1
-        reasons.append(f"{flagged} wave(s) short of GPUs")
+        reasons.append(f"{count(flagged, 'wave')} short of GPUs")
     if not downgrade:
         reasons.append("control plane cannot be downgraded (fix-forward)")
     if not state.has_workloads:
@@ -719,7 +720,7 @@ def build(
             "riskReasons": why,
             "testEvidence": [
                 f"kubedra audit of snapshot {snap.header.captured_at or '(undated)'}: "
-                f"{audit_summary['total']} finding(s), {len(blockers)} blocking error(s)",
+                f"{count(audit_summary['total'], 'finding')}, {count(len(blockers), 'blocking error')}",
                 "capacity per pool before/after: "
                 + (
                     ", ".join(f"{p['name']} {p['gpusDevicePlugin']}→{p['gpusDRA']} GPUs" for p in pools)
@@ -733,7 +734,7 @@ def build(
             ),
             "blastRadius": f"at most {biggest} of {total_gpus} GPUs ({100 * biggest / (total_gpus or 1):.0f}%) per wave, "
             f"one node pool at a time; cluster criticality {spec.criticality}",
-            "schedule": f"{len(cluster_waves)} wave(s), {soak_hours} h soak between waves",
+            "schedule": f"{count(len(cluster_waves), 'wave')}, {soak_hours} h soak between waves",
         }
         for w in cluster_waves:
             w.soak_hours = soak_hours

@@ -27,6 +27,7 @@ from typing import Any
 
 from kubedra.errors import InputError, Location
 from kubedra.sources import files
+from kubedra.text import noun
 
 DISTRIBUTIONS = ("kubeadm", "kops", "eks", "gke", "aks", "k3s")
 CRITICALITY = ("low", "medium", "high", "critical")
@@ -112,7 +113,9 @@ def load_fleet(path: str) -> Fleet:
             raise InputError("each cluster is a mapping", where)
         unknown = set(c) - _CLUSTER_KEYS
         if unknown:
-            raise InputError(f"unknown cluster field(s): {', '.join(sorted(unknown))}", where)
+            raise InputError(
+                f"unknown cluster {noun(len(unknown), 'field')}: {', '.join(sorted(unknown))}", where
+            )
         name = _str(c.get("name"))
         if not name:
             raise InputError("cluster without a name", where)
@@ -141,7 +144,8 @@ def load_fleet(path: str) -> Fleet:
             unknown = set(p) - _POOL_KEYS
             if unknown:
                 raise InputError(
-                    f"node pool {p['name']}: unknown field(s) {', '.join(sorted(unknown))}", pwhere
+                    f"node pool {p['name']}: unknown {noun(len(unknown), 'field')} {', '.join(sorted(unknown))}",
+                    pwhere,
                 )
             selector: dict[str, str] = {}
             if isinstance(p.get("selector"), dict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubedra.plan.engine import Plan, Wave
 from kubedra.report import html as h
+from kubedra.text import count
 
 
 def _wave_body(w: Wave) -> str:
@@ -39,13 +40,14 @@ def sections(plan: Plan) -> list[h.Section]:
     s = plan.summary()
     summary = [
         h.para(
-            f"{s['clusters']} cluster(s), {s['gpuNodes']} GPU nodes, {s['gpus']} GPUs, {s['waves']} waves, "
+            f"{count(s['clusters'], 'cluster')}, {count(s['gpuNodes'], 'GPU node')}, {count(s['gpus'], 'GPU')}, "
+            f"{count(s['waves'], 'wave')}, "
             f"{plan.soak_hours} h soak between waves: about {s['estimatedCalendarDays']} days end to end."
         )
     ]
     if plan.blocked:
         summary.append(
-            f'<div class="warnbox">Blocked: {s["blockers"]} audit error(s) to fix before wave 1.</div>'
+            f'<div class="warnbox">Blocked: {count(s["blockers"], "audit error")} to fix before wave 1.</div>'
         )
     if plan.flagged:
         summary.append(

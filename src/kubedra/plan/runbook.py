@@ -6,6 +6,7 @@ from typing import Any
 
 from kubedra.plan.engine import Plan, Wave
 from kubedra.report.output import markdown_table
+from kubedra.text import count, noun
 
 
 def _code(lines: list[str], lang: str = "sh") -> str:
@@ -60,16 +61,17 @@ def markdown(plan: Plan) -> str:
     s = plan.summary()
     out = [
         f"# GPU fleet migration to DRA (Kubernetes {plan.target})\n\n",
-        f"{s['clusters']} cluster(s), {s['gpuNodes']} GPU nodes, {s['gpus']} GPUs, {s['waves']} waves of about "
+        f"{count(s['clusters'], 'cluster')}, {count(s['gpuNodes'], 'GPU node')}, {count(s['gpus'], 'GPU')}, "
+        f"{count(s['waves'], 'wave')} of about "
         f"{plan.wave_size}% of a cluster's GPU nodes, {plan.soak_hours} h soak between waves "
         f"(about {s['estimatedCalendarDays']} days end to end). Clusters go from low to high criticality; inside a "
         "cluster one node pool at a time. A node runs either the device plugin or the DRA driver, never both.\n",
     ]
     if plan.blocked:
-        out.append(f"\n**Blocked:** {s['blockers']} audit error(s) must be fixed before wave 1.\n")
+        out.append(f"\n**Blocked:** {count(s['blockers'], 'audit error')} must be fixed before wave 1.\n")
     if plan.flagged:
         out.append(
-            "\n**Capacity:** wave(s) "
+            f"\n**Capacity:** {noun(len(plan.flagged), 'wave')} "
             + ", ".join(str(w.number) for w in plan.flagged)
             + " would leave GPU workloads without GPUs.\n"
         )

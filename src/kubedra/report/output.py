@@ -9,6 +9,8 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -100,6 +102,40 @@ def print_table(
     for r in rows:
         table.add_row(*["" if v is None else str(v) for v in r])
     Console(stderr=err).print(table)
+
+
+def colour_enabled(err: bool = False) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
+    stream = sys.stderr if err else sys.stdout
+    return not os.environ.get("NO_COLOR") and stream.isatty()
+
+
+def line_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    colours: dict[str, str] | None = None,
+    shorten: int | None = None,
+) -> str:
+    """One line per row, kubectl-style (no wrapping): the ``shorten`` column is cut with an ellipsis so a line
+    fits the terminal; a first-column value found in ``colours`` is coloured (when colour is enabled)."""
+    cells = [[str(h).upper() for h in headers]] + [["" if v is None else str(v) for v in r] for r in rows]
+    if shorten is not None and sys.stdout.isatty():
+        width = shutil.get_terminal_size((120, 24)).columns
+        others = sum(max(len(r[i]) for r in cells) + 3 for i in range(len(headers)) if i != shorten)
+        room = max(width - others - 1, 20)
+        for r in cells[1:]:
+            if len(r[shorten]) > room:
+                r[shorten] = r[shorten][: room - 1].rstrip() + "…"
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    use_colour = bool(colours) and colour_enabled()
+    lines = []
+    for n, r in enumerate(cells):
+        line = "   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        if use_colour and n and colours and r[0] in colours:
+            line = click.style(r[0], fg=colours[r[0]], bold=True) + line[len(r[0]) :]
+        lines.append(line)
+    return "\n".join(lines) + "\n"
 
 
 def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:

@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 from kubedra.report import html as h
+from kubedra.text import count
 
 POOL_LABELS = (
     "kubedra.io/node-pool",
@@ -28,7 +29,7 @@ def audit_page(report: dict[str, Any]) -> str:
     findings = report.get("findings") or []
     groups = [(rule, [("findings", float(n))]) for rule, n in sorted((summary.get("byRule") or {}).items())]
     head = h.para(
-        f"Target {report.get('targetVersion')}: {summary.get('total', len(findings))} finding(s) "
+        f"Target {report.get('targetVersion')}: {count(summary.get('total', len(findings)), 'finding')} "
         f"({', '.join(f'{k} {v}' for k, v in sev.items())}), {summary.get('objectsScanned', 0)} objects scanned."
     )
     rows = []

@@ -15,6 +15,7 @@ from kubedra.errors import UsageError
 from kubedra.safewrite import resolve_target, write_atomic
 from kubedra.simulate.render import TITLES, gib
 from kubedra.simulate.results import NodeUse, Simulation
+from kubedra.text import count
 
 MAX_NODES = 64
 COLORS = {"device-plugin": "#e4572e", "dra": "#17a398"}
@@ -79,7 +80,7 @@ def svg(sim: Simulation) -> str:
             )
     if hidden:
         y = 62 + len(names) * ROW + 10
-        parts.append(f'<text x="10" y="{y}" font-size="11">{hidden} more node(s) not shown</text>')
+        parts.append(f'<text x="10" y="{y}" font-size="11">{count(hidden, "more node")} not shown</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 

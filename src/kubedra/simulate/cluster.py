@@ -37,6 +37,7 @@ from kubedra.model.quantity import Quantity
 from kubedra.sources import nvidia
 from kubedra.sources.files import Document
 from kubedra.sources.nvidia.nodes import _sanitise  # GFD's product-name sanitising
+from kubedra.text import noun
 
 DP = "device-plugin"
 DRA = "dra"
@@ -372,7 +373,7 @@ def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str
         gpus[GPU] = gpus.get(GPU, 0) + len(dynamic_only)
         notes.append(
             f"node {node.name}: dynamic MIG has no device-plugin equivalent; the device-plugin view counts "
-            f"its {len(dynamic_only)} MIG-only GPU(s) as whole GPUs"
+            f"its {len(dynamic_only)} MIG-only {noun(len(dynamic_only), 'GPU')} as whole GPUs"
         )
     count += len(sets)
     parents = {

@@ -11,6 +11,7 @@ from typing import Any
 
 from kubedra.report.output import markdown_table, plain_table
 from kubedra.simulate.results import ModeResult, PodOutcome, Simulation
+from kubedra.text import count
 
 TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
 WITH = {"device-plugin": "with the device plugin", "dra": "with DRA"}
@@ -83,7 +84,7 @@ def header_line(sim: Simulation, target: str, scoring: str) -> str:
     pods = len(next(iter(sim.results.values())).pods) if sim.results else 0
     where = f" ({sim.cluster.spec})" if sim.cluster.spec else ""
     return (
-        f"{nodes} node(s){where}, {physical} GPU(s); {pods} pod(s) simulated; "
+        f"{count(nodes, 'node')}{where}, {count(physical, 'GPU')}; {count(pods, 'pod')} simulated; "
         f"Kubernetes {target}, scoring {scoring}"
     )
 

@@ -39,6 +39,7 @@ from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect
 from kubedra.sources import nvidia
 from kubedra.sources.nvidia.modes import GpuMode
+from kubedra.text import count
 
 SCORINGS = ("LeastAllocated", "MostAllocated")
 
@@ -165,7 +166,7 @@ def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: Simulate
                 prep.need[id(pod)] = need
     if converted:
         prep.notes.append(
-            f"device-plugin view: {converted} pod template(s) written with ResourceClaims converted to "
+            f"device-plugin view: {count(converted, 'pod template')} written with ResourceClaims converted to "
             "nvidia.com extended resources"
         )
     return prep
@@ -271,17 +272,17 @@ def prepare_dra(
     prep.claims = [*(copy.copy(c) for c in inv.claims), *prep.claims]
     if whole_without_need:
         prep.notes.append(
-            f"--dra-sizing mig: {whole_without_need} pod(s) declare no GPU memory (annotation "
+            f"--dra-sizing mig: {count(whole_without_need, 'pod')} declare no GPU memory (annotation "
             "kubedra.io/gpu-memory or --gpu-memory) and keep whole GPUs"
         )
     if gpu_shared_pods:
         prep.notes.append(
-            f"{gpu_shared_pods} pod(s) ask for time-sliced nvidia.com/gpu.shared: in DRA pods share a GPU only "
+            f"{count(gpu_shared_pods, 'pod')} ask for time-sliced nvidia.com/gpu.shared: in DRA pods share a GPU only "
             "through one ResourceClaim; pass --sharing time-slicing:<pods per GPU> to model that"
         )
     if shared_claims:
         prep.notes.append(
-            f"--sharing {sharing}: {shared_claims} shared ResourceClaim(s), each used by up to "
+            f"--sharing {sharing}: {count(shared_claims, 'shared ResourceClaim')}, each used by up to "
             f"{sharing.replicas if sharing else 0} pods of one workload"
         )
     return prep

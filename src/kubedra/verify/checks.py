@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.snapshot.format import Snapshot
+from kubedra.text import count
 from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
@@ -231,7 +232,7 @@ def check_driver(state: Snapshot) -> Check:
     dra_nodes = [n for n in state.kind("Node") if _on_dra(n, slice_nodes)]
     if dra_nodes and not plugin_pods:
         chk.warn(
-            f"{len(dra_nodes)} GPU node(s) on DRA but no DRA driver kubelet-plugin pod was found "
+            f"{count(len(dra_nodes), 'GPU node')} on DRA but no DRA driver kubelet-plugin pod was found "
             "(not captured, or the driver runs outside Kubernetes)"
         )
     elif plugin_pods:
@@ -291,10 +292,10 @@ def check_slices(state: Snapshot) -> Check:
                 gpus.add(str(ident or d.get("name")))
                 if _attr(d, "productName"):
                     products.add(_sanitise(str(_attr(d, "productName"))))
-        count = str(labels.get("nvidia.com/gpu.count") or "")
-        if count.isdigit() and int(count) != len(gpus):
+        labelled = str(labels.get("nvidia.com/gpu.count") or "")
+        if labelled.isdigit() and int(labelled) != len(gpus):
             chk.fail(
-                f"Node {name}: labels say {count} GPUs (nvidia.com/gpu.count), its slices publish {len(gpus)}"
+                f"Node {name}: labels say {labelled} GPUs (nvidia.com/gpu.count), its slices publish {len(gpus)}"
             )
         product = labels.get("nvidia.com/gpu.product")
         if product and products:
@@ -303,7 +304,7 @@ def check_slices(state: Snapshot) -> Check:
                 chk.fail(
                     f"Node {name}: label nvidia.com/gpu.product={product}, slices say {', '.join(sorted(products))}"
                 )
-        if not count and not product:
+        if not labelled and not product:
             chk.warn(f"Node {name}: no GPU Feature Discovery labels to compare its {len(gpus)} GPUs with")
     return chk
 
@@ -337,8 +338,8 @@ def check_events(state: Snapshot, now: dt.datetime, since: dt.timedelta) -> Chec
         obj = e.get("involvedObject") or e.get("regarding") or {}
         ns = f"{obj['namespace']}/" if obj.get("namespace") else ""
         where = f"{obj.get('kind', '')} {ns}{obj.get('name', '')}"
-        count = e.get("count") or (e.get("series") or {}).get("count") or 1
-        chk.fail(f"{reason} on {where.strip()} ({count}x): {msg[:300]}")
+        times = e.get("count") or (e.get("series") or {}).get("count") or 1
+        chk.fail(f"{reason} on {where.strip()} ({times}x): {msg[:300]}")
     return chk
 
 
@@ -460,7 +461,7 @@ def check_baseline(
     for key, n in sorted(before.items()):
         chk.checked += 1
         if after.get(key, 0) < n:
-            chk.fail(f"{key}: {n} GPU pod(s) Running in the baseline, {after.get(key, 0)} now")
+            chk.fail(f"{key}: {count(n, 'GPU pod')} Running in the baseline, {after.get(key, 0)} now")
     return chk
 
 

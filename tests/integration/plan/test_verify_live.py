@@ -262,7 +262,7 @@ def test_verify_fails_clearly_on_a_broken_cluster(
     assert f"on node {healthy['nodes'][0]} is not Ready" in driver
     assert checks["claim-pods"]["status"] == "fail"
     assert any(
-        f"Pod {ns}/train: 1 GPU pod(s) Running in the baseline, 0 now" in m
+        f"Pod {ns}/train: 1 GPU pod Running in the baseline, 0 now" in m
         for m in checks["baseline"]["messages"]
     )
     res = kubedra("verify", "--kubeconfig", str(cp.kubeconfig))

@@ -298,7 +298,7 @@ def test_pool_consistency() -> None:
         rslice("d", None, pool="q", gen=1, count=2),
     ]
     (f,) = only(audit(objs, live=True), "dra.pool-inconsistent")
-    assert "pool p" in f.message and "1 slice(s) at generation 2, resourceSliceCount says 2" in f.message
+    assert "pool p" in f.message and "1 slice at generation 2, resourceSliceCount says 2" in f.message
     # a manifest folder may hold part of a pool: fewer slices than announced is fine there, more is not
     partial = [dict(rslice("b", None, pool="p", gen=2, count=2), metadata={"name": "b"})]
     assert not only(audit(partial), "dra.pool-inconsistent")

@@ -202,12 +202,17 @@ def test_yaml_markdown_csv_sarif(tmp_path: Path) -> None:
     assert results[0]["ruleIndex"] == 0
 
 
-def test_table_groups_by_severity(tmp_path: Path) -> None:
+def test_table_is_one_line_per_finding_errors_first(tmp_path: Path) -> None:
     write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
     write(tmp_path, "i.yaml", REMOVED_INGRESS)
     out = run("audit", str(tmp_path)).stdout
-    assert out.index("ERROR (1)") < out.index("WARNING (1)")
-    assert "target 1.37: 2 finding(s): 1 error, 1 warning, 0 info; scanned 2 file(s), 2 object(s)" in out
+    lines = out.splitlines()
+    assert lines[0].split() == ["SEVERITY", "RULE", "OBJECT", "WHERE", "MESSAGE"]
+    assert lines[1].startswith("error ") and lines[2].startswith("warning ") and len(lines) == 4
+    assert "\x1b[" not in out  # not a terminal: no colour
+    wide = run("audit", str(tmp_path), "-o", "wide").stdout.splitlines()
+    assert wide[0].split()[-1] == "FIX" and len(wide) == 4
+    assert "target 1.37: 2 findings: 1 error, 1 warning, 0 info; scanned 2 files, 2 objects" in out
     clean = tmp_path / "clean"
     clean.mkdir()
     write(clean, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")

@@ -62,3 +62,23 @@ def test_explain_notes_go_to_stderr(tmp_path: Path) -> None:
     r = run("explain", ALLOCATE, "--claim", "team-a/running", "-o", "json")
     assert "already allocated" in r.stderr
     json.loads(r.stdout)
+
+
+def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from kubedra.audit import render
+
+    monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    rows = [["error", "r", "o", "f:1", "m"], ["info", "r", "o", "f:2", "m"]]
+    text = render.output.line_table(render.HEADERS[:5], rows, colours=render.SEVERITY_COLOURS)
+    assert "\x1b[31" in text and "\x1b[34" in text
+    monkeypatch.setenv("NO_COLOR", "1")
+    text = render.output.line_table(render.HEADERS[:5], rows, colours=render.SEVERITY_COLOURS)
+    assert "\x1b[" not in text
+
+
+def test_short_message_is_the_first_sentence() -> None:
+    from kubedra.audit.render import short_message
+
+    assert short_message("x is removed in 1.32. Use y instead.") == "x is removed in 1.32"
+    assert short_message("one clause") == "one clause"

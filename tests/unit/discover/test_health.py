@@ -89,7 +89,7 @@ def test_healthy_node_is_untouched(tmp_path: Path) -> None:
         (
             "<dram_uncorrectable>0=><dram_uncorrectable>2",
             {"key": "gpu.nvidia.com/xid", "effect": "NoSchedule"},
-            "2 volatile uncorrectable ECC error(s) (XID 94 or 95",
+            "2 volatile uncorrectable ECC errors (XID 94 or 95",
         ),
         (
             "<gpu_recovery_action>None=><gpu_recovery_action>Reset",

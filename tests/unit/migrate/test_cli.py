@@ -37,7 +37,7 @@ def test_diff_is_the_default_and_writes_nothing(tree: Path) -> None:
         and "+kind: ResourceClaimTemplate" in out
         and "-            nvidia.com/gpu: 2" in out
     )
-    assert "2 file(s), 1 changed, 1 new object(s), 0 manual item(s)" in err and "output valid" in err
+    assert "2 files, 1 changed, 1 new object, 0 manual items" in err and "output valid" in err
     assert (tree / "apps" / "train.yaml").read_text() == before
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from kubedra.audit.checks.gpu import node_gpu_allocatable, slices_by_node
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
+from kubedra.text import count, noun
 
 _DRA_DRIVER_IMAGE = re.compile(r"dra-driver|dra-example-driver|dra-plugin|kubelet-plugin")
 _GPU_NODE_LABELS = (
@@ -131,7 +132,7 @@ def unallocated_claims(ctx: Context, scope: Scope) -> None:
         waiting = sorted(set(pending.get((claim.namespace, claim.name), [])))
         msg = "claim has no allocation"
         if waiting:
-            msg += f"; pending pod(s): {', '.join(waiting[:5])}"
+            msg += f"; pending {noun(len(waiting), 'pod')}: {', '.join(waiting[:5])}"
         ctx.emit("dra.claim-unallocated", claim, msg, severity="warning" if waiting else "info")
 
 
@@ -183,7 +184,7 @@ def pool_consistency(ctx: Context, scope: Scope) -> None:
             have = len(current)
             if have == want or (have < want and not captured):
                 continue  # a manifest folder may hold only part of a pool
-            msg = f"pool {name} (driver {driver}) has {have} slice(s) at generation {newest}, resourceSliceCount says {want}"
+            msg = f"pool {name} (driver {driver}) has {count(have, 'slice')} at generation {newest}, resourceSliceCount says {want}"
         ctx.emit(
             "dra.pool-inconsistent",
             first,

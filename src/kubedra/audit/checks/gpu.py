@@ -11,6 +11,7 @@ import yaml
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
+from kubedra.text import count
 
 NVIDIA_GPU = "nvidia.com/gpu"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
@@ -265,7 +266,7 @@ def dual_advertisement(ctx: Context, scope: Scope) -> None:
         ctx.emit(
             "gpu.dual-advertisement",
             node,
-            f"node advertises {NVIDIA_GPU}: {qty} (device plugin) and has {len(dra_nodes[node.name])} ResourceSlice(s) "
+            f"node advertises {NVIDIA_GPU}: {qty} (device plugin) and has {count(len(dra_nodes[node.name]), 'ResourceSlice')} "
             f"of {NVIDIA_DRA_DRIVER}",
             path=("status", "allocatable", NVIDIA_GPU),
             node=node.name,

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubedra.text import count
+
 DRIVER = "gpu.nvidia.com"
 KEY_XID = f"{DRIVER}/xid"
 KEY_GPU_LOST = f"{DRIVER}/gpu-lost"
@@ -88,7 +90,7 @@ def xid_taint(health: GpuHealth, architecture: str) -> HealthTaint | None:
             KEY_XID,
             NO_SCHEDULE,
             "",
-            f"{health.uncorrectable_ecc} volatile uncorrectable ECC error(s) (XID 94 or 95: the counters do not "
+            f"{count(health.uncorrectable_ecc, 'volatile uncorrectable ECC error')} (XID 94 or 95: the counters do not "
             "say which, the taint's value is left empty)",
         )
     if health.reset_required:
