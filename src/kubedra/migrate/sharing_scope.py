@@ -21,6 +21,7 @@ from typing import Any
 
 from kubedra.migrate.nvidia import SHARED_SUFFIX
 from kubedra.migrate.sharing import SharedClass
+from kubedra.text import count
 
 NODE_LABEL = "nvidia.com/device-plugin.config"
 NAMED_FALLBACK = "default"
@@ -224,7 +225,7 @@ class Scope:
                     for key in [labels[p.label]] if p.label in labels else list(p.defaults):
                         sc = p.outcome(key, resource)
                         outcomes.setdefault(_k(sc), (sc, f"{p.describe()} config {key!r} on its nodes"))
-            how = f"the {len(matching)} Node(s) in the input it can run on"
+            how = f"the {count(len(matching), 'Node')} in the input it can run on"
         else:
             for p in plugins:
                 applies = _selector_relation(selector, p.node_selector)
