@@ -262,7 +262,8 @@ def _apply_identities(
 
 
 def _gpu_devices(slices: list[dict[str, Any]], minor: int | None, dynamic: bool) -> list[dict[str, Any]]:
-    """Devices the driver's health monitor watches: full GPUs and static MIG devices (of one GPU, or all)."""
+    """Devices the driver's health monitor watches: full GPUs and static MIG devices (of one GPU, or all).
+    (``dynamic`` is kept for when the driver monitors dynamic MIG devices; today the gates exclude it.)"""
     out = []
     for s in slices:
         for d in s["spec"].get("devices") or []:
@@ -292,6 +293,13 @@ def apply_health(
     """Taint the devices of unhealthy GPUs as the driver's NVML health monitor would (see
     :mod:`kubedra.sources.nvidia.health`); healthy GPUs are left alone."""
     dynamic = gpu_mode == "mig-dynamic"
+    if dynamic and any(not g.health.healthy for g in gpus):
+        notes.append(
+            "unhealthy GPU(s) published untainted: the driver's DynamicMIG and NVMLDeviceHealthCheck feature gates "
+            "are mutually exclusive (dra-driver-nvidia-gpu docs/reference/feature-gates.md), so with dynamic MIG "
+            "nothing taints them; drain them with kubedra discover --drain-rule NODE/DEVICE"
+        )
+        return
     tainted = False
     lost = [g for g in gpus if g.health.lost]
     if lost:

@@ -138,10 +138,11 @@ def test_static_mig_devices_of_the_gpu_are_tainted(tmp_path: Path) -> None:
     assert set(hit) == {n for n in devs if n.startswith("gpu-0-")}
 
 
-def test_dynamic_mig_taints_only_the_full_gpu(tmp_path: Path) -> None:
+def test_dynamic_mig_excludes_the_health_check(tmp_path: Path) -> None:
+    # DynamicMIG + NVMLDeviceHealthCheck are mutually exclusive in the driver: nothing is tainted
     devs, err = discover(xml_with(tmp_path, A100, {0: PENDING}), "--mode", "mig-dynamic")
-    assert set(tainted(devs)) <= {"gpu-0"}
-    assert "does not watch dynamic MIG devices" in err
+    assert tainted(devs) == {}
+    assert "mutually exclusive" in err and "--drain-rule" in err
 
 
 def test_no_health_taints_is_a_driver_without_the_gate(tmp_path: Path) -> None:
