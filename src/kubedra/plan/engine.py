@@ -349,12 +349,22 @@ def _control_plane_wave(
         )
     drv = common["driver"]
     values_file = templates.render(drv["values"], v)
+    gates, why = driver_feature_gates(state)
+    if gates:
+        values_file += "featureGates:\n" + "".join(f"  {g}: true   # {why[g]}\n" for g in gates)
     install = templates.render_all(drv["install"] + drv["check"], v)
+    gate_note = ""
+    if gates:
+        excl = templates.common()["driverFeatureGates"]["exclusiveWith"]
+        clash = sorted({x for g in gates for x in excl.get(g, [])})
+        gate_note = f"; driver feature gates {', '.join(gates)} in the values (alpha)" + (
+            f", which rule out {', '.join(clash)}" if clash else ""
+        )
     steps.append(
         Step(
             "Install the NVIDIA DRA driver (kubelet plugin only on nodes labelled for DRA: none yet)",
             install,
-            note="writes no ResourceSlice until a wave labels nodes",
+            note="writes no ResourceSlice until a wave labels nodes" + gate_note,
         )
     )
     dp_note = ""
@@ -405,6 +415,18 @@ def _control_plane_wave(
         files={f"dra-driver-values.yaml ({state.spec.name})": values_file},
         blast_radius="control plane and API of the whole cluster; no GPU node is drained",
     )
+
+
+def driver_feature_gates(state: ClusterState) -> tuple[list[str], dict[str, str]]:
+    """The NVIDIA DRA driver's feature gates the cluster's GPU sharing needs (from GFD's
+    ``nvidia.com/gpu.sharing-strategy`` on its GPU nodes), and why."""
+    table = templates.common()["driverFeatureGates"]["sharing"]
+    why: dict[str, str] = {}
+    for n in state.gpu_nodes:
+        hit = table.get(n.labels.get("nvidia.com/gpu.sharing-strategy", ""))
+        if hit:
+            why[str(hit["gate"])] = str(hit["why"])
+    return sorted(why), why
 
 
 def _smoke(values: dict[str, str], pool: PoolState, wave: int) -> str:

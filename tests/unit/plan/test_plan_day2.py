@@ -174,3 +174,26 @@ def test_timeline_in_days_with_soak_and_legend(tmp_path: Path) -> None:
     assert len(ticks) <= 9 and len(steps) == 1 and steps.pop() in (1, 2, 5, 7, 14, 30, 60, 90)
     assert svg.count('class="soak"') >= 10 and ": soak 3d" in svg  # 72 h between waves
     assert "soak (72 h)" in svg and "wave (work)" in svg and "short of GPUs" in svg
+
+
+def test_driver_feature_gates_follow_the_nodes_sharing(tmp_path: Path) -> None:
+    path = fleet(tmp_path, "v1.36.2")
+    snap = yaml.safe_load((tmp_path / "dev.yaml").read_text())
+    for o in snap["items"]:
+        if o["kind"] == "Node":
+            o["metadata"]["labels"]["nvidia.com/gpu.sharing-strategy"] = "mps"
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    cp = control_plane(path)
+    (values,) = [v for k, v in cp["files"].items() if k.startswith("dra-driver-values.yaml")]
+    assert "featureGates:\n  MPSSupport: true" in values
+    assert yaml.safe_load(values)["featureGates"] == {"MPSSupport": True}
+    (install,) = [s for s in cp["steps"] if s["title"].startswith("Install the NVIDIA DRA driver")]
+    assert (
+        "driver feature gates MPSSupport in the values (alpha), which rule out NVMLDeviceHealthCheck"
+        in install["note"]
+    )
+    # nothing shared: no featureGates
+    plain = control_plane(fleet(tmp_path, "v1.36.2"))
+    assert "featureGates" not in next(
+        v for k, v in plain["files"].items() if k.startswith("dra-driver-values")
+    )
