@@ -58,9 +58,24 @@ def input_options(
             wrapper
         )
         wrapper = click.argument("paths", nargs=-1, metavar="[PATH]...")(wrapper)
+        wrapper = click.option(
+            "--skip-unreadable",
+            is_flag=True,
+            expose_value=False,
+            callback=_set_skip_unreadable,
+            help="Warn about unreadable paths and special files (FIFOs, devices) in input folders and go on "
+            "(default: exit 2).",
+        )(wrapper)
         return wrapper
 
     return decorate
+
+
+def _set_skip_unreadable(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+    from kubedra.sources import files as _files
+
+    _files.SKIP_UNREADABLE = bool(value)
+    return value
 
 
 def output_option(
