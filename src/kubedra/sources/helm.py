@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,9 +134,31 @@ def decode_release_data(data: str | bytes) -> dict[str, Any]:
     except (binascii.Error, ValueError) as e:
         raise ValueError(f"not base64: {e}") from e
     if payload[:2] == b"\x1f\x8b":
-        payload = gzip.decompress(payload)
-    release: dict[str, Any] = json.loads(payload)
+        payload = _gunzip(payload, MAX_RELEASE_BYTES)
+    try:
+        release: Any = json.loads(payload)
+    except RecursionError as e:
+        raise ValueError("release JSON nests too deeply") from e
+    if not isinstance(release, dict):
+        raise ValueError("release is not a JSON object")
     return release
+
+
+# A release Secret holds at most 1 MiB (etcd's object limit); its gzip'd JSON rarely expands beyond 10x.
+# Decompression stops at 64 MiB: a gzip bomb is one unreadable release, not a MemoryError.
+MAX_RELEASE_BYTES = 64 * 1024 * 1024
+
+
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """gzip-decompress at most ``limit`` bytes; ValueError beyond (a bomb) or on a corrupt stream."""
+    d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = d.decompress(data, limit + 1)
+    except zlib.error as e:
+        raise ValueError(f"not gzip: {e}") from e
+    if len(out) > limit or d.unconsumed_tail:
+        raise ValueError(f"release decompresses to more than {limit // (1024 * 1024)} MiB: not read")
+    return out
 
 
 def decode_release_secret(secret: dict[str, Any]) -> Release:
@@ -144,6 +167,13 @@ def decode_release_secret(secret: dict[str, Any]) -> Release:
     if not raw:
         raise ValueError("secret has no data.release")
     rel = decode_release_data(raw)
+    try:
+        return _release(secret, rel)
+    except (TypeError, AttributeError) as e:  # fields of the wrong JSON type
+        raise ValueError(f"malformed release: {e}") from e
+
+
+def _release(secret: dict[str, Any], rel: dict[str, Any]) -> Release:
     meta = secret.get("metadata") or {}
     chart_meta = (
         ((rel.get("chart") or {}).get("metadata") or {}) if isinstance(rel.get("chart"), dict) else {}
