@@ -406,7 +406,9 @@ class _Run:
                         f"claim {claim_ref(claim)}, request {alts[0].parent}: has subrequests, "
                         "but the DRAPrioritizedList feature is disabled"
                     )
-                if not f.consumable_capacity:
+                # Only the incubating and experimental allocators check this; the stable one (chosen when no
+                # feature beyond its SupportedFeatures is on) ignores capacity requests.
+                if not f.consumable_capacity and f.implementation() != "stable":
                     for r in alts:
                         if r.capacity is not None:
                             what = "subrequest" if is_sub else "request"

@@ -178,7 +178,11 @@ class SelectorMatcher:
             attr = device.attributes[qname]
             v = attr.value
             attrs.append((qname, attr.kind, tuple(v) if isinstance(v, list) else v))
-        caps = [(qname, device.capacity[qname].value.nanos) for qname in cap_names]
+        # the representation too: isInteger()/asInteger() answer from it (2000m is not an integer, 2 is)
+        caps = [
+            (qname, device.capacity[qname].value.nanos, device.capacity[qname].value.scale)
+            for qname in cap_names
+        ]
         return (
             expression,
             driver,

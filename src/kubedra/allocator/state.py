@@ -87,11 +87,10 @@ class Features:
         """Which upstream allocator ``structured.NewAllocator`` picks for these features: the first of
         stable, incubating, experimental whose supported features include all enabled ones."""
         enabled = set(self.names())
-        if enabled <= {"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"}:
-            return "stable"
-        if "ListTypeAttributes" in enabled:
-            return "experimental"
-        return "incubating"
+        for name, supported in IMPLEMENTATIONS:
+            if enabled <= supported:
+                return name
+        raise AssertionError(f"no upstream allocator supports {sorted(enabled)}")  # experimental has all
 
     def to_go(self) -> dict[str, bool]:
         return {go: getattr(self, attr) for go, attr in self.GO_NAMES.items()}
@@ -101,6 +100,23 @@ class Features:
 
 
 FEATURE_FIELDS = [f.name for f in fields(Features)]
+
+# structured.NewAllocator's availableAllocators, in order, with each one's SupportedFeatures (v0.37.2
+# structured/internal/{stable,incubating,experimental}/allocator_*.go): the first that supports every enabled
+# feature runs.
+_STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
+_INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
+_EXPERIMENTAL = _INCUBATING | {
+    "ListTypeAttributes",
+    "OptionalNodeOperations",
+    "DerivedAttributes",
+    "CompatibilityGroups",
+}
+IMPLEMENTATIONS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("stable", _STABLE),
+    ("incubating", _INCUBATING),
+    ("experimental", _EXPERIMENTAL),
+)
 
 
 @dataclass

@@ -2,8 +2,9 @@
 
 * ``kubernetes.Quantity`` / ``kubernetes.Semver``: the two Kubernetes CEL object types, as dynamic messages so
   that cel-expr-python can carry them through expressions. Their fields are chosen so that proto equality is
-  upstream's value equality: a Quantity holds only its exact value in nano-units (``quantity("200M") ==
-  quantity("0.2G")``), a Semver only the fields that take part in precedence (build metadata is dropped).
+  upstream's value equality: a Quantity holds its exact value in nano-units plus apimachinery's internal
+  representation (which ``isInteger()`` depends on; ``==`` on quantities is rewritten to compare the value only,
+  so ``quantity("200M") == quantity("0.2G")``), a Semver only the fields that take part in precedence (build metadata is dropped).
 * ``kubernetes.DRADevice``: the *checker's* view of the ``device`` variable (field names and types for
   "undefined field" errors); at run time ``device`` is a plain map.
 * ``cel.expr.CheckedExpr`` and friends (cel-spec ``syntax.proto`` / ``checked.proto``), to read and rewrite
@@ -79,6 +80,10 @@ def _k8s_types_file() -> descriptor_pb2.FileDescriptorProto:
     )
     q = _message(fdp, "Quantity", "kubernetes")
     _field(q, "nanos", 1, _F.TYPE_STRING)  # exact value in 1e-9 units, decimal integer text
+    # apimachinery's representation, which AsInt64 (isInteger/asInteger) answers from: the int64Amount
+    # scale as text, or "dec" for an inf.Dec. Not part of the value: quantity equality is rewritten to
+    # kubedra.quantityEquals (env.py), which compares nanos only.
+    _field(q, "scale", 2, _F.TYPE_STRING)
     s = _message(fdp, "Semver", "kubernetes")
     _field(s, "major", 1, _F.TYPE_UINT64)
     _field(s, "minor", 2, _F.TYPE_UINT64)

@@ -137,6 +137,34 @@ def _scalar(t: Any) -> bool:
     return False
 
 
+def _sized(t: Any) -> bool | None:
+    """Whether values of type ``t`` have a size at run time (cel-go ``traits.Sizer``); None: unknown (dyn)."""
+    k = _kind(t)
+    if k in ("string", "bytes", "list", "map"):
+        return True
+    if k == "opaque" and t.abstract_type.name == "optional_type":
+        return _sized(t.abstract_type.parameter_types[0]) if t.abstract_type.parameter_types else None
+    if k in ("dyn", "any", "unknown", "typeparam", "opaque"):
+        return None
+    return False
+
+
+_OPTIONAL_PASS_THROUGH = frozenset(
+    {
+        "select_optional_field",
+        "map_optindex_optional_value",
+        "optional_map_optindex_optional_value",
+        "list_optindex_optional_int",
+        "optional_list_optindex_optional_int",
+        "optional_of",
+        "optional_ofNonZeroValue",
+        "optional_value",
+        "optional_orValue_value",
+        "optional_or_optional",
+    }
+)
+
+
 @dataclass
 class _Local:
     path: list[str]
@@ -149,6 +177,11 @@ class Coster:
     checked: Any
     sizes: SizeFn
     presence_cost: Est = field(default_factory=lambda: Est(0, 0))  # PresenceTestHasCost(false)
+    # actual=True: the walk stands in for cel-go's runtime CostTracker on one input (``sizes`` gives that
+    # input's sizes). Values follow the tracker's ``actualSize``: strings, bytes, lists and maps have their
+    # size, an optional the size of its value, everything else (numbers, types, quantities, ...) 1; the
+    # optional operators (``.?f``, ``[?k]``, ``orValue``, ``value``, ``optional.of``) pass sizes through.
+    actual: bool = False
     paths: dict[int, list[str]] = field(default_factory=dict)
     computed: dict[int, Est] = field(default_factory=dict)
     entries: dict[int, tuple[str, Est, Est]] = field(default_factory=dict)
@@ -207,7 +240,7 @@ class Coster:
             if sz is not None:
                 self.computed[e.id] = sz
                 return sz
-        if _scalar(self.type_of(e)):
+        if _scalar(self.type_of(e)) or (self.actual and _sized(self.type_of(e)) is False):
             return Est(1, 1)
         if kind == "ident_expr":
             v = self.peek(e.ident_expr.name)
@@ -372,11 +405,37 @@ class Coster:
                 en = self.entry_size(args[0])
                 result_size = en[2] if en else None
                 self.paths[e.id] = [*self.path_of(args[0]), "@items" if oid == "index_list" else "@values"]
+            if self.actual and oid in _OPTIONAL_PASS_THROUGH:
+                result_size = self.optional_size(e, oid, target, args)
             if result_size is None:
                 result_size = self.compute_size(e)
         if result_size is not None:
             self.computed[e.id] = result_size
         return total.add(fn)
+
+    def optional_size(self, e: Any, oid: str, target: Any, args: list[Any]) -> Est | None:
+        """Actual-mode size (and path) of an optional operator's result: the size of the value it carries."""
+        if oid == "select_optional_field" and len(args) == 2:
+            self.paths[e.id] = [*self.path_of(args[0]), args[1].const_expr.string_value]
+            return self.compute_size(e)
+        if oid in ("map_optindex_optional_value", "optional_map_optindex_optional_value") and len(args) == 2:
+            key = args[1]
+            const = key.WhichOneof("expr_kind") == "const_expr" and key.const_expr.HasField("string_value")
+            self.paths[e.id] = [*self.path_of(args[0]), key.const_expr.string_value if const else "@values"]
+            return self.compute_size(e)
+        if oid in ("list_optindex_optional_int", "optional_list_optindex_optional_int") and len(args) == 2:
+            self.paths[e.id] = [*self.path_of(args[0]), "@items"]
+            return self.compute_size(e)
+        if oid in ("optional_of", "optional_ofNonZeroValue") and len(args) == 1:
+            self.paths[e.id] = self.path_of(args[0])
+            return self.compute_size(args[0])
+        if oid == "optional_value" and target is not None:
+            self.paths[e.id] = self.path_of(target)
+            return self.compute_size(target)
+        if oid in ("optional_orValue_value", "optional_or_optional") and target is not None and args:
+            a, b = self.compute_size(target), self.compute_size(args[0])
+            return a.union(b) if a is not None and b is not None else None
+        return None
 
     # -------------------------------------------------------------- per-function estimates
     def function_cost(

@@ -30,10 +30,13 @@ Rewrites (all invisible to the expression author):
   implementation.
 * ``format.named(n)`` / ``<format>.validate(s)`` return optionals, which a Python function cannot produce; they
   run as ``optional.ofNonZeroValue(<helper>)``.
+* ``a == b`` / ``a != b`` between quantities run as ``kubedra.quantityEquals(a, b)``: a Quantity message carries
+  apimachinery's representation besides its value (``isInteger()`` depends on it), and ``Quantity.Equal``
+  compares values only.
 
 Known gaps versus cel-go (each reported in the tests): cross-type numeric ordering (``1 < 1.5``) is unknown to
 cel-cpp's checker, so such an expression is checked without types once its only errors are those comparisons;
-``find``/``findAll`` use Python ``re`` (RE2-only syntax enforced, Perl extensions rejected); the Authz libraries
+the Authz libraries
 are not declared (no ``authorizer`` variable exists in these environments); cel-expr-python has no runtime
 cost limit or interrupt hook (the selector layer enforces the limit from the static estimate, see selector.py).
 """
@@ -43,7 +46,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from cel_expr_python import cel
@@ -56,7 +59,18 @@ from kubedra.cel.values import RUNTIME_POOL
 from kubedra.errors import InputError, UsageError
 
 SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
-ALL_RUNTIME_GROUPS = ("urls", "regex", "lists_v0", "quantity", "ip", "cidr", "format", "semver", "map_insert")
+ALL_RUNTIME_GROUPS = (
+    "urls",
+    "regex",
+    "lists_v0",
+    "quantity",
+    "ip",
+    "cidr",
+    "format",
+    "semver",
+    "map_insert",
+    "quantity_eq",
+)
 
 
 class CELCompileError(InputError):
@@ -354,9 +368,97 @@ def validate_ast(checked: Any, text: str) -> None:
                 try:
                     _compile_regex(pattern)
                 except CELFunctionError as e:
-                    raise CELCompileError(
-                        f"compilation failed: ERROR: {_position(checked, pattern_arg.id, text)}: invalid {call.function} argument: {e}"
-                    ) from None
+                    if call.function == "matches":  # cel-go ValidateRegexLiterals (a compile issue)
+                        raise CELCompileError(
+                            f"compilation failed: ERROR: {_position(checked, pattern_arg.id, text)}: "
+                            "invalid matches argument"
+                        ) from None
+                    # apiserver's Find(All)RegexOptimization compiles constant patterns in env.Program
+                    detail = str(e).removeprefix("Illegal regex: ")
+                    raise CELCompileError(f"program instantiation failed: {detail}") from None
+
+
+# Overloads that accept a kubernetes.Quantity besides the quantity library's own (cel-go generic ones).
+_QUANTITY_GENERIC_OVERLOADS = frozenset(
+    {
+        "equals",
+        "not_equals",
+        "in_list",
+        "in_map",
+        "type",
+        "to_dyn",
+        "conditional",
+        "optional_of",
+        "optional_ofNonZeroValue",
+        "optional_orValue_value",
+    }
+)
+
+
+def _capacity_value(node: Any, var: str) -> bool:
+    """``device.capacity[D][N]`` / ``device.capacity[D].N`` (any mix of select and index)."""
+
+    def domain(n: Any) -> bool:
+        kind = n.WhichOneof("expr_kind")
+        if kind == "select_expr" and not n.select_expr.test_only:
+            return _capacity_map(n.select_expr.operand, var)
+        if kind == "call_expr" and n.call_expr.function == "_[_]" and len(n.call_expr.args) == 2:
+            return _capacity_map(n.call_expr.args[0], var)
+        return False
+
+    kind = node.WhichOneof("expr_kind")
+    if kind == "select_expr" and not node.select_expr.test_only:
+        return domain(node.select_expr.operand)
+    if kind == "call_expr" and node.call_expr.function == "_[_]" and len(node.call_expr.args) == 2:
+        return domain(node.call_expr.args[0])
+    return False
+
+
+def _capacity_map(node: Any, var: str) -> bool:
+    return _device_map(node, var) and node.select_expr.field == "capacity"
+
+
+def check_capacity_values(checked: Any, text: str, var: str) -> None:
+    """Reject calls that upstream's checker rejects because a capacity value is a ``kubernetes.Quantity``.
+
+    kubedra's checker types ``device.capacity[D][N]`` as dyn (a proto map cannot hold maps), so e.g.
+    ``string(device.capacity[D].memory)`` would compile; upstream declares the values as Quantity and fails
+    at compile time with "found no matching overload". A call with a capacity value as an argument must have
+    an overload that takes a Quantity (the quantity library's, or CEL's generic ones).
+    """
+    from kubedra.cel.library import QUANTITY_OVERLOADS
+
+    if not getattr(checked, "reference_map", None):
+        return
+    capacity_ids = {n.id for n in walk(checked.expr) if _capacity_value(n, var)}
+    if not capacity_ids:
+        return
+    for node in walk(checked.expr):
+        if node.WhichOneof("expr_kind") != "call_expr":
+            continue
+        call = node.call_expr
+        operands = ([call.target] if call.HasField("target") else []) + list(call.args)
+        if not any(o.id in capacity_ids for o in operands):
+            continue
+        ref = checked.reference_map.get(node.id)
+        ids = set(ref.overload_id) if ref is not None else set()
+        names = [
+            _protos.QUANTITY_TYPE if o.id in capacity_ids else type_text(checked.type_map.get(o.id))
+            for o in operands
+        ]
+        if ids & {"equals", "not_equals"} and all(n in (_protos.QUANTITY_TYPE, "dyn") for n in names):
+            continue
+        if ids & (QUANTITY_OVERLOADS | (_QUANTITY_GENERIC_OVERLOADS - {"equals", "not_equals"})):
+            continue
+        if call.HasField("target"):
+            applied = f"{names[0]}.({', '.join(names[1:])})"
+        else:
+            applied = f"({', '.join(names)})"
+        raise CELCompileError(
+            f"compilation failed: ERROR: {_position(checked, node.id, text)}: found no matching overload for "
+            f"'{call.function}' applied to '{applied}'",
+            text,
+        )
 
 
 def _homogeneous(checked: Any, text: str, elements: list[Any]) -> None:
@@ -473,6 +575,12 @@ def rewrite(checked: Any, domain_default_var: str | None) -> None:
         ) and not node.select_expr.test_only:
             key = rw.const_string(node.select_expr.field)
             _domain_default(rw, node, node.select_expr.operand, key, optional_select=True)
+    # Children before parents, so that a rewritten node never copies a child that is rewritten later.
+    for node in reversed(list(walk(checked.expr))):
+        if node.WhichOneof("expr_kind") == "call_expr":
+            call = node.call_expr
+            if call.function in ("_==_", "_!=_") and len(call.args) == 2 and _quantities(rw, call.args):
+                _quantity_equality(rw, node)
 
 
 def _domain_default(rw: _Rewriter, node: Any, mapping: Any, key: Any, optional_select: bool = False) -> None:
@@ -494,6 +602,34 @@ def _domain_default(rw: _Rewriter, node: Any, mapping: Any, key: Any, optional_s
     rw.move_ref(new_id, new.id)
 
 
+def _quantities(rw: _Rewriter, args: Any) -> bool:
+    """A comparison with a Quantity on at least one side (the other may be dyn, e.g. a capacity)."""
+    for a in args:
+        t = rw.type_of(a.id)
+        if (
+            t is not None
+            and t.WhichOneof("type_kind") == "message_type"
+            and t.message_type == _protos.QUANTITY_TYPE
+        ):
+            return True
+    return False
+
+
+def _quantity_equality(rw: _Rewriter, node: Any) -> None:
+    """``a == b`` / ``a != b`` on quantities -> ``kubedra.quantityEquals(a, b)`` (negated for ``!=``)."""
+    keep, negate = node.id, node.call_expr.function == "_!=_"
+    bool_type = rw.type_of(node.id)
+    new = rw.call(
+        None, "kubedra.quantityEquals", "kubedra_quantity_equals", list(node.call_expr.args), bool_type
+    )
+    if negate:
+        new = rw.call(None, "!_", "logical_not", [new], bool_type)
+    node.Clear()
+    node.CopyFrom(new)
+    node.id = keep
+    rw.move_ref(keep, new.id)
+
+
 def _replace_with_ofnonzero(rw: _Rewriter, node: Any, inner: Any) -> None:
     keep = node.id
     new = rw.call(None, "optional.ofNonZeroValue", "optional_ofNonZeroValue", [inner], rw.type_of(node.id))
@@ -504,6 +640,12 @@ def _replace_with_ofnonzero(rw: _Rewriter, node: Any, inner: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ API
+def _copy(message: Any) -> Any:
+    clone = type(message)()
+    clone.CopyFrom(message)
+    return clone
+
+
 @dataclass(frozen=True)
 class Program:
     """A compiled expression ready to run in the runtime env."""
@@ -513,6 +655,8 @@ class Program:
     output_type: str  # cel-go style, e.g. "bool", "dyn"
     max_cost: int  # static worst-case estimate (2**64-1 when unknown)
     checked: bool  # False when type-checking had to be skipped (cross-type numeric comparisons)
+    # The checked AST as written (before the runtime rewrites): what cel-go's cost tracker walks.
+    source: Any = field(default=None, compare=False, repr=False)
 
     def eval(self, activation: Any) -> Any:
         return self.expr.eval(activation)
@@ -561,8 +705,11 @@ class Environment:
             raise CELCompileError("compilation failed: " + clean_status(message), text) from None
         kind, checked = decode(expr.serialize())
         validate_ast(checked, text)
+        if self.domain_default_var is not None:
+            check_capacity_values(checked, text, self.domain_default_var)
         out_type = type_text(checked.type_map.get(checked.expr.id))
         max_cost = cost.estimate(checked, self.sizes) if estimate_cost else cost.MAX
+        source = _copy(checked)
         rewrite(checked, self.domain_default_var)
         try:
             runtime_expr = self.runtime.deserialize(encode(kind, checked))
@@ -570,7 +717,7 @@ class Environment:
             raise CELCompileError(
                 f"internal error loading compiled expression: {clean_status(str(e))}", text
             ) from None
-        return Program(text, runtime_expr, out_type, max_cost, True)
+        return Program(text, runtime_expr, out_type, max_cost, True, source)
 
     def _compile_unchecked(self, text: str) -> Program:
         try:
@@ -579,8 +726,9 @@ class Environment:
             raise CELCompileError("compilation failed: " + clean_status(str(e)), text) from None
         kind, ast = decode(parsed.serialize())
         max_cost = cost.estimate(ast, self.sizes)  # approximate: no types, so no per-type rules
+        source = _copy(ast)
         rewrite(ast, self.domain_default_var)
-        return Program(text, self.runtime.deserialize(encode(kind, ast)), "dyn", max_cost, False)
+        return Program(text, self.runtime.deserialize(encode(kind, ast)), "dyn", max_cost, False, source)
 
 
 def build_env(

@@ -13,7 +13,7 @@ Library groups (what :mod:`kubedra.cel.env` switches on per Kubernetes version):
 
 ==================  ===========================================================================================
 ``urls``            url, isURL, getScheme, getHost, getHostname, getPort, getEscapedPath, getQuery
-``regex``           find, findAll (Python ``re`` with RE2-only syntax enforced; see :func:`_compile_regex`)
+``regex``           find, findAll (google-re2, Go regexp's syntax and messages; see :func:`_compile_regex`)
 ``lists_v0``        isSorted, sum, min, max, indexOf, lastIndexOf (list overloads)
 ``lists_v1``        lists_v0 + includes (list_includes_dyn_dyn)
 ``quantity``        quantity, isQuantity, sign, isGreaterThan, isLessThan, compareTo, asApproximateFloat,
@@ -24,6 +24,7 @@ Library groups (what :mod:`kubedra.cel.env` switches on per Kubernetes version):
 ``semver``          semver, isSemver (1 and 2 args), isGreaterThan, isLessThan, compareTo, major, minor, patch
 ``dra_includes``    includes (dra_includes_dyn_dyn; errors for lists longer than 48)
 ``map_insert``      kubedra.@mapInsert (runtime helper for transformMap/transformMapEntry, see env.py)
+``quantity_eq``     kubedra.quantityEquals (runtime helper: ==/!= between quantities compare values, see env.py)
 ==================  ===========================================================================================
 """
 
@@ -41,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+import re2
 from cel_expr_python import cel
 
 from kubedra.cel import _protos
@@ -48,7 +50,6 @@ from kubedra.cel.values import (
     CIDRMsg,
     FormatMsg,
     IPMsg,
-    QuantityMsg,
     URLMsg,
     msg_to_quantity,
     msg_to_semver,
@@ -162,14 +163,17 @@ def _approx_float(m: Any) -> float:
         return math.inf if nanos > 0 else -math.inf
 
 
+def _q_operand(b: Any) -> Quantity:
+    # quantity_add_int / quantity_sub_int: resource.NewQuantity(b, DecimalExponent), an int64Amount{b, 0}
+    return Quantity(b * NANO, "DecimalExponent", 0) if isinstance(b, int) else msg_to_quantity(b)
+
+
 def _q_add(a: Any, b: Any) -> Any:
-    other = b * NANO if isinstance(b, int) else _q(b)
-    return QuantityMsg(nanos=str(_q(a) + other))
+    return quantity_to_msg(msg_to_quantity(a).add(_q_operand(b)))
 
 
 def _q_sub(a: Any, b: Any) -> Any:
-    other = b * NANO if isinstance(b, int) else _q(b)
-    return QuantityMsg(nanos=str(_q(a) - other))
+    return quantity_to_msg(msg_to_quantity(a).sub(_q_operand(b)))
 
 
 _def("quantity", "quantity", "string_to_quantity", QT, [T.STRING], _quantity_msg)
@@ -190,6 +194,28 @@ _def("quantity", "add", "quantity_add", QT, [QT, QT], _q_add, member=True)
 _def("quantity", "add", "quantity_add_int", QT, [QT, T.INT], _q_add, member=True)
 _def("quantity", "sub", "quantity_sub", QT, [QT, QT], _q_sub, member=True)
 _def("quantity", "sub", "quantity_sub_int", QT, [QT, T.INT], _q_sub, member=True)
+
+
+# Runtime only (env.py rewrites ==/!= between quantities to it): Quantity.Equal compares values, while the
+# messages also carry the representation.
+def _quantity_equals(a: Any, b: Any) -> bool:
+    """cel-go ``types.Equal(a, b)`` with a Quantity on one side: ``a.Equal(b)``."""
+    a_is, b_is = _msg_name(a) == _protos.QUANTITY_TYPE, _msg_name(b) == _protos.QUANTITY_TYPE
+    if a_is and b_is:
+        return _q(a) == _q(b)
+    if a_is and b is not None:
+        raise CELFunctionError("no such overload")  # apiserver cel.Quantity.Equal of a non-Quantity
+    return False  # null == q, or another type's Equal given a Quantity
+
+
+_def(
+    "quantity_eq",
+    "kubedra.quantityEquals",
+    "kubedra_quantity_equals",
+    T.BOOL,
+    [T.DYN, T.DYN],
+    _quantity_equals,
+)
 
 
 # ============================================================================================ semver
@@ -378,20 +404,55 @@ _def("dra_includes", "includes", "dra_includes_dyn_dyn", T.BOOL, [T.DYN, T.DYN],
 
 
 # ============================================================================================ regex
-_RE2_UNSUPPORTED = re.compile(r"\(\?[=!]|\(\?<[=!]|\\[1-9]|\(\?P=|\(\?>|[*+?}]\+")
+# RE2 (google-re2), like Go's regexp: linear time, no backreferences, lookaround or possessive repetition.
+# RE2's C++ parser messages -> Go regexp/syntax's ErrorCode texts (what upstream's error carries).
+_RE2_TO_GO = {
+    "invalid escape sequence": "invalid escape sequence",
+    "invalid perl operator": "invalid or unsupported Perl syntax",
+    "missing )": "missing closing )",
+    "unexpected )": "unexpected )",
+    "missing ]": "missing closing ]",
+    "bad repetition operator": "invalid nested repetition operator",
+    "invalid repetition size": "invalid repeat count",
+    "no argument for repetition operator": "missing argument to repetition operator",
+    "invalid character class range": "invalid character class range",
+    "invalid character class": "invalid character class",
+    "invalid named capture group": "invalid named capture",
+    "invalid UTF-8": "invalid UTF-8",
+    "trailing \\": "trailing backslash at end of expression",
+    "pattern too large - compile failed": "expression too large",
+}
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.log_errors = False  # RE2 would log every rejected pattern to stderr
+_GO_ONLY_REJECTS = re.compile(r"(?<!\\)(?:\\\\)*\\C")  # Go regexp has no \C (any byte)
+
+
+def _regex_error(message: str) -> str:
+    code, _, arg = message.partition(": ")
+    go = _RE2_TO_GO.get(code)
+    if go is None:
+        return f"error parsing regexp: {message}"
+    return f"error parsing regexp: {go}: `{arg}`"
 
 
 @functools.lru_cache(maxsize=1024)
-def _compile_regex(pattern: str) -> re.Pattern[str]:
-    """Compile with Python ``re``, rejecting constructs RE2 (Go regexp) does not support."""
-    if _RE2_UNSUPPORTED.search(pattern):
-        raise CELFunctionError(
-            f"Illegal regex: error parsing regexp: invalid or unsupported Perl syntax: `{pattern}`"
-        )
+def _compile_regex(pattern: str) -> Any:
+    """Compile with RE2 as Go's ``regexp.Compile`` would; CELFunctionError with upstream's text otherwise."""
+    if _GO_ONLY_REJECTS.search(pattern):
+        raise CELFunctionError("Illegal regex: error parsing regexp: invalid escape sequence: `\\C`")
     try:
-        return re.compile(pattern)
-    except re.error as e:
-        raise CELFunctionError(f"Illegal regex: error parsing regexp: {e}: `{pattern}`") from None
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as e:
+        text = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
+        if text in ("invalid perl operator: (?<!", "invalid perl operator: (?<="):
+            # Go reads "(?<" as a named capture "(?<name>": the text up to the next ">" (or the end)
+            rest = pattern[pattern.index(text.removeprefix("invalid perl operator: ")) :]
+            end = rest.find(">")
+            capture = rest if end < 0 else rest[: end + 1]
+            raise CELFunctionError(
+                f"Illegal regex: error parsing regexp: invalid named capture: `{capture}`"
+            ) from None
+        raise CELFunctionError(f"Illegal regex: {_regex_error(text)}") from None
 
 
 def _find(s: str, pattern: str) -> str:
@@ -400,13 +461,26 @@ def _find(s: str, pattern: str) -> str:
 
 
 def _find_all(s: str, pattern: str, n: int = -1) -> list[str]:
+    """Go's ``FindAllString(s, n)``: an empty match right after the previous match is skipped."""
     if n == 0:
         return []
+    regex = _compile_regex(pattern)
     out: list[str] = []
-    for m in _compile_regex(pattern).finditer(s):
-        out.append(m.group(0))
-        if 0 < n <= len(out):
+    pos, prev_end = 0, -1
+    while pos <= len(s) and (n < 0 or len(out) < n):
+        m = regex.search(s, pos)
+        if m is None:
             break
+        start, end = m.span()
+        accept = True
+        if end == pos:  # an empty match
+            accept = start != prev_end
+            pos += 1
+        else:
+            pos = end
+        prev_end = end
+        if accept:
+            out.append(m.group(0))
     return out
 
 
@@ -944,3 +1018,11 @@ def build_extension(
 
 def overload_ids(group: str) -> set[str]:
     return {f.overload_id for f in _REGISTRY if f.group == group}
+
+
+# Overload ids that take a kubernetes.Quantity (env.check_capacity_values: capacity values are Quantities).
+QUANTITY_OVERLOADS = frozenset(
+    f.overload_id
+    for f in _REGISTRY
+    if any(p.is_message() and p.name() == _protos.QUANTITY_TYPE for p in f.params)
+)

@@ -269,11 +269,8 @@ class CompiledSelector:
         except _AttributeError as e:
             raise CELRuntimeError(str(e), self.expression, name) from None
         if self.program.max_cost > MAX_COST:
-            actual = (
-                cost.Coster(_checked_of(self.program), _device_sizes(data))
-                .cost(_checked_of(self.program).expr)
-                .hi
-            )
+            source = self.program.source
+            actual = cost.Coster(source, _device_sizes(data), actual=True).cost(source.expr).hi
             if actual > MAX_COST:
                 raise CELRuntimeError(
                     "operation cancelled: actual cost limit exceeded", self.expression, name

@@ -33,11 +33,12 @@ CIDRMsg: Any = _cls(_protos.CIDR_TYPE)
 
 
 def quantity_to_msg(q: Quantity) -> Any:
-    return QuantityMsg(nanos=str(q.nanos))
+    return QuantityMsg(nanos=str(q.nanos), scale="dec" if q.scale is None else str(q.scale))
 
 
 def msg_to_quantity(m: Any) -> Quantity:
-    return Quantity(int(m.nanos))
+    scale = None if m.scale == "dec" else int(m.scale or "-9")
+    return Quantity(int(m.nanos), "DecimalSI", scale)
 
 
 def semver_to_msg(v: Semver) -> Any:

@@ -8,6 +8,12 @@ Upstream behaviours reproduced on purpose:
 - ``"0"``, ``"."``, ``"-"`` and ``"+"`` all parse as zero; ``"1."`` is accepted.
 - Fractions finer than 1n round *up* in magnitude (``0.1n`` → ``1n``, ``-0.1n`` → ``-1n``).
 - ``BinarySI`` values are capped at 2^63-1; a ``BinarySI`` value strictly between 0 and 1 prints as ``DecimalSI``.
+- The internal representation is tracked as upstream keeps it, because ``AsInt64`` (CEL ``isInteger()`` /
+  ``asInteger()``) answers from it, not from the value: ``ParseQuantity`` makes an ``int64Amount{value, scale}``
+  only on its fast path (at most 18 digits, scale >= -9, no fraction on a binary suffix, small binary
+  exponents) and an ``inf.Dec`` otherwise; ``AsInt64`` fails for every ``inf.Dec`` and every negative scale
+  (``2000m``, ``1.0``, ``1.5Gi``, 19 digits are not integers). ``add``/``sub`` follow ``int64Amount.Add``
+  (the smaller scale wins, overflow falls back to ``inf.Dec``, which stays ``inf.Dec``).
 - ``String()`` is the canonical form: trailing zeros moved into a suffix whose exponent is a multiple of 3
   (``1500m`` → ``1500m``, ``1000m`` → ``1``, ``1024Mi`` → ``1Gi``, ``1.5Gi`` → ``1536Mi``).
 """
@@ -101,14 +107,45 @@ def _ceil_div(a: int, b: int) -> int:
     return -((-a) // b)
 
 
+_MIN_INT64 = -(1 << 63)
+DEC: None = None  # Quantity.scale of an inf.Dec representation
+
+
+def _fits(v: int) -> bool:
+    return _MIN_INT64 <= v <= _MAX_INT64
+
+
+def _fast_path_scale(num: str, denom: str, exponent: int, fmt: Format) -> int | None:
+    """The ``int64Amount`` scale ParseQuantity's fast path would use, or None when it makes an ``inf.Dec``."""
+    if fmt == "BinarySI":
+        if exponent < 0 or denom:
+            return None
+        precision = 15 - len(num) - int(exponent * 3 / 10) - 1
+        scale = 0
+        mantissa = 1 << exponent
+    else:
+        precision = _MAX_INT64_FACTORS - (len(num) + len(denom))
+        scale = exponent
+        mantissa = 1
+    if precision < 0:
+        return None
+    scale -= len(denom)
+    if scale < -9:
+        return None
+    if not _fits(int(num + denom) * mantissa):
+        return None
+    return scale
+
+
 @functools.lru_cache(maxsize=65536)
-def _parse(text: str) -> tuple[int, Format]:
+def _parse(text: str) -> tuple[int, Format, int | None]:
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
-        return 0, "DecimalSI"
+        return 0, "DecimalSI", 0
     positive, num, denom, suffix = _split(text)
     base, exponent, fmt = _interpret(suffix)
+    fast_scale = _fast_path_scale(num, denom, exponent, fmt)
     # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
     # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
     magnitude = Fraction(int(num + denom or "0"), 10 ** len(denom))
@@ -119,9 +156,11 @@ def _parse(text: str) -> tuple[int, Format]:
     nanos = _ceil_div(magnitude.numerator * NANO, magnitude.denominator)  # round up to 1n
     if fmt == "BinarySI" and nanos > _MAX_INT64 * NANO:
         nanos = _MAX_INT64 * NANO
+    if fast_scale is not None:
+        return (nanos if positive else -nanos), fmt, fast_scale
     if fmt == "BinarySI" and 0 < nanos < NANO:
         fmt = "DecimalSI"
-    return (nanos if positive else -nanos), fmt
+    return (nanos if positive else -nanos), fmt, DEC
 
 
 def _strip_factors(value: int, base: int) -> tuple[int, int]:
@@ -140,6 +179,9 @@ class Quantity:
 
     nanos: int
     format: Format = "DecimalSI"
+    # Upstream's representation: int64Amount{nanos / 10**(9+scale), scale}, or inf.Dec when None (DEC).
+    # Not part of the value (equality, hashing, ordering ignore it).
+    scale: int | None = -9
 
     # ----------------------------------------------------------------- construction
     @staticmethod
@@ -147,18 +189,18 @@ class Quantity:
         """Parse like ``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's message."""
         if not isinstance(text, str):
             raise QuantityError(ERR_FORMAT_WRONG)
-        nanos, fmt = _parse(text)
-        return Quantity(nanos, fmt)
+        nanos, fmt, scale = _parse(text)
+        return Quantity(nanos, fmt, scale)
 
     @staticmethod
     def from_int(value: int, fmt: Format = "DecimalSI") -> Quantity:
-        return Quantity(value * NANO, fmt)
+        return Quantity(value * NANO, fmt, 0 if _fits(value) else DEC)
 
     @staticmethod
     def from_fraction(value: Fraction, fmt: Format = "DecimalSI") -> Quantity:
         mag = abs(value)
         nanos = _ceil_div(mag.numerator * NANO, mag.denominator)
-        return Quantity(nanos if value >= 0 else -nanos, fmt)
+        return Quantity(nanos if value >= 0 else -nanos, fmt, DEC)
 
     # ----------------------------------------------------------------- values
     @property
@@ -173,16 +215,26 @@ class Quantity:
         return _ceil_div(self.nanos, NANO // 1000)
 
     def is_integer(self) -> bool:
+        """Mathematically an integer (not upstream's ``AsInt64``, see :meth:`as_int64`)."""
         return self.nanos % NANO == 0
 
-    def as_int64(self) -> int | None:
-        """``AsInt64``: the integer value when exact and inside int64, else None."""
-        if self.nanos % NANO:
+    def amount(self) -> tuple[int, int] | None:
+        """``(value, scale)`` of the ``int64Amount`` representation, or None for an ``inf.Dec``."""
+        if self.scale is None or self.scale < -9:
             return None
-        v = self.nanos // NANO
-        if -(1 << 63) <= v <= _MAX_INT64:
-            return v
-        return None
+        unit = 10 ** (9 + self.scale)
+        if self.nanos % unit:
+            return None
+        value = self.nanos // unit
+        return (value, self.scale) if _fits(value) else None
+
+    def as_int64(self) -> int | None:
+        """``Quantity.AsInt64``: None for an ``inf.Dec``, a negative scale or an int64 overflow."""
+        amount = self.amount()
+        if amount is None or amount[1] < 0:
+            return None
+        value = amount[0] * 10 ** amount[1]
+        return value if _fits(value) else None
 
     def as_approximate_float(self) -> float:
         return self.nanos / NANO
@@ -196,11 +248,13 @@ class Quantity:
     # ----------------------------------------------------------------- arithmetic
     def add(self, other: Quantity) -> Quantity:
         fmt = other.format if self.nanos == 0 else self.format
-        return Quantity(self.nanos + other.nanos, fmt)
+        return Quantity(self.nanos + other.nanos, fmt, _sum_scale(self.amount(), other.amount()))
 
     def sub(self, other: Quantity) -> Quantity:
         fmt = other.format if self.nanos == 0 else self.format
-        return Quantity(self.nanos - other.nanos, fmt)
+        b = other.amount()
+        negated = (-b[0], b[1]) if b is not None else None
+        return Quantity(self.nanos - other.nanos, fmt, _sum_scale(self.amount(), negated))
 
     def cmp(self, other: Quantity) -> int:
         return (self.nanos > other.nanos) - (self.nanos < other.nanos)
@@ -250,7 +304,25 @@ class Quantity:
         return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
 
 
-ZERO = Quantity(0)
+def _sum_scale(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | None:
+    """The scale ``int64Amount.Add`` leaves (None: it overflowed or an operand is an inf.Dec)."""
+    if a is None or b is None:
+        return DEC
+    (av, ascale), (bv, bscale) = a, b
+    if bv == 0:
+        return ascale
+    if av == 0:
+        return bscale
+    if ascale == bscale:
+        return ascale if _fits(av + bv) else DEC
+    if ascale > bscale:
+        scaled = av * 10 ** (ascale - bscale)
+        return bscale if _fits(scaled) and _fits(scaled + bv) else DEC
+    scaled = bv * 10 ** (bscale - ascale)
+    return ascale if _fits(scaled) and _fits(av + scaled) else DEC
+
+
+ZERO = Quantity(0, "DecimalSI", 0)
 
 
 def parse_quantity(text: object) -> Quantity:

@@ -283,11 +283,25 @@ def test_capacity_request_for_unknown_capacity_skips_device():
 
 
 def test_capacity_requests_need_the_feature():
-    a = alloc([slice_("s1", [dev("d0")])], features=Features())
+    # the incubating allocator (here: chosen for DeviceBindingAndStatus) checks the gate ...
+    a = alloc([slice_("s1", [dev("d0")])], features=Features(device_binding_and_status=True))
     with pytest.raises(
         AllocationError, match="has capacity requests, but the DRAConsumableCapacity feature is disabled"
     ):
         a.allocate(node(), [claim("c", req(capacity={"memory": q("1")}))])
+    # ... the stable one (no feature beyond its SupportedFeatures) ignores capacity requests (issue 14 #5)
+    res = alloc([slice_("s1", [dev("d0")])], features=Features()).allocate(
+        node(), [claim("c", req(capacity={"memory": q("1")}))]
+    )
+    assert picked(res) == [[("req-0", "d0")]]
+
+
+def test_implementation_follows_new_allocator_selection():
+    assert Features().implementation() == "stable"
+    assert Features(admin_access=True, device_taints=True).implementation() == "stable"
+    assert Features(device_binding_and_status=True).implementation() == "incubating"
+    assert Features(fractional_capacity_range=True).implementation() == "incubating"
+    assert Features(consumable_capacity=True, list_type_attributes=True).implementation() == "experimental"
 
 
 def test_too_many_devices_per_claim():
