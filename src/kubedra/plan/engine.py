@@ -600,13 +600,13 @@ def gang_gate_step(
     snap: Snapshot, target_minor: int, distribution: str, values: dict[str, str]
 ) -> Step | None:
     """Gates and --runtime-config the migrated PodGroups need (before the migrated manifests are applied)."""
-    count = _gang_count(snap)
-    if not count:
+    gangs = _gang_count(snap)
+    if not gangs:
         return None
     need = (templates.common().get("gangScheduling") or {}).get(f"1.{target_minor}")
     if need is None:
         return Step(
-            f"Gang scheduling: {count} gang workload(s) and no scheduling.k8s.io gang API in 1.{target_minor}",
+            f"Gang scheduling: {count(gangs, 'gang workload')} and no scheduling.k8s.io gang API in 1.{target_minor}",
             [],
             note="migrate writes no PodGroup for this target; keep the operator's own gang scheduler",
         )
@@ -619,7 +619,7 @@ def gang_gate_step(
     ]
     managed = bool(templates.distribution(distribution)["etcd"].get("managed"))
     return Step(
-        f"Enable the gang-scheduling API for {count} migrated gang workload(s) (PodGroups, {api})",
+        f"Enable the gang-scheduling API for {count(gangs, 'migrated gang workload')} (PodGroups, {api})",
         cmds,
         note="migrate writes PodGroups for these workloads; without the gates and the API version the apiserver "
         "rejects them"

@@ -126,7 +126,7 @@ def test_single_minor_keeps_one_backup(tmp_path: Path) -> None:
 def test_podgroups_need_gate_and_runtime_config(tmp_path: Path) -> None:
     cp = control_plane(fleet(tmp_path, "v1.36.2", JOBSET))
     (step,) = [s for s in cp["steps"] if s["title"].startswith("Enable the gang-scheduling API")]
-    assert "1 migrated gang workload(s) (PodGroups, scheduling.k8s.io/v1beta1)" in step["title"]
+    assert "1 migrated gang workload (PodGroups, scheduling.k8s.io/v1beta1)" in step["title"]
     assert step["commands"][0] == (
         "# kube-apiserver: --feature-gates=GenericWorkload=true --runtime-config=scheduling.k8s.io/v1beta1=true"
     )
