@@ -293,9 +293,10 @@ def apply_health(
     """Taint the devices of unhealthy GPUs as the driver's NVML health monitor would (see
     :mod:`kubedra.sources.nvidia.health`); healthy GPUs are left alone."""
     dynamic = gpu_mode == "mig-dynamic"
-    if dynamic and any(not g.health.healthy for g in gpus):
+    unhealthy = sum(not g.health.healthy for g in gpus)
+    if dynamic and unhealthy:
         notes.append(
-            "unhealthy GPU(s) published untainted: the driver's DynamicMIG and NVMLDeviceHealthCheck feature gates "
+            f"{count(unhealthy, 'unhealthy GPU')} published untainted: the driver's DynamicMIG and NVMLDeviceHealthCheck feature gates "
             "are mutually exclusive (dra-driver-nvidia-gpu docs/reference/feature-gates.md), so with dynamic MIG "
             "nothing taints them; drain them with kubedra discover --drain-rule NODE/DEVICE"
         )
