@@ -148,6 +148,8 @@ class Report:
     files_scanned: int = 0
     objects_scanned: int = 0
     clusters: list[ClusterFacts] = field(default_factory=list)
+    # reads that leave the report incomplete (kubedra.sources.access): {cluster, resource, verb, namespace, ...}
+    incomplete: list[dict[str, Any]] = field(default_factory=list)
 
     def counts(self) -> Counter[str]:
         return Counter(f.severity for f in self.findings)
@@ -183,6 +185,7 @@ class Report:
             out["currentVersion"] = str(self.current)
         out["findings"] = [f.to_dict() for f in self.findings]
         out["summary"] = self.summary()
+        out["incomplete"] = self.incomplete
         return out
 
 

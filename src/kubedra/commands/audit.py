@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from kubedra.commands._cluster import allow_missing_option, incomplete_rows, report_incomplete, time_options
 from kubedra.commands._common import (
     TABLE_FORMATS,
     cluster_options,
@@ -31,7 +32,9 @@ FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif")
             EXIT_OK: "nothing at or above --fail-on",
             EXIT_FINDINGS: "findings at or above --fail-on",
             EXIT_INPUT: "usage or input error; also when a file could not be parsed or a cluster could not "
-            "be reached (the report is still printed)",
+            "be reached, or a cluster read was forbidden, unauthorised, not served or failed and not accepted "
+            "with --allow-missing (the report is still printed, JSON lists the missing reads under incomplete, "
+            "stderr names them)",
         }
     ),
 )
@@ -70,7 +73,8 @@ FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif")
     help="Exit 1 when a finding at or above this severity remains.",
 )
 @output_option(FORMATS, help="Output format; table: one line per finding, wide: with the fix.")
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per cluster request.")
+@allow_missing_option()
+@time_options()
 @click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 def audit(**options: Any) -> None:
@@ -81,6 +85,7 @@ def audit(**options: Any) -> None:
     Inputs: PATHS / -f (files, folders, - for stdin), --helm-chart, and live clusters
     (--cluster, --context NAME..., --all-contexts, --kubeconfig FILE). A file written by
     `kubedra snapshot` is audited as the cluster it captured (versions, feature gates, Helm releases).
+    Without a kubeconfig, the in-cluster ServiceAccount config is used.
     """
     with _gc_paused():
         _audit(**options)  # the typed parameters are on _audit
@@ -119,6 +124,7 @@ def _audit(
     timeout: float,
     list_rules: bool,
     html_file: str | None = None,
+    allow_missing: tuple[str, ...] = (),
 ) -> None:
     from kubedra import __version__
     from kubedra.audit import engine, inputs, render
@@ -127,6 +133,7 @@ def _audit(
     from kubedra.audit.versions import Version
     from kubedra.errors import Location
     from kubedra.report import output as out
+    from kubedra.sources.access import Unread
 
     rules = RuleBook.load()
     if list_rules:
@@ -235,6 +242,9 @@ def _audit(
         files_scanned=files_scanned,
         objects_scanned=sum(len(s.items) for s in scopes),
         clusters=clusters,
+        incomplete=incomplete_rows(
+            ((c.name, Unread.of(r, why)) for c in clusters for r, why in c.not_inspected), allow_missing
+        ),
     )
     if html_file:
         from kubedra.report.pages import write_audit
@@ -253,8 +263,11 @@ def _audit(
     else:
         render.print_table(report, wide=output == "wide")
 
-    incomplete = unreachable or any(
-        f.rule in ("input.malformed", "input.helm-render-failed") for f in findings
+    report_incomplete(report.incomplete)
+    incomplete = (
+        unreachable
+        or bool(report.incomplete)
+        or any(f.rule in ("input.malformed", "input.helm-render-failed") for f in findings)
     )
     if incomplete:
         sys.exit(EXIT_INPUT)

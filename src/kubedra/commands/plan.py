@@ -6,6 +6,12 @@ import sys
 
 import click
 
+from kubedra.commands._cluster import (
+    allow_missing_option,
+    report_incomplete,
+    snapshot_incomplete,
+    time_options,
+)
 from kubedra.commands._common import exit_codes_epilog, input_options, output_option, target_version_option
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 
@@ -17,7 +23,9 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
         {
             EXIT_OK: "plan ready",
             EXIT_FINDINGS: "blockers or flagged waves (the plan is still printed)",
-            EXIT_INPUT: "usage or input error",
+            EXIT_INPUT: "usage or input error; or incomplete: a cluster read was forbidden, unauthorised, not "
+            "served or failed (live, or when its snapshot was taken) and not accepted with --allow-missing (the "
+            "plan is still printed, JSON/YAML list them under incomplete, stderr names them)",
         }
     ),
 )
@@ -34,9 +42,8 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 @click.option("--soak", "soak", type=int, default=72, show_default=True, help="Hours to soak between waves.")
 @output_option(("markdown", "json", "yaml", "html"))
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
-@click.option(
-    "--timeout", type=float, default=20.0, show_default=True, help="Seconds per request to live clusters."
-)
+@allow_missing_option()
+@time_options()
 def plan(
     files: tuple[str, ...],
     fleet_file: str | None,
@@ -45,6 +52,7 @@ def plan(
     soak: int,
     output: str,
     html_file: str | None,
+    allow_missing: tuple[str, ...],
     timeout: float,
 ) -> None:
     """Plan the move of a GPU fleet from the NVIDIA device plugin to DRA in waves: clusters from low to high
@@ -66,6 +74,11 @@ def plan(
     engine.parse_target(target_version)
     snaps = engine.load_snapshots(fl, timeout=timeout)
     p = engine.build(fl, snaps, target_version, wave_size=wave_size, soak_hours=soak)
+    incomplete = [
+        row
+        for name, snap in snaps.items()
+        for row in snapshot_incomplete(name, snap.header.not_inspected, allow_missing)
+    ]
     html_text = None
     if html_file or output == "html":
         from kubedra.plan import html as plan_html
@@ -77,11 +90,14 @@ def plan(
         assert html_text is not None
         write_file(html_file, html_text)
     if output == "json":
-        click.echo(out.to_json(p.to_dict()), nl=False)
+        click.echo(out.to_json({**p.to_dict(), "incomplete": incomplete}), nl=False)
     elif output == "yaml":
-        click.echo(out.to_yaml(p.to_dict()), nl=False)
+        click.echo(out.to_yaml({**p.to_dict(), "incomplete": incomplete}), nl=False)
     elif output == "html":
         click.echo(html_text, nl=False)
     else:
         click.echo(runbook.markdown(p), nl=False)
+    report_incomplete(incomplete)
+    if incomplete:
+        sys.exit(EXIT_INPUT)
     sys.exit(EXIT_FINDINGS if p.blocked or p.flagged else EXIT_OK)

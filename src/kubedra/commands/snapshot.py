@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
+from kubedra.commands._cluster import (
+    allow_missing_option,
+    report_incomplete,
+    snapshot_incomplete,
+    time_options,
+)
 from kubedra.commands._common import cluster_options, exit_codes_epilog
 from kubedra.errors import EXIT_INPUT, EXIT_OK
 
@@ -12,7 +20,12 @@ from kubedra.errors import EXIT_INPUT, EXIT_OK
     "snapshot",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=exit_codes_epilog(
-        {EXIT_OK: "written", EXIT_INPUT: "usage error or unreachable cluster (nothing written)"}
+        {
+            EXIT_OK: "written, complete",
+            EXIT_INPUT: "usage error or unreachable cluster (nothing written); or incomplete: a read was "
+            "forbidden, unauthorised, not served or failed and not accepted with --allow-missing (the file is "
+            "written, its header lists each under notInspected, stderr names them)",
+        }
     ),
 )
 @cluster_options(context_help="Kubeconfig context to capture (default: the current context).")
@@ -31,13 +44,15 @@ from kubedra.errors import EXIT_INPUT, EXIT_OK
     show_default=True,
     help="Record Helm 3 release metadata (name, chart, version, status, object kinds; never values).",
 )
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request.")
+@allow_missing_option()
+@time_options()
 def snapshot(
     context: str | None,
     kubeconfig: str | None,
     name: str | None,
     out: str,
     helm_releases: bool,
+    allow_missing: tuple[str, ...],
     timeout: float,
 ) -> None:
     """Capture what kubedra needs from a cluster into one file (a Kubernetes List with a kubedra header):
@@ -49,6 +64,7 @@ def snapshot(
     settings) and last-applied-configuration annotations are scrubbed.
     audit, simulate, plan and verify accept the file instead of a live cluster (-f FILE).
     -o names the file to write here (the snapshot is the artefact), not a format.
+    Without a kubeconfig, the in-cluster ServiceAccount config is used.
     """
     from kubedra.snapshot import capture, format
 
@@ -66,3 +82,7 @@ def snapshot(
             + (f"; not inspected: {len(snap.header.not_inspected)}" if snap.header.not_inspected else ""),
             err=True,
         )
+    rows = snapshot_incomplete(snap.header.cluster, snap.header.not_inspected, allow_missing)
+    report_incomplete(rows)
+    if rows:
+        sys.exit(EXIT_INPUT)

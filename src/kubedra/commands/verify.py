@@ -8,6 +8,12 @@ import sys
 
 import click
 
+from kubedra.commands._cluster import (
+    allow_missing_option,
+    report_incomplete,
+    snapshot_incomplete,
+    time_options,
+)
 from kubedra.commands._common import (
     TABLE_FORMATS,
     cluster_options,
@@ -35,7 +41,9 @@ def parse_duration(text: str) -> dt.timedelta:
         {
             EXIT_OK: "every check passed (warnings allowed)",
             EXIT_FINDINGS: "a check failed",
-            EXIT_INPUT: "usage or input error, or unreachable cluster",
+            EXIT_INPUT: "usage or input error, or unreachable cluster; or incomplete: a read was forbidden, "
+            "unauthorised, not served or failed (live, or when the snapshot was taken) and not accepted with "
+            "--allow-missing (checks still printed, JSON lists them under incomplete, stderr names them)",
         }
     ),
 )
@@ -52,7 +60,8 @@ def parse_duration(text: str) -> dt.timedelta:
     help="A GPU pod Pending longer than this fails the check.",
 )
 @output_option((*TABLE_FORMATS, "markdown"))
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request.")
+@allow_missing_option()
+@time_options()
 def verify(
     files: tuple[str, ...],
     context: str | None,
@@ -61,6 +70,7 @@ def verify(
     since: str,
     pending_grace: str,
     output: str,
+    allow_missing: tuple[str, ...],
     timeout: float,
 ) -> None:
     """Check a cluster after a wave: every ResourceClaim allocated and reserved, pods with claims Running,
@@ -91,6 +101,7 @@ def verify(
         now = dt.datetime.now(dt.UTC)
     results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
     summ = vc.summary(results)
+    incomplete = snapshot_incomplete(state.header.cluster, state.header.not_inspected, allow_missing)
     data = {
         "cluster": state.header.cluster,
         "serverVersion": state.header.server_version,
@@ -98,6 +109,7 @@ def verify(
         "baseline": baseline,
         "checks": [c.to_dict() for c in results],
         "summary": summ,
+        "incomplete": incomplete,
     }
     if output == "json":
         click.echo(out.to_json(data), nl=False)
@@ -113,8 +125,11 @@ def verify(
             click.echo(out.markdown_table(("Status", "Check", "Detail"), rows), nl=False)
         else:
             out.print_table(("Status", "Check", "Detail"), rows, title=f"verify {state.header.cluster}")
-        verdict = "FAILED" if summ["failed"] else "OK"
+        verdict = "FAILED" if summ["failed"] else "INCOMPLETE" if incomplete else "OK"
         click.echo(
             f"{verdict}: {summ['passed']} passed, {summ['warnings']} with warnings, {summ['failed']} failed"
         )
+    report_incomplete(incomplete)
+    if incomplete:
+        sys.exit(EXIT_INPUT)
     sys.exit(EXIT_FINDINGS if summ["failed"] else EXIT_OK)

@@ -11,8 +11,9 @@ lines of ``/metrics``; versions. Every object goes through :func:`kubedra.snapsh
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubedra import __version__
@@ -146,16 +147,30 @@ def feature_gates(metrics: str) -> dict[str, bool]:
     return {name: enabled for name, (enabled, _stage) in parse_feature_metrics(metrics).items()}
 
 
+def _recorder(header: Header) -> Callable[[str, str], None]:
+    """Records a read that did not happen in the header (resource, verb, namespace, reason)."""
+
+    def record(resource: str, reason: str) -> None:
+        u = cs.Unread.of(resource, reason)
+        header.not_inspected.append(
+            {"resource": u.resource, "verb": u.verb, "namespace": u.namespace, "reason": u.reason}
+        )
+
+    return record
+
+
 def _helm_releases(client: cs.Client, header: Header) -> None:
     from kubedra.sources import files, helm
 
     secrets = cs.ResourceType("", "v1", "secrets", "Secret", True)
-    try:
-        raw = client.list_all(
+    raw = cs.attempt(
+        _recorder(header),
+        cs.HELM_SECRETS,
+        lambda: client.list_all(
             secrets, [("labelSelector", "owner=helm"), ("fieldSelector", f"type={helm.RELEASE_SECRET_TYPE}")]
-        )
-    except cs.HTTPError as e:
-        header.not_inspected.append({"resource": cs.HELM_SECRETS, "reason": e.reason()})
+        ),
+    )
+    if raw is None:
         return
     decoded: list[tuple[helm.Release, dict[str, Any]]] = []
     for s in raw:
@@ -201,14 +216,14 @@ def capture(
     context: str | None,
     *,
     name: str | None = None,
-    timeout: float = 20.0,
+    timeout: float | None = None,
     helm_releases: bool = True,
     now: dt.datetime | None = None,
 ) -> Snapshot:
     """Capture one cluster. Raises ClusterError when it cannot be reached (exit 2)."""
     from kubedra.audit.model import load_data
 
-    label = name or context or "current-context"
+    label = name or cs.label(kubeconfig, context)
     client = cs.Client(kubeconfig, context, timeout)
     header = Header(cluster=label, kubedra_version=__version__)
     header.captured_at = (now or dt.datetime.now(dt.UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -218,39 +233,23 @@ def capture(
         disc = cs.discover(client)
     except cs.HTTPError as e:
         raise ClusterError(f"cluster {label} ({client.host}): {e.reason()}") from e
+    except ClusterError:
+        raise
     except Exception as e:
-        if cs._connection_error(e) or isinstance(e, ValueError):
+        if cs._connection_error(e) or isinstance(e, ValueError | AttributeError):
             raise ClusterError(f"cannot reach cluster {label} at {client.host}: {cs._short(e)}") from e
         raise
     header.served_apis = sorted(disc.served)
+    record = _recorder(header)
     operator_groups = [str(g) for g in load_data("cluster-features.yaml").get("gpuOperatorGroups", [])]
     wanted = {g for g, _ in RESOURCES}
-    plan: list[cs.ResourceType] = []
-    for group, version in disc.preferred:
-        operator = cs._matches_group(group, operator_groups)
-        if group not in wanted and not operator:
-            continue
-        try:
-            rts = cs.resources_of(client, group, version)
-        except cs.HTTPError as e:
-            header.not_inspected.append({"resource": f"discovery of {group}/{version}", "reason": e.reason()})
-            continue
-        plan += [rt for rt in rts if operator or (group, rt.resource) in RESOURCES]
+    plan = cs.listing_plan(client, disc, RESOURCES, operator_groups, record)
 
     items: list[dict[str, Any]] = []
     for rt in plan:
-        try:
-            listed = client.list_all(rt)
-        except cs.HTTPError as e:
-            header.not_inspected.append({"resource": rt.display, "reason": e.reason()})
-            continue
-        except Exception as e:
-            if not cs._connection_error(e):
-                raise
-            header.not_inspected.append({"resource": rt.display, "reason": cs._short(e)})
-            continue
+        listed = cs.attempt(record, rt.display, functools.partial(client.list_all, rt))
         operator = cs._matches_group(rt.group, operator_groups) and rt.group not in wanted
-        for obj in listed:
+        for obj in listed or []:
             if operator and not (uses_gpu(obj) or rt.kind == "ClusterPolicy" or is_gpu_infrastructure(obj)):
                 continue
             if not keep(obj):
@@ -260,17 +259,12 @@ def capture(
                 items.append(clean)
     if helm_releases:
         _helm_releases(client, header)
-    try:
-        metrics = client.get_raw("/metrics", accept="text/plain").decode("utf-8", "replace")
+    raw = cs.attempt(record, cs.METRICS, lambda: client.get_raw("/metrics", accept="text/plain"))
+    if raw is not None:
+        metrics = raw.decode("utf-8", "replace")
         lines = [ln for ln in metrics.splitlines() if _METRIC_LINES.match(ln)]
         header.metrics = "\n".join(lines) + ("\n" if lines else "")
         header.feature_gates = feature_gates(header.metrics)
-    except cs.HTTPError as e:
-        header.not_inspected.append({"resource": cs.METRICS, "reason": e.reason()})
-    except Exception as e:
-        if not cs._connection_error(e):
-            raise
-        header.not_inspected.append({"resource": cs.METRICS, "reason": cs._short(e)})
     return Snapshot(header=header, items=items)
 
 

@@ -17,7 +17,7 @@
         kubernetes_feature_enabled{name="...",stage="BETA"} 1
       helmReleases:                 # metadata of Helm 3 releases (never values or the manifest text)
       - {name, namespace, chart, version, revision, status, objects: [{apiVersion, kind, namespace, name}]}
-      notInspected: [{resource, reason}]
+      notInspected: [{resource, verb, namespace, reason}]   # reads refused or failed: the capture is incomplete
     items: [...]                   # scrubbed objects, in their served (preferred) API version
 
 YAML is written when the file name ends in ``.yaml``/``.yml`` (or for ``-``), JSON for ``.json``. Both read back
@@ -87,7 +87,7 @@ class Header:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     metrics: str = ""
     helm_releases: list[HelmRelease] = field(default_factory=list)
-    not_inspected: list[dict[str, str]] = field(default_factory=list)
+    not_inspected: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {

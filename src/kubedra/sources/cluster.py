@@ -3,24 +3,37 @@
 Per kubeconfig context: ``/version``, API discovery, then a paginated list (``limit``/``continue``, raw JSON:
 5-6x faster than the typed models) of every resource type the audit reads that the cluster actually serves,
 Helm 3 release secrets, and the apiserver ``/metrics`` (feature gates, deprecated API requests). A 403 on
-any of them is recorded as "not inspected", never as clean. Several clusters are read concurrently.
+any of them is recorded as "not inspected" (:mod:`kubedra.sources.access`), never as clean. Several clusters
+are read concurrently.
 
-Only GET requests are sent; ``deploy/kubedra-audit-clusterrole.yaml`` is the RBAC this needs.
+Only GET requests are sent; ``deploy/kubedra-clusterrole.yaml`` is the RBAC this needs (and, for Helm
+releases, ``deploy/kubedra-helm-releases-clusterrole.yaml``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import threading
-from collections.abc import Callable, Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 from kubedra.errors import ClusterError, Location, UsageError
+from kubedra.sources.access import DISCOVERY_PREFIX, HELM_SECRETS, METRICS, Unread
 
 PAGE_SIZE = 500
+MAX_PAGES = 2000  # 1,000,000 objects of one type: beyond any real cluster (bounded time and memory)
+DEFAULT_REQUEST_TIMEOUT = 30.0
+MAX_BODY = 256 << 20  # one response (a page of 500 objects); a gzip bomb or endless body stops here
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+SERVICE_ACCOUNT_DIR_ENV = "KUBEDRA_SERVICE_ACCOUNT_DIR"  # for tests: a temp dir with token, ca.crt, namespace
+IN_CLUSTER = "in-cluster"
 
 # (group, resource) the audit lists when served; "" is the core group. GPU operator groups are added from
 # discovery (every listable resource of those groups), see OPERATOR_GROUPS in data/rules/cluster-features.yaml.
@@ -45,8 +58,7 @@ BUILTIN_RESOURCES: tuple[tuple[str, str], ...] = (
     ("scheduling.k8s.io", "workloads"),
     ("scheduling.k8s.io", "podgroups"),
 )
-HELM_SECRETS = "secrets (Helm 3 releases)"
-METRICS = "kube-apiserver /metrics"
+__all__ = ["HELM_SECRETS", "METRICS", "Unread"]
 
 
 class HTTPError(Exception):
@@ -86,21 +98,142 @@ class ResourceType:
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
 
+class DeadlineExceeded(ClusterError):
+    """The command's --deadline passed before a request could be sent."""
+
+
+@dataclass
+class Limits:
+    """Time bounds for every request: ``request_timeout`` seconds each (connect and each read), and an optional
+    ``deadline`` (a ``time.monotonic()`` instant) for the whole command."""
+
+    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
+    deadline: float | None = None
+
+    def timeout(self) -> float:
+        """Seconds the next request may take; raises DeadlineExceeded once the deadline has passed."""
+        if self.deadline is None:
+            return self.request_timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExceeded("the --deadline passed before every request was answered")
+        return min(self.request_timeout, left)
+
+
+_limits = Limits()
+
+
+@contextlib.contextmanager
+def limits(request_timeout: float | None = None, deadline: float | None = None) -> Iterator[Limits]:
+    """Bound every request made inside the block (the commands' --request-timeout and --deadline)."""
+    global _limits
+    saved = _limits
+    if request_timeout is not None and request_timeout <= 0:
+        raise UsageError("--request-timeout must be a positive number of seconds")
+    if deadline is not None and deadline <= 0:
+        raise UsageError("--deadline must be a positive number of seconds")
+    _limits = Limits(
+        request_timeout=request_timeout or saved.request_timeout,
+        deadline=time.monotonic() + deadline if deadline else saved.deadline,
+    )
+    try:
+        yield _limits
+    finally:
+        _limits = saved
+
+
+def current_limits() -> Limits:
+    return _limits
+
+
+def service_account_dir() -> Path:
+    """Where the ServiceAccount token, CA and namespace are mounted (``$KUBEDRA_SERVICE_ACCOUNT_DIR`` if set)."""
+    return Path(os.environ.get(SERVICE_ACCOUNT_DIR_ENV) or SERVICE_ACCOUNT_DIR)
+
+
+def _in_cluster_problem() -> str | None:
+    """Why in-cluster config cannot be used, or None when it can."""
+    if not os.environ.get("KUBERNETES_SERVICE_HOST") or not os.environ.get("KUBERNETES_SERVICE_PORT"):
+        return "KUBERNETES_SERVICE_HOST/PORT not set"
+    token = service_account_dir() / "token"
+    if not token.is_file():
+        return f"no ServiceAccount token at {token}"
+    return None
+
+
+def kubeconfig_source(kubeconfig: str | None) -> str | None:
+    """The kubeconfig to read (``--kubeconfig``, ``$KUBECONFIG``, ``~/.kube/config``, in that order), or None
+    for the in-cluster ServiceAccount config when there is no kubeconfig, like kubectl."""
+    if kubeconfig:
+        return kubeconfig
+    if os.environ.get("KUBECONFIG"):
+        return os.environ["KUBECONFIG"]
+    default = Path("~/.kube/config").expanduser()
+    if default.exists():
+        return str(default)
+    problem = _in_cluster_problem()
+    if problem is None:
+        return None
+    raise UsageError(
+        "no cluster credentials: tried a kubeconfig (--kubeconfig, $KUBECONFIG, ~/.kube/config: none given or "
+        f"found) and the in-cluster ServiceAccount config ({problem})"
+    )
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0][:300] if text else type(e).__name__
+
+
+def api_client(kubeconfig: str | None, context: str | None) -> Any:
+    """A kubernetes ApiClient for the kubeconfig context (or in-cluster config); every request it sends is
+    bounded by :func:`limits` and not retried. Bad or missing config: UsageError (exit 2, one line)."""
+    from kubernetes import client, config
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    source = kubeconfig_source(kubeconfig)
+    cfg = client.Configuration()
+    try:
+        if source is None:
+            if context:
+                raise UsageError(
+                    f"--context {context}: there is no kubeconfig (running with in-cluster config)"
+                )
+            sa = service_account_dir()
+            InClusterConfigLoader(
+                token_filename=str(sa / "token"), cert_filename=str(sa / "ca.crt")
+            ).load_and_set(cfg)
+        else:
+            config.load_kube_config(
+                config_file=source, context=context, client_configuration=cfg, persist_config=False
+            )
+    except UsageError:
+        raise
+    except Exception as e:  # ConfigException, OSError, YAML errors, malformed structure (TypeError...)
+        where = "in-cluster config" if source is None else f"kubeconfig {source}"
+        raise UsageError(f"{where}: {_first_line(e)}") from e
+    cfg.retries = 0  # a stalled server is not asked again: the timeout is the bound
+    return _bounded_api_client_type()(configuration=cfg)
+
+
+@functools.cache
+def _bounded_api_client_type() -> type:
+    from kubernetes.client import ApiClient
+
+    class BoundedApiClient(ApiClient):
+        def call_api(self, *args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("_request_timeout") is None and len(args) < 6:
+                kwargs["_request_timeout"] = _limits.timeout()
+            return super().call_api(*args, **kwargs)
+
+    return BoundedApiClient
+
+
 class Client:
     """Thin raw-JSON GET client on top of the official kubernetes client (auth, exec plugins, TLS)."""
 
-    def __init__(self, kubeconfig: str | None, context: str | None, timeout: float) -> None:
-        from kubernetes import config
-        from kubernetes.config.config_exception import ConfigException
-
-        try:
-            self.api = config.new_client_from_config(
-                config_file=kubeconfig, context=context, persist_config=False
-            )
-        except ConfigException as e:
-            raise UsageError(f"kubeconfig: {e}") from e
-        except OSError as e:
-            raise UsageError(f"kubeconfig: {e}") from e
+    def __init__(self, kubeconfig: str | None, context: str | None, timeout: float | None = None) -> None:
+        self.api = api_client(kubeconfig, context)
         self.host = self.api.configuration.host
         self.timeout = timeout
 
@@ -116,36 +249,103 @@ class Client:
             header_params={"Accept": accept},
             auth_settings=["BearerToken"],
         )
+        timeout = _limits.timeout() if self.timeout is None else min(self.timeout, _limits.timeout())
+        started = time.monotonic()
         try:
-            resp = self.api.call_api(method, url, headers, body, post, _request_timeout=self.timeout)
-            data: bytes = resp.read()
+            resp = self.api.call_api(method, url, headers, body, post, _request_timeout=timeout)
+            data = _read_bounded(resp.response, path, started + timeout)
         except ApiException as e:
             raise HTTPError(
                 int(e.status or 0), path, (e.body or "").encode() if isinstance(e.body, str) else b""
             ) from e
         if resp.status >= 400:
-            raise HTTPError(resp.status, path, data)
+            raise HTTPError(resp.status, path, data[:65536])
         return data
 
     def get_json(self, path: str, query: Sequence[tuple[str, Any]] = ()) -> Any:
         return json.loads(self.get_raw(path, query))
 
     def list_all(self, rt: ResourceType, query: Sequence[tuple[str, Any]] = ()) -> list[dict[str, Any]]:
-        """Every object of ``rt``, page by page; apiVersion/kind filled in (list items lack them)."""
+        """Every object of ``rt``, page by page; apiVersion/kind filled in (list items lack them).
+
+        At most MAX_PAGES pages, and a ``continue`` token the server hands back twice ends the list with an
+        error: a server that never stops paginating cannot keep kubedra reading."""
         items: list[dict[str, Any]] = []
         token = ""
+        seen: set[str] = set()
         api_version = rt.group_version
-        while True:
+        for _ in range(MAX_PAGES):
             q = [("limit", PAGE_SIZE), *query] + ([("continue", token)] if token else [])
             page = self.get_json(rt.path, q)
+            if not isinstance(page, dict):
+                raise HTTPError(0, rt.path, b'{"message": "the list response is not an object"}')
             api_version = page.get("apiVersion") or api_version
             for obj in page.get("items") or []:
+                if not isinstance(obj, dict):
+                    continue
                 obj.setdefault("apiVersion", api_version)
                 obj.setdefault("kind", rt.kind)
                 items.append(obj)
-            token = (page.get("metadata") or {}).get("continue") or ""
+            token = str((page.get("metadata") or {}).get("continue") or "")
             if not token:
                 return items
+            if token in seen:
+                raise PaginationError(rt.path, "the server repeated a continue token")
+            seen.add(token)
+        raise PaginationError(rt.path, f"more than {MAX_PAGES} pages of {PAGE_SIZE}")
+
+
+def _read_bounded(raw: Any, path: str, until: float) -> bytes:
+    """The (decompressed) body of ``raw`` (a urllib3 response), at most MAX_BODY bytes and read before
+    ``until``: a body that never ends, drips in slowly or inflates (gzip bomb) cannot hold kubedra."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            chunk = raw.read1(1 << 16, decode_content=True)  # returns what one socket read brought
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise BodyError(path, f"response body over {MAX_BODY >> 20} MiB")
+            if time.monotonic() > until:
+                raise BodyError(path, "response not complete within the request timeout")
+            chunks.append(chunk)
+    except BaseException:
+        raw.close()  # not read to the end: the connection cannot be reused
+        raise
+    raw.release_conn()
+    return b"".join(chunks)
+
+
+class BodyError(HTTPError):
+    """A response body kubedra will not read to the end (too big, too slow)."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(0, path, json.dumps({"message": why}).encode())
+
+    def reason(self) -> str:
+        return str(json.loads(self.body)["message"])
+
+
+class PaginationError(HTTPError):
+    """A list that does not end (repeated ``continue`` token, or over the page cap)."""
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(0, path, json.dumps({"message": f"pagination stopped: {why}"}).encode())
+
+    def reason(self) -> str:
+        return str(json.loads(self.body)["message"])
+
+
+def label(kubeconfig: str | None, context: str | None) -> str:
+    """How a cluster is named in reports: its context, ``current-context``, or ``in-cluster``."""
+    if context:
+        return context
+    try:
+        return "current-context" if kubeconfig_source(kubeconfig) is not None else IN_CLUSTER
+    except UsageError:
+        return "current-context"
 
 
 def _connection_error(e: BaseException) -> bool:
@@ -155,16 +355,21 @@ def _connection_error(e: BaseException) -> bool:
 
 
 def resolve_contexts(kubeconfig: str | None, contexts: Sequence[str], all_contexts: bool) -> list[str | None]:
-    """Context names to audit; [None] means the kubeconfig's current context."""
+    """Context names to audit; [None] means the kubeconfig's current context (or, without a kubeconfig, the
+    in-cluster config)."""
     from kubernetes import config
-    from kubernetes.config.config_exception import ConfigException
 
+    source = kubeconfig_source(kubeconfig)
+    if source is None:
+        if contexts or all_contexts:
+            raise UsageError("--context/--all-contexts need a kubeconfig (running with in-cluster config)")
+        return [None]
     try:
-        available, active = config.list_kube_config_contexts(config_file=kubeconfig)
-    except ConfigException as e:
-        raise UsageError(f"kubeconfig: {e}") from e
-    except OSError as e:
-        raise UsageError(f"kubeconfig: {e}") from e
+        available, active = config.list_kube_config_contexts(config_file=source)
+    except Exception as e:  # ConfigException, OSError, YAML errors, malformed structure
+        raise UsageError(f"kubeconfig {source}: {_first_line(e)}") from e
+    if not isinstance(available, list) or not all(isinstance(c, dict) and "name" in c for c in available):
+        raise UsageError(f"kubeconfig {source}: malformed contexts list")
     names = [c["name"] for c in available or []]
     if all_contexts:
         if contexts:
@@ -214,6 +419,52 @@ def resources_of(client: Client, group: str, version: str) -> list[ResourceType]
     return out
 
 
+T = TypeVar("T")
+
+
+def attempt(record: Callable[[str, str], None], resource: str, read: Callable[[], T]) -> T | None:
+    """``read()``, or None after ``record(resource, reason)`` when the server refused it (401/403), does not
+    serve it (404/503), ends it badly (pagination, a body that is not JSON) or the connection fails. Never
+    silent: every call that returns None has recorded why. The command's deadline is not caught."""
+    try:
+        return read()
+    except HTTPError as e:
+        record(resource, e.reason())
+    except ClusterError:
+        raise
+    except Exception as e:
+        if not (_connection_error(e) or isinstance(e, ValueError)):
+            raise
+        record(resource, _short(e))
+    return None
+
+
+def listing_plan(
+    client: Client,
+    disc: Discovery,
+    wanted: Iterable[tuple[str, str]],
+    operator_groups: Iterable[str],
+    record: Callable[[str, str], None],
+) -> list[ResourceType]:
+    """The served resource types to list: the ``wanted`` (group, resource) pairs at each group's preferred
+    version, and every listable resource of the operator groups. An unreadable discovery document is
+    recorded (its resources would otherwise silently vanish)."""
+    wanted = set(wanted)
+    groups = {g for g, _ in wanted}
+    operators = list(operator_groups)
+    plan: list[ResourceType] = []
+    for group, version in disc.preferred:
+        operator = _matches_group(group, operators)
+        if group not in groups and not operator:
+            continue
+        gv = f"{group}/{version}" if group else version
+        rts = attempt(
+            record, f"{DISCOVERY_PREFIX}{gv}", functools.partial(resources_of, client, group, version)
+        )
+        plan += [rt for rt in rts or [] if operator or (group, rt.resource) in wanted]
+    return plan
+
+
 @dataclass
 class ClusterResult:
     context: str
@@ -241,26 +492,26 @@ def collect(
     from kubedra.sources import files, helm
 
     rules = RuleBook.load()
-    name = context or "current-context"
+    name = label(kubeconfig, context)
     result = ClusterResult(context=name)
     try:
         client = Client(kubeconfig, context, timeout)
-    except UsageError as e:
+    except (UsageError, ClusterError) as e:
         result.error = e
         return result
     facts = ClusterFacts(name=name)
     scope = Scope(name=name, facts=facts)
 
-    def not_inspected(resource: str, reason: str, severity: str | None = None) -> None:
+    def not_inspected(resource: str, reason: str) -> None:
         facts.not_inspected.append((resource, reason))
         meta = rules["cluster.not-inspected"]
         result.findings.append(
             Finding(
                 rule=meta.id,
-                severity=severity or meta.severity,
+                severity="warning" if resource == METRICS else meta.severity,
                 object=ObjectRef("", "", None, resource),
                 source=Location(cluster=name),
-                message=f"{resource} not inspected ({'forbidden' if reason.startswith('HTTP 403') else 'failed'}: {reason})",
+                message=f"{resource} not inspected ({Unread.of(resource, reason).cause}: {reason})",
                 fix=meta.render_fix({"resource": resource}),
             )
         )
@@ -280,28 +531,17 @@ def collect(
         else:
             result.error = ClusterError(f"cluster {name} ({client.host}): API discovery failed: {e.reason()}")
         return result
+    except ClusterError as e:
+        result.error = e
+        return result
     except Exception as e:
-        if _connection_error(e) or isinstance(e, ValueError):
+        if _connection_error(e) or isinstance(e, ValueError | AttributeError):
             result.error = ClusterError(f"cannot reach cluster {name} at {client.host}: {_short(e)}")
             return result
         raise
     facts.served = disc.served
 
-    wanted_groups = {g for g, _ in BUILTIN_RESOURCES}
-    plan: list[ResourceType] = []
-    for group, version in disc.preferred:
-        operator = _matches_group(group, operator_groups)
-        if group not in wanted_groups and not operator:
-            continue
-        gv = f"{group}/{version}" if group else version
-        try:
-            rts = resources_of(client, group, version)
-        except HTTPError as e:
-            not_inspected(f"discovery of {gv}", e.reason())
-            continue
-        for rt in rts:
-            if operator or (group, rt.resource) in BUILTIN_RESOURCES:
-                plan.append(rt)
+    plan = listing_plan(client, disc, BUILTIN_RESOURCES, operator_groups, not_inspected)
     total = len(plan) + int(helm_releases) + 1
     done = 0
 
@@ -312,65 +552,58 @@ def collect(
             progress(name, done, total, what)
 
     for rt in plan:
-        try:
-            for obj in client.list_all(rt):
-                scope.items.append(Item(obj=obj, cluster=name))
-        except HTTPError as e:
-            not_inspected(rt.display, e.reason())
-        except Exception as e:
-            if not _connection_error(e):
-                raise
-            not_inspected(rt.display, _short(e))
+        for obj in attempt(not_inspected, rt.display, functools.partial(client.list_all, rt)) or []:
+            scope.items.append(Item(obj=obj, cluster=name))
         step(rt.display)
 
     if helm_releases:
         secrets = ResourceType("", "v1", "secrets", "Secret", True)
-        try:
-            raw = client.list_all(
+        raw = attempt(
+            not_inspected,
+            HELM_SECRETS,
+            lambda: client.list_all(
                 secrets,
                 [("labelSelector", "owner=helm"), ("fieldSelector", f"type={helm.RELEASE_SECRET_TYPE}")],
-            )
-            releases = []
-            for s in raw:
-                try:
-                    releases.append(helm.decode_release_secret(s))
-                except (ValueError, OSError) as e:
-                    meta = rules["input.malformed"]
-                    sm = s.get("metadata") or {}
-                    result.findings.append(
-                        Finding(
-                            meta.id,
-                            meta.severity,
-                            ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
-                            Location(cluster=name),
-                            f"Helm release secret could not be decoded: {e}",
-                            meta.render_fix({}),
-                        )
+            ),
+        )
+        releases = []
+        for s in raw or []:
+            try:
+                releases.append(helm.decode_release_secret(s))
+            except (ValueError, OSError) as e:
+                meta = rules["input.malformed"]
+                sm = s.get("metadata") or {}
+                result.findings.append(
+                    Finding(
+                        meta.id,
+                        meta.severity,
+                        ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
+                        Location(cluster=name),
+                        f"Helm release secret could not be decoded: {e}",
+                        meta.render_fix({}),
                     )
-            for rel in helm.current_releases(releases):
-                parsed = files.parse_text(rel.manifest, f"helm:{rel.namespace}/{rel.name}", keep_nodes=False)
-                for d in parsed.documents:
-                    scope.items.append(Item(obj=d.obj, cluster=name, via=rel.describe()))
-                for err in parsed.errors:
-                    meta = rules["input.malformed"]
-                    result.findings.append(
-                        Finding(
-                            meta.id,
-                            meta.severity,
-                            ObjectRef(),
-                            Location(cluster=name),
-                            f"{rel.describe()}: manifest: {err.message}",
-                            meta.render_fix({}),
-                        )
+                )
+        for rel in helm.current_releases(releases):
+            parsed = files.parse_text(rel.manifest, f"helm:{rel.namespace}/{rel.name}", keep_nodes=False)
+            for d in parsed.documents:
+                scope.items.append(Item(obj=d.obj, cluster=name, via=rel.describe()))
+            for err in parsed.errors:
+                meta = rules["input.malformed"]
+                result.findings.append(
+                    Finding(
+                        meta.id,
+                        meta.severity,
+                        ObjectRef(),
+                        Location(cluster=name),
+                        f"{rel.describe()}: manifest: {err.message}",
+                        meta.render_fix({}),
                     )
-        except HTTPError as e:
-            not_inspected(HELM_SECRETS, e.reason())
+                )
         step("helm releases")
 
-    try:
-        facts.metrics = client.get_raw("/metrics", accept="text/plain").decode("utf-8", "replace")
-    except HTTPError as e:
-        not_inspected(METRICS, e.reason(), severity="warning")
+    metrics = attempt(not_inspected, METRICS, lambda: client.get_raw("/metrics", accept="text/plain"))
+    if metrics is not None:
+        facts.metrics = metrics.decode("utf-8", "replace")
     step("metrics")
     facts.objects = len(scope.items)
     result.scope = scope

@@ -322,7 +322,10 @@ def test_no_helm_releases_sends_no_secrets_request(
 def test_restricted_service_account_sees_forbidden_groups(world: ControlPlane, tmp_path: Path) -> None:
     kc = sa_kubeconfig(world, tmp_path, NS, "restricted")
     code, report, err = audit(kc)
-    assert code == 1, err
+    assert code == 2, err  # incomplete: the report is printed, the exit says it is not the whole cluster
+    assert {r["resource"] for r in report["incomplete"]} == {
+        x["resource"] for x in report["summary"]["notInspected"]
+    }
     not_inspected = {x["resource"]: x["reason"] for x in report["summary"]["notInspected"]}
     for resource in (
         "pods",
@@ -346,40 +349,40 @@ def test_restricted_service_account_sees_forbidden_groups(world: ControlPlane, t
     assert ("gpu.dual-advertisement", f"{PREFIX}-dual") not in got
 
 
-def test_shipped_clusterrole_is_enough(world: ControlPlane, tmp_path: Path) -> None:
+def test_shipped_clusterroles_are_enough(world: ControlPlane, tmp_path: Path) -> None:
     api = world.api
-    docs = [
-        d for d in yaml.safe_load_all((REPO / "deploy" / "kubedra-audit-clusterrole.yaml").read_text()) if d
+    core = [d for d in yaml.safe_load_all((REPO / "deploy" / "kubedra-clusterrole.yaml").read_text()) if d]
+    helm = [
+        d
+        for d in yaml.safe_load_all((REPO / "deploy" / "kubedra-helm-releases-clusterrole.yaml").read_text())
+        if d
     ]
-    for d in docs:
+    for d in core + helm:
         create(api, d)
     try:
-        kc = sa_kubeconfig(world, tmp_path, "kubedra", "kubedra-audit")
+        kc = sa_kubeconfig(world, tmp_path, "kubedra", "kubedra")
         code, report, err = audit(kc)
         assert code == 1 and report, err
-        assert report["summary"]["notInspected"] == []
+        assert report["summary"]["notInspected"] == [] and report["incomplete"] == []
         got = {(f["rule"], f["object"]["name"]) for f in mine(report, PREFIX)}
         assert ("gpu.dual-advertisement", f"{PREFIX}-dual") in got
         assert ("gpu.device-plugin-request", f"{PREFIX}-mnist") in got  # operator groups are in the role
-        assert ("api.removed", f"{PREFIX}-nightly") in got  # Helm releases readable with the second role
-        # without the Helm role binding, secrets are reported as not inspected
-        delete(
-            api,
-            next(
-                d
-                for d in docs
-                if d["kind"] == "ClusterRoleBinding"
-                and d["metadata"]["name"] == "kubedra-audit-helm-releases"
-            ),
-        )
-        _, report, _ = audit(kc)
+        assert ("api.removed", f"{PREFIX}-nightly") in got  # Helm releases readable with the opt-in role
+        # the core role alone: secrets are refused, reported as not inspected, and the audit is incomplete
+        delete(api, next(d for d in helm if d["kind"] == "ClusterRoleBinding"))
+        code, report, err = audit(kc)
+        assert code == 2, err
         assert {x["resource"] for x in report["summary"]["notInspected"]} == {cluster_source.HELM_SECRETS}
+        assert "cannot list secrets (Helm 3 releases) (cluster-wide): forbidden" in err
+        # ... unless accepted
+        code, report, err = audit(kc, "--allow-missing", "secrets")
+        assert code == 1 and report["incomplete"] == [], err
         # --no-helm-releases: the secrets are not asked for, so there is nothing forbidden to report
-        _, report, _ = audit(kc, "--no-helm-releases")
-        assert report["summary"]["notInspected"] == []
+        code, report, _ = audit(kc, "--no-helm-releases")
+        assert code == 1 and report["summary"]["notInspected"] == []
         assert not [f for f in report["findings"] if f["rule"] == "cluster.not-inspected"]
     finally:
-        for d in reversed(docs):
+        for d in reversed(core + helm):
             if d["kind"] in ("ClusterRole", "ClusterRoleBinding", "Namespace"):
                 delete(api, d)
 

@@ -315,8 +315,12 @@ def test_what_cannot_be_read_is_recorded_not_hidden(world: World, tmp_path: Path
     kc = sa_kubeconfig(world.cp, tmp_path, NS, "viewer")
     out = tmp_path / "viewer.yaml"
     res = kubedra_inprocess("snapshot", "--kubeconfig", str(kc), "-o", str(out))
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 2, res.output  # incomplete: written, with what is missing named
     assert "not inspected: " in res.stderr
+    assert (
+        "kubedra: incomplete: cluster viewer: cannot list deployments.apps (cluster-wide): forbidden"
+        in res.stderr
+    )
     snap = snapfmt.load(str(out))
     ni = {x["resource"]: x["reason"] for x in snap.header.not_inspected}
     assert ni["deployments.apps"].startswith("HTTP 403") and ni[cluster_source.METRICS].startswith("HTTP 403")

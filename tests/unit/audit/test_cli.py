@@ -62,7 +62,8 @@ def test_json_shape_is_exact(tmp_path: Path) -> None:
     r = run("audit", str(tmp_path), "-o", "json")
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
-    assert list(out) == ["targetVersion", "findings", "summary"]
+    assert list(out) == ["targetVersion", "findings", "summary", "incomplete"]
+    assert out["incomplete"] == []  # reads a live cluster refused (none for files)
     assert out["targetVersion"] == "1.37"
     f = out["findings"][0]
     assert list(f) == ["rule", "severity", "object", "source", "message", "fix"]

@@ -51,5 +51,5 @@ def test_unknown_context_and_missing_kubeconfig(tmp_path: Path) -> None:
         r.exit_code == 2 and r.stderr == "kubedra: error: no context 'nope' in the kubeconfig (have: down)\n"
     )
     r = run("audit", "--kubeconfig", str(tmp_path / "missing"), "--cluster")
-    assert r.exit_code == 2 and r.stderr.startswith("kubedra: error: kubeconfig:")
+    assert r.exit_code == 2 and r.stderr.startswith("kubedra: error: kubeconfig ")
     assert len(r.stderr.strip().splitlines()) == 1

@@ -83,7 +83,16 @@ def test_load_files_makes_a_cluster_scope_of_a_snapshot() -> None:
 
 def test_cli_audits_a_snapshot_as_its_cluster() -> None:
     code, report, err = _audit("-f", str(SNAPSHOT))
-    assert code == 1, err  # kubelet skew, removed Helm API, not-inspected pods are errors
+    # the snapshot could not list pods: incomplete (exit 2), named on stderr and in the JSON
+    assert code == 2, err
+    assert "kubedra: incomplete: cluster prod-eu: cannot list pods (cluster-wide): forbidden" in err
+    assert [(r["cluster"], r["resource"], r["verb"]) for r in report["incomplete"]] == [
+        ("prod-eu", "pods", "list")
+    ]
+    code, accepted, err = _audit("-f", str(SNAPSHOT), "--allow-missing", "pods")
+    assert code == 1 and accepted["incomplete"] == [], (
+        err
+    )  # kubelet skew, removed Helm API, not-inspected pods
     assert _got(report) >= FROM_HEADER | FROM_ITEMS
     assert all(f["source"] == CLUSTER for f in report["findings"])
     s = report["summary"]
@@ -112,7 +121,7 @@ def test_snapshot_beside_manifests_in_a_folder_and_from_stdin(tmp_path: Path) ->
     (tmp_path / "m.yaml").write_text(
         "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: x}\n"
     )
-    code, report, _ = _audit(str(tmp_path))
+    code, report, _ = _audit(str(tmp_path), "--allow-missing", "pods")
     assert code == 1
     pdb = next(f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget")
     assert pdb["source"] == {"file": str(tmp_path / "m.yaml"), "line": 1}
@@ -133,7 +142,7 @@ def test_a_manifest_that_only_mentions_the_format_is_a_manifest(tmp_path: Path) 
         "# exported with kubedra.io/snapshot/v1 in mind\napiVersion: policy/v1beta1\n"
         "kind: PodDisruptionBudget\nmetadata: {name: x}\n"
     )
-    code, report, _ = _audit("-f", str(p))
+    code, report, _ = _audit("-f", str(p), "--allow-missing", "pods")
     assert code == 1
     assert [(f["rule"], f["source"]) for f in report["findings"]] == [
         ("api.removed", {"file": str(p), "line": 2})
