@@ -20,7 +20,7 @@ from kubedra.commands._common import (
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.model.quantity import QuantityError, parse_quantity
 from kubedra.report.output import emit, to_yaml, write_atomic
-from kubedra.simulate.cluster import DP, DRA, MODES, ClusterOptions
+from kubedra.simulate.cluster import DP, DRA, MAX_NODES, MAX_PODS, MODES, ClusterOptions
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
 from kubedra.sources.nvidia.modes import parse_gpu_mode
@@ -53,6 +53,8 @@ def build_options(
     gpu_memory: str | None,
     sharing: str | None,
     preemption: bool,
+    max_pods: int = MAX_PODS,
+    max_nodes: int = MAX_NODES,
 ) -> SimulateOptions:
     modes = MODES if mode == "both" else (mode,)
     if (gpu_mode or dp_gpu_mode) and not nodes and dp_gpu_mode:
@@ -72,7 +74,8 @@ def build_options(
         gpu_memory=parse_memory(gpu_memory),
         sharing=share,
         preemption=preemption,
-        cluster=ClusterOptions(nodes=nodes, gpu_mode=gpu_mode, dp_gpu_mode=dp_gpu_mode),
+        cluster=ClusterOptions(nodes=nodes, gpu_mode=gpu_mode, dp_gpu_mode=dp_gpu_mode, max_nodes=max_nodes),
+        max_pods=max_pods,
     )
 
 
@@ -188,6 +191,20 @@ def simulation_options(f: Any) -> Any:
             help="NodeResourcesFit scoring strategy (MostAllocated packs nodes).",
         ),
         click.option("--no-preemption", "no_preemption", is_flag=True, help="Disable DefaultPreemption."),
+        click.option(
+            "--max-pods",
+            type=click.IntRange(min=1),
+            default=MAX_PODS,
+            show_default=True,
+            help="Refuse (exit 2) workloads that expand to more pods (Kubernetes' own limit is 150,000).",
+        ),
+        click.option(
+            "--max-nodes",
+            type=click.IntRange(min=1),
+            default=MAX_NODES,
+            show_default=True,
+            help="Refuse (exit 2) a --nodes spec with more nodes (Kubernetes' own limit is 5,000).",
+        ),
         target_version_option(),
         feature_gates_option(),
         click.option(
@@ -250,6 +267,8 @@ def simulate(
     sharing: str | None,
     scoring: str,
     no_preemption: bool,
+    max_pods: int,
+    max_nodes: int,
     target_version: str,
     feature_gates: str | None,
     chart: str | None,
@@ -282,6 +301,8 @@ def simulate(
         gpu_memory=gpu_memory,
         sharing=sharing,
         preemption=not no_preemption,
+        max_pods=max_pods,
+        max_nodes=max_nodes,
     )
     if chart:
         from kubedra.simulate.chart import check_chart_path

@@ -228,10 +228,22 @@ def _daemon_pods(template: Pod, names_base: str, nodes: Sequence[Node]) -> list[
 
 
 class _Expander:
-    def __init__(self, nodes: Sequence[Node]) -> None:
+    def __init__(self, nodes: Sequence[Node], max_pods: int | None = None) -> None:
         self.nodes = nodes
         self.out = Workloads()
         self.seen_names: set[tuple[str, str]] = set()
+        self.max_pods = max_pods
+        self.pods = 0
+
+    def _room(self, n: int, doc: Document, location: Location) -> None:
+        """Count ``n`` more pods; InputError (before any is made) beyond ``max_pods``."""
+        self.pods += max(n, 0)
+        if self.max_pods is not None and self.pods > self.max_pods:
+            raise InputError(
+                f"{doc.describe()} brings the simulation to {self.pods} pods, more than its bound of "
+                f"{self.max_pods} (Kubernetes supports up to 150,000 pods per cluster); raise it with --max-pods",
+                location,
+            )
 
     def _unique(self, namespace: str, name: str, location: Location | None) -> str:
         """The pod name, with a numeric suffix when another workload's pod already has it."""
@@ -382,6 +394,7 @@ class _Expander:
             if api_group(doc.api_version) == "leaderworkerset.x-k8s.io":
                 self._grouped(doc, t, pod, name, gang, by_role, owner, location)
                 continue
+            self._room(t.replicas, doc, location)
             names = [self._unique(ns, f"{base}-{i}", location) for i in range(max(t.replicas, 0))]
             by_role[(t.role, 0)] = [f"{ns}/{n}" for n in names]
             self._count_scheduler(pod, len(names))
@@ -405,6 +418,7 @@ class _Expander:
         ns = pod.meta.namespace or "default"
         groups = max(t.groups, 1)
         per = t.replicas // groups if groups else 0
+        self._room(groups * max(per, 1), doc, location)
         for g in range(groups):
             if t.role == "leader":
                 raw = [f"{name}-{g}"]
@@ -512,14 +526,17 @@ def _last_definitions(docs: list[Document], out: Workloads) -> list[Document]:
 
 
 def expand(
-    documents: Iterable[Document], pods: Mapping[int, Pod] | None = None, nodes: Sequence[Node] = ()
+    documents: Iterable[Document],
+    pods: Mapping[int, Pod] | None = None,
+    nodes: Sequence[Node] = (),
+    max_pods: int | None = None,
 ) -> Workloads:
     """Expand every workload in ``documents`` (input order) into pod sets, gangs and skip reports.
 
     ``pods`` maps ``id(document)`` to its already-parsed Pod (from the inventory), so bare pods are not
     parsed twice; ``nodes`` are the cluster's nodes (for DaemonSets).
     """
-    ex = _Expander(nodes)
+    ex = _Expander(nodes, max_pods)
     docs = _last_definitions(list(documents), ex.out)
     runtimes = {
         (d.kind, (d.namespace or "default") if d.kind == "TrainingRuntime" else "", d.name): d

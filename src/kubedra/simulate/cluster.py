@@ -135,6 +135,13 @@ class Cluster:
         return [n.name for n in view.nodes] if view else []
 
 
+# Kubernetes' documented scalability limits (kubernetes.io "Considerations for large clusters"): at most
+# 5,000 nodes and 150,000 pods per cluster. simulate refuses more by default (exit 2) instead of running out
+# of memory; --max-nodes / --max-pods raise the bounds.
+MAX_NODES = 5_000
+MAX_PODS = 150_000
+
+
 @dataclass(frozen=True)
 class ClusterOptions:
     nodes: str | None = None  # --nodes catalogue spec
@@ -142,6 +149,7 @@ class ClusterOptions:
     dp_gpu_mode: str | None = None
     target_version: str = "1.37"
     modes: tuple[str, ...] = MODES
+    max_nodes: int = MAX_NODES  # --max-nodes
 
 
 # --------------------------------------------------------------------------- accounting facts
@@ -270,6 +278,14 @@ def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> st
 
 def generated_cluster(opts: ClusterOptions) -> Cluster:
     assert opts.nodes is not None
+    from kubedra.sources.nvidia.specs import parse_node_spec
+
+    total = sum(g.nodes for g in parse_node_spec(opts.nodes))
+    if total > opts.max_nodes:
+        raise UsageError(
+            f"--nodes {opts.nodes}: {total} nodes is more than the simulation bound of {opts.max_nodes} "
+            "(Kubernetes supports up to 5,000 nodes per cluster); raise it with --max-nodes"
+        )
     cluster = Cluster(generated=True, spec=opts.nodes)
     gpu_mode = opts.gpu_mode or "full"
     from kubedra.simulate.catalogue import typed_cluster

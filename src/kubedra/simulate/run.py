@@ -34,7 +34,16 @@ from kubedra.scheduler.convert import DraOptions, MigOffer, memory_need, to_devi
 from kubedra.scheduler.pods import SimPod
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import PodSet, Workloads, expand
-from kubedra.simulate.cluster import DP, DRA, MODES, Cluster, ClusterOptions, ClusterView, build_cluster
+from kubedra.simulate.cluster import (
+    DP,
+    DRA,
+    MAX_PODS,
+    MODES,
+    Cluster,
+    ClusterOptions,
+    ClusterView,
+    build_cluster,
+)
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect
 from kubedra.sources import nvidia
@@ -55,6 +64,7 @@ class SimulateOptions:
     sharing: GpuMode | None = None  # --sharing time-slicing:N | mps:N
     preemption: bool = True
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
+    max_pods: int = MAX_PODS  # --max-pods
 
     def check(self) -> None:
         if self.scoring not in SCORINGS:
@@ -378,7 +388,7 @@ def simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     cluster_opts = dataclasses.replace(opts.cluster, target_version=opts.target_version, modes=opts.modes)
     cluster: Cluster = build_cluster(inv, cluster_opts)
     first = next(iter(cluster.views.values()))
-    workloads = expand(inputs.documents, _pods_by_doc(inv), first.nodes)
+    workloads = expand(inputs.documents, _pods_by_doc(inv), first.nodes, max_pods=opts.max_pods)
     sim = Simulation(cluster=cluster, workloads=workloads, skipped=[*inputs.skipped, *workloads.skipped])
     sim.notes += cluster.notes
     sim.notes += [n for n in inv.notes]

@@ -11,7 +11,7 @@ from kubedra.sources.nvidia.models import GpuModel, get_model
 MAX_GPUS_PER_NODE = 64
 SUPPORTED_MINORS = (34, 35, 36, 37)  # resource.k8s.io/v1 exists from 1.34
 
-_GROUP_RE = re.compile(r"^(?P<count>\d+)x(?P<gpus>\d+)x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
+_GROUP_RE = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 _VERSION_RE = re.compile(r"^v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 
