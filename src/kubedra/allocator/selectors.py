@@ -58,6 +58,20 @@ def mentioned_names(expression: str) -> frozenset[str] | None:
     return frozenset(names)
 
 
+_DRIVER_EQ = re.compile(r"""device\.driver\s*==\s*(?:"([^"]+)"|'([^']+)')""")
+
+
+def required_drivers(selectors: Sequence[str]) -> set[str]:
+    """Drivers a DeviceClass's CEL selectors pin with ``device.driver == "..."`` (each selector must hold, so
+    one pinned driver in any of them decides; an ``||`` makes the pin unreliable and yields nothing)."""
+    out: set[str] = set()
+    for expr in selectors:
+        if "||" in expr:
+            continue
+        out |= {a or b for a, b in _DRIVER_EQ.findall(expr)}
+    return out
+
+
 class SelectorMatcher:
     def __init__(
         self,

@@ -157,7 +157,23 @@ def explain(
     nodes = pick_nodes(inv.nodes_or_synthesized(), node_name)
     if not nodes:
         raise InputError("no nodes: add Node objects, or ResourceSlices with spec.nodeName")
-    _finish(subject, per_node(inv, cfg, nodes, claims, pod_reason), output, incomplete)
+    _finish(
+        subject, per_node(inv, cfg, nodes, claims, pod_reason), output, incomplete, hints=_hints(inv, claims)
+    )
+
+
+def _hints(inv: Inventory, claims: list[ResourceClaim]) -> list[str]:
+    """DeviceClasses the claims use that pin a driver no ResourceSlice publishes."""
+    from kubedra.verify.checks import unpublished_drivers
+
+    used: set[str] = set()
+    for c in claims:
+        for r in c.spec.requests:
+            if r.exactly is not None:
+                used.add(r.exactly.device_class_name)
+            used |= {s.device_class_name for s in r.first_available}
+    classes = [(c.name, list(c.selectors)) for c in inv.classes if c.name in used]
+    return unpublished_drivers(classes, {s.driver for s in inv.slices})
 
 
 def per_node(
@@ -202,6 +218,7 @@ def _finish(
     output: str,
     incomplete: list[str],
     pending: str | None = None,
+    hints: Sequence[str] = (),
 ) -> None:
     def text() -> None:
         if pending:
@@ -217,6 +234,8 @@ def _finish(
             else:
                 for i, line in enumerate(e["lines"]):
                     click.echo(line if i == 0 else f"  {line}")
+        for h in hints:
+            click.echo(f"hint: {h}")
         if incomplete:
             click.echo(f"incomplete: not read: {'; '.join(incomplete)}")
 
@@ -229,6 +248,8 @@ def _finish(
         data["pending"] = pending
     if incomplete:
         data["notRead"] = incomplete
+    if hints:
+        data["hints"] = list(hints)
     emit(data, output, text)
     ok = any(e["allocatable"] for e in entries) and not incomplete and not pending
     sys.exit(EXIT_OK if ok else EXIT_FINDINGS)

@@ -20,6 +20,7 @@ from kubedra.plan import templates
 from kubedra.plan.fleet import CRITICALITY, ClusterSpec, Fleet
 from kubedra.plan.inventory import ClusterState, GpuNode, PoolState, analyse
 from kubedra.snapshot.format import Snapshot
+from kubedra.sources.nvidia import driver_releases
 from kubedra.text import count
 
 _VERSION = re.compile(r"^v?1\.(\d+)(?:\.(\d+))?")
@@ -353,6 +354,7 @@ def _control_plane_wave(
     if gates:
         values_file += "featureGates:\n" + "".join(f"  {g}: true   # {why[g]}\n" for g in gates)
     install = templates.render_all(drv["install"] + drv["check"], v)
+    preflight = driver_releases.preflight(str(drv["version"]), int(values["target"].split(".")[1]), gates)
     gate_note = ""
     if gates:
         excl = templates.common()["driverFeatureGates"]["exclusiveWith"]
@@ -413,6 +415,7 @@ def _control_plane_wave(
         ],
         duration_minutes=45 + 60 * len(hop_list),
         files={f"dra-driver-values.yaml ({state.spec.name})": values_file},
+        warnings=[f"driver preflight: {p}" for p in preflight],
         blast_radius="control plane and API of the whole cluster; no GPU node is drained",
     )
 

@@ -26,7 +26,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.allocator.selectors import required_drivers
 from kubedra.snapshot.format import Snapshot
+from kubedra.sources.nvidia import driver_releases
 from kubedra.text import count
 from kubedra.verify.taints import judge as taint_findings
 
@@ -195,6 +197,23 @@ def _is_plugin_pod(p: dict[str, Any]) -> bool:
     return bool(_PLUGIN.search(text))
 
 
+def _driver_preflight(chk: Check, plugin_pods: list[dict[str, Any]], server_version: str) -> None:
+    """The driver release of the kubelet-plugin pods (image tag) against the cluster's Kubernetes version
+    (:mod:`kubedra.sources.nvidia.driver_releases`); problems warn."""
+    m = re.match(r"v?1\.(\d+)", server_version or "")
+    tags = {
+        str(c.get("image") or "").rpartition(":")[2]
+        for p in plugin_pods
+        for c in (p.get("spec") or {}).get("containers") or []
+        if "dra-driver" in str(c.get("image") or "")
+    }
+    if not m:
+        return
+    for tag in sorted(t for t in tags if t):
+        for problem in driver_releases.preflight(tag, int(m.group(1))):
+            chk.warn(problem)
+
+
 def _on_dra(node: dict[str, Any], slice_nodes: set[str]) -> bool:
     labels = _meta(node).get("labels") or {}
     return _meta(node).get("name") in slice_nodes or any(labels.get(k) == v for k, v in DRA_LABELS.items())
@@ -228,6 +247,7 @@ def check_driver(state: Snapshot) -> Check:
                 + (f", {', '.join(w for w in waiting if w)}" if any(waiting) else "")
                 + "): its node publishes no usable GPUs"
             )
+    _driver_preflight(chk, plugin_pods, state.header.server_version)
     slice_nodes = set(_nvidia_slices(state))
     dra_nodes = [n for n in state.kind("Node") if _on_dra(n, slice_nodes)]
     if dra_nodes and not plugin_pods:
@@ -256,8 +276,32 @@ def _sanitise(text: str) -> str:
     return "-".join(re.sub(r"[^A-Za-z0-9\-_. ]", "", text).split())
 
 
+def unpublished_drivers(classes: list[tuple[str, list[str]]], published: set[str]) -> list[str]:
+    """Hints for DeviceClasses (name, CEL selectors) that pin a driver no ResourceSlice publishes."""
+    out = []
+    for name, selectors in classes:
+        for driver in sorted(required_drivers(selectors) - published):
+            out.append(
+                f"DeviceClass {name} selects driver {driver}, but no ResourceSlice publishes it: the driver is not "
+                "installed, not running, or its kubelet plugin runs on no node yet"
+            )
+    return out
+
+
+def _class_selectors(c: dict[str, Any]) -> list[str]:
+    return [
+        str((s.get("cel") or {}).get("expression") or "")
+        for s in (c.get("spec") or {}).get("selectors") or []
+        if isinstance(s, dict)
+    ]
+
+
 def check_slices(state: Snapshot) -> Check:
     chk = Check("slices", "GPU nodes publish ResourceSlices matching their GPUs")
+    published = {str((s.get("spec") or {}).get("driver")) for s in state.kind("ResourceSlice")}
+    classes = [(str(_meta(c).get("name")), _class_selectors(c)) for c in state.kind("DeviceClass")]
+    for hint in unpublished_drivers(classes, published):
+        chk.warn(hint)
     slices = _nvidia_slices(state)
     for node in state.kind("Node"):
         name = str(_meta(node).get("name"))

@@ -117,3 +117,32 @@ def test_explain_live_target_needs_a_reachable_cluster(tmp_path) -> None:
     # a live target takes no files; files need --claim
     assert main_exit("explain", "pod/p", str(DATA / "two-nodes.yaml")) == 2
     assert main_exit("explain", str(DATA / "two-nodes.yaml")) == 2
+
+
+def test_explain_hints_a_class_whose_driver_publishes_nothing(tmp_path) -> None:
+    f = tmp_path / "in.yaml"
+    f.write_text(
+        """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fpga}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "fpga.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: ns}
+spec:
+  devices:
+    requests: [{name: r, exactly: {deviceClassName: fpga}}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+"""
+    )
+    r = run("explain", "-f", str(f), "--claim", "ns/c")
+    assert r.exit_code == 1
+    assert (
+        "hint: DeviceClass fpga selects driver fpga.example.com, but no ResourceSlice publishes it"
+        in r.output
+    )

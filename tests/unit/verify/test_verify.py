@@ -479,3 +479,30 @@ def test_unhealthy_allocated_resource_fails(tmp_path: Path) -> None:
     assert by_id(data)["health"]["messages"] == [
         "Pod ml/train-7f9c-x1 container c: claim:gpu device k8s.gpu.nvidia.com/claim=a85e5873-gpu-0 is Unhealthy"
     ]
+
+
+def test_class_for_a_driver_no_slice_publishes_is_hinted(tmp_path: Path) -> None:
+    cls = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "fpga.example.com"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == 'fpga.example.com'"}}]},
+    }
+    code, data = verify("-f", snap(tmp_path, [*healthy(), cls]))
+    assert code == 0
+    assert by_id(data)["slices"]["messages"] == [
+        "DeviceClass fpga.example.com selects driver fpga.example.com, but no ResourceSlice publishes it: the driver "
+        "is not installed, not running, or its kubelet plugin runs on no node yet"
+    ]
+
+
+@pytest.mark.parametrize(("tag", "warned"), [("v25.12.0", False), ("v25.8.1-ubi9", False), ("v7.0.0", True)])
+def test_driver_release_preflight(tmp_path: Path, tag: str, warned: bool) -> None:
+    def image(p: dict[str, Any]) -> None:
+        if "kubelet-plugin" in p["metadata"]["name"]:
+            p["spec"]["containers"][0]["image"] = f"nvcr.io/nvidia/k8s-dra-driver-gpu:{tag}"
+
+    code, data = verify("-f", snap(tmp_path, _mutate(healthy(), "Pod", image)))
+    assert code == 0
+    msgs = by_id(data)["driver"]["messages"]
+    assert any("not in kubedra's release table" in m for m in msgs) == warned, msgs
