@@ -137,6 +137,8 @@ def validate(path: Path) -> dict[str, Any]:
         for e in data["errors"]
     )
     out["warnings"] = len(data["warnings"])
+    if data.get("unreadable"):
+        out["unreadable"] = [f"line {_line(u.get('source'))}" for u in data["unreadable"]]
     if data.get("notSchemaChecked"):
         out["notSchemaChecked"] = sorted(data["notSchemaChecked"])
     return out
@@ -159,7 +161,7 @@ def _model(path: Path) -> dict[str, Any]:
     return {
         "pods": sum(len(s.names) for s in wl.sets if not s.existing),
         "gangs": dict(sorted(wl.gangs.items())),
-        "skipped": len(wl.skipped),
+        "skipped": len(wl.skipped) + len(inputs.skipped),
     }
 
 

@@ -37,7 +37,7 @@ class FileInputs:
 
 
 def malformed(rules: RuleBook, err: InputError) -> Finding:
-    meta = rules["input.malformed"]
+    meta = rules["input.helm-template" if isinstance(err, files.TemplateInput) else "input.malformed"]
     loc = err.location or Location()
     return Finding(
         rule=meta.id,

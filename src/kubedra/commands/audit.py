@@ -267,7 +267,9 @@ def _audit(
     incomplete = (
         unreachable
         or bool(report.incomplete)
-        or any(f.rule in ("input.malformed", "input.helm-render-failed") for f in findings)
+        or any(
+            f.rule in ("input.malformed", "input.helm-template", "input.helm-render-failed") for f in findings
+        )
     )
     if incomplete:
         sys.exit(EXIT_INPUT)

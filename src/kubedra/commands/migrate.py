@@ -248,13 +248,14 @@ def migrate(
     stdin_only = files == ("-",)
     data = report.to_dict()
     if out_dir is not None:
-        _write_out(out_dir, {targets[r.file]: r.output for r in report.files}, force)
+        # an unrendered template is not a manifest: reported as a manual item, never copied into the output
+        _write_out(out_dir, {targets[r.file]: r.output for r in report.files if not r.template}, force)
     elif in_place:
         from kubedra.safewrite import write_files
 
         write_files({r.file: r.output for r in report.files if r.changed})
     elif stdin_only and not show_diff and output in ("table", "wide"):
-        click.echo(report.files[0].output if report.files else "", nl=False)
+        click.echo(report.files[0].output if report.files and not report.files[0].template else "", nl=False)
     else:
         diffs = {r.file: _diff(r.file, r.original, r.output) for r in report.files if r.changed}
         if output in ("table", "wide"):

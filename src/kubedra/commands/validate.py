@@ -22,7 +22,8 @@ from kubedra.text import count
         {
             EXIT_OK: "valid",
             EXIT_FINDINGS: "invalid",
-            EXIT_INPUT: "usage or input error, or unreachable cluster",
+            EXIT_INPUT: "usage or input error, or unreachable cluster; a file that does not parse (every "
+            "other file is still validated and each parse error reported with file:line)",
         }
     ),
 )
@@ -52,8 +53,10 @@ def validate(
 
     if (kubeconfig or context) and not server_dry_run:
         raise UsageError("--kubeconfig/--context are only used with --server-dry-run")
-    documents = load(files, strict=True).documents
+    loaded = load(files, strict=False)  # every file is read and reported; a bad one does not stop the rest
+    documents = loaded.documents
     result = Validator(target_version, strict_refs=strict_refs).validate(documents)
+    result.add_unreadable(loaded.errors)
     if server_dry_run:
         from kubedra.validate.dryrun import dry_run
 
@@ -61,6 +64,10 @@ def validate(
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     if output in ("table", "wide"):
         rows = [
+            [f"{e.file}:{e.line}" if e.line else e.file, "-", "UNREADABLE", "", e.message]
+            for e in result.unreadable
+        ]
+        rows += [
             [f"{e.file}:{e.line}" if e.line else e.file, _obj(e), "ERROR", e.path, e.message]
             for e in result.errors
         ]
@@ -71,13 +78,16 @@ def validate(
         if rows:
             print_table(["SOURCE", "OBJECT", "LEVEL", "PATH", "MESSAGE"], rows)
         state = "valid" if result.valid else "INVALID"
+        unread = f", {count(len(result.unreadable), 'unreadable file')}" if result.unreadable else ""
         click.echo(
             f"{count(result.objects, 'object')} at {target_version}: {state}, {count(len(result.errors), 'error')}, "
-            f"{count(len(result.warnings), 'warning')}",
+            f"{count(len(result.warnings), 'warning')}{unread}",
             err=True,
         )
     else:
         emit(result.to_dict(), output)
+    if result.unreadable:  # incomplete is not clean: what could not be read was not validated
+        click.get_current_context().exit(EXIT_INPUT)
     click.get_current_context().exit(EXIT_OK if result.valid else EXIT_FINDINGS)
 
 

@@ -22,7 +22,7 @@ from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
-from kubedra.sources.files import iter_documents, iter_manifest_files
+from kubedra.sources.files import HELM_TEMPLATE, iter_documents, iter_manifest_files, template_line
 from kubedra.sources.files import read_text as files_read_text
 
 try:  # pragma: no cover - depends on how PyYAML was built
@@ -31,7 +31,6 @@ except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".tpl")
 STDIN = "-"
 # A document is looked at only if its text mentions one of these (everything else is copied as is).
 _RELEVANT = re.compile(
@@ -43,7 +42,6 @@ _NOT_AN_OBJECT = (
     "not a Kubernetes object (no apiVersion/kind: a fragment or a tool's own config); nothing to migrate, "
     "check it by hand"
 )
-_TEMPLATE_EXPR = re.compile(r"\{\{.*?\}\}")
 _GPU_TEXT = re.compile(r"nvidia\.com/(gpu|mig-)")
 
 
@@ -68,29 +66,17 @@ def read_text(name: str) -> str:
 
 
 def _is_template(name: str, text: str) -> bool:
-    if name.endswith(TEMPLATE_SUFFIXES):
-        return True
-    for ln in text.splitlines():
-        if not ln.lstrip().startswith("#") and _TEMPLATE_EXPR.search(ln):
-            try:
-                list(yaml.load_all(text, Loader=_Loader))
-            except yaml.YAMLError:
-                return True
-            return False
-    return False
+    return template_line(name, text) is not None
 
 
 def _template_findings(name: str, text: str) -> list[Finding]:
-    first = next(
-        (i for i, ln in enumerate(text.splitlines(), 1) if "{{" in ln and not ln.lstrip().startswith("#")), 1
-    )
     out = [
         Finding(
             "manual",
-            "Helm/Go template: render it first (helm template ... | kubedra migrate -) and migrate the rendered "
-            "manifests, then carry the change back into the chart",
+            f"{HELM_TEMPLATE} (helm template ... | kubedra migrate -), migrate the rendered manifests, then "
+            "carry the change back into the chart; the template is not written to --out",
             name,
-            first,
+            template_line(name, text) or 1,
         )
     ]
     for i, ln in enumerate(text.splitlines(), 1):

@@ -9,9 +9,16 @@ from dataclasses import dataclass, field
 
 from kubedra.errors import Location, UsageError
 from kubedra.scheduler.workloads import Skipped
-from kubedra.sources.files import STDIN, Document, iter_manifest_files, parse_text, read_text
-
-TEMPLATE_SUFFIXES = (".tpl",)
+from kubedra.sources.files import (
+    HELM_TEMPLATE,
+    STDIN,
+    TEMPLATE_SUFFIXES,
+    Document,
+    iter_manifest_files,
+    parse_text,
+    read_text,
+    template_line,
+)
 
 
 @dataclass
@@ -24,9 +31,8 @@ def _paths(paths: Iterable[str]) -> Iterator[str]:
     return iter_manifest_files(paths, also=TEMPLATE_SUFFIXES)
 
 
-def _template_reason(text: str) -> tuple[int, str]:
+def _template_reason(text: str) -> str:
     lines = text.splitlines()
-    first = next((i for i, ln in enumerate(lines, 1) if "{{" in ln and not ln.lstrip().startswith("#")), 1)
     gpu = next(
         (
             ln.strip()
@@ -35,16 +41,14 @@ def _template_reason(text: str) -> tuple[int, str]:
         ),
         None,
     )
-    why = "Helm/Go template: its values are unknown until rendered; simulate the output of `helm template`"
+    why = f"{HELM_TEMPLATE} and simulate its output (its values are unknown until rendered)"
     if gpu:
         why += f" (GPU request set by the template: {gpu})"
-    return first, why
+    return why
 
 
 def load_inputs(paths: Iterable[str]) -> Inputs:
     """Every document under ``paths``; templates are reported in ``skipped``; bad YAML raises InputError."""
-    from kubedra.migrate.engine import _is_template  # the same template detection as kubedra migrate
-
     paths = list(paths)
     if not paths:
         raise UsageError("no input: pass -f FILE (or -f - for stdin), or --nodes to generate a cluster")
@@ -52,8 +56,9 @@ def load_inputs(paths: Iterable[str]) -> Inputs:
     for name in _paths(paths):
         text = read_text(name)
         display = "<stdin>" if name == STDIN else name
-        if _is_template(name, text):
-            line, why = _template_reason(text)
+        line = template_line(name, text)
+        if line is not None:
+            why = _template_reason(text)
             out.skipped.append(Skipped(Location(display, line), os.path.basename(display), why))
             continue
         one = parse_text(text, name)

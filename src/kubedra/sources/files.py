@@ -14,6 +14,7 @@ import functools
 import gc
 import json
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -33,10 +34,52 @@ except AttributeError:  # pragma: no cover
     _Loader = yaml.SafeLoader
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".tpl")
 STDIN = "-"
 # kubedra reads at most this much of one file (or stdin): /dev/zero or a runaway pipe is refused, not read
 # until memory runs out. Real manifests are far smaller (the API server takes 3 MiB per request).
 MAX_FILE_BYTES = 64 * 1024 * 1024
+HELM_TEMPLATE = "a Helm template: render it first with `helm template`"
+_TEMPLATE_EXPR = re.compile(r"\{\{.*?\}\}")
+
+
+class TemplateInput(InputError):
+    """An unrendered Helm/Go template: not malformed YAML, just not a manifest yet (every verb says so)."""
+
+
+def template_line(name: str, text: str) -> int | None:
+    """The first line with a template expression when ``text`` is an unrendered Helm/Go template, else None.
+
+    A ``.tpl`` file is one; so is a file with ``{{ ... }}`` outside comments that is not valid YAML. A valid
+    YAML file that merely contains ``{{ }}`` in a string (an Argo parameter, a Go template in a ConfigMap) is
+    an ordinary manifest.
+    """
+    first = next(
+        (
+            i
+            for i, ln in enumerate(text.splitlines(), 1)
+            if not ln.lstrip().startswith("#") and _TEMPLATE_EXPR.search(ln)
+        ),
+        None,
+    )
+    if name.endswith(TEMPLATE_SUFFIXES):
+        return first or 1
+    if first is None:
+        return None
+    try:  # parse events only: nothing is constructed, so aliases are not expanded (bounded, linear)
+        for _ in yaml.parse(text, Loader=_Loader):
+            pass
+    except yaml.YAMLError:
+        return first
+    return None
+
+
+def template_error(name: str, line: int) -> TemplateInput:
+    return TemplateInput(
+        f"{HELM_TEMPLATE} and give kubedra its output",
+        Location(file=name, line=line),
+    )
+
 
 _STR = scalars.STR
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -456,7 +499,8 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
                 result.errors,
             )
     except InputError as e:
-        result.errors.append(e)
+        line = template_line(name, text) if e.message.startswith("invalid YAML") else None
+        result.errors.append(e if line is None else template_error(display, line))
     for i, d in enumerate(result.documents):
         d.index = i
     return result

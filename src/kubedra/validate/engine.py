@@ -61,10 +61,28 @@ class ValidationResult:
     errors: list[ValidationError] = field(default_factory=list)
     warnings: list[ValidationError] = field(default_factory=list)
     not_schema_checked: list[str] = field(default_factory=list)  # CRD kinds without a schema
+    unreadable: list[ValidationError] = field(default_factory=list)  # files/documents that did not parse
 
     @property
     def valid(self) -> bool:
-        return not self.errors
+        return not self.errors and not self.unreadable
+
+    def add_unreadable(self, errors: Iterable[InputError]) -> None:
+        """Parse errors (malformed YAML, unrendered templates): reported with file:line, never validated."""
+        for e in errors:
+            loc = e.location
+            self.unreadable.append(
+                ValidationError(
+                    loc.file if loc and loc.file else "<input>",
+                    loc.line if loc else None,
+                    "",
+                    "",
+                    None,
+                    "",
+                    "",
+                    e.message,
+                )
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +92,7 @@ class ValidationResult:
             "errors": [e.to_dict() for e in self.errors],
             "warnings": [w.to_dict() for w in self.warnings],
             "notSchemaChecked": sorted(set(self.not_schema_checked)),
+            "unreadable": [u.to_dict() for u in self.unreadable],
         }
 
 

@@ -700,6 +700,7 @@ def test_rule_data_is_complete_and_every_rule_has_a_check() -> None:
     checked = {r for ids, _ in engine.CHECKS for r in ids}
     emitted_elsewhere = {
         "input.malformed",
+        "input.helm-template",
         "input.helm-render-failed",
         "cluster.unreachable",
         "cluster.not-inspected",

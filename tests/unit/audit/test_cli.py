@@ -259,3 +259,17 @@ def test_whole_corpus_in_one_run() -> None:
     assert r.exit_code == 1
     assert out["summary"]["filesScanned"] >= 40
     assert not [f for f in out["findings"] if f["rule"] == "input.malformed"]
+
+
+def test_helm_template_is_reported_as_a_template_not_malformed_yaml(tmp_path: Path) -> None:
+    """Issue 12 #8: every verb says 'render it first'; the rest of the scan goes on; incomplete is exit 2."""
+    (tmp_path / "t.yaml").write_text('kind: Pod\nmetadata:\n  {{- include "labels" . }}\n  name: x\n')
+    (tmp_path / "p.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n"
+    )
+    r = run("audit", str(tmp_path), "-o", "json")
+    assert r.exit_code == 2
+    data = json.loads(r.stdout)
+    rules = {(f["rule"], Path(f["source"]["file"]).name, f["source"]["line"]) for f in data["findings"]}
+    assert rules == {("input.helm-template", "t.yaml", 3)}
+    assert data["summary"]["objectsScanned"] == 1

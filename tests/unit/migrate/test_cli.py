@@ -114,3 +114,20 @@ def test_json_manifest_stays_json(tmp_path: Path) -> None:
     assert [i["kind"] for i in data["items"]] == ["ResourceClaimTemplate", "Deployment"]
     once = path.read_text()
     assert run(str(path), "--in-place")[0] == 0 and path.read_text() == once
+
+
+def test_helm_template_is_a_manual_item_and_not_copied_to_out(tmp_path: Path) -> None:
+    """Not malformed YAML and not silently copied into --out: render it first (issue 12 #8)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "deploy.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+        "  {{- if .Values.gpu }}\n  replicas: 1\n  {{- end }}\n"
+    )
+    (src / "pod.yaml").write_text(DEPLOYMENT)
+    out = tmp_path / "out"
+    code, report, _ = run("--out", str(out), str(src), "-o", "json")
+    assert code == 1
+    manual = [f for f in json.loads(report)["files"][0]["findings"] if f["level"] == "manual"]
+    assert manual and manual[0]["message"].startswith("a Helm template: render it first with `helm template`")
+    assert sorted(p.name for p in out.iterdir()) == ["pod.yaml"]

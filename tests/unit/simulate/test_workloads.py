@@ -275,7 +275,7 @@ def test_legacy_corpus_every_file_expands_or_is_reported():
     inputs = load_inputs([str(CORPUS / "legacy-gpu")])
     w = expand(inputs.documents)
     skipped = {Path(str(s.location.file)).name: s.reason for s in [*inputs.skipped, *w.skipped]}
-    assert "Helm/Go template" in skipped["triton-gcp-helm-deployment-template.yaml.tpl"]
+    assert "a Helm template: render it first" in skipped["triton-gcp-helm-deployment-template.yaml.tpl"]
     assert "gpu-fraction" in skipped["kai-gpu-fraction-pod.yaml"]
     assert "gpu-fraction" in skipped["kuberay-raycluster-kai-gpu-fraction.yaml"]
     assert "deploymentConfig.resources.gpu" in skipped["vllm-operator-vllmruntime-cr.yaml"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -419,3 +420,30 @@ def test_cel_cost_limit() -> None:
         "spec": {"selectors": [{"cel": {"expression": expr}}]},
     }
     assert messages(dc) == [("spec.selectors[0].cel.expression", "CEL: too complex, exceeds cost limit")]
+
+
+HELM = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  {{- if .Values.x }}\n  replicas: 2\n  {{- end }}\n"
+
+
+def test_every_file_is_reported_and_parse_errors_do_not_stop_the_rest(tmp_path: Any) -> None:
+    """Each parse error with file:line, the other files still validated; incomplete is exit 2 (issue 12 #8)."""
+    (tmp_path / "a-broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
+    (tmp_path / "b-chart.yaml").write_text(HELM)
+    (tmp_path / "c-bad.yaml").write_text(RCT.replace("name: gpu", "name: GPU"))
+    (tmp_path / "d-good.yaml").write_text(RCT)
+    res = CliRunner().invoke(cli, ["validate", str(tmp_path), "-o", "json"])
+    assert res.exit_code == 2
+    data = json.loads(res.stdout)
+    assert data["valid"] is False and data["objects"] == 2
+    unreadable = {
+        (Path(u["source"]["file"]).name, u["source"]["line"]): u["message"] for u in data["unreadable"]
+    }
+    assert set(unreadable) == {("a-broken.yaml", 4), ("b-chart.yaml", 4)}
+    assert unreadable["b-chart.yaml", 4].startswith("a Helm template: render it first with `helm template`")
+    assert "invalid YAML" in unreadable["a-broken.yaml", 4]
+    assert [Path(e["source"]["file"]).name for e in data["errors"]] == ["c-bad.yaml"]
+
+
+def test_yaml_with_braces_in_strings_is_not_a_template() -> None:
+    text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  t: "{{ .Values.x }}"\n'
+    assert check(text).valid
