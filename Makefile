@@ -46,7 +46,7 @@ testbed:
 	@if [ -f testbed/Makefile ]; then $(MAKE) -C testbed all test; fi
 
 fuzz: $(STAMP) testbed
-	KUBEDRA_FUZZ_EXAMPLES=20000 $(BIN)/python -m pytest -q -m integration tests/differential
+	KUBEDRA_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q -m integration tests/differential
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do $(BIN)/python $$b; done

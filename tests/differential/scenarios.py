@@ -18,7 +18,11 @@ What varies, and why (each item is a path through upstream's allocator):
   ``allowMultipleAllocations`` with request policies (range/step, valid values, fractional);
 - the 1.35+ counter layout: a counters-only slice per pool, devices with ``consumesCounters``;
 - classes and requests with CEL selectors from a small grammar of valid expressions (==, !=, <, in, has(),
-  quantity compareTo/isGreaterThan, semver, startsWith, map membership, &&, ||, !);
+  quantity compareTo/isGreaterThan, semver, startsWith, map membership, &&, ||, !), and the families of
+  issue 14: optional chaining (``.?x``, ``[?'x']``, ``orValue``, ``value()``) under every size-dependent
+  string function, ``type()``, quantities in every internal representation (``isInteger``/``asInteger``,
+  ``add``/``sub``, ``==``; a ``units`` capacity written in each), ``string()`` of a quantity (a compile
+  error upstream), RE2 ``find``/``findAll`` (issue 13 #6); capacity requests under every gate set;
 - claims with ExactCount/All, firstAvailable, matchAttribute/distinctAttribute constraints, tolerations,
   capacity requests, admin access, opaque config for all or some requests;
 - devices already allocated, shared (shareID) and consumed capacity; DeviceTaintRules;
@@ -54,6 +58,29 @@ MODELS = ("a100", "h100", "l4")
 VERSIONS = ("1.0.0", "1.2.3", "2.0.0-rc.1", "2.0.0", "10.1.0")
 MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi")
 RACKS = ("r1", "r2")
+# Quantities in every representation apimachinery has (issue 14 #3): int64Amount with scale 0, a positive
+# or a negative scale, inf.Dec (19 digits, a fraction with a binary suffix, large binary exponents).
+QUANTITY_TEXTS = (
+    "2",
+    "8",
+    "2000m",
+    "1500m",
+    "500m",
+    "1.0",
+    "0.5",
+    "1.5Gi",
+    "0.5Gi",
+    "1k",
+    "1e3",
+    "1e-3",
+    "1Ti",
+    "1Pi",
+    "100000Gi",
+    "123456789012345678",
+    "1234567890123456789",
+)
+STRING_FUNCTIONS = ("contains", "startsWith", "endsWith", "matches")
+REGEXES = ("[0-9]+", "^h", "a.", "(a|h)1", "x*", "^(a+)+$", "4$")
 TAINT_KEYS = ("example.com/broken", "example.com/maintenance")
 CONSTRAINT_ATTRIBUTES = (
     f"{SHARED_DOMAIN}/numa",
@@ -135,7 +162,7 @@ def cel_atom(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
     expressions meet devices without the attribute (a CEL runtime error, fatal upstream)."""
     k = g.take(10)
     d = "device.driver" if k < 7 else f"'{g.pick(drivers)}'"
-    kind = g.take(18)
+    kind = g.take(28)
     if kind == 0:
         return f"device.driver == '{g.pick(drivers)}'"
     if kind == 1:
@@ -177,7 +204,44 @@ def cel_atom(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
         return f"device.allowMultipleAllocations == {g.pick(('true', 'false'))}"
     if kind == 16:
         return f"{_attr(d, 'index')} % 2 == {g.between(0, 1)}"
+    if 17 <= kind <= 27:
+        return _fidelity_atom(g, d, kind)
     return "true"
+
+
+def _fidelity_atom(g: Genes, d: str, kind: int) -> str:
+    """Issue 14's families: optional chaining, type(), quantity representations, string(quantity), RE2."""
+    if kind in (17, 18):
+        access = g.pick((".?model", "[?'model']", ".?nope", "[?'nope']"))
+        tail = ".orValue('')" if not g.chance(15) else ".value()"  # value() of an absent one: an error
+        fn = g.pick(STRING_FUNCTIONS)
+        arg = g.pick(("^h", "0$", "a1")) if fn == "matches" else g.pick(("h1", "a", "00", "l4"))
+        return f"device.attributes[{d}]{access}{tail}.{fn}('{arg}')"
+    if kind == 19:
+        return f"device.attributes[{d}].?index.orValue({g.between(0, 7)}) >= {g.between(0, 7)}"
+    if kind == 20:
+        name = g.pick(("index", "model", "fast", "fw"))
+        guard = "" if name in ("index", "model") else f"has({_attr(d, name)}) && "
+        return f"{guard}type({_attr(d, name)}) == {g.pick(('int', 'string', 'bool'))}"
+    units = f"'units' in device.capacity[{d}] && {_cap(d, 'units')}"
+    if kind == 21:
+        return f"{units}.isInteger()"
+    if kind == 22:  # a runtime error for every non-integer representation
+        return f"{units}.asInteger() {g.pick(('>', '<='))} {g.pick((1, 2, 1000))}"
+    if kind == 23:
+        op = g.pick(("add", "sub"))
+        other = f"quantity('{g.pick(QUANTITY_TEXTS)}')" if not g.chance(30) else str(g.between(0, 3))
+        return f"{units}.{op}({other}).isInteger()"
+    if kind == 24:
+        a, b = g.pick(QUANTITY_TEXTS), g.pick(QUANTITY_TEXTS)
+        return f"quantity('{a}').{g.pick(('add', 'sub'))}(quantity('{b}')).isInteger()"
+    if kind == 25:
+        return f"{units} {g.pick(('==', '!='))} quantity('{g.pick(QUANTITY_TEXTS)}')"
+    if kind == 26:
+        if g.chance(10):  # a compile error upstream: capacity values are Quantities, string() has none
+            return f"'units' in device.capacity[{d}] && string({_cap(d, 'units')}) == '2'"
+        return f"{_attr(d, 'model')}.find('{g.pick(REGEXES)}') {g.pick(('==', '!='))} ''"
+    return f"size({_attr(d, 'model')}.findAll('{g.pick(REGEXES)}')) >= {g.between(0, 2)}"
 
 
 def cel_expression(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
@@ -238,6 +302,8 @@ def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:
             capacity["memory"]["requestPolicy"] = {"default": "4Gi", "validValues": ["4Gi", "8Gi"]}
         elif policy == 3:
             capacity["memory"]["requestPolicy"] = {"default": "1Gi", "validRange": {"min": "1Gi", "max": mem}}
+    if g.chance(35):
+        capacity["units"] = {"value": g.pick(QUANTITY_TEXTS)}
     if g.chance(40):
         capacity["cores"] = {"value": g.pick(("4", "8"))}
         if multi and g.chance(50):
@@ -444,7 +510,9 @@ def request_body(
         body["count"] = 1 if not g.chance(35) else g.between(2, 3) if not g.chance(5) else g.between(20, 34)
     if g.chance(12):
         body["tolerations"] = _tolerations(g)
-    if features["ConsumableCapacity"] and g.chance(12):
+    # without DRAConsumableCapacity the API server drops capacity requests from new claims; a claim stored
+    # before the gate was turned off keeps them: the stable allocator ignores them, the others reject them
+    if g.chance(12) and (features["ConsumableCapacity"] or g.chance(30)):
         reqs = {"memory": g.pick(("1Gi", "3Gi", "4Gi", "10Gi", "100Gi"))}
         if g.chance(30):
             reqs["cores"] = g.pick(("500m", "600m", "1"))
