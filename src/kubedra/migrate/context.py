@@ -98,6 +98,11 @@ class Run:
     existing: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, namespace, name) in the inputs
     sharing_classes: dict[str, str] = field(default_factory=dict)  # advertised resource -> DeviceClass
     scope: Scope = field(default_factory=Scope)  # which sharing config applies to which pods
+    hpa_targets: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, namespace, name) autoscaled
+
+    def autoscaled(self, kind: str, namespace: str | None, name: str | None) -> bool:
+        return (kind, namespace or "", name or "") in self.hpa_targets
+
     ambiguous_sharing: set[str] = field(default_factory=set)
 
     def taken(self, kind: str, namespace: str | None, name: str) -> bool:

@@ -16,8 +16,8 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
-from kubedra.k8s.workloads import api_group, deep_gpu_fields, dotted, pod_templates
-from kubedra.migrate import dra, gang, gpu, sharing
+from kubedra.k8s.workloads import api_group, deep_gpu_fields, dotted, get_path, pod_templates
+from kubedra.migrate import dra, gang, gpu, shared_claims, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.sharing_scope import Scope
@@ -159,6 +159,11 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
                         run.reserve(ref.kind, ref.namespace, ref.name)
                     if ref.kind in ("DaemonSet", "ClusterPolicy", "Node"):
                         objects.append(obj)
+                    target = get_path(obj, ("spec", "scaleTargetRef"))
+                    if ref.kind == "HorizontalPodAutoscaler" and isinstance(target, Mapping):
+                        run.hpa_targets.add(
+                            (str(target.get("kind")), ref.namespace or "", str(target.get("name")))
+                        )
                     if sharing.is_sharing_configmap(obj):
                         planned = sharing.plan(
                             obj,
@@ -307,7 +312,12 @@ class Migrator:
         has_gpu = any(gpu._scan_template(ctx, t) for t in templates)
         gang_info = gang.detect(obj, templates, has_gpu) if opts.gang else None
         if opts.gpu_strategy == "claim-template":
-            before.extend(gpu.convert_claim_template(ctx, templates))
+            handled, shared_before, shared_after = shared_claims.convert(ctx, templates)
+            if handled:
+                before.extend(shared_before)
+                after.extend(shared_after)
+            else:
+                before.extend(gpu.convert_claim_template(ctx, templates))
         else:
             classes = gpu.extended_resource_classes(ctx, templates)
             if classes:

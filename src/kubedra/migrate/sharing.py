@@ -24,6 +24,8 @@ class SharedClass:
     data_key: str
     device_class: dict[str, Any]
     warnings: list[str] = field(default_factory=list)
+    replicas: int = 1  # pods the device plugin let share one GPU (sharing.*.resources[].replicas)
+    strategy: str = "TimeSlicing"  # or MPS
 
     @property
     def name(self) -> str:
@@ -119,8 +121,8 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
                 }
                 warnings = [
                     f"{rname} replicas: {replicas} — the device plugin let {replicas} pods share one GPU; with DRA "
-                    f"only containers/pods that reference the same ResourceClaim share it (class {class_name} "
-                    "sets the sharing strategy, not a pod count)",
+                    f"only pods that reference the same ResourceClaim share it (class {class_name} sets the sharing "
+                    f"strategy): Deployments are split into groups of {replicas} pods sharing one ResourceClaim",
                     f"NVIDIA DRA driver feature gate {'TimeSlicingSettings' if strategy == 'TimeSlicing' else 'MPSSupport'}"
                     " (alpha, off by default) must be enabled for this config",
                 ]
@@ -139,5 +141,5 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
                     "metadata": {"name": class_name},
                     "spec": spec,
                 }
-                out.append(SharedClass(advertised, key, device_class, warnings))
+                out.append(SharedClass(advertised, key, device_class, warnings, max(replicas, 1), strategy))
     return out

@@ -21,7 +21,8 @@ last; a pod without a declared need keeps whole GPUs (and is counted in the note
 
 DRA → device plugin (:func:`to_device_plugin`): a request for ``gpu.nvidia.com`` without selectors becomes
 ``nvidia.com/gpu``, a request for ``mig.nvidia.com`` whose only selector names a profile becomes
-``nvidia.com/mig-<profile>``. Everything else (other drivers, CEL on attributes or capacity, prioritised
+``nvidia.com/mig-<profile>``; a class of the input that selects exactly what those select (``kubedra migrate``'s
+time-slicing and MPS classes) counts as them. Everything else (other drivers, CEL on attributes or capacity, prioritised
 lists, constraints, ``allocationMode: All``, admin access) is "not expressible with the device plugin", and
 the pod stays pending in device-plugin mode with that reason.
 """
@@ -41,6 +42,7 @@ from kubedra.model.objects import (
     Container,
     DeviceClaim,
     DeviceClaimConfiguration,
+    DeviceClass,
     DeviceRequest,
     DeviceSubRequest,
     ExactDeviceRequest,
@@ -55,6 +57,10 @@ SIZINGS = ("gpu", "mig")
 MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
 DEVICEPLUGIN_MIG = "nvidia.com/mig-"
 
+_CLASS_MIG = re.compile(
+    r"^device\.driver == 'gpu\.nvidia\.com' && device\.attributes\['gpu\.nvidia\.com'\]\.type == 'mig' && "
+    r"device\.attributes\['gpu\.nvidia\.com'\]\.profile == '(?P<p>[^']+)'$"
+)
 _PROFILE_SELECTOR = re.compile(
     r"""^\s*device\.attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.profile\s*==\s*['"](?P<p>[^'"]+)['"]\s*$"""
 )
@@ -339,7 +345,23 @@ def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraV
 # --------------------------------------------------------------------------- DRA -> device plugin
 
 
-def _explain_request(claim: str, r: DeviceRequest) -> tuple[str, int] | str:
+def _class_alias(name: str, classes: Mapping[str, DeviceClass]) -> tuple[str, str | None]:
+    """A DeviceClass that selects what the driver's ``gpu``/``mig`` class selects (migrate's time-slicing and MPS
+    classes: the same devices with a sharing config) stands for that class: (class, profile or None)."""
+    dc = classes.get(name)
+    if dc is None or len(dc.selectors) != 1:
+        return name, None
+    if dc.selectors[0].strip() == names.class_selector("gpu"):
+        return names.GPU_CLASS, None
+    m = _CLASS_MIG.match(dc.selectors[0].strip())
+    if m:
+        return names.MIG_CLASS, m.group("p")
+    return name, None
+
+
+def _explain_request(
+    claim: str, r: DeviceRequest, classes: Mapping[str, DeviceClass] | None = None
+) -> tuple[str, int] | str:
     """(device-plugin resource, count) for one request, or why the device plugin cannot express it."""
     where = f"claim {claim} request {r.name}"
     if r.exactly is None:
@@ -351,7 +373,10 @@ def _explain_request(claim: str, r: DeviceRequest) -> tuple[str, int] | str:
         return f"{where} asks for admin access"
     if ex.capacity:
         return f"{where} asks for a share of a device's capacity"
-    if ex.device_class_name == names.GPU_CLASS and not ex.selectors:
+    cls, profile = _class_alias(ex.device_class_name, classes or {})
+    if profile is not None and not ex.selectors:
+        return DEVICEPLUGIN_MIG + profile.replace("+", "."), ex.count
+    if cls == names.GPU_CLASS and not ex.selectors:
         return "nvidia.com/gpu", ex.count
     if ex.device_class_name == names.MIG_CLASS and len(ex.selectors) == 1:
         m = _PROFILE_SELECTOR.match(ex.selectors[0])
@@ -363,8 +388,11 @@ def _explain_request(claim: str, r: DeviceRequest) -> tuple[str, int] | str:
     return f"{where} uses DeviceClass {ex.device_class_name}"
 
 
-def to_device_plugin(pod: Pod, specs: Sequence[tuple[str, DeviceClaim]]) -> tuple[Pod, str | None]:
-    """The device-plugin version of a pod whose claims have the given specs ((pod claim name, spec))."""
+def to_device_plugin(
+    pod: Pod, specs: Sequence[tuple[str, DeviceClaim]], classes: Mapping[str, DeviceClass] | None = None
+) -> tuple[Pod, str | None]:
+    """The device-plugin version of a pod whose claims have the given specs ((pod claim name, spec));
+    ``classes`` are the input's DeviceClasses (migrate's sharing classes map back to the driver's)."""
     extra: dict[str, int] = {}
     for claim, spec in specs:
         if spec.constraints:
@@ -373,7 +401,7 @@ def to_device_plugin(pod: Pod, specs: Sequence[tuple[str, DeviceClaim]]) -> tupl
                 "(matchAttribute/distinctAttribute)"
             )
         for r in spec.requests:
-            got = _explain_request(claim, r)
+            got = _explain_request(claim, r, classes)
             if isinstance(got, str):
                 return pod, f"not expressible with the device plugin: {got}"
             res, n = got

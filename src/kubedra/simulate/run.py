@@ -153,6 +153,7 @@ def _resolve_specs(
 def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: SimulateOptions) -> Prepared:
     prep = Prepared()
     claims_by_key = {(c.meta.namespace or "default", c.meta.name): c for c in inv.claims}
+    classes = {c.name: c for c in inv.classes}
     converted = 0
     for ps in sets:
         tmpl = ps.template
@@ -161,7 +162,7 @@ def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: Simulate
         if tmpl.resource_claims:
             specs, reason = _resolve_specs(tmpl, inv, claims_by_key)
             if reason is None:
-                new, reason = to_device_plugin(tmpl, specs)
+                new, reason = to_device_plugin(tmpl, specs, classes)
                 if reason is None:
                     converted += 1
                     ps = dataclasses.replace(ps, template=new)

@@ -379,7 +379,8 @@ TS_POLICY = textwrap.dedent(
 
 
 def test_time_slicing_configmap_becomes_device_class_used_by_workloads() -> None:
-    rep = migrate_text(TS_CONFIGMAP + "---\n" + TS_POLICY + "---\n" + DEPLOYMENT)
+    one_gpu = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1").replace('"2"', '"1"')
+    rep = migrate_text(TS_CONFIGMAP + "---\n" + TS_POLICY + "---\n" + one_gpu)
     out = rep.files[0].output
     (cm_class,) = by_kind(out, "DeviceClass")
     assert cm_class["metadata"]["name"] == "gpu-time-slicing.gpu.nvidia.com"
@@ -387,8 +388,10 @@ def test_time_slicing_configmap_becomes_device_class_used_by_workloads() -> None
         "strategy": "TimeSlicing",
         "timeSlicingConfig": {"interval": "Default"},
     }
-    assert _rct(out)["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == (
-        "gpu-time-slicing.gpu.nvidia.com"
+    (claim,) = by_kind(out, "ResourceClaim")  # both pods share one GPU, as 4 could with the device plugin
+    assert (
+        claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]
+        == "gpu-time-slicing.gpu.nvidia.com"
     )
     assert any("replicas: 4" in f.message for f in rep.findings if f.level == "warning")
     # the ConfigMap itself is kept for pools still on the device plugin
@@ -407,10 +410,12 @@ def test_mps_configmap_sets_thread_percentage() -> None:
 
 def test_renamed_shared_resource_maps_to_the_configmap_class() -> None:
     cm = TS_CONFIGMAP.replace("timeSlicing:\n", "timeSlicing:\n        renameByDefault: true\n")
-    pod = DEPLOYMENT.replace("nvidia.com/gpu", "nvidia.com/gpu.shared")
-    out = output(cm + "---\n" + pod)
-    assert _rct(out)["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == (
-        "gpu-time-slicing.gpu.nvidia.com"
+    pod = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1").replace('"2"', '"1"')
+    out = output(cm + "---\n" + pod.replace("nvidia.com/gpu", "nvidia.com/gpu.shared"))
+    (claim,) = by_kind(out, "ResourceClaim")
+    assert (
+        claim["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"]
+        == "gpu-time-slicing.gpu.nvidia.com"
     )
 
 

@@ -52,17 +52,18 @@ def deployment(name: str, selector: dict[str, str] | None = None, affinity: str 
 def classes(rep: MigrationReport) -> dict[str, str]:
     """Deployment -> deviceClassName of its claim ("" when its GPU request was not rewritten)."""
     out = rep.files[0].output
-    rcts = {r["metadata"]["name"]: r for r in by_kind(out, "ResourceClaimTemplate")}
+    specs = {r["metadata"]["name"]: r["spec"]["spec"] for r in by_kind(out, "ResourceClaimTemplate")}
+    specs.update({r["metadata"]["name"]: r["spec"] for r in by_kind(out, "ResourceClaim")})
     res = {}
     for d in by_kind(out, "Deployment"):
+        if "-share-" in d["metadata"]["name"]:
+            continue  # the other groups of a split Deployment
         claims = d["spec"]["template"]["spec"].get("resourceClaims") or []
         if not claims:
             res[d["metadata"]["name"]] = ""
             continue
-        rct = rcts[claims[0]["resourceClaimTemplateName"]]
-        res[d["metadata"]["name"]] = rct["spec"]["spec"]["devices"]["requests"][0]["exactly"][
-            "deviceClassName"
-        ]
+        spec = specs[claims[0].get("resourceClaimTemplateName") or claims[0].get("resourceClaimName")]
+        res[d["metadata"]["name"]] = spec["devices"]["requests"][0]["exactly"]["deviceClassName"]
     return res
 
 

@@ -1,0 +1,217 @@
+"""Time-slicing/MPS fleets keep their density: groups of pods share one ResourceClaim (issue 12 #2).
+
+With the device plugin, ``replicas: R`` in a sharing config lets R pods use one GPU. With DRA, pods share a GPU only
+by referencing the same ResourceClaim (the class's ``GpuConfig`` sets TimeSlicing or MPS). A Deployment's pods
+all come from one template, so they can only name one claim: kubedra splits a Deployment (ReplicaSet,
+ReplicationController) of N pods into ceil(N/R) Deployments of at most R pods, each with its own shared
+ResourceClaim. The original keeps its name, selector (immutable) and first group; the others are
+``<name>-share-<k>`` with the label ``kubedra.io/gpu-share: "<k>"`` added to their selector and pods.
+
+Workloads whose controller cannot point groups of its pods at different claims (StatefulSets, Jobs, operators'
+custom resources, autoscaled Deployments, pods with several GPUs) are manual items: rewriting them one exclusive
+GPU per pod would silently divide their density by R.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from kubedra.k8s.workloads import PodTemplate, api_group, as_int, ceil_div, get_path
+from kubedra.migrate import gpu
+from kubedra.migrate.context import ObjectContext
+from kubedra.migrate.sharing import SharedClass
+from kubedra.migrate.yamldoc import to_plain, to_ruamel
+
+SHARE_LABEL = "kubedra.io/gpu-share"
+_SPLITTABLE = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("", "ReplicationController")}
+
+
+def shared_class_of(
+    ctx: ObjectContext, tmpl: PodTemplate, found: list[gpu.ContainerGpus]
+) -> SharedClass | None:
+    """The sharing class (replicas > 1) the device plugin gives this template's pods, if any."""
+    spec = get_path(ctx.obj, tmpl.spec)
+    for cg in found:
+        for gr, _ in cg.wants:
+            d = ctx.run.scope.decide(gr.name, spec if isinstance(spec, Mapping) else {})
+            if d.manual is None and d.shared is not None and d.shared.replicas > 1:
+                return d.shared
+    return None
+
+
+def convert(
+    ctx: ObjectContext, templates: list[PodTemplate]
+) -> tuple[bool, list[dict[str, Any]], list[dict[str, Any]]]:
+    """Rewrite ``ctx.obj`` into groups sharing claims when the device plugin shared its GPUs.
+
+    Returns (handled, new objects before, new objects after). ``handled`` False: not shared (or one pod only,
+    or a DaemonSet): the ordinary per-pod claim template is right.
+    """
+    if ctx.options.sharing is not None or ctx.options.gpu_strategy != "claim-template":
+        return False, [], []
+    scans = []
+    for t in templates:
+        scan = gpu._scan_template(ctx, t)
+        if scan is not None and scan[0] and not scan[1]:
+            scans.append((t, scan[0]))
+    shared = [(t, found, sc) for t, found in scans if (sc := shared_class_of(ctx, t, found)) is not None]
+    if not shared:
+        return False, [], []
+    group, kind = api_group(ctx.ref.api_version), ctx.ref.kind
+    if kind == "DaemonSet" or sum(t.replicas for t, _, _ in shared) <= 1:
+        return False, [], []  # one pod per node / one pod: a claim per pod loses nothing within the workload
+    tmpl, found, sc = shared[0]
+    why = _not_splittable(ctx, group, kind, templates, found)
+    if why:
+        ctx.note(
+            "manual",
+            f"the device plugin let {sc.replicas} pods share one GPU ({sc.resource}, {sc.strategy}); with DRA only pods "
+            f"that reference one ResourceClaim share it, and {why}: split it by hand into groups of {sc.replicas} pods "
+            f"sharing a ResourceClaim of class {sc.name}, or keep it on device-plugin nodes",
+            tmpl.spec,
+        )
+        return True, [], []
+    return True, *_split(ctx, tmpl, found, sc)
+
+
+def _not_splittable(
+    ctx: ObjectContext, group: str, kind: str, templates: list[PodTemplate], found: list[gpu.ContainerGpus]
+) -> str | None:
+    if (group, kind) not in _SPLITTABLE:
+        return f"a {kind}'s controller cannot point groups of its pods at different claims"
+    if len(templates) != 1:
+        return f"this {kind} has several pod templates"
+    if ctx.run.autoscaled(kind, ctx.ref.namespace, ctx.ref.name):
+        return "a HorizontalPodAutoscaler changes its replicas, so the groups cannot be fixed"
+    if (
+        as_int(get_path(ctx.obj, ("spec", "replicas"))) is None
+        and get_path(ctx.obj, ("spec", "replicas")) is not None
+    ):
+        return "its replicas are not a number"
+    wants = [(cg, gr, n) for cg in found for gr, n in cg.wants]
+    if len(wants) != 1 or wants[0][2] != 1:
+        return "its pods ask for more than one shared GPU unit"
+    if not ctx.ref.name:
+        return "it has no name"
+    return None
+
+
+def _split(
+    ctx: ObjectContext, tmpl: PodTemplate, found: list[gpu.ContainerGpus], sc: SharedClass
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    obj = ctx.obj
+    name, ns = str(ctx.ref.name), ctx.ref.namespace
+    total = as_int(get_path(obj, ("spec", "replicas")))
+    total = 1 if total is None else max(total, 0)
+    per = sc.replicas
+    groups = max(ceil_div(total, per), 1)
+    sizes = [min(per, total - k * per) for k in range(groups)] if total else [0]
+    claims: list[dict[str, Any]] = []
+    claim_names = []
+    for k in range(groups):
+        cname = ctx.run.free_name("ResourceClaim", ns, f"{name}-gpu-{k}")
+        ctx.run.reserve("ResourceClaim", ns, cname)
+        claim_names.append(cname)
+        meta: dict[str, Any] = {"name": cname}
+        if ns:
+            meta["namespace"] = ns
+        claims.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": meta,
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": sc.name}}]}},
+            }
+        )
+    # the original: first group, its selector unchanged (immutable)
+    pod_spec = get_path(obj, tmpl.spec)
+    assert isinstance(pod_spec, MutableMapping)
+    (cg,) = found
+    container = pod_spec[cg.field][cg.index]
+    gpu._remove_gpu_keys(container)
+    gpu._add_claim_ref(container, "gpu", None)
+    pod_spec["resourceClaims"] = to_ruamel(
+        [*_other_claims(pod_spec), {"name": "gpu", "resourceClaimName": claim_names[0]}]
+    )
+    _set_label(obj, tmpl, "0")
+    obj["spec"]["replicas"] = sizes[0]
+    after = []
+    base = to_plain(obj)
+    for k in range(1, groups):
+        shard = copy.deepcopy(base)
+        sname = ctx.run.free_name(ctx.ref.kind, ns, f"{name}-share-{k}")
+        ctx.run.reserve(ctx.ref.kind, ns, sname)
+        meta = {
+            key: v
+            for key, v in shard.get("metadata", {}).items()
+            if key in ("name", "namespace", "labels", "annotations")
+        }
+        meta["name"] = sname
+        shard["metadata"] = meta
+        shard["spec"]["replicas"] = sizes[k]
+        sel = shard["spec"].setdefault("selector", {})
+        if kind_uses_match_labels(ctx.ref.kind):
+            sel.setdefault("matchLabels", {})[SHARE_LABEL] = str(k)
+        else:  # ReplicationController: selector is a plain label map
+            sel[SHARE_LABEL] = str(k)
+        labels = get_path(shard, tmpl.metadata)
+        if isinstance(labels, dict):
+            labels.setdefault("labels", {})[SHARE_LABEL] = str(k)
+        claims_of = get_path(shard, (*tmpl.spec, "resourceClaims"))
+        for c in claims_of or []:
+            if c.get("name") == "gpu":
+                c["resourceClaimName"] = claim_names[k]
+        shard.pop("status", None)
+        after.append(shard)
+    ctx.note(
+        "change",
+        f"{total} pods, {per} per GPU as the device plugin's {sc.resource} {sc.strategy} config ({sc.data_key}) "
+        f"allowed -> {groups} group(s) of up to {per} pods, each sharing one ResourceClaim of class {sc.name} "
+        f"({', '.join(claim_names)})",
+        tmpl.spec,
+    )
+    if groups > 1:
+        ctx.note(
+            "warning",
+            f"{ctx.ref.kind} split: this object keeps {sizes[0]} pods; {', '.join(str(s['metadata']['name']) for s in after)} "
+            f"hold the others (label {SHARE_LABEL}); scale by adding or removing groups, and point tools that name "
+            "the original at all of them",
+            ("spec", "replicas"),
+        )
+    ctx.note(
+        "warning",
+        "the pods of one group run on the node of their claim's GPU (as pods sharing one GPU did); the NVIDIA DRA "
+        f"driver needs its {'TimeSlicingSettings' if sc.strategy == 'TimeSlicing' else 'MPSSupport'} feature gate "
+        "for the sharing config",
+        tmpl.spec,
+    )
+    return claims, after
+
+
+def kind_uses_match_labels(kind: str) -> bool:
+    return kind != "ReplicationController"
+
+
+def _other_claims(pod_spec: Mapping[str, Any]) -> list[Any]:
+    return [
+        c
+        for c in pod_spec.get("resourceClaims") or []
+        if not (isinstance(c, Mapping) and c.get("name") == "gpu")
+    ]
+
+
+def _set_label(obj: MutableMapping[str, Any], tmpl: PodTemplate, value: str) -> None:
+    meta = get_path(obj, tmpl.metadata)
+    if not isinstance(meta, MutableMapping):
+        parent = get_path(obj, tmpl.metadata[:-1])
+        if not isinstance(parent, MutableMapping):
+            return
+        parent["metadata"] = to_ruamel({})
+        meta = parent["metadata"]
+    labels = meta.get("labels")
+    if not isinstance(labels, MutableMapping):
+        meta["labels"] = to_ruamel({})
+        labels = meta["labels"]
+    labels[SHARE_LABEL] = value
