@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from kubedra import __version__
-from kubedra.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, KubedraError
+from kubedra.errors import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, KubedraError
 
 # verb -> (module, attribute, one-line help). Keep alphabetical; add a line to register a verb.
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -84,8 +84,38 @@ def cli() -> None:
     """
 
 
+def _one_line(text: str) -> str:
+    """An error message on one line (a library's multi-line message joined with '; ')."""
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _stdout_closed() -> None:
+    """The reader of stdout went away (``kubedra audit | head -0``): the artefact was not delivered. Point
+    stdout at /dev/null so the interpreter's final flush cannot fail, and exit EXIT_BROKEN_PIPE."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
+
+
 def main(argv: list[str] | None = None) -> Any:
     """Entry point: one clear line and exit code 2 on bad input, never a traceback."""
+    try:
+        return _main(argv)
+    finally:
+        # click answers EPIPE by swapping stdout for a wrapper that swallows it and exiting 1; the artefact
+        # is complete only once it reached stdout's reader
+        if type(sys.stdout).__name__ == "_PacifyFlushWrapper":
+            _stdout_closed()  # replaces the exit code in flight
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _stdout_closed()
+
+
+def _main(argv: list[str] | None) -> Any:
     try:
         rv = cli.main(args=argv, prog_name="kubedra", standalone_mode=False)
         if isinstance(rv, int):  # ctx.exit(code) comes back as a return value without standalone mode
@@ -100,18 +130,18 @@ def main(argv: list[str] | None = None) -> Any:
         e.show()
         sys.exit(EXIT_INPUT)
     except KubedraError as e:
-        click.echo(f"kubedra: error: {e}", err=True)
+        click.echo(f"kubedra: error: {_one_line(str(e))}", err=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         click.echo("kubedra: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except BrokenPipeError:
-        sys.exit(0)
+        _stdout_closed()
     except Exception as e:  # an internal bug must still not dump a traceback on users
         if os.environ.get("KUBEDRA_DEBUG"):
             raise
         click.echo(
-            f"kubedra: internal error: {type(e).__name__}: {e} (set KUBEDRA_DEBUG=1 for a traceback)",
+            f"kubedra: internal error: {type(e).__name__}: {_one_line(str(e))} (set KUBEDRA_DEBUG=1 for a traceback)",
             err=True,
         )
         sys.exit(EXIT_INTERNAL)

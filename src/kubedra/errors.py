@@ -6,6 +6,7 @@ Exit codes (stable, like Pluto/kubectl habits):
   2  usage or input error (bad flag, malformed YAML, unknown kind, unreachable cluster)
   3  internal error: a bug in kubedra (one line on stderr; KUBEDRA_DEBUG=1 shows the traceback)
   130  interrupted (Ctrl-C)
+  141  stdout was closed before the output was written (e.g. `| head -0`)
 Each verb lists the codes it returns in its ``--help`` (docs/exit-codes.md has the table).
 """
 
@@ -18,6 +19,7 @@ EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # stdout's reader went away (128 + SIGPIPE, as a shell reports `yes | head`)
 
 
 @dataclass(frozen=True)

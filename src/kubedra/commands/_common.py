@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from kubedra.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
+from kubedra.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
 from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, check_target, supported_range
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.sources.files import load
@@ -31,6 +31,7 @@ TABLE_FORMATS = ("table", "wide", "json", "yaml")
 SHARED_EXIT_CODES = {
     EXIT_INTERNAL: "internal error: a bug in kubedra; KUBEDRA_DEBUG=1 shows the traceback",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+    EXIT_BROKEN_PIPE: "stdout was closed before the output was written (e.g. | head -0)",
 }
 
 F = Callable[..., Any]
