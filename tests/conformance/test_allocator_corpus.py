@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ TOP_KEYS = {
     "expect",
     "implementations",
     "skip",
+    "interrupt",
 }
 REQUIRED_KEYS = {"name", "source", "features", "objects", "claims", "expect"}
 EXPECT_KEYS = {"error", "results", "allocateOneCalls", "allocateOneCallsByImplementation"}
@@ -353,14 +355,16 @@ def test_allocator_case(path: Path) -> None:
     alloc = api.Allocator(features=features, classes=classes, slices=slices, allocated=state)
 
     expect = case["expect"]
+    # upstream's interrupt subtests: a context whose timeout or deadline has already passed
+    deadline = time.monotonic() if case.get("interrupt") == "deadline-passed" else None
     if "error" in expect:
         subs = expect["error"] if isinstance(expect["error"], list) else [expect["error"]]
         with pytest.raises(api.AllocationError) as info:
-            alloc.allocate(node, claims)
+            alloc.allocate(node, claims, deadline=deadline)
         for s in subs:
             assert s in str(info.value), f"error {str(info.value)!r} lacks {s!r}"
     else:
-        results = alloc.allocate(node, claims)
+        results = alloc.allocate(node, claims, deadline=deadline)
         want = expect["results"]
         if want is None:
             assert results is None, f"expected unsatisfiable (None), got {len(results)} result(s)"

@@ -5,14 +5,23 @@ alloc = Allocator(features=Features(...), classes=[...], slices=[...], allocated
 results = alloc.allocate(node, claims)   # list[AllocationResult] | None; raises AllocationError
 """
 
-from kubedra.allocator.core import AllocationError, Allocator, InvalidPoolsError, tolerates
+from kubedra.allocator.core import (
+    FILTER_TIMEOUT,
+    AllocationError,
+    AllocationTimeout,
+    Allocator,
+    InvalidPoolsError,
+    tolerates,
+)
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str, parse_device_id
 from kubedra.allocator.taints import apply_taint_rules
 
 __all__ = [
+    "FILTER_TIMEOUT",
     "AllocatedState",
     "AllocationError",
+    "AllocationTimeout",
     "Allocator",
     "DeviceID",
     "Features",

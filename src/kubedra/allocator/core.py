@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,20 @@ class AllocationError(Exception):
 
 class InvalidPoolsError(AllocationError):
     """upstream ``ErrFailedAllocationOnNode``: allocation failed and invalid pools were seen (node-local)."""
+
+
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline: upstream's allocateOne returns ``filter operation aborted: <the
+    context's cause>`` once its context is done. kube-scheduler's DynamicResources filter bounds each node's
+    allocation by ``DRASchedulerFilterTimeout`` (default 10 s) and then reports :data:`FILTER_TIMEOUT`."""
+
+    def __init__(self) -> None:
+        super().__init__("filter operation aborted: context deadline exceeded")
+
+
+# What kube-scheduler's DynamicResources Filter returns (an Error status: the pod is retried with backoff,
+# not marked unschedulable) when the allocation on a node hit the filter timeout.
+FILTER_TIMEOUT = "node {node}: timed out trying to allocate devices"
 
 
 class _Stop(Exception):
@@ -367,13 +382,18 @@ class Allocator:
             self._pools[node.name] = (node, pools, cands)
         return cands
 
-    def allocate(self, node: Node, claims: Sequence[ResourceClaim]) -> list[AllocationResult] | None:
+    def allocate(
+        self, node: Node, claims: Sequence[ResourceClaim], *, deadline: float | None = None
+    ) -> list[AllocationResult] | None:
         """Results for every claim, None when they cannot all be allocated on this node.
 
-        Raises :class:`AllocationError` for fatal problems and :class:`InvalidPoolsError` when allocation
-        failed and some pool was invalid.
+        Raises :class:`AllocationError` for fatal problems, :class:`InvalidPoolsError` when allocation
+        failed and some pool was invalid, and :class:`AllocationTimeout` when the search step that starts
+        finds ``time.monotonic()`` at or past ``deadline`` (upstream checks its context in every
+        ``allocateOne``, so an already expired deadline fails before the first device is tried).
         """
         run = _Run(self, node, list(claims), self.pools_for(node))
+        run.deadline = deadline
         return run.allocate()
 
 
@@ -393,6 +413,7 @@ class _Run:
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self.consumed_counters: dict[str, dict[str, dict[str, int]]] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
+        self.deadline: float | None = None
 
     # ------------------------------------------------------------------ setup
     def allocate(self) -> list[AllocationResult] | None:
@@ -742,6 +763,8 @@ class _Run:
     # ------------------------------------------------------------------ search
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
         self.a.allocate_one_calls += 1
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise AllocationTimeout()
         if ci >= len(self.claims):
             return True
         claim = self.claims[ci]

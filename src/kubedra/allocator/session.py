@@ -13,12 +13,15 @@ from kubedra.allocator.taints import apply_taint_rules
 from kubedra.model.inventory import Inventory
 from kubedra.versions import effective_gates, parse_feature_gates, parse_version
 
+FILTER_TIMEOUT_SECONDS = 10.0  # configv1.DynamicResourcesFilterTimeoutDefault
+
 
 @dataclass(frozen=True)
 class EngineConfig:
     target_version: str
     gates: Mapping[str, bool]
     features: Features
+    filter_timeout_seconds: float = FILTER_TIMEOUT_SECONDS  # DynamicResourcesArgs.filterTimeout
 
     @property
     def pool_counters(self) -> bool:
@@ -28,6 +31,12 @@ class EngineConfig:
     @property
     def taint_rules(self) -> bool:
         return bool(self.gates.get("DRADeviceTaints") and self.gates.get("DRADeviceTaintRules"))
+
+    @property
+    def filter_timeout(self) -> float | None:
+        """Seconds kube-scheduler's DynamicResources Filter gives the allocator per node: DynamicResourcesArgs
+        ``filterTimeout`` defaults to 10 s while DRASchedulerFilterTimeout is on (none when off)."""
+        return self.filter_timeout_seconds if self.gates.get("DRASchedulerFilterTimeout") else None
 
     @property
     def extended_resources(self) -> bool:

@@ -27,13 +27,14 @@ import contextlib
 import copy
 import gc
 import itertools
+import time
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.allocator.core import AllocationError, Allocator
+from kubedra.allocator.core import FILTER_TIMEOUT, AllocationError, AllocationTimeout, Allocator
 from kubedra.allocator.explain import short_reason
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.session import EngineConfig
@@ -367,8 +368,15 @@ class Scheduler:
             fit = hit[2]
             return _Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
         self.allocate_calls += 1
+        timeout = self.cfg.filter_timeout
         try:
-            results = self.allocator.allocate(node.node, claims)
+            results = self.allocator.allocate(
+                node.node, claims, deadline=None if timeout is None else time.monotonic() + timeout
+            )
+        except AllocationTimeout:
+            # kube-scheduler: an Error status for this node (the pod is retried with backoff); transient,
+            # so not cached
+            return _Fit(False, DRA_FAILURE, fatal=FILTER_TIMEOUT.format(node=node.node.name))
         except AllocationError as e:
             fit = _Fit(False, DRA_FAILURE, fatal=str(e))
         else:

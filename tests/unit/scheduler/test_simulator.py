@@ -248,3 +248,19 @@ def test_dynamic_mig_counters_bound_partitions_across_pods():
     assert sum(1 for p in pods if p.node) == 16
     assert "have all matching devices in use" in pods[16].reason
     assert "are out of shared counters" in pods[17].reason
+
+
+def test_filter_timeout_is_an_error_status_like_kube_scheduler():
+    # DRASchedulerFilterTimeout (on by default): a node whose allocation runs past filterTimeout is an Error
+    # status "node X: timed out trying to allocate devices"; a 0 s timeout makes every search time out.
+    import dataclasses
+
+    nodes, slices = dra_cluster(1, 1)
+    cfg = dataclasses.replace(engine_config("1.37"), filter_timeout_seconds=0.0)
+    assert engine_config("1.37").filter_timeout == 10.0
+    assert engine_config("1.37", "DRASchedulerFilterTimeout=false").filter_timeout is None
+    s = Scheduler(cfg, nodes, [cls()], slices)
+    pods = build_sim_pods([pod("p0", claim_template="one")], [template("one")], [])
+    s.run(pods)
+    assert pods[0].node is None
+    assert pods[0].reason == "error: node n0: timed out trying to allocate devices"
