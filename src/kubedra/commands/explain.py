@@ -18,6 +18,7 @@ import click
 from kubedra.allocator import AllocationError
 from kubedra.allocator.explain import explain as explain_claims
 from kubedra.allocator.session import allocator_for, engine_config
+from kubedra.commands._cluster import allow_missing_option, incomplete_rows, report_incomplete, time_options
 from kubedra.commands._common import (
     cluster_options,
     exit_codes_epilog,
@@ -53,8 +54,9 @@ def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "some node can allocate the claim (a pod's claims)",
-            EXIT_FINDINGS: "no node can, or the cluster could not be read completely (the answer may be wrong)",
-            EXIT_INPUT: "usage or input error (claim, pod or node not found; cluster unreachable)",
+            EXIT_FINDINGS: "no node can",
+            EXIT_INPUT: "usage or input error (claim, pod or node not found; cluster unreachable); or incomplete: "
+            "a live read was forbidden or failed and not accepted with --allow-missing (the answer may be wrong)",
         }
     ),
 )
@@ -69,7 +71,8 @@ def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
     "-n", "--namespace", default="default", show_default=True, help="Namespace of pod/NAME, claim/NAME."
 )
 @cluster_options()
-@click.option("--timeout", type=float, default=20.0, show_default=True, help="Seconds per request (live).")
+@time_options(default_timeout=20.0)
+@allow_missing_option()
 @click.option("--node", "node_name", default=None, help="Only this node.")
 @target_version_option()
 @feature_gates_option()
@@ -81,6 +84,7 @@ def explain(
     kubeconfig: str | None,
     context: str | None,
     timeout: float,
+    allow_missing: tuple[str, ...],
     node_name: str | None,
     target_version: str,
     feature_gates: str | None,
@@ -92,7 +96,7 @@ def explain(
     are read from the cluster, read-only; for a pod, node-level reasons (taints, affinity, unschedulable)
     come first."""
     live = _live_target(files)
-    incomplete: list[str] = []
+    incomplete: list[dict[str, Any]] = []
     pod: Pod | None = None
     if live is None:
         if not files:
@@ -115,7 +119,7 @@ def explain(
         kind, name = live
         ns = namespace
         read = live_source.read(kubeconfig, context, namespace, kind, name, timeout)
-        incomplete = read.not_read
+        incomplete = incomplete_rows(((read.context, u) for u in read.not_read), allow_missing)
         inv = build_inventory(
             [
                 Document(obj=o, file=f"cluster {read.context}", line=0, index=i)
@@ -129,8 +133,7 @@ def explain(
                 raise InputError(f"pod {namespace}/{name} could not be read as a Pod")
     for n in inv.notes:
         warn(n)
-    for what in incomplete:
-        warn(f"not read: {what}")
+    report_incomplete(incomplete)
     cfg = engine_config(target_version, feature_gates)
     pod_reason: Callable[[Node], str | None] = lambda _node: None  # noqa: E731
     if pod is not None:
@@ -140,7 +143,14 @@ def explain(
         for n in pc.notes:
             warn(n)
         if pc.missing:
-            _finish(subject, [], output, incomplete, pending=f"not queued: {'; '.join(pc.missing)}")
+            _finish(
+                subject,
+                [],
+                output,
+                incomplete,
+                pending=f"not queued: {'; '.join(pc.missing)}"
+                + (" (or not readable: see the incomplete reads)" if incomplete else ""),
+            )
             return
         claims = pc.to_allocate
         allocated = pc.allocated
@@ -216,7 +226,7 @@ def _finish(
     subject: str,
     entries: list[dict[str, Any]],
     output: str,
-    incomplete: list[str],
+    incomplete: list[dict[str, Any]],
     pending: str | None = None,
     hints: Sequence[str] = (),
 ) -> None:
@@ -236,8 +246,6 @@ def _finish(
                     click.echo(line if i == 0 else f"  {line}")
         for h in hints:
             click.echo(f"hint: {h}")
-        if incomplete:
-            click.echo(f"incomplete: not read: {'; '.join(incomplete)}")
 
     key = "claim" if not subject.startswith("pod/") else "pod"
     data: dict[str, Any] = {
@@ -247,9 +255,11 @@ def _finish(
     if pending:
         data["pending"] = pending
     if incomplete:
-        data["notRead"] = incomplete
+        data["incomplete"] = incomplete
     if hints:
         data["hints"] = list(hints)
     emit(data, output, text)
-    ok = any(e["allocatable"] for e in entries) and not incomplete and not pending
+    if incomplete:
+        sys.exit(EXIT_INPUT)  # incomplete, like every verb that reads a cluster (stderr names the reads)
+    ok = any(e["allocatable"] for e in entries) and not pending
     sys.exit(EXIT_OK if ok else EXIT_FINDINGS)

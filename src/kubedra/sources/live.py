@@ -4,7 +4,7 @@ GETs the target (a Pod or a ResourceClaim), then LISTs ResourceSlices, DeviceCla
 in-use allocations), DeviceTaintRules, Nodes, and the target namespace's ResourceClaimTemplates. Each
 resource.k8s.io resource is read at the first served version of v1, v1beta2, v1beta1, v1alpha3 that lists it
 (the model converts older versions). A list the cluster refuses (RBAC) or cannot serve is reported in
-``not_read``: the answer is then incomplete, and says so.
+``not_read`` (:class:`kubedra.sources.access.Unread`): the answer is then incomplete, and says so.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 
 from kubedra.errors import ClusterError, InputError
 from kubedra.sources import cluster as cs
+from kubedra.sources.access import Unread
 
 GROUP = "resource.k8s.io"
 VERSIONS = ("v1", "v1beta2", "v1beta1", "v1alpha3")
@@ -33,7 +34,7 @@ class LiveRead:
     server_version: str
     target: dict[str, Any]
     objects: list[dict[str, Any]] = field(default_factory=list)
-    not_read: list[str] = field(default_factory=list)  # "resource: why"
+    not_read: list[Unread] = field(default_factory=list)
 
 
 def _fail(label: str, client: cs.Client, e: Exception) -> ClusterError:
@@ -94,6 +95,7 @@ def read(
     target.setdefault("kind", KINDS[kind])
     target.setdefault("apiVersion", "v1" if kind == "pod" else rts[(GROUP, "resourceclaims")].group_version)
     out.target = target
+    own = _own_claims(client, rts, namespace, target, out) if kind == "pod" else []
     lists: list[tuple[str, cs.ResourceType | None, list[tuple[str, Any]]]] = [
         (r, rts.get((g, r)), []) for g, r in CLUSTER_LISTS
     ]
@@ -108,26 +110,61 @@ def read(
         )
     lists.append(("resourceclaimtemplates", tmpl, []))
     for resource, rt, query in lists:
+        name = f"{resource}.{GROUP}" if resource != "nodes" else "nodes"
+        ns = namespace if resource == "resourceclaimtemplates" else None
         if rt is None:
-            out.not_read.append(
-                f"{resource}: not served by {GROUP}" if resource != "nodes" else "nodes: not served"
-            )
+            out.not_read.append(Unread(name, f"not served by {GROUP}", "list", ns))
             continue
         try:
             listed = client.list_all(rt, query)
         except cs.HTTPError as e:
-            out.not_read.append(f"{resource}: {e.reason()}")
+            out.not_read.append(Unread(name, e.reason(), "list", ns))
             continue
         except Exception as e:
             if not cs._connection_error(e):
                 raise
-            out.not_read.append(f"{resource}: {cs._short(e)}")
+            out.not_read.append(Unread(name, cs._short(e), "list", ns))
             continue
-        if resource == "resourceclaims":  # the target claim is read already
-            listed = [o for o in listed if not _same(o, target)]
+        if resource == "resourceclaims":  # the target claim and the pod's own claims are read already
+            listed = [o for o in listed if not any(_same(o, x) for x in [target, *own])]
         out.objects += listed
-    out.objects.append(target)
+    out.objects += [*own, target]
     return out
+
+
+def _own_claims(
+    client: cs.Client,
+    rts: dict[tuple[str, str], cs.ResourceType],
+    namespace: str,
+    pod: dict[str, Any],
+    out: LiveRead,
+) -> list[dict[str, Any]]:
+    """GET the pod's claims one by one (a reader that may not list every claim may still read these)."""
+    rt = rts.get((GROUP, "resourceclaims"))
+    if rt is None:
+        return []
+    names = [
+        str(s["resourceClaimName"])
+        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or []
+        if isinstance(s, dict) and s.get("resourceClaimName")
+    ]
+    names += [
+        str(c["resourceClaimName"])
+        for c in (pod.get("spec") or {}).get("resourceClaims") or []
+        if isinstance(c, dict) and c.get("resourceClaimName")
+    ]
+    found = []
+    for name in dict.fromkeys(names):
+        try:
+            obj = client.get_json(f"/apis/{rt.group_version}/namespaces/{namespace}/resourceclaims/{name}")
+        except cs.HTTPError as e:
+            if e.status != 404:
+                out.not_read.append(Unread(f"resourceclaims.{GROUP}", e.reason(), "get", namespace))
+            continue
+        obj.setdefault("kind", "ResourceClaim")
+        obj.setdefault("apiVersion", rt.group_version)
+        found.append(obj)
+    return found
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:

@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
-from helpers import kubedra_inprocess
+from helpers import kubedra_inprocess, sa_kubeconfig
 
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import GROUP_LABEL
@@ -164,3 +164,64 @@ def test_verify_fails_an_untolerated_noexecute_rule(
         assert res.exit_code == 1
     finally:
         controlplane.api.delete(stored)
+
+
+def test_explain_with_partial_rbac_is_incomplete(controlplane: ControlPlane, gpu_cluster, tmp_path) -> None:
+    """A reader that may not list ResourceClaims cannot see the in-use allocations: exit 2 naming the read,
+    unless --allow-missing accepts it (then the per-node answer, exit 1 here)."""
+    (node,) = gpu_cluster("h100-80gb", 1)
+    group = node.rsplit("-", 1)[0]
+    ns = _namespace(controlplane)
+    controlplane.api.create(_template(ns, "nine-gpus", 9))
+    controlplane.api.create(_pod(ns, "big", group, "nine-gpus"))
+    controlplane.api.create(
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "asker", "namespace": ns}}
+    )
+    role = f"{ns}-explain-no-claims"
+    rules = [
+        {"apiGroups": [""], "resources": ["pods", "nodes"], "verbs": ["get", "list"]},
+        {
+            "apiGroups": ["resource.k8s.io"],
+            "resources": ["resourceslices", "deviceclasses", "devicetaintrules", "resourceclaimtemplates"],
+            "verbs": ["list"],
+        },
+        # the pod's own claims may be read one by one, but not every claim of the cluster listed
+        {"apiGroups": ["resource.k8s.io"], "resources": ["resourceclaims"], "verbs": ["get"]},
+    ]
+    cr = controlplane.api.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role},
+            "rules": rules,
+        }
+    )
+    crb = controlplane.api.create(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": role},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": "asker", "namespace": ns}],
+        }
+    )
+    try:
+        kc = str(sa_kubeconfig(controlplane, tmp_path, ns, "asker"))
+
+        def ask(*extra: str):
+            return kubedra_inprocess(
+                "explain", "pod/big", "-n", ns, "--kubeconfig", kc, "--node", node, *extra
+            )
+
+        def refused():
+            r = ask()
+            return r if r.exit_code == 2 else None
+
+        res = controlplane.api.wait_for("RBAC in force", refused, timeout=30)
+        assert "incomplete" in res.stderr and "resourceclaims.resource.k8s.io" in res.stderr, res.stderr
+        assert "needs 9, 8 available" in res.stdout  # the answer is still shown, marked incomplete
+        ok = ask("--allow-missing", "resourceclaims.resource.k8s.io")
+        assert ok.exit_code == 1, ok.output
+    finally:
+        controlplane.api.delete(crb)
+        controlplane.api.delete(cr)
