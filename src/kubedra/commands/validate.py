@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from kubedra.commands._cluster import time_options
 from kubedra.commands._common import (
     cluster_options,
     exit_codes_epilog,
@@ -22,8 +23,9 @@ from kubedra.text import count
         {
             EXIT_OK: "valid",
             EXIT_FINDINGS: "invalid",
-            EXIT_INPUT: "usage or input error, or unreachable cluster; a file that does not parse (every "
-            "other file is still validated and each parse error reported with file:line)",
+            EXIT_INPUT: "usage or input error; a file that does not parse (every other file is still validated "
+            "and each parse error reported with file:line); with --server-dry-run also an unreachable cluster, "
+            "credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each on one line",
         }
     ),
 )
@@ -35,6 +37,7 @@ from kubedra.text import count
 )
 @click.option("--strict-refs", is_flag=True, help="References to objects not among the inputs are errors.")
 @output_option()
+@time_options()
 def validate(
     files: tuple[str, ...],
     target_version: str,
@@ -43,10 +46,13 @@ def validate(
     server_dry_run: bool,
     strict_refs: bool,
     output: str,
+    timeout: float,
 ) -> None:
     """Validate manifests for --target-version: strict schemas (unknown fields are errors), DRA limits and
     name formats, quantities, enums, CEL selectors in the target's environment, and references between the
-    inputs. With --server-dry-run the cluster's apiserver checks every object too.
+    inputs. With --server-dry-run the cluster's apiserver checks every object too (server-side apply with
+    dryRun=All: nothing is persisted; it needs create/patch RBAC on those kinds). Without a kubeconfig, the
+    in-cluster ServiceAccount config is used.
     """
     from kubedra.sources.files import load
     from kubedra.validate.engine import Validator

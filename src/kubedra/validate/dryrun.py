@@ -7,13 +7,17 @@ each cause it lists, are reported with the file:line of that field.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from kubedra.errors import ClusterError
 from kubedra.k8s.workloads import dotted
+from kubedra.sources import cluster as cs
 from kubedra.sources.files import Document
 from kubedra.validate.engine import ValidationError
 
@@ -35,22 +39,55 @@ def field_path(text: str) -> list[str | int]:
 
 
 def _client(kubeconfig: str | None, context: str | None) -> Any:
+    """A DynamicClient on kubedra's bounded API client (kubeconfig or in-cluster config; every request under
+    --request-timeout/--deadline). Its discovery cache lives in the per-user cache dir, not the shared temp dir."""
+    from kubernetes import dynamic
+    from kubernetes.client.exceptions import ApiException
+
+    api = cs.api_client(kubeconfig, context)
+    label = _label(kubeconfig, context) if client is None else context or "cluster"
+    host = api.configuration.host
     try:
-        from kubernetes import config, dynamic
-    except ImportError as e:  # pragma: no cover - a declared dependency
-        raise ClusterError("the kubernetes package is not installed") from e
-    try:
-        api = config.new_client_from_config(config_file=kubeconfig, context=context)
-        return dynamic.DynamicClient(api)
+        return dynamic.DynamicClient(api, cache_file=str(_discovery_cache(host)))
+    except ApiException as e:
+        raise _refused(label, host, e) from e
+    except ClusterError:
+        raise
     except Exception as e:
-        raise ClusterError(f"cannot connect to cluster {context or '(current context)'}: {e}") from e
+        raise ClusterError(f"cannot reach cluster {label} at {host}: {cs._short(e)}") from e
+
+
+def _label(kubeconfig: str | None, context: str | None) -> str:
+    """The context name (the current one when none is given), or ``in-cluster``."""
+    return cs.resolve_contexts(kubeconfig, [context] if context else [], False)[0] or cs.IN_CLUSTER
+
+
+def _refused(label: str, host: str, e: Any) -> ClusterError:
+    """One line for an API error that is about kubedra's access, not about an object."""
+    status = int(getattr(e, "status", 0) or 0)
+    why = {401: "unauthorised", 403: "forbidden"}.get(status, f"HTTP {status}")
+    message, _ = _status(e)
+    return ClusterError(f"cluster {label} ({host}): {why}: {message.splitlines()[0] if message else why}")
+
+
+def _discovery_cache(host: str) -> Path:
+    """``$XDG_CACHE_HOME/kubedra/discovery`` (or ``~/.cache/kubedra/discovery``), 0700, one file per server."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kubedra" / "discovery"
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if base.stat().st_mode & 0o077:
+        base.chmod(0o700)
+    return base / f"{hashlib.sha256(host.encode()).hexdigest()[:16]}.json"
 
 
 def _default_namespace(kubeconfig: str | None, context: str | None) -> str:
     try:
         from kubernetes import config
 
-        contexts, current = config.list_kube_config_contexts(config_file=kubeconfig)
+        source = cs.kubeconfig_source(kubeconfig)
+        if source is None:  # in-cluster: the ServiceAccount's namespace
+            ns = (cs.service_account_dir() / "namespace").read_text().strip()
+            return ns or "default"
+        contexts, current = config.list_kube_config_contexts(config_file=source)
         chosen = next((c for c in contexts if c["name"] == context), current) if context else current
         return str((chosen or {}).get("context", {}).get("namespace") or "default")
     except Exception:
@@ -69,6 +106,8 @@ def dry_run(
     from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
     dyn = client if client is not None else _client(kubeconfig, context)
+    label = _label(kubeconfig, context) if client is None else context or "cluster"
+    host = str(getattr(getattr(getattr(dyn, "client", None), "configuration", None), "host", "") or "?")
     namespace_default = _default_namespace(kubeconfig, context) if client is None else "default"
     errors: list[ValidationError] = []
 
@@ -94,8 +133,12 @@ def dry_run(
         except ResourceNotFoundError:
             report(doc, ["apiVersion"], f"the server does not serve {doc.api_version} {doc.kind}")
             continue
+        except ApiException as e:
+            raise _refused(label, host, e) from e
+        except ClusterError:
+            raise
         except Exception as e:
-            raise ClusterError(f"API discovery failed: {e}") from e
+            raise ClusterError(f"cluster {label} ({host}): API discovery failed: {cs._short(e)}") from e
         ns = (doc.namespace or namespace_default) if getattr(resource, "namespaced", False) else None
         meta = doc.obj.get("metadata") or {}
         try:
@@ -112,15 +155,19 @@ def dry_run(
             else:
                 dyn.create(resource, body=doc.obj, namespace=ns, field_manager=FIELD_MANAGER, dry_run="All")
         except ApiException as e:
+            if e.status in (401, 403):  # about our access, not the object: the dry-run cannot decide
+                raise _refused(label, host, e) from e
             message, causes = _status(e)
             if causes:
                 for field, cause in causes:
                     report(doc, field_path(field), cause)
             else:
                 report(doc, [], message)
+        except ClusterError:
+            raise
         except Exception as e:
-            if e.__class__.__name__ in ("MaxRetryError", "NewConnectionError", "ConnectionError"):
-                raise ClusterError(f"cluster unreachable: {e}") from e
+            if cs._connection_error(e):
+                raise ClusterError(f"cannot reach cluster {label} at {host}: {cs._short(e)}") from e
             report(doc, [], f"{type(e).__name__}: {e}")
     return errors
 
