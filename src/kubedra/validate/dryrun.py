@@ -45,7 +45,7 @@ def _client(kubeconfig: str | None, context: str | None) -> Any:
     from kubernetes.client.exceptions import ApiException
 
     api = cs.api_client(kubeconfig, context)
-    label = _label(kubeconfig, context) if client is None else context or "cluster"
+    label = _label(kubeconfig, context)
     host = api.configuration.host
     try:
         return dynamic.DynamicClient(api, cache_file=str(_discovery_cache(host)))
