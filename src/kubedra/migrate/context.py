@@ -99,6 +99,8 @@ class Run:
     sharing_classes: dict[str, str] = field(default_factory=dict)  # advertised resource -> DeviceClass
     scope: Scope = field(default_factory=Scope)  # which sharing config applies to which pods
     hpa_targets: set[tuple[str, str, str]] = field(default_factory=set)  # (kind, namespace, name) autoscaled
+    # (kind, namespace, name) -> (namespace, ResourceClaim) its last, partial group shares with other workloads
+    packed_claims: dict[tuple[str, str, str], tuple[str, str]] = field(default_factory=dict)
 
     def autoscaled(self, kind: str, namespace: str | None, name: str | None) -> bool:
         return (kind, namespace or "", name or "") in self.hpa_targets

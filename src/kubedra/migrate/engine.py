@@ -140,6 +140,7 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
     """Names of the objects already in the inputs, and the device plugin's sharing config."""
     per_resource: dict[str, list[str]] = {}
     objects: list[Mapping[str, Any]] = []
+    workloads: list[Mapping[str, Any]] = []
     configmaps: list[tuple[Mapping[str, Any], list[sharing.SharedClass], list[str]]] = []
     for src in sources:
         if src.doc is None:
@@ -159,6 +160,8 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
                         run.reserve(ref.kind, ref.namespace, ref.name)
                     if ref.kind in ("DaemonSet", "ClusterPolicy", "Node"):
                         objects.append(obj)
+                    if ref.kind in ("Deployment", "ReplicaSet", "ReplicationController"):
+                        workloads.append(obj)
                     target = get_path(obj, ("spec", "scaleTargetRef"))
                     if ref.kind == "HorizontalPodAutoscaler" and isinstance(target, Mapping):
                         run.hpa_targets.add(
@@ -174,6 +177,9 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
                         for sc in planned:
                             per_resource.setdefault(sc.resource, []).append(sc.name)
     run.scope = Scope.build(objects, configmaps)
+    if run.options.sharing is None and run.options.gpu_strategy == "claim-template" and run.scope.plugins:
+        found = [shared_claims.candidate(w, run.scope, run.hpa_targets) for w in workloads]
+        run.packed_claims = shared_claims.pack([c for c in found if c is not None])
     for resource, classes in per_resource.items():
         if len(set(classes)) == 1:
             run.sharing_classes[resource] = classes[0]

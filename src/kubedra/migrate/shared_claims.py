@@ -16,16 +16,101 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass
 from typing import Any
 
-from kubedra.k8s.workloads import PodTemplate, api_group, as_int, ceil_div, get_path
+from kubedra.k8s.workloads import (
+    PodTemplate,
+    api_group,
+    as_int,
+    ceil_div,
+    containers,
+    get_path,
+    pod_templates,
+)
 from kubedra.migrate import gpu
 from kubedra.migrate.context import ObjectContext
 from kubedra.migrate.sharing import SharedClass
+from kubedra.migrate.sharing_scope import Scope
 from kubedra.migrate.yamldoc import to_plain, to_ruamel
 
 SHARE_LABEL = "kubedra.io/gpu-share"
 _SPLITTABLE = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("", "ReplicationController")}
+Key = tuple[str, str, str]  # (kind, namespace, name)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A workload whose pods will be split into groups sharing claims (read from the plain object)."""
+
+    key: Key
+    pods: int
+    shared: SharedClass
+
+
+def candidate(obj: Mapping[str, Any], scope: Scope, autoscaled: set[Key]) -> Candidate | None:
+    """The same tests as :func:`convert` on the plain object, before any rewrite (to pack partial groups)."""
+    group, kind = api_group(str(obj.get("apiVersion", ""))), str(obj.get("kind", ""))
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+    assert isinstance(meta, Mapping)
+    key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    if (group, kind) not in _SPLITTABLE or not key[2] or key in autoscaled:
+        return None
+    templates = pod_templates(obj)
+    if not templates or len(templates) != 1:
+        return None
+    spec = get_path(obj, templates[0].spec)
+    if not isinstance(spec, Mapping):
+        return None
+    wants = []
+    for _, _, c in containers(spec):
+        res = c.get("resources") if isinstance(c.get("resources"), Mapping) else {}
+        assert isinstance(res, Mapping)
+        names = {
+            str(n) for sec in ("limits", "requests") if isinstance(res.get(sec), Mapping) for n in res[sec]
+        }
+        for n in names:
+            if gpu.classify(n) is not None:
+                value = (res.get("limits") or {}).get(n, (res.get("requests") or {}).get(n))
+                wants.append((n, as_int(value)))
+    if len(wants) != 1 or wants[0][1] != 1:
+        return None
+    d = scope.decide(wants[0][0], spec)
+    if d.manual is not None or d.shared is None or d.shared.replicas <= 1:
+        return None
+    raw = get_path(obj, ("spec", "replicas"))
+    pods = 1 if raw is None else as_int(raw)
+    if pods is None or pods < 1:
+        return None
+    return Candidate(key, pods, d.shared)
+
+
+def pack(candidates: list[Candidate]) -> dict[Key, tuple[str, str]]:
+    """Partial groups (pods % R) of workloads in one namespace and class share claims, first-fit decreasing:
+    workload key -> (namespace, claim name) for its last group, when that claim is shared with another workload."""
+    out: dict[Key, tuple[str, str]] = {}
+    by_pool: dict[tuple[str, str], list[tuple[int, Key]]] = {}
+    per: dict[tuple[str, str], int] = {}
+    for c in candidates:
+        rest = c.pods % c.shared.replicas
+        if rest:
+            pool = (c.key[1], c.shared.name)
+            by_pool.setdefault(pool, []).append((rest, c.key))
+            per[pool] = c.shared.replicas
+    for pool, items in sorted(by_pool.items()):
+        bins: list[tuple[int, list[Key]]] = []
+        for size, key in sorted(items, key=lambda x: (-x[0], x[1])):
+            for i, (used, keys) in enumerate(bins):
+                if used + size <= per[pool]:
+                    bins[i] = (used + size, [*keys, key])
+                    break
+            else:
+                bins.append((size, [key]))
+        cls = pool[1].split(".", 1)[0]
+        for j, (_, keys) in enumerate(b for b in bins if len(b[1]) > 1):
+            for key in keys:
+                out[key] = (pool[0], f"{cls}-shared-{j}")
+    return out
 
 
 def shared_class_of(
@@ -60,7 +145,8 @@ def convert(
     if not shared:
         return False, [], []
     group, kind = api_group(ctx.ref.api_version), ctx.ref.kind
-    if kind == "DaemonSet" or sum(t.replicas for t, _, _ in shared) <= 1:
+    packed = ctx.run.packed_claims.get((kind, ctx.ref.namespace or "", ctx.ref.name or ""))
+    if kind == "DaemonSet" or (sum(t.replicas for t, _, _ in shared) <= 1 and packed is None):
         return False, [], []  # one pod per node / one pod: a claim per pod loses nothing within the workload
     tmpl, found, sc = shared[0]
     why = _not_splittable(ctx, group, kind, templates, found)
@@ -73,7 +159,7 @@ def convert(
             tmpl.spec,
         )
         return True, [], []
-    return True, *_split(ctx, tmpl, found, sc)
+    return True, *_split(ctx, tmpl, found, sc, packed)
 
 
 def _not_splittable(
@@ -99,7 +185,11 @@ def _not_splittable(
 
 
 def _split(
-    ctx: ObjectContext, tmpl: PodTemplate, found: list[gpu.ContainerGpus], sc: SharedClass
+    ctx: ObjectContext,
+    tmpl: PodTemplate,
+    found: list[gpu.ContainerGpus],
+    sc: SharedClass,
+    packed: tuple[str, str] | None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     obj = ctx.obj
     name, ns = str(ctx.ref.name), ctx.ref.namespace
@@ -110,10 +200,19 @@ def _split(
     sizes = [min(per, total - k * per) for k in range(groups)] if total else [0]
     claims: list[dict[str, Any]] = []
     claim_names = []
+    shared_with: list[str] = []
     for k in range(groups):
-        cname = ctx.run.free_name("ResourceClaim", ns, f"{name}-gpu-{k}")
-        ctx.run.reserve("ResourceClaim", ns, cname)
-        claim_names.append(cname)
+        if packed is not None and k == groups - 1 and sizes[k] < per:
+            cname = packed[1]  # a partial group: shares its GPU with other workloads' partial groups
+            claim_names.append(cname)
+            shared_with.append(cname)
+            if ctx.run.taken("ResourceClaim", ns, cname):
+                continue  # written with the first workload of the group (or already in the input)
+            ctx.run.reserve("ResourceClaim", ns, cname)
+        else:
+            cname = ctx.run.free_name("ResourceClaim", ns, f"{name}-gpu-{k}")
+            ctx.run.reserve("ResourceClaim", ns, cname)
+            claim_names.append(cname)
         meta: dict[str, Any] = {"name": cname}
         if ns:
             meta["namespace"] = ns
@@ -172,6 +271,13 @@ def _split(
         f"({', '.join(claim_names)})",
         tmpl.spec,
     )
+    if shared_with:
+        ctx.note(
+            "change",
+            f"its last {sizes[-1]} pod(s) share ResourceClaim {shared_with[0]} with other workloads' remaining pods "
+            f"(the device plugin filled a GPU with pods of several workloads too)",
+            tmpl.spec,
+        )
     if groups > 1:
         ctx.note(
             "warning",

@@ -93,3 +93,25 @@ def test_daemonset_and_single_pod_keep_a_claim_per_pod():
 def test_migrating_the_output_again_changes_nothing():
     once = migrate_text(OPERATOR + "---\n" + workload("Deployment", 25)).files[0].output
     assert migrate_text(once).files[0].output == once
+
+
+def test_partial_groups_of_several_deployments_share_a_claim():
+    a = workload("Deployment", 13)
+    b = workload("Deployment", 5).replace("name: w,", "name: v,").replace("app: w", "app: v")
+    c = workload("Deployment", 1).replace("name: w,", "name: u,").replace("app: w", "app: u")
+    rep = migrate_text(OPERATOR + "---\n" + a + "---\n" + b + "---\n" + c)
+    out = rep.files[0].output
+    claims = sorted(x["metadata"]["name"] for x in by_kind(out, "ResourceClaim"))
+    # w: 10 + 3; v: 5; u: 1 -> the partial groups (5, 3, 1) fill one GPU of 10 together
+    assert claims == ["gpu-time-slicing-shared-0", "w-gpu-0"]
+    used = {
+        d["metadata"]["name"]: d["spec"]["template"]["spec"]["resourceClaims"][0]["resourceClaimName"]
+        for d in by_kind(out, "Deployment")
+    }
+    assert used == {
+        "w": "w-gpu-0",
+        "w-share-1": "gpu-time-slicing-shared-0",
+        "v": "gpu-time-slicing-shared-0",
+        "u": "gpu-time-slicing-shared-0",
+    }
+    assert migrate_text(out).files[0].output == out

@@ -55,6 +55,9 @@ def placed(result) -> int:
         ((12, 8, 4), "1x8xH100-80GB"),
         ((16, 16), "2x4xA100-80GB"),
         ((64,), "2x8xH100-80GB"),
+        ((10, 10, 10), "1x8xH100-80GB"),  # partial groups of several Deployments share GPUs
+        ((1,) * 12, "1x2xH100-80GB"),  # many one-pod Deployments, as the device plugin packed them
+        ((3, 5, 7, 2, 1, 6), "1x8xA100-80GB"),
     ],
 )
 def test_time_slicing_fleet_keeps_its_density(replicas: tuple[int, ...], nodes: str):
