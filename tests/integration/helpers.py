@@ -162,6 +162,23 @@ def token_kubeconfig(cp: ControlPlane, path: Path, token: str, name: str = "tb")
     return path
 
 
+def fresh_namespace(cp: ControlPlane, prefix: str = "t") -> str:
+    """A fresh namespace whose "default" ServiceAccount exists (pod admission needs it; the
+    serviceaccount-controller creates it)."""
+    import uuid
+
+    from kubedra.testing.kubeapi import resource_path
+
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    cp.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    cp.api.wait_for(
+        f"ServiceAccount {name}/default",
+        lambda: cp.api.get(resource_path("v1", "ServiceAccount", "default", name)),
+        timeout=30,
+    )
+    return name
+
+
 def sa_kubeconfig(cp: ControlPlane, tmp: Path, namespace: str, sa: str) -> Path:
     """A kubeconfig (context named after the ServiceAccount) with a fresh token of ``namespace/sa``."""
     req = {

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import pytest
+from helpers import fresh_namespace
 
 from kubedra.testing import gpunodes
 from kubedra.testing.controlplane import ControlPlane
@@ -18,15 +18,7 @@ RESOURCE = "resource.k8s.io/v1"
 
 
 def _namespace(cp: ControlPlane) -> str:
-    name = f"t-{uuid.uuid4().hex[:8]}"
-    cp.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    # Pod admission needs the namespace's "default" ServiceAccount (serviceaccount-controller).
-    cp.api.wait_for(
-        f"ServiceAccount {name}/default",
-        lambda: cp.api.get(resource_path("v1", "ServiceAccount", "default", name)),
-        timeout=30,
-    )
-    return name
+    return fresh_namespace(cp)
 
 
 def _pod(

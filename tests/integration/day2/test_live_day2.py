@@ -13,7 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
-from helpers import kubedra_inprocess, sa_kubeconfig
+from helpers import fresh_namespace, kubedra_inprocess, sa_kubeconfig
 
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import GROUP_LABEL
@@ -25,14 +25,7 @@ RESOURCE = "resource.k8s.io/v1"
 
 
 def _namespace(cp: ControlPlane) -> str:
-    name = f"day2-{uuid.uuid4().hex[:8]}"
-    cp.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    cp.api.wait_for(
-        f"ServiceAccount {name}/default",
-        lambda: cp.api.get(resource_path("v1", "ServiceAccount", "default", name)),
-        timeout=30,
-    )
-    return name
+    return fresh_namespace(cp, "day2")
 
 
 def _template(

@@ -63,16 +63,18 @@ def test_explain_names_the_step_that_removes_devices():
     assert "node node-b: can allocate" in r.output
 
 
-def test_bad_inputs_give_one_line_and_exit_2(tmp_path):
+def main_exit(*args: str) -> int:
+    """``kubedra ARGS`` through cli.main, as the exit code a shell sees."""
     from kubedra.cli import main
 
-    def main_exit(*args: str) -> int:
-        try:
-            main(list(args))
-        except SystemExit as e:
-            return int(e.code or 0)
-        return 0
+    try:
+        main(list(args))
+    except SystemExit as e:
+        return int(e.code or 0)
+    return 0
 
+
+def test_bad_inputs_give_one_line_and_exit_2(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: [\n")
     assert main_exit("allocate", "-f", str(bad)) == 2
@@ -98,15 +100,6 @@ def test_bad_input_message_names_file_and_line(tmp_path, capsys):
 
 
 def test_explain_live_target_needs_a_reachable_cluster(tmp_path) -> None:
-    from kubedra.cli import main
-
-    def main_exit(*args: str) -> int:
-        try:
-            main(list(args))
-        except SystemExit as e:
-            return int(e.code or 0)
-        return 0
-
     kc = tmp_path / "kubeconfig"
     kc.write_text(
         "apiVersion: v1\nkind: Config\ncurrent-context: x\n"
