@@ -20,6 +20,7 @@ from collections.abc import Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate import nvidia
 from kubedra.migrate.context import ObjectContext
@@ -49,10 +50,9 @@ def classify(name: str) -> GpuResource | None:
     m = nvidia.MIG_RESOURCE.match(base)
     if m:
         return GpuResource(name, "mig", profile=m.group("profile"), shared=shared)
-    if name in nvidia.HAMI_RESOURCES:
-        return GpuResource(
-            name, "manual", reason="HAMi GPU memory/core share; no DRA equivalent kubedra can derive"
-        )
+    other = resource_scheme(name)
+    if other is not None:
+        return GpuResource(name, "manual", reason=other.manual())
     return GpuResource(name, "manual", reason="unknown NVIDIA resource name")
 
 
@@ -86,24 +86,22 @@ def _scan_template(
     manual: list[tuple[str, Path]] = []
     meta = get_path(ctx.obj, tmpl.metadata)
     annotations = meta.get("annotations") if isinstance(meta, Mapping) else None
-    if isinstance(annotations, Mapping):
-        for key in annotations:
-            what = nvidia.FRACTION_ANNOTATIONS.get(str(key))
-            if what:
-                manual.append(
-                    (
-                        f"{what} annotation {key}={annotations[key]!r}: fractional GPUs have no DRA equivalent "
-                        "kubedra can derive; choose a sharing strategy (--sharing time-slicing|mps|mig:<profile>) "
-                        "and rewrite by hand",
-                        (*tmpl.metadata, "annotations", str(key)),
-                    )
-                )
+    for sch in annotation_schemes(annotations):
+        assert isinstance(annotations, Mapping)
+        manual.append(
+            (
+                f"annotation {sch.key}={annotations[sch.key]!r}: {sch.manual()}",
+                (*tmpl.metadata, "annotations", sch.key),
+            )
+        )
     for fld, idx, c in containers(spec):
         res = c.get("resources")
         if not isinstance(res, Mapping):
             continue
         cg = ContainerGpus(fld, idx, str(c.get("name", f"{fld}-{idx}")), c.get("restartPolicy") == "Always")
         per_name: dict[str, dict[str, Any]] = {}
+        other_seen: set[str] = set()
+        cpath: Path = (*tmpl.spec, fld, idx, "resources")
         for section in ("limits", "requests"):
             values = res.get(section)
             if not isinstance(values, Mapping):
@@ -111,9 +109,12 @@ def _scan_template(
             for rname, value in values.items():
                 gr = classify(str(rname))
                 if gr is None:
+                    other = resource_scheme(str(rname))  # another vendor's or scheme's GPU: cannot, because
+                    if other is not None and _count(value) != 0 and str(rname) not in other_seen:
+                        other_seen.add(str(rname))
+                        manual.append((f"{rname}: {other.manual()}", (*cpath, section, str(rname))))
                     continue
                 per_name.setdefault(str(rname), {})[section] = value
-        cpath: Path = (*tmpl.spec, fld, idx, "resources")
         for rname, sections in per_name.items():
             gr = classify(rname)
             assert gr is not None

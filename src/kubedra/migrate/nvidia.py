@@ -22,17 +22,6 @@ TIME_SLICING_INTERVALS = ("Default", "Short", "Medium", "Long")
 GPU_RESOURCE = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?)$")
-HAMI_RESOURCES = ("nvidia.com/gpumem", "nvidia.com/gpumem-percentage", "nvidia.com/gpucores")
-# Pod annotations of GPU-sharing schedulers that have no DRA equivalent kubedra can derive.
-FRACTION_ANNOTATIONS = {
-    "gpu-fraction": "KAI-Scheduler fractional GPU",
-    "gpu-memory": "KAI-Scheduler GPU memory share",
-    "gpu-fraction-num-devices": "KAI-Scheduler fractional GPU",
-    "nvidia.com/use-gputype": "HAMi GPU type filter",
-    "nvidia.com/nouse-gputype": "HAMi GPU type filter",
-    "nvidia.com/use-gpuuuid": "HAMi GPU UUID filter",
-    "hami.io/gpu-scheduler-policy": "HAMi scheduling policy",
-}
 
 
 def class_selector(device_type: str, profile: str | None = None) -> str:

@@ -35,6 +35,7 @@ from typing import Any
 
 from kubedra.errors import InputError, Location
 from kubedra.k8s import workloads as k8s
+from kubedra.k8s.gpuschemes import annotation_schemes
 from kubedra.k8s.workloads import PodTemplate, api_group, deep_gpu_fields, dotted, get_path, pod_templates
 from kubedra.migrate import nvidia as migrate_nvidia
 from kubedra.migrate.gpu import classify
@@ -167,10 +168,8 @@ def _has_gpu(pod: Pod) -> bool:
 
 
 def _fraction_annotation(pod: Pod) -> tuple[str, str, str] | None:
-    for key, value in pod.meta.annotations.items():
-        what = migrate_nvidia.FRACTION_ANNOTATIONS.get(key)
-        if what:
-            return key, value, what
+    for sch in annotation_schemes(pod.meta.annotations):
+        return sch.key, pod.meta.annotations[sch.key], f"{sch.reason} ({sch.scheme})"
     return None
 
 

@@ -83,6 +83,8 @@ def pod(resources: dict[str, Any], annotations: dict[str, str] | None = None, **
         ("amd.com/gpu", "gpu.other-vendor-request"),
         ("gpu.intel.com/i915", "gpu.other-vendor-request"),
         ("gpu.intel.com/xe", "gpu.other-vendor-request"),
+        ("aliyun.com/gpu-mem", "gpu.memory-share-request"),
+        ("nvidia.com/gpumem-percentage", "gpu.hami-request"),
     ],
 )
 def test_gpu_resources(resource: str, rule: str) -> None:
@@ -136,6 +138,16 @@ def test_init_containers_and_deep_templates() -> None:
 def test_fraction_annotations() -> None:
     (f,) = audit([pod({}, {"gpu-memory": "4000"})])
     assert f.rule == "gpu.fraction-annotation" and "KAI" in f.message
+
+
+@pytest.mark.parametrize(
+    ("key", "scheme"),
+    [("gpu-fraction", "KAI"), ("nvidia.com/use-gputype", "HAMi"), ("hami.io/gpu-scheduler-policy", "HAMi")],
+)
+def test_scheduler_gpu_annotations_are_the_ones_migrate_cannot_rewrite(key: str, scheme: str) -> None:
+    """audit and migrate read the same table (data/gpu-schemes.yaml): what migrate leaves manual, audit reports."""
+    (f,) = audit([pod({}, {key: "x"})])
+    assert f.rule == "gpu.fraction-annotation" and scheme in f.message
 
 
 def test_live_pods_owned_by_a_listed_controller_are_reported_once() -> None:

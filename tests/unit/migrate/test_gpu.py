@@ -303,6 +303,30 @@ def test_hami_resources_block_the_whole_template() -> None:
     assert any("HAMi" in m.message for m in rep.manual)
 
 
+@pytest.mark.parametrize(
+    ("resource", "says"),
+    [
+        ("amd.com/gpu: 1", "gpu.amd.com"),
+        ("gpu.intel.com/i915: 1", "gpu.intel.com"),
+        ("aliyun.com/gpu-mem: 2", "Alibaba"),
+        ("nvidia.com/gpucores: 30", "HAMi"),
+    ],
+)
+def test_other_vendors_and_schemes_are_manual_never_silent(resource: str, says: str) -> None:
+    """Issue 12 #7: another vendor's GPU or a sharing scheme the NVIDIA driver cannot express is a manual item with
+    a reason (exit 1), never 0 manual items; the file is left as it is."""
+    text = DEPLOYMENT.replace("memory: 8Gi", resource)
+    rep = migrate_text(text)
+    assert rep.files[0].output == text
+    (m,) = [m for m in rep.manual if resource.split(":")[0] in m.message]
+    assert says in m.message and "by hand" in m.message
+
+
+def test_zero_other_vendor_gpus_are_quiet() -> None:
+    text = DEPLOYMENT.replace("memory: 8Gi", "amd.com/gpu: 0")
+    assert not [m for m in migrate_text(text).manual if "amd.com" in m.message]
+
+
 def test_unknown_crd_with_gpu_field_is_manual() -> None:
     text = textwrap.dedent(
         """\

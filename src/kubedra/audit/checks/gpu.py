@@ -11,30 +11,12 @@ import yaml
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
+from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.text import count
 
 NVIDIA_GPU = "nvidia.com/gpu"
 NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
 _MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+g\.\d+gb(?:\+\w+)?)$")
-_HAMI = {
-    "nvidia.com/gpumem",
-    "nvidia.com/gpumem-percentage",
-    "nvidia.com/gpucores",
-    "volcano.sh/vgpu-number",
-    "volcano.sh/vgpu-memory",
-    "volcano.sh/vgpu-memory-percentage",
-    "volcano.sh/vgpu-cores",
-}
-# resource prefix -> vendor DRA driver
-_OTHER_VENDORS = {"amd.com/gpu": "gpu.amd.com", "gpu.intel.com/": "gpu.intel.com"}
-# scheduler GPU-sharing annotations on the pod (template) -> who honours them
-_FRACTION_ANNOTATIONS = {
-    "gpu-fraction": "KAI Scheduler (or Run:ai)",
-    "gpu-memory": "KAI Scheduler (or Run:ai)",
-    "gpu-fraction-num-devices": "KAI Scheduler",
-    "kai.scheduler/gpu-fraction": "KAI Scheduler",
-    "runai/gpu-fraction": "Run:ai",
-}
 
 
 def _quantity(q: Any) -> str:
@@ -55,11 +37,9 @@ def _classify(resource: str) -> tuple[str, dict[str, Any]] | None:
         return "gpu.mig-request", {"profile": m.group("profile")}
     if resource.startswith("nvidia.com/mig-"):
         return "gpu.mig-request", {"profile": resource.removeprefix("nvidia.com/mig-")}
-    if resource in _HAMI:
-        return "gpu.hami-request", {}
-    for prefix, driver in _OTHER_VENDORS.items():
-        if resource == prefix or (prefix.endswith("/") and resource.startswith(prefix)):
-            return "gpu.other-vendor-request", {"driver": driver}
+    other = resource_scheme(resource)
+    if other is not None:
+        return other.rule, {"driver": other.driver, "scheme": other.scheme}
     return None
 
 
@@ -87,6 +67,7 @@ def _extended_resource_classes(scope: Scope) -> dict[str, str]:
     "gpu.shared-request",
     "gpu.hami-request",
     "gpu.other-vendor-request",
+    "gpu.memory-share-request",
     "gpu.fraction-annotation",
 )
 def gpu_requests(ctx: Context, scope: Scope) -> None:
@@ -117,17 +98,16 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
                     )
                 ctx.emit(rule, item, msg, path=use.path, severity=severity, resource=use.resource, **extra)
             annotations = at.meta.get("annotations")
-            if isinstance(annotations, dict):
-                for key, who in _FRACTION_ANNOTATIONS.items():
-                    if key in annotations:
-                        ctx.emit(
-                            "gpu.fraction-annotation",
-                            item,
-                            f"{where} has annotation {key}: {annotations[key]!r} (GPU sharing by {who})",
-                            path=(*at.meta_path, "annotations", key),
-                            annotation=key,
-                            scheduler=who,
-                        )
+            for sch in annotation_schemes(annotations):
+                assert isinstance(annotations, dict)
+                ctx.emit(
+                    "gpu.fraction-annotation",
+                    item,
+                    f"{where} has annotation {sch.key}: {annotations[sch.key]!r} ({sch.reason}, {sch.scheme})",
+                    path=(*at.meta_path, "annotations", sch.key),
+                    annotation=sch.key,
+                    scheduler=sch.scheme,
+                )
 
 
 _DEVICE_PLUGIN_IMAGE = re.compile(r"^(k8s-device-plugin|nvidia-device-plugin|device-plugin)(:|@|$)")

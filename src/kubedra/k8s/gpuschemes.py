@@ -1,0 +1,67 @@
+"""GPU requests outside the NVIDIA device plugin's own names: HAMi and Volcano vGPU shares, Alibaba gpushare/cGPU,
+other vendors' device plugins, and scheduler annotations (KAI fractions, HAMi filters). The facts are in
+``kubedra/data/gpu-schemes.yaml``; audit reports each, migrate makes each a manual item (the NVIDIA DRA driver
+cannot express them mechanically), simulate skips the pods with the same reason.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import yaml
+
+
+@dataclass(frozen=True)
+class Scheme:
+    key: str  # the resource name or annotation key as written
+    scheme: str  # who hands it out / honours it
+    reason: str  # what it asks for
+    rule: str = ""  # audit rule id (resources)
+    driver: str = ""  # the vendor's DRA driver, when one exists
+
+    def manual(self) -> str:
+        """Why migrate cannot rewrite it: the migrate manual item's text."""
+        if self.driver:
+            return (
+                f"{self.reason} through the {self.scheme}: kubedra migrates to NVIDIA's DRA driver only; move it "
+                f"to that vendor's DRA driver ({self.driver}) by hand"
+            )
+        return (
+            f"{self.reason} ({self.scheme}): the NVIDIA DRA driver has no mechanical equivalent; choose a "
+            "sharing strategy (a shared claim with a TimeSlicing or MPS GpuConfig, MIG, or consumable capacity) "
+            "and rewrite by hand"
+        )
+
+
+@functools.cache
+def _data() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    text = resources.files("kubedra.data").joinpath("gpu-schemes.yaml").read_text(encoding="utf-8")
+    data = yaml.safe_load(text)
+    names = {r["name"]: r for r in data["resources"] if "name" in r}
+    prefixes = {r["prefix"]: r for r in data["resources"] if "prefix" in r}
+    annotations = {a["key"]: a for a in data["annotations"]}
+    return names, prefixes, annotations
+
+
+def resource_scheme(name: str) -> Scheme | None:
+    names, prefixes, _ = _data()
+    row = names.get(name) or next((r for p, r in prefixes.items() if name.startswith(p)), None)
+    if row is None:
+        return None
+    return Scheme(name, row["scheme"], row["reason"], row["rule"], row.get("driver", ""))
+
+
+def annotation_schemes(annotations: Mapping[str, Any] | None) -> list[Scheme]:
+    """The GPU-sharing annotations among ``annotations``, in their order."""
+    if not isinstance(annotations, Mapping):
+        return []
+    known = _data()[2]
+    return [
+        Scheme(str(k), known[str(k)]["scheme"], known[str(k)]["reason"])
+        for k in annotations
+        if str(k) in known
+    ]
