@@ -212,3 +212,35 @@ def test_every_operator_example_names_its_source_and_licence(name: str):
     head = (DATA / name).read_text().splitlines()[:2]
     assert head[0].startswith("# source: github.com/") and "@" in head[0]
     assert head[1].startswith("# licence: ")
+
+
+# --- the scheduler honours creation order and per-group gangs ------------------------------------------------------
+
+
+def _placed(text: str, nodes: str) -> dict[str, str | None]:
+    from tests.unit.simulate.helpers import run
+
+    res = run(text, nodes=nodes, modes=("dra",)).results["dra"]
+    return {p.name: (p.node or p.reason) for p in res.pods}
+
+
+def test_wait_for_workers_ready_launcher_is_not_created_when_workers_cannot_start():
+    text = (
+        (DATA / "mpijob-tf-benchmarks.yaml")
+        .read_text()
+        .replace("spec:\n", "spec:\n  launcherCreationPolicy: WaitForWorkersReady\n", 1)
+    )
+    got = _placed(text, "1x2xA100-80GB")  # 2 workers x 1 GPU fit: the launcher follows
+    assert set(got.values()) == {"a100-80gb-0"}
+    got = _placed(text.replace("replicas: 2", "replicas: 3"), "1x2xA100-80GB")  # 3 workers cannot
+    assert "not created yet" in str(got["tensorflow-benchmarks-launcher-0"])
+    assert all("gang" in str(v) for k, v in got.items() if "worker" in k)
+
+
+def test_lws_groups_are_placed_group_by_group():
+    text = (DATA / "lws-vllm-gpu.yaml").read_text()  # each pod: 8 GPUs and 1124Gi, one node
+    got = _placed(text, "4x8xH100-80GB")
+    assert all(str(v).startswith("h100") for v in got.values())
+    got = _placed(text, "3x8xH100-80GB")  # group 0 whole, group 1 cannot be placed whole
+    assert str(got["vllm-0"]).startswith("h100") and str(got["vllm-0-1"]).startswith("h100")
+    assert "gang default/vllm-1" in str(got["vllm-1"]) and "gang default/vllm-1" in str(got["vllm-1-1"])

@@ -174,3 +174,34 @@ def test_workload_v1alpha1_becomes_templates() -> None:
     (wl,) = by_kind(output(text, target_version="1.36"), "Workload")
     assert wl["apiVersion"] == "scheduling.k8s.io/v1alpha2"
     assert wl["spec"] == {"podGroupTemplates": [{"name": "g", "schedulingPolicy": {"gang": {"minCount": 4}}}]}
+
+
+def test_lws_each_group_its_own_gang_writes_no_podgroup() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "data" / "operators" / "lws-vllm-gpu.yaml").read_text()
+    rep = migrate_text(text)
+    assert not by_kind(rep.files[0].output, "PodGroup")
+    assert any("each group is its own gang of 2 pods" in f.message for f in rep.findings)
+
+
+def test_mpijob_wait_for_workers_ready_launcher_stays_out_of_the_podgroup() -> None:
+    from pathlib import Path
+
+    text = (
+        Path(__file__).resolve().parents[2] / "data" / "operators" / "mpijob-tf-benchmarks.yaml"
+    ).read_text()
+    text = text.replace("spec:\n", "spec:\n  launcherCreationPolicy: WaitForWorkersReady\n", 1)
+    out = output(text)
+    (pg,) = by_kind(out, "PodGroup")
+    assert pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 2
+    (job,) = by_kind(out, "MPIJob")
+    specs = job["spec"]["mpiReplicaSpecs"]
+    assert "schedulingGroup" not in specs["Launcher"]["template"]["spec"]
+    assert specs["Worker"]["template"]["spec"]["schedulingGroup"] == {"podGroupName": "tensorflow-benchmarks"}
+    bad = text.replace(
+        "    cleanPodPolicy: Running\n",
+        "    cleanPodPolicy: Running\n    schedulingPolicy: {minAvailable: 3}\n",
+    )
+    rep = migrate_text(bad)
+    assert any("can never start" in f.message for f in rep.findings if f.level == "manual")
