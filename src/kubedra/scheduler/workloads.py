@@ -110,16 +110,6 @@ def _named(template: Pod, name: str) -> Pod:
     return dataclasses.replace(template, meta=meta)
 
 
-def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
 def _workload_name(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
@@ -273,7 +263,7 @@ class _Expander:
         if doc.kind == "PodGroup":
             key = f"{ns}/{name}"
             self.out.podgroups.add(key)
-            n = _int(get_path(spec, ("schedulingPolicy", "gang", "minCount")))
+            n = k8s.as_int(get_path(spec, ("schedulingPolicy", "gang", "minCount")))
             if n is not None:
                 self.out.gangs[key] = n
                 self.out.gang_sources[key] = f"PodGroup {ns}/{name} spec.schedulingPolicy.gang.minCount"
@@ -283,7 +273,7 @@ class _Expander:
                     continue
                 key = f"{ns}/{name}/{g['name']}"
                 self.out.podgroups.add(key)
-                n = _int(get_path(g, ("policy", "gang", "minCount")))
+                n = k8s.as_int(get_path(g, ("policy", "gang", "minCount")))
                 if n is not None:
                     self.out.gangs[key] = n
                     self.out.gang_sources[key] = f"Workload {ns}/{name} podGroup {g['name']} gang.minCount"

@@ -4,9 +4,8 @@ sharing DeviceClasses back to nvidia.com/gpu in device-plugin mode."""
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+from tests.unit.migrate.test_gpu import TS_CONFIGMAP, TS_POLICY
 
 from kubedra.migrate.context import MigrateOptions
 from kubedra.migrate.engine import Migrator, SourceFile
@@ -14,28 +13,7 @@ from kubedra.migrate.yamldoc import YamlFile
 
 from .helpers import deployment, run
 
-CONFIG = textwrap.dedent(
-    """\
-    apiVersion: v1
-    kind: ConfigMap
-    metadata: {name: time-slicing-config, namespace: gpu-operator}
-    data:
-      any: |-
-        version: v1
-        sharing:
-          timeSlicing:
-            resources:
-            - name: nvidia.com/gpu
-              replicas: 4
-    ---
-    apiVersion: nvidia.com/v1
-    kind: ClusterPolicy
-    metadata: {name: cluster-policy}
-    spec:
-      devicePlugin:
-        config: {name: time-slicing-config, default: any}
-    """
-)
+CONFIG = TS_CONFIGMAP + "---\n" + TS_POLICY  # GPU Operator docs: time-slicing replicas 4, default on
 
 
 def migrated(text: str) -> str:
