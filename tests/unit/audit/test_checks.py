@@ -763,3 +763,29 @@ def test_unknown_versions_of_crd_groups_are_not_judged() -> None:
         {"apiVersion": "example.com/v1", "kind": "Deployment", "metadata": {"name": "y"}},
     ]
     assert "api.never-served" not in rules_of(audit(objs))
+
+
+def _driver_ds(image: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin", "namespace": "nvidia-dra-driver-gpu"},
+        "spec": {"template": {"spec": {"containers": [{"name": "plugin", "image": image}]}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("image", "target", "message"),
+    [
+        ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.12.0", "1.37", None),
+        ("registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.0", "1.34", None),
+        ("nvcr.io/nvidia/k8s-dra-driver-gpu:v25.8.1", "1.31", "needs Kubernetes 1.32+ (cluster: 1.31)"),
+        ("nvcr.io/nvidia/k8s-dra-driver-gpu:v24.1.0", "1.37", "is not in kubedra's release table"),
+    ],
+)
+def test_nvidia_driver_release_preflight(image: str, target: str, message: str | None) -> None:
+    hits = only(audit([_driver_ds(image)], target=target), "dra.driver-release")
+    if message is None:
+        assert hits == []
+    else:
+        assert len(hits) == 1 and message in hits[0].message, [h.message for h in hits]

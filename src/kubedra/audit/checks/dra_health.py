@@ -76,6 +76,27 @@ def driver_not_ready(ctx: Context, scope: Scope) -> None:
         )
 
 
+_NVIDIA_DRIVER_IMAGE = re.compile(r"(k8s-dra-driver-gpu|dra-driver-nvidia-gpu)[^:@]*:([^@\s]+)")
+
+
+@check("dra.driver-release")
+def driver_release(ctx: Context, scope: Scope) -> None:
+    """The NVIDIA DRA driver's release (its DaemonSet's image tag) against the target: minimum Kubernetes,
+    resource.k8s.io versions, or a release kubedra's table does not know (it cannot say)."""
+    from kubedra.sources.nvidia import driver_releases
+
+    seen: set[str] = set()
+    for ds in scope.kind("DaemonSet"):
+        for at in ds.pod_specs:
+            for c in at.spec.get("containers") or []:
+                m = _NVIDIA_DRIVER_IMAGE.search(str(c.get("image") or "")) if isinstance(c, dict) else None
+                if m is None or m.group(2) in seen:
+                    continue
+                seen.add(m.group(2))
+                for problem in driver_releases.preflight(m.group(2), ctx.target.minor):
+                    ctx.emit("dra.driver-release", ds, problem, target=ctx.target)
+
+
 def _is_gpu_node(node: Item) -> bool:
     labels = node.meta.get("labels")
     if isinstance(labels, dict):
