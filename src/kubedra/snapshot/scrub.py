@@ -7,13 +7,19 @@
 - Every object: ``managedFields`` and the last-applied-configuration annotation go, annotations whose key
   looks sensitive go, values under sensitive keys (``token``, ``password``, ``caBundle``...) are replaced,
   container ``env`` values are dropped except an allow-list of GPU variables, and flags such as
-  ``--token=...`` lose their value.
+  ``--token=...`` / ``--api_key X`` lose their value.
+- Every string kept (``sh -c`` scripts, probe commands, annotation values, custom resources) is scrubbed as
+  text: credentials in URLs (``https://user:pass@host``), ``Authorization: Bearer ...`` and other sensitive
+  headers, ``PASSWORD=...`` / ``token: ...`` / ``--token ...`` inside the text. Annotation values that hold
+  JSON are scrubbed as objects. ``name``/``value`` pairs whose name is a sensitive header or word
+  (``httpGet.httpHeaders``) lose the value.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import json
 import re
 from dataclasses import dataclass
 from importlib import resources
@@ -30,6 +36,9 @@ class Rules:
     redacted: str
     env_kept: frozenset[str]
     sensitive_flag: re.Pattern[str]
+    sensitive_name: re.Pattern[str]
+    sensitive_headers: frozenset[str]
+    text_rules: tuple[tuple[re.Pattern[str], str], ...]
     kube_system: tuple[tuple[str, str], ...]
     device_plugin_keys: tuple[str, ...]
 
@@ -39,13 +48,31 @@ def rules() -> Rules:
     text = resources.files("kubedra.data").joinpath("snapshot/scrub.yaml").read_text(encoding="utf-8")
     raw: dict[str, Any] = yaml.safe_load(text)
     cms = raw["configMaps"]
+    words = str(raw["sensitiveWords"])
+    headers = frozenset(str(h).lower() for h in raw["sensitiveHeaders"])
+    redacted = str(raw["REDACTED"])
+    header_alt = "|".join(re.escape(h) for h in sorted(headers, key=len, reverse=True))
+    value = r"""(?:"[^"]*"|'[^']*'|[^\s"',;&|}\]]+)"""
+    text_rules = (
+        # scheme://userinfo@host: the whole userinfo (a token is often the user name alone)
+        (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@'\"]+@"), rf"\g<1>{redacted}@"),
+        # sensitive headers: "Authorization: Bearer x", -H 'X-Api-Key: x'
+        (re.compile(rf"(?i)\b({header_alt})(\s*:\s*)[^'\"\r\n]+"), rf"\g<1>\g<2>{redacted}"),
+        (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+"), rf"\g<1> {redacted}"),
+        # --token=x, --token x, TOKEN=x, "password": "x", password: x
+        (re.compile(rf"(?i)(--?{words})(=|\s+)(?!-){value}"), rf"\g<1>\g<2>{redacted}"),
+        (re.compile(rf"""(?i)(["']?\b{words}["']?)(\s*[:=]\s*){value}"""), rf"\g<1>\g<2>{redacted}"),
+    )
     return Rules(
         dropped_annotations=frozenset(raw["droppedAnnotations"]),
         sensitive_annotation=re.compile(raw["sensitiveAnnotationPattern"], re.I),
         sensitive_keys=frozenset(k.lower() for k in raw["sensitiveKeys"]),
-        redacted=str(raw["REDACTED"]),
+        redacted=redacted,
         env_kept=frozenset(raw["envValuesKept"]),
         sensitive_flag=re.compile(raw["sensitiveFlagPattern"], re.I),
+        sensitive_name=re.compile(rf"^{words}$", re.I),
+        sensitive_headers=headers,
+        text_rules=text_rules,
         kube_system=tuple((str(k), str(v)) for k, v in cms["kubeSystem"].items()),
         device_plugin_keys=tuple(cms["devicePluginKeys"]),
     )
@@ -76,7 +103,7 @@ def _metadata(obj: dict[str, Any]) -> None:
     ann = meta.get("annotations")
     if isinstance(ann, dict):
         kept = {
-            k: v
+            k: _annotation_value(v, r)
             for k, v in ann.items()
             if k not in r.dropped_annotations and not r.sensitive_annotation.search(str(k))
         }
@@ -86,24 +113,71 @@ def _metadata(obj: dict[str, Any]) -> None:
             meta.pop("annotations", None)
 
 
+def scrub_text(text: str, r: Rules | None = None) -> str:
+    """``text`` without credentials in URLs, sensitive headers, ``NAME=value``/``--flag value`` secrets."""
+    r = r or rules()
+    for pattern, replacement in r.text_rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _annotation_value(value: Any, r: Rules) -> Any:
+    """An annotation value scrubbed as text, or as an object when it holds JSON (configuration blobs)."""
+    if not isinstance(value, str):
+        return value
+    stripped = value.strip()
+    if stripped[:1] in ("{", "["):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        if isinstance(data, dict | list):
+            before = json.dumps(data)
+            _walk(data, r)
+            return value if json.dumps(data) == before else json.dumps(data, separators=(",", ":"))
+    return scrub_text(value, r)
+
+
+def _sensitive_pair(node: dict[str, Any], r: Rules) -> bool:
+    """``{name: Authorization, value: ...}`` (httpHeaders) and other name/value pairs naming a secret."""
+    name = node.get("name")
+    return (
+        isinstance(name, str)
+        and "value" in node
+        and (name.lower() in r.sensitive_headers or bool(r.sensitive_name.match(name)))
+    )
+
+
 def _walk(node: Any, r: Rules) -> None:
     if isinstance(node, dict):
+        if _sensitive_pair(node, r) and node.get("value"):
+            node["value"] = r.redacted
         for key in list(node):
             value = node[key]
             if key == "env" and isinstance(value, list):
                 _env(value, r)
+                _walk(value, r)
             elif key in ("args", "command") and isinstance(value, list):
-                node[key] = _flags(value, r)
-            elif str(key).lower() in r.sensitive_keys and isinstance(value, str | bytes) and value:
+                node[key] = [scrub_text(a, r) if isinstance(a, str) else a for a in _flags(value, r)]
+            elif (
+                isinstance(value, str | bytes)
+                and value
+                and (str(key).lower() in r.sensitive_keys or r.sensitive_name.match(str(key)))
+            ):
                 node[key] = r.redacted
             elif key == "metadata" and isinstance(value, dict):
                 _metadata({"metadata": value})
                 _walk(value, r)
+            elif isinstance(value, str):
+                node[key] = scrub_text(value, r)
             else:
                 _walk(value, r)
     elif isinstance(node, list):
-        for v in node:
-            _walk(v, r)
+        for i, v in enumerate(node):
+            if isinstance(v, str):
+                node[i] = scrub_text(v, r)
+            else:
+                _walk(v, r)
 
 
 def _env(env: list[Any], r: Rules) -> None:

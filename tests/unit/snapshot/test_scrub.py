@@ -149,3 +149,44 @@ def test_other_configmaps_are_not_captured() -> None:
     # coredns: metadata only
     out = scrub(_cm("coredns", "kube-system", {"Corefile": ".:53 { forward . 10.1.2.3 }"}))
     assert out is not None and "data" not in out
+
+
+def test_text_scrubbing_keeps_what_kubedra_reads() -> None:
+    args = [
+        "--feature-gates=DynamicResourceAllocation=true,DRADeviceTaints=false",
+        "--kubeconfig=/etc/kubernetes/kubelet.conf",
+        "--proxy-mode=ipvs",
+        "--api_key=abc123",
+        "--token",
+        "tok456",
+    ]
+    pod = _pod([], args)
+    pod["spec"]["containers"][0]["image"] = "registry.local:5000/nvidia/k8s-device-plugin:v0.17.0"
+    pod["spec"]["containers"][0]["command"] = [
+        "sh",
+        "-c",
+        "export HF_TOKEN=hf_xyz; curl -H 'Authorization: Bearer eyJ0' https://u:p4ss@h/x",
+    ]
+    pod["spec"]["containers"][0]["readinessProbe"] = {
+        "httpGet": {
+            "path": "/",
+            "port": 80,
+            "httpHeaders": [
+                {"name": "Authorization", "value": "Basic dXNlcg=="},
+                {"name": "X-Trace", "value": "1"},
+            ],
+        }
+    }
+    out = scrub(pod)
+    assert out is not None
+    c = out["spec"]["containers"][0]
+    assert c["args"] == [*args[:3], "--api_key=(scrubbed)", "--token", "(scrubbed)"]
+    assert c["image"] == "registry.local:5000/nvidia/k8s-device-plugin:v0.17.0"
+    assert (
+        c["command"][2]
+        == "export HF_TOKEN=(scrubbed); curl -H 'Authorization: (scrubbed)' https://(scrubbed)@h/x"
+    )
+    assert c["readinessProbe"]["httpGet"]["httpHeaders"] == [
+        {"name": "Authorization", "value": "(scrubbed)"},
+        {"name": "X-Trace", "value": "1"},
+    ]
