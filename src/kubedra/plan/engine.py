@@ -432,6 +432,36 @@ def driver_feature_gates(state: ClusterState) -> tuple[list[str], dict[str, str]
     return sorted(why), why
 
 
+def canary_step(
+    values: dict[str, str], pool: PoolState, anywhere: list[tuple[str, str, str]], v: dict[str, str]
+) -> Step:
+    """A migrated copy of one real workload of the pool, one replica, on the first wave's nodes, before the
+    rest of the fleet moves (the smoke test proves a claim works; the canary proves *this* workload does)."""
+    candidates = pool.workloads or anywhere
+    if not candidates:
+        return Step(
+            "Canary: a migrated copy of one real GPU workload on the wave's nodes",
+            [],
+            note="no GPU Deployment or StatefulSet in the snapshot: pick a workload by hand",
+        )
+    kind, ns, name = sorted(candidates)[0]
+    res = kind.lower()
+    ctx = values["kctx"]
+    file = f"canary-{name}.yaml"
+    return Step(
+        f"Canary: a migrated copy of {kind} {ns}/{name} (1 replica) on the wave's nodes",
+        [
+            f"kubectl {ctx} -n {ns} get {res} {name} -o yaml | kubedra migrate -f - --target-version {v['target']} > {file}",
+            f"# edit {file}: metadata.name {name}-canary, spec.replicas 1, a pod label of its own in selector and "
+            f"template, nodeSelector {v['stack_label']}: {v['stack_value']}; drop status and resourceVersion",
+            f"kubectl {ctx} apply -f {file} && kubectl {ctx} -n {ns} rollout status {res}/{name}-canary --timeout=15m",
+            f"kubectl {ctx} -n {ns} delete {res} {name}-canary   # when its own checks passed",
+        ],
+        note="the canary runs the workload's real image and requests through DRA before any of its replicas "
+        "depends on it",
+    )
+
+
 def _smoke(values: dict[str, str], pool: PoolState, wave: int) -> str:
     extra = "\n".join(f"    {k}: {v}" for k, v in pool.selector.items() if k != values["stack_label"])
     return templates.render(
@@ -448,6 +478,7 @@ def _node_wave(
     number: int,
     bridge: bool,
     last_of_pool: bool,
+    canary: bool = False,
 ) -> Wave:
     common = templates.common()
     w = common["wave"]
@@ -476,6 +507,8 @@ def _node_wave(
                 "manifests now",
             )
         )
+    if canary:
+        steps.append(canary_step(values, pool, state.gpu_workloads, v))
     steps += [
         Step(
             "Smoke test: one pod with a ResourceClaim on the wave's nodes",
@@ -701,7 +734,18 @@ def build(
             batches = [todo[i : i + size] for i in range(0, len(todo), size)]
             for bi, batch in enumerate(batches):
                 number += 1
-                wv = _node_wave(state, values, pool, batch, migrated, number, bridge, bi == len(batches) - 1)
+                first_node_wave = len(cluster_waves) == 1
+                wv = _node_wave(
+                    state,
+                    values,
+                    pool,
+                    batch,
+                    migrated,
+                    number,
+                    bridge,
+                    bi == len(batches) - 1,
+                    first_node_wave,
+                )
                 cluster_waves.append(wv)
                 migrated += batch
         pools = [

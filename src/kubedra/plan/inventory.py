@@ -57,6 +57,7 @@ class PoolState:
     demand: float = 0.0  # GPUs in use (whole-GPU equivalents)
     pods: int = 0  # GPU pods counted in demand
     pending: int = 0  # GPU pods pending
+    workloads: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, namespace, name) pinned here
 
     @property
     def gpus_before(self) -> int:
@@ -82,6 +83,9 @@ class ClusterState:
     device_plugin: tuple[str, str] | None = None  # (namespace, DaemonSet name)
     gpu_operator: bool = False
     dra_driver: bool = False
+    gpu_workloads: list[tuple[str, str, str]] = field(
+        default_factory=list
+    )  # (kind, namespace, name), any pool
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -267,6 +271,11 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
         if gpus <= 0:
             continue
         state.has_workloads = True
+        home = _pinned_pool(tmpl, state.pools)
+        if wl.get("kind") in ("Deployment", "StatefulSet"):
+            state.gpu_workloads.append((str(wl.get("kind")), ns, _name(wl)))
+            if home is not None:
+                home.workloads.append((str(wl.get("kind")), ns, _name(wl)))
         if (ns, _name(wl)) in owners_with_pods or any(
             (ns, o) in owners_with_pods for o in _replicaset_prefixes(_name(wl), pods)
         ):

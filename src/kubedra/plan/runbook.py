@@ -49,7 +49,7 @@ def wave_markdown(w: Wave) -> str:
             out.append("\n" + _code(s.commands))
     for name, text in w.files.items():
         out.append(
-            f"\n<details><summary>{name}</summary>\n\n" + _code(text.rstrip("\n").splitlines(), "yaml")
+            f"\n<details open><summary>{name}</summary>\n\n" + _code(text.rstrip("\n").splitlines(), "yaml")
         )
         out.append("\n</details>\n")
     out.append("\n**Go / no-go gate**\n\n" + "".join(f"- [ ] {g}\n" for g in w.gate))

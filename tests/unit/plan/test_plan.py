@@ -137,7 +137,7 @@ def test_node_wave_runbook_is_complete(plan_json: dict) -> None:
     dev_waves = [w for w in plan_json["waves"] if w["cluster"] == "dev" and w["kind"] == "nodes"]
     last = "\n".join(c for s in dev_waves[-1]["steps"] for c in s["commands"])
     assert "kubedra migrate manifests/dev --target-version 1.37 --out migrated/dev" in last
-    assert "kubedra migrate" not in text
+    assert "kubedra migrate manifests/" not in text  # only the canary (one workload) is migrated before
 
 
 def test_change_record_fields(plan_json: dict) -> None:

@@ -197,3 +197,37 @@ def test_driver_feature_gates_follow_the_nodes_sharing(tmp_path: Path) -> None:
     assert "featureGates" not in next(
         v for k, v in plain["files"].items() if k.startswith("dra-driver-values")
     )
+
+
+def test_canary_on_the_first_node_wave_runs_as_printed() -> None:
+    res = run("plan", "--fleet", FLEET, "-o", "json")
+    waves = json.loads(res.stdout)["waves"]
+    dev = [w for w in waves if w["cluster"] == "dev" and w["kind"] == "nodes"]
+    canaries = [s for w in dev for s in w["steps"] if s["title"].startswith("Canary")]
+    assert len(canaries) == 1 and canaries[0] is next(
+        s for s in dev[0]["steps"] if s["title"].startswith("Canary")
+    )
+    step = canaries[0]
+    assert (
+        step["title"]
+        == "Canary: a migrated copy of Deployment research/notebook (1 replica) on the wave's nodes"
+    )
+    get, _, migrate_to = step["commands"][0].partition(" | ")
+    assert get == "kubectl --context dev -n research get deployment notebook -o yaml"
+    # the kubedra half of the pipe, fed what kubectl would print
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    (dep,) = [o for o in snap["items"] if o["kind"] == "Deployment" and o["metadata"]["name"] == "notebook"]
+    args = migrate_to.split(" > ")[0].split()[1:]
+    migrated = run(*args, input=yaml.safe_dump(dep))
+    assert migrated.exit_code in (0, 1), migrated.output
+    kinds = [d["kind"] for d in yaml.safe_load_all(migrated.stdout) if d]
+    assert "ResourceClaimTemplate" in kinds and "Deployment" in kinds
+
+
+def test_printed_runbook_has_every_section_open(tmp_path: Path) -> None:
+    md = run("plan", "--fleet", FLEET, "-o", "markdown").stdout
+    assert "<details open><summary>" in md and "<details><summary>" not in md
+    out = tmp_path / "plan.html"
+    run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json")
+    page = out.read_text()
+    assert 'addEventListener("beforeprint"' in page and "d.open = true" in page

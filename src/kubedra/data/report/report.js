@@ -22,6 +22,16 @@
         });
       });
     });
+    // a printed report (runbook) shows every folded section; the reader's folding comes back afterwards
+    var folded = [];
+    window.addEventListener("beforeprint", function () {
+      folded = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) { return !d.open; });
+      folded.forEach(function (d) { d.open = true; });
+    });
+    window.addEventListener("afterprint", function () {
+      folded.forEach(function (d) { d.open = false; });
+      folded = [];
+    });
     var charts = document.querySelectorAll(".chart svg");
     document.body.setAttribute("data-charts", String(charts.length));
     document.body.setAttribute("data-tables", String(document.querySelectorAll("table.data").length));
