@@ -508,15 +508,36 @@ def extended_resource_classes(ctx: ObjectContext, templates: list[PodTemplate]) 
         found, manual = scan
         for message, path in manual:
             ctx.note("manual", message, path)
+        spec = get_path(ctx.obj, tmpl.spec)
         for cg in found:
             for gr, _ in cg.wants:
                 wanted.setdefault(gr.name, gr)
+                _shared_on_extended_resource(ctx, gr, spec if isinstance(spec, Mapping) else {}, tmpl.spec)
     out: list[dict[str, Any]] = []
     for _name, gr in wanted.items():
         cls = extended_class(ctx, gr)
         if cls is not None:
             out.append(cls)
     return out
+
+
+def _shared_on_extended_resource(
+    ctx: ObjectContext, gr: GpuResource, spec: Mapping[str, Any], path: Path
+) -> None:
+    """With extendedResourceName every pod gets its own device: where the device plugin shared GPUs between
+    pods, that divides their density — a manual item, not a silent rewrite."""
+    d = ctx.run.scope.decide(gr.name, spec)
+    if d.manual:
+        ctx.note("manual", d.manual, path)
+    elif d.shared is not None and d.shared.replicas > 1:
+        ctx.note(
+            "manual",
+            f"{gr.name}: the device plugin let {d.shared.replicas} pods share one GPU on this pod's nodes "
+            f"({d.why}); with --gpu-strategy extended-resource each pod gets a device of its own, so the same nodes "
+            "hold a fraction of the pods: use --gpu-strategy claim-template (groups of pods sharing ResourceClaims) "
+            "or keep these nodes on the device plugin",
+            path,
+        )
 
 
 def extended_class(ctx: ObjectContext, gr: GpuResource) -> dict[str, Any] | None:

@@ -122,7 +122,8 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
                 warnings = [
                     f"{rname} replicas: {replicas} — the device plugin let {replicas} pods share one GPU; with DRA "
                     f"only pods that reference the same ResourceClaim share it (class {class_name} sets the sharing "
-                    f"strategy): Deployments are split into groups of {replicas} pods sharing one ResourceClaim",
+                    "strategy): with --gpu-strategy claim-template Deployments become groups of "
+                    f"{replicas} pods sharing one ResourceClaim; other workloads are manual items",
                     f"NVIDIA DRA driver feature gate {'TimeSlicingSettings' if strategy == 'TimeSlicing' else 'MPSSupport'}"
                     " (alpha, off by default) must be enabled for this config",
                 ]

@@ -115,3 +115,9 @@ def test_partial_groups_of_several_deployments_share_a_claim():
         "u": "gpu-time-slicing-shared-0",
     }
     assert migrate_text(out).files[0].output == out
+
+
+def test_extended_resource_strategy_on_shared_gpus_is_manual():
+    rep = migrate_text(OPERATOR + "---\n" + workload("Deployment", 4), gpu_strategy="extended-resource")
+    (msg,) = [f.message for f in rep.findings if f.level == "manual"]
+    assert "each pod gets a device of its own" in msg and "10 pods share one GPU" in msg
