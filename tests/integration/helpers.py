@@ -279,3 +279,25 @@ def record_requests(monkeypatch: pytest.MonkeyPatch) -> list[Request]:
 
     monkeypatch.setattr(ApiClient, "call_api", spy)
     return seen
+
+
+def bind_core_role(objects: Objects, prefix: str, namespace: str, service_account: str) -> None:
+    """The shipped core ClusterRole (deploy/kubedra-clusterrole.yaml, renamed ``PREFIX-core`` so tests do not
+    collide) bound to ``namespace/service_account``; removed with ``objects``."""
+    repo = Path(__file__).resolve().parents[2]
+    role = next(
+        d
+        for d in yaml.safe_load_all((repo / "deploy" / "kubedra-clusterrole.yaml").read_text())
+        if d and d["kind"] == "ClusterRole"
+    )
+    name = f"{prefix}-core"
+    objects.add({**role, "metadata": {**role["metadata"], "name": name}})
+    objects.add(
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "ServiceAccount", "name": service_account, "namespace": namespace}],
+        }
+    )

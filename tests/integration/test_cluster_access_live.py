@@ -21,13 +21,12 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import Objects, token_kubeconfig
+from helpers import Objects, bind_core_role, token_kubeconfig
 
 from kubedra.testing.controlplane import ControlPlane
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 PREFIX = f"access-it-{uuid.uuid4().hex[:6]}"
 NS = PREFIX
 SA = "kubedra"
@@ -42,29 +41,10 @@ CONFIGMAP = {
 @pytest.fixture(scope="module")
 def world(controlplane: ControlPlane) -> Iterator[ControlPlane]:
     objects = Objects(controlplane.api)
-    role = next(
-        d
-        for d in yaml.safe_load_all((REPO / "deploy" / "kubedra-clusterrole.yaml").read_text())
-        if d and d["kind"] == "ClusterRole"
-    )
-    role = {**role, "metadata": {**role["metadata"], "name": f"{PREFIX}-core"}}
     try:
         objects.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
         objects.add({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SA, "namespace": NS}})
-        objects.add(role)
-        objects.add(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": f"{PREFIX}-core"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": role["metadata"]["name"],
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": SA, "namespace": NS}],
-            }
-        )
+        bind_core_role(objects, PREFIX, NS, SA)
         yield controlplane
     finally:
         objects.cleanup()

@@ -18,13 +18,12 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import Objects, kubedra_inprocess, sa_kubeconfig
+from helpers import Objects, bind_core_role, kubedra_inprocess, sa_kubeconfig
 
 from kubedra.testing.controlplane import ControlPlane
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
 PREFIX = f"rbac-it-{uuid.uuid4().hex[:6]}"
 NS = PREFIX
 CORE_SA = "core"
@@ -34,32 +33,13 @@ NOBODY_SA = "nobody"
 @pytest.fixture(scope="module")
 def world(controlplane: ControlPlane) -> Iterator[ControlPlane]:
     objects = Objects(controlplane.api)
-    role = next(
-        d
-        for d in yaml.safe_load_all((REPO / "deploy" / "kubedra-clusterrole.yaml").read_text())
-        if d and d["kind"] == "ClusterRole"
-    )
-    role = {**role, "metadata": {**role["metadata"], "name": f"{PREFIX}-core"}}
     try:
         objects.add({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
         for sa in (CORE_SA, NOBODY_SA):
             objects.add(
                 {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": sa, "namespace": NS}}
             )
-        objects.add(role)
-        objects.add(
-            {
-                "apiVersion": "rbac.authorization.k8s.io/v1",
-                "kind": "ClusterRoleBinding",
-                "metadata": {"name": f"{PREFIX}-core"},
-                "roleRef": {
-                    "apiGroup": "rbac.authorization.k8s.io",
-                    "kind": "ClusterRole",
-                    "name": role["metadata"]["name"],
-                },
-                "subjects": [{"kind": "ServiceAccount", "name": CORE_SA, "namespace": NS}],
-            }
-        )
+        bind_core_role(objects, PREFIX, NS, CORE_SA)
         yield controlplane
     finally:
         objects.cleanup()

@@ -137,7 +137,7 @@ def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[F
     assert scope.facts is not None
     meta = rules["cluster.not-inspected"]
     for resource, reason in scope.facts.not_inspected:
-        why = "forbidden" if reason.startswith("HTTP 403") else "failed"
+        why = cluster_source.Unread.of(resource, reason).cause
         findings.append(
             Finding(
                 rule=meta.id,

@@ -655,7 +655,7 @@ def collect_many(
         transient=True,
     ) as bar:
         tasks = {
-            c or "current-context": bar.add_task(c or "current-context", total=None, what="discovery")
+            label(kubeconfig, c): bar.add_task(label(kubeconfig, c), total=None, what="discovery")
             for c in contexts
         }
 
