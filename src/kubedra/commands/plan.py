@@ -39,6 +39,14 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
     show_default=True,
     help="Percent of a cluster's GPU nodes per wave (at least one node; never across node pools).",
 )
+@click.option(
+    "--pool-wave-size",
+    "pool_wave_sizes",
+    multiple=True,
+    metavar="POOL=PERCENT",
+    help="Percent of that node pool's GPU nodes per wave, instead of --wave-size (at least one node). "
+    "Repeatable.",
+)
 @click.option("--soak", "soak", type=int, default=72, show_default=True, help="Hours to soak between waves.")
 @output_option(("markdown", "json", "yaml", "html"))
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
@@ -49,6 +57,7 @@ def plan(
     fleet_file: str | None,
     target_version: str,
     wave_size: int,
+    pool_wave_sizes: tuple[str, ...],
     soak: int,
     output: str,
     html_file: str | None,
@@ -73,7 +82,14 @@ def plan(
     fl = fleet.load_fleet(given[0])
     engine.parse_target(target_version)
     snaps = engine.load_snapshots(fl, timeout=timeout)
-    p = engine.build(fl, snaps, target_version, wave_size=wave_size, soak_hours=soak)
+    p = engine.build(
+        fl,
+        snaps,
+        target_version,
+        wave_size=wave_size,
+        soak_hours=soak,
+        pool_wave_sizes=engine.parse_pool_sizes(pool_wave_sizes),
+    )
     incomplete = [
         row
         for name, snap in snaps.items()

@@ -212,6 +212,19 @@ def _minor(version: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def parse_pool_sizes(items: Sequence[str]) -> dict[str, int]:
+    """``--pool-wave-size POOL=PERCENT`` (repeatable) → {pool: percent}."""
+    out: dict[str, int] = {}
+    for item in items:
+        pool, sep, pct = item.partition("=")
+        if not sep or not pool or not pct.strip().isdigit() or not 1 <= int(pct) <= 100:
+            raise UsageError(
+                f"--pool-wave-size wants POOL=PERCENT with a percentage from 1 to 100, not {item!r}"
+            )
+        out[pool.strip()] = int(pct)
+    return out
+
+
 def hops(current: str, target_minor: int) -> list[str]:
     cur = _minor(current)
     if cur is None or cur >= target_minor:
@@ -693,9 +706,12 @@ def build(
     target_version: str,
     wave_size: int = 10,
     soak_hours: int = 72,
+    pool_wave_sizes: dict[str, int] | None = None,
 ) -> Plan:
     if not 1 <= wave_size <= 100:
         raise UsageError("--wave-size must be a percentage between 1 and 100")
+    pool_sizes = dict(pool_wave_sizes or {})
+    known_pools: set[str] = set()
     if soak_hours < 0:
         raise UsageError("--soak must not be negative")
     target_minor, target_patch = parse_target(target_version)
@@ -731,7 +747,11 @@ def build(
             todo = [n for n in pool.nodes if n.stack == "device-plugin"]
             done = [n for n in pool.nodes if n.stack == "dra"]
             migrated: list[GpuNode] = list(done)
-            batches = [todo[i : i + size] for i in range(0, len(todo), size)]
+            known_pools.add(pool.name)
+            pool_size = size
+            if pool.name in pool_sizes:
+                pool_size = max(1, math.ceil(len(pool.nodes) * pool_sizes[pool.name] / 100))
+            batches = [todo[i : i + pool_size] for i in range(0, len(todo), pool_size)]
             for bi, batch in enumerate(batches):
                 number += 1
                 first_node_wave = len(cluster_waves) == 1
@@ -820,6 +840,12 @@ def build(
             )
         )
         waves += cluster_waves
+    unknown = sorted(set(pool_sizes) - known_pools)
+    if unknown:
+        raise UsageError(
+            f"--pool-wave-size names no node pool of the fleet: {', '.join(unknown)} "
+            f"(pools: {', '.join(sorted(known_pools)) or 'none'})"
+        )
     if waves:
         waves[-1].soak_hours = 0
     return Plan(target=target, wave_size=wave_size, soak_hours=soak_hours, clusters=clusters, waves=waves)

@@ -231,3 +231,13 @@ def test_printed_runbook_has_every_section_open(tmp_path: Path) -> None:
     run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json")
     page = out.read_text()
     assert 'addEventListener("beforeprint"' in page and "d.open = true" in page
+
+
+def test_pool_wave_size_overrides_the_cluster_size() -> None:
+    res = run("plan", "--fleet", FLEET, "-o", "json", "--pool-wave-size", "h100-80gb-x8=50")
+    assert res.exit_code in (0, 1), res.output
+    prod = [w for w in json.loads(res.stdout)["waves"] if w["cluster"] == "prod" and w["kind"] == "nodes"]
+    assert [len(w["nodes"]) for w in prod] == [5, 5]  # 10 nodes, 50% of the pool per wave
+    for bad in ("nope=10", "h100-80gb-x8", "h100-80gb-x8=0", "h100-80gb-x8=abc"):
+        r = run("plan", "--fleet", FLEET, "-o", "json", "--pool-wave-size", bad)
+        assert r.exit_code == 2 and "--pool-wave-size" in r.stderr, (bad, r.output)
