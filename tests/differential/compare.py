@@ -130,17 +130,20 @@ def oracle_outcome(result: dict[str, Any]) -> Outcome:
     return {"kind": "allocated", "error": None, "claims": claims}
 
 
-_MATCHERS: dict[tuple[bool, bool], tuple[SelectorMatcher, int]] = {}
+_MATCHERS: dict[tuple[bool, bool, str], tuple[SelectorMatcher, int]] = {}
 
 
-def _matcher(features: Features) -> SelectorMatcher:
+def _matcher(features: Features, version: str = "1.37") -> SelectorMatcher:
     """A SelectorMatcher shared by scenarios with the same CEL environment, as the simulator shares one
     between nodes: compiled expressions are reused (the grammar repeats them); renewed every few hundred
     scenarios so that its per-device memo does not grow without bound."""
-    key = (features.consumable_capacity, features.list_type_attributes)
+    key = (features.consumable_capacity, features.list_type_attributes, version)
     matcher, uses = _MATCHERS.get(key, (None, 0))
     if matcher is None or uses >= 300:
-        matcher, uses = SelectorMatcher(consumable_capacity=key[0], list_type_attributes=key[1]), 0
+        matcher = SelectorMatcher(
+            target_version=version, consumable_capacity=key[0], list_type_attributes=key[1]
+        )
+        uses = 0
     _MATCHERS[key] = (matcher, uses + 1)
     return matcher
 
@@ -161,14 +164,15 @@ def timed_out(o: Outcome) -> bool:
     )
 
 
-def kubedra_outcome(doc: dict[str, Any], timeout: float = 0) -> Outcome:
-    """kubedra's answer for an oracle scenario document; ``timeout`` seconds at most (main thread only)."""
+def kubedra_outcome(doc: dict[str, Any], timeout: float = 0, version: str = "1.37") -> Outcome:
+    """kubedra's answer for an oracle scenario document at a Kubernetes version; ``timeout`` seconds at most
+    (main thread only)."""
     if not timeout:
-        return _kubedra_outcome(doc)
+        return _kubedra_outcome(doc, version)
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
-        return _kubedra_outcome(doc)
+        return _kubedra_outcome(doc, version)
     except _Timeout:
         return {"kind": "timeout", "error": f"no answer within {timeout}s", "claims": []}
     finally:
@@ -176,7 +180,7 @@ def kubedra_outcome(doc: dict[str, Any], timeout: float = 0) -> Outcome:
         signal.signal(signal.SIGALRM, previous)
 
 
-def _kubedra_outcome(doc: dict[str, Any]) -> Outcome:
+def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     try:
         features = Features.from_names(n for n, on in doc.get("features", {}).items() if on)
         node = _typed(doc["node"])
@@ -201,8 +205,9 @@ def _kubedra_outcome(doc: dict[str, Any]) -> Outcome:
         classes,
         slices,
         allocated=state,
-        selector_matcher=_matcher(features),
+        selector_matcher=_matcher(features, version),
         share_id_factory=lambda: FIXED_SHARE_ID,
+        target_version=version,
     )
     try:
         results = allocator.allocate(node, claims)

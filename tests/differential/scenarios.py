@@ -590,6 +590,8 @@ def device_class(g: Genes, name: str, drivers: Sequence[str], features: dict[str
 
 def feature_set(g: Genes) -> dict[str, bool]:
     if not g.chance(30):
+        if g.chance(15):  # 1.36's defaults (its gates as kube-scheduler maps them), on the 1.37 allocator
+            return {name: DEFAULT_FEATURES["1.36"].get(name, False) for name in ALL_FEATURES}
         return dict(DEFAULT_FEATURES["1.37"])
     out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
     if g.chance(25):  # only what upstream's stable allocator supports: it is the one that runs then

@@ -28,6 +28,7 @@ import copy
 import dataclasses
 import time
 import uuid
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,6 +142,9 @@ class _ReqData:
     selected_sub: int = 0  # only on the entry with sub index 0 of a firstAvailable request
     is_sub: bool = False
     sel_key: tuple[Any, ...] | None = None  # (class name, request selectors): key of the selectable cache
+    scans: int = 0  # how often the search scanned the candidates for this request
+    # indices of the selectable candidates, once known for all of them without an error (see _scan_order)
+    order: list[int] | None = None
 
 
 @dataclass
@@ -235,6 +239,10 @@ class Allocator:
         target_version: str = "1.37",
     ) -> None:
         self.features = features
+        self.target_version = target_version
+        major, _, minor = target_version.partition(".")
+        # v0.37 result configs: a claim config once, requests cleared when it covers all (v0.36: neither)
+        self.clears_all_request_configs = (int(major), int(minor.split(".")[0])) >= (1, 37)
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()
@@ -414,6 +422,7 @@ class _Run:
         self.consumed_counters: dict[str, dict[str, dict[str, int]]] = {}
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.deadline: float | None = None
+        self._fits_cache: dict[tuple[int, DeviceID], bool] = {}
 
     # ------------------------------------------------------------------ setup
     def allocate(self) -> list[AllocationResult] | None:
@@ -535,6 +544,27 @@ class _Run:
             )
         return rd
 
+    def _scan_order(self, ci: int, ri: int, si: int, rd: _ReqData) -> list[int] | None:
+        """The selectable candidates of a request, for a search that comes back to it (backtracking).
+
+        Selectability is fixed during a run, so a scan may skip the others; but a selector's runtime error
+        must surface only when upstream's scan reaches that device (not in use), so the list is used only
+        when every candidate was evaluated without an error; otherwise the scan stays lazy."""
+        if rd.order is not None or rd.scans < 0:
+            return rd.order
+        rd.scans += 1
+        if rd.scans < 2:  # a first scan that finds a device never needs the others
+            return None
+        try:
+            rd.order = [
+                i
+                for i, dev in enumerate(self.candidates)
+                if self._selectable(ci, ri, si, rd, dev.slice, dev.device, dev.id)
+            ]
+        except AllocationError:
+            rd.scans = -1  # an erroring selector: keep upstream's lazy order
+        return rd.order
+
     # ------------------------------------------------------------------ checks
     def _selectable(
         self, ci: int, ri: int, si: int, rd: _ReqData, s: ResourceSlice, d: Device, did: DeviceID
@@ -579,13 +609,19 @@ class _Run:
 
     def _capacity_fits(self, r: _Req, did: DeviceID, d: Device) -> bool:
         """Raises cap.CapacityError (the caller turns it into an AllocationError)."""
-        return cap.fits(
-            self.a.allocated.capacity.get(did),
-            r.capacity,
-            d.capacity,
-            self.allocating_capacity.get(did),
-            self.f.fractional_capacity_range,
-        )
+        current = self.a.allocated.capacity.get(did)
+        allocating = self.allocating_capacity.get(did)
+        if current is None and allocating is None:
+            # nothing consumed yet: the answer depends only on the request and the device, and the search
+            # asks it again for every combination it tries
+            key = (id(r), did)
+            hit = self._fits_cache.get(key)
+            if hit is None:
+                hit = self._fits_cache[key] = cap.fits(
+                    None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                )
+            return hit
+        return cap.fits(current, r.capacity, d.capacity, allocating, self.f.fractional_capacity_range)
 
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.a.allocated.devices or bool(self.allocating.get(did))
@@ -814,7 +850,8 @@ class _Run:
             return done
         cands = self.candidates
         f = self.f
-        for idx in range(start, len(cands)):
+        order = self._scan_order(ci, ri, si, rd)
+        for idx in range(start, len(cands)) if order is None else order[bisect_left(order, start) :]:
             dev = cands[idx]
             did = dev.id
             if r.admin:
@@ -822,7 +859,7 @@ class _Run:
                     continue
             elif self._in_use(did):
                 continue
-            if not self._selectable(ci, ri, si, rd, dev.slice, dev.device, did):
+            if order is None and not self._selectable(ci, ri, si, rd, dev.slice, dev.device, did):
                 continue
             if f.consumable_capacity:
                 try:
@@ -895,12 +932,16 @@ class _Run:
             if not cfg.requests:
                 out.config.append(DeviceAllocationConfiguration("FromClaim", [], cfg.opaque))
                 continue
+            # v0.37 adds a claim config once; v0.36 (1.36) once per request it names
+            once = self.a.clears_all_request_configs
             for ri, r in enumerate(claim.spec.requests):
                 if r.name in cfg.requests:
                     out.config.append(
                         DeviceAllocationConfiguration("FromClaim", list(cfg.requests), cfg.opaque)
                     )
-                    break
+                    if once:
+                        break
+                    continue
                 rd = selected[ri]
                 if not rd.is_sub:
                     continue
@@ -908,8 +949,11 @@ class _Run:
                     out.config.append(
                         DeviceAllocationConfiguration("FromClaim", list(cfg.requests), cfg.opaque)
                     )
-                    break
-        for c in out.config:
+                    if once:
+                        break
+        # v0.37 clears the requests of a config that applies to every request ("empty means all"); the
+        # 1.36 allocator (v0.36) keeps them
+        for c in out.config if self.a.clears_all_request_configs else ():
             if not c.requests:
                 continue
             if all(
