@@ -90,8 +90,9 @@ def as_int(value: Any) -> int | None:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    text = value.strip() if isinstance(value, str) else ""
+    if text.isascii() and text.isdigit() and len(text) <= 19:  # longer is no int64 (and int() refuses 4,300+)
+        return int(text)
     return None
 
 

@@ -22,7 +22,14 @@ from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
-from kubedra.sources.files import HELM_TEMPLATE, iter_documents, iter_manifest_files, template_line
+from kubedra.sources.files import (
+    HELM_TEMPLATE,
+    iter_documents,
+    iter_manifest_files,
+    json_problem,
+    load_json,
+    template_line,
+)
 from kubedra.sources.files import read_text as files_read_text
 
 try:  # pragma: no cover - depends on how PyYAML was built
@@ -111,9 +118,11 @@ def _open(text: str, name: str) -> YamlFile:
         import json
 
         try:
-            json.loads(text)
+            load_json(text)  # bounded like every JSON kubedra reads (depth, number size, no NaN)
         except json.JSONDecodeError as e:
             raise InputError(f"invalid JSON: {e.msg}", Location(name, e.lineno)) from e
+        except (ValueError, RecursionError) as e:
+            raise InputError(f"invalid JSON: {json_problem(e)}", Location(name)) from e
         return JsonFile(text, name)
     return YamlFile(text, name)
 

@@ -182,6 +182,11 @@ class YamlFile:
                 raise InputError(
                     f"invalid YAML: {getattr(e, 'problem', None) or e}", Location(self.name, line)
                 ) from e
+            except (ValueError, RecursionError) as e:  # e.g. an integer of 4,300+ digits
+                problem = str(e).splitlines()[0] if isinstance(e, ValueError) else "nesting too deep"
+                raise InputError(
+                    f"cannot rewrite this document: {problem}", Location(self.name, chunk.line)
+                ) from e
             chunk.loaded = True
         return chunk.data
 

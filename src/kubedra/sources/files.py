@@ -450,10 +450,19 @@ def _json_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON (Go's decoder and the API server refuse it)")
 
 
-def _json_loads(text: str) -> Any:
+def load_json(text: str) -> Any:
+    """JSON as the API machinery reads it (int64 or float numbers, no NaN/Infinity), nested at most
+    ``yamlbounds.MAX_DEPTH``: ValueError or RecursionError otherwise (see :func:`json_problem`)."""
     obj = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
     yamlbounds.check_depth(obj)
     return obj
+
+
+def json_problem(e: ValueError | RecursionError) -> str:
+    """One line saying why :func:`load_json` refused a text."""
+    if isinstance(e, RecursionError):
+        return f"nesting deeper than {yamlbounds.MAX_DEPTH} levels"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
 
 
 def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
@@ -463,7 +472,7 @@ def parse_text(text: str, name: str, *, keep_nodes: bool = True) -> LoadResult:
     stripped = text.lstrip()
     if name.endswith(".json") or (stripped.startswith(("{", "[")) and not name.endswith((".yaml", ".yml"))):
         try:
-            obj = _json_loads(text)
+            obj = load_json(text)
         except json.JSONDecodeError as e:
             # JSON is also YAML; fall through to the YAML path only for YAML-looking stdin
             if name.endswith(".json"):

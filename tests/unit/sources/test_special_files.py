@@ -64,7 +64,7 @@ def test_dev_zero_is_bounded() -> None:
         pytest.skip("no /dev/zero")
     proc = kubedra("validate", "/dev/zero")
     assert proc.returncode == 2
-    assert "larger than" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert "larger than" in proc.stdout + proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_unreadable_subfolder(tmp_path: Path) -> None:
