@@ -38,6 +38,7 @@ from kubedra.allocator.constraints import Constraint, DistinctAttribute, MatchAt
 from kubedra.allocator.pools import Pool, PoolError, gather_pools, node_matches
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT,
@@ -236,7 +237,7 @@ class Allocator:
         selector_matcher: SelectorMatcher | None = None,
         pool_counters: bool = True,
         share_id_factory: Callable[[], str] | None = None,
-        target_version: str = "1.37",
+        target_version: str = DEFAULT_TARGET,
     ) -> None:
         self.features = features
         self.target_version = target_version

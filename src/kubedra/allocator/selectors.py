@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import Device
 
 
@@ -76,7 +77,7 @@ class SelectorMatcher:
     def __init__(
         self,
         *,
-        target_version: str = "1.37",
+        target_version: str = DEFAULT_TARGET,
         consumable_capacity: bool = True,
         list_type_attributes: bool = False,
     ) -> None:

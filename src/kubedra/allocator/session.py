@@ -10,8 +10,10 @@ from kubedra.allocator.core import Allocator
 from kubedra.allocator.selectors import SelectorMatcher
 from kubedra.allocator.state import AllocatedState, Features
 from kubedra.allocator.taints import apply_taint_rules
+from kubedra.k8s.featuregates import effective_gates, parse_feature_gates
+from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.model.inventory import Inventory
-from kubedra.versions import effective_gates, parse_feature_gates, parse_version
 
 FILTER_TIMEOUT_SECONDS = 10.0  # configv1.DynamicResourcesFilterTimeoutDefault
 
@@ -44,7 +46,7 @@ class EngineConfig:
 
 
 def engine_config(
-    target_version: str = "1.37", feature_gates: str | Mapping[str, bool] | None = None
+    target_version: str = DEFAULT_TARGET, feature_gates: str | Mapping[str, bool] | None = None
 ) -> EngineConfig:
     v = str(parse_version(target_version))
     overrides = (

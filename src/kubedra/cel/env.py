@@ -56,9 +56,10 @@ from google.protobuf import any_pb2
 from kubedra.cel import _protos, cost
 from kubedra.cel.library import build_extension
 from kubedra.cel.values import RUNTIME_POOL
-from kubedra.errors import InputError, UsageError
+from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, Version, require_supported
 
-SUPPORTED_VERSIONS = ("1.34", "1.35", "1.36", "1.37")
+SUPPORTED_VERSIONS = SUPPORTED
 ALL_RUNTIME_GROUPS = (
     "urls",
     "regex",
@@ -83,19 +84,13 @@ class CELCompileError(InputError):
 
 
 def parse_version(text: str) -> tuple[int, int]:
-    m = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?", text.strip())
-    if not m:
-        raise UsageError(f"invalid Kubernetes version {text!r}: expected MAJOR.MINOR such as 1.37")
-    return int(m.group(1)), int(m.group(2))
+    v = Version.parse(text, what="Kubernetes version")
+    return v.major, v.minor
 
 
 def check_target_version(text: str) -> tuple[int, int]:
-    v = parse_version(text)
-    if f"{v[0]}.{v[1]}" not in SUPPORTED_VERSIONS:
-        raise UsageError(
-            f"unsupported target version {text}: kubedra models Kubernetes {', '.join(SUPPORTED_VERSIONS)}"
-        )
-    return v
+    v = require_supported(text, what="target version")
+    return v.major, v.minor
 
 
 def compatibility_version(target_version: str) -> tuple[int, int]:
@@ -733,7 +728,7 @@ class Environment:
 
 def build_env(
     variables: Mapping[str, Any],
-    target_version: str = "1.37",
+    target_version: str = DEFAULT_TARGET,
     *,
     stored: bool = False,
     extra_groups: Iterable[str] = (),

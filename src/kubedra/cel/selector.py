@@ -25,6 +25,7 @@ from kubedra.cel.env import (
 )
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
 from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.semver import SemverError
 
 MAX_EXPRESSION_LENGTH = 10240  # resourceapi.CELSelectorExpressionMaxLength
@@ -152,7 +153,7 @@ class SelectorEnvironment:
 
     def __init__(
         self,
-        target_version: str = "1.37",
+        target_version: str = DEFAULT_TARGET,
         *,
         consumable_capacity: bool = True,
         list_type_attributes: bool = False,

@@ -78,7 +78,7 @@ def discover(
 
     if drain_rule:
         from kubedra.discover import drain
-        from kubedra.versions import parse_version
+        from kubedra.k8s.versions import require_supported as parse_version
 
         if xml_file or nvml:
             raise UsageError("--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml)")

@@ -16,12 +16,13 @@ from typing import Any
 
 from kubedra.discover.inventory import GpuInfo, MigInstance, NodeInventory
 from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.sources import nvidia
 from kubedra.sources.nvidia import health as nvhealth
 from kubedra.sources.nvidia import identity
 from kubedra.sources.nvidia.models import GpuModel, MigProfile, platform
 from kubedra.text import count, noun
-from kubedra.versions import parse_version
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
@@ -137,7 +138,7 @@ def discover(
     inv: NodeInventory,
     node_name: str,
     mode: str = "auto",
-    k8s_version: str = "1.37",
+    k8s_version: str = DEFAULT_TARGET,
     *,
     include_classes: bool = True,
     include_node: bool = False,

@@ -70,6 +70,14 @@ def is_supported(version: str | Version) -> bool:
     return str(version) in SUPPORTED
 
 
+def require_supported(text: str | Version, *, what: str = "Kubernetes version") -> Version:
+    """The release, or a :class:`UsageError` (exit 2) naming the supported range."""
+    v = text if isinstance(text, Version) else Version.parse(text, what=what)
+    if not is_supported(v):
+        raise UsageError(f"unsupported {what} {text} (supported: {supported_range()})")
+    return v
+
+
 def check_target(
     text: str, *, partial_ok: bool = False, what: str = "--target-version"
 ) -> tuple[str, str | None]:

@@ -7,27 +7,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import UsageError
+from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, require_supported
 from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Finding, Level, ObjectRef
 from kubedra.migrate.sharing_scope import Scope
 
-SUPPORTED_TARGETS = ("1.34", "1.35", "1.36", "1.37")
+SUPPORTED_TARGETS = SUPPORTED
 STRATEGIES = ("claim-template", "extended-resource")
 
 
 def parse_target(version: str) -> tuple[int, int]:
-    v = version.strip().lstrip("v")
-    parts = v.split(".")
-    try:
-        major, minor = int(parts[0]), int(parts[1])
-    except (IndexError, ValueError) as e:
-        raise UsageError(f"--target-version must look like 1.37, got {version!r}") from e
-    if f"{major}.{minor}" not in SUPPORTED_TARGETS:
-        raise UsageError(
-            f"--target-version {version}: kubedra migrates to resource.k8s.io/v1, "
-            f"served from 1.34; supported: {', '.join(SUPPORTED_TARGETS)}"
-        )
-    return major, minor
+    v = require_supported(version, what="--target-version")  # resource.k8s.io/v1 is served from the oldest
+    return v.major, v.minor
 
 
 @dataclass(frozen=True)
@@ -54,7 +45,7 @@ class Sharing:
 
 @dataclass(frozen=True)
 class MigrateOptions:
-    target_version: str = "1.37"
+    target_version: str = DEFAULT_TARGET
     gpu_strategy: str = "claim-template"
     sharing: Sharing | None = (
         None  # None: not given (exclusive unless a time-slicing ConfigMap says otherwise)

@@ -1,39 +1,10 @@
-"""Kubernetes minor versions (``1.37``) as comparable values."""
+"""API version names (``v1beta2``) ranked and split; Kubernetes releases are :mod:`kubedra.k8s.versions`."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-from kubedra.errors import UsageError
-
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
-
-
-@dataclass(frozen=True, order=True)
-class Version:
-    major: int
-    minor: int
-
-    @classmethod
-    def parse(cls, text: str | None, *, what: str = "version") -> Version:
-        """Parse ``1.37``, ``v1.37.2`` or ``1.37.0-beta.0`` (only major.minor matter to audit)."""
-        m = _VERSION.match(str(text or "").strip())
-        if not m:
-            raise UsageError(f"invalid {what} {text!r}: expected MAJOR.MINOR such as 1.37")
-        return cls(int(m.group(1)), int(m.group(2)))
-
-    @classmethod
-    def maybe(cls, text: object) -> Version | None:
-        m = _VERSION.match(str(text).strip()) if text not in (None, "") else None
-        return cls(int(m.group(1)), int(m.group(2))) if m else None
-
-    def plus(self, minors: int) -> Version:
-        return Version(self.major, self.minor + minors)
-
-    def __str__(self) -> str:
-        return f"{self.major}.{self.minor}"
-
+from kubedra.k8s.versions import Version as Version
 
 _STABILITY = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 

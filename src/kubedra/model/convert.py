@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s.versions import DEFAULT_TARGET
 
 GROUP = "resource.k8s.io"
 V1 = f"{GROUP}/v1"
@@ -227,7 +228,7 @@ def _upgrade_status(status: Any, notes: list[ConversionNote]) -> None:
 
 
 def upgrade_to_v1(
-    obj: MutableMapping[str, Any], *, location: Location | None = None, target_version: str = "1.37"
+    obj: MutableMapping[str, Any], *, location: Location | None = None, target_version: str = DEFAULT_TARGET
 ) -> list[ConversionNote]:
     """Convert ``obj`` in place to its v1 shape and return what changed.
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, UsageError
+from kubedra.k8s.versions import require_supported
 from kubedra.plan import templates
 from kubedra.plan.fleet import CRITICALITY, ClusterSpec, Fleet
 from kubedra.plan.inventory import ClusterState, GpuNode, PoolState, analyse
@@ -201,9 +202,7 @@ def parse_target(text: str) -> tuple[int, str]:
     m = _VERSION.match(text.strip())
     if not m:
         raise UsageError(f"invalid --target-version {text!r} (expected e.g. 1.37)")
-    minor = int(m.group(1))
-    if not 34 <= minor <= 37:
-        raise UsageError(f"unsupported --target-version {text!r} (DRA resource.k8s.io/v1: 1.34 to 1.37)")
+    minor = require_supported(text, what="--target-version").minor
     return minor, f"1.{minor}.{int(m.group(2) or 0)}"
 
 
@@ -716,9 +715,9 @@ def build(
         raise UsageError("--soak must not be negative")
     target_minor, target_patch = parse_target(target_version)
     target = f"1.{target_minor}"
-    from kubedra import versions
+    from kubedra.k8s import featuregates
 
-    bridge = bool(versions.default_gates(target).get("DRAExtendedResource"))
+    bridge = bool(featuregates.default_gates(target).get("DRAExtendedResource"))
     order = sorted(enumerate(fleet.clusters), key=lambda ic: (ic[1].rank, ic[0]))
     clusters: list[ClusterPlan] = []
     waves: list[Wave] = []

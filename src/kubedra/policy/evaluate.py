@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group
 from kubedra.sources.files import Document
 
@@ -223,7 +224,7 @@ class Policy:
 
 
 class Evaluator:
-    def __init__(self, policy_documents: Sequence[Document], target_version: str = "1.37") -> None:
+    def __init__(self, policy_documents: Sequence[Document], target_version: str = DEFAULT_TARGET) -> None:
         self.version = target_version
         self.env = _env(target_version)
         self.policies: dict[str, Policy] = {}

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, UsageError
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import (
     DeviceClass,
@@ -147,7 +148,7 @@ class ClusterOptions:
     nodes: str | None = None  # --nodes catalogue spec
     gpu_mode: str | None = None  # --gpu-mode (DRA side; device-plugin side too unless dp_gpu_mode)
     dp_gpu_mode: str | None = None
-    target_version: str = "1.37"
+    target_version: str = DEFAULT_TARGET
     modes: tuple[str, ...] = MODES
     max_nodes: int = MAX_NODES  # --max-nodes
 

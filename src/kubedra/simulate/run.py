@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kubedra.allocator.session import EngineConfig, engine_config
 from kubedra.errors import UsageError
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.migrate import nvidia as names
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import (
@@ -56,7 +57,7 @@ SCORINGS = ("LeastAllocated", "MostAllocated")
 @dataclass(frozen=True)
 class SimulateOptions:
     modes: tuple[str, ...] = MODES
-    target_version: str = "1.37"
+    target_version: str = DEFAULT_TARGET
     feature_gates: str | None = None
     scoring: str = "LeastAllocated"
     sizing: str = "gpu"  # --dra-sizing

@@ -15,7 +15,9 @@ import os
 import shutil
 from pathlib import Path
 
-DEFAULT_VERSION = "1.37"
+from kubedra.k8s.versions import DEFAULT_TARGET
+
+DEFAULT_VERSION = DEFAULT_TARGET  # the testbed builds the release kubedra targets by default
 SUPPORTED_VERSIONS = ("1.37", "1.36")
 
 # What `make -C testbed` puts into the bin dir.

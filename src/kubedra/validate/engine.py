@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
 from kubedra.migrate.nvidia import known_class_names
 from kubedra.model.apiversions import Version
@@ -25,7 +25,6 @@ from kubedra.validate.rules import Issue, RuleChecker, pod_claim_issues
 from kubedra.validate.schema import BUILTIN_GROUPS, NoSchema, SchemaValidator
 
 Path = tuple[str | int, ...]
-SUPPORTED = ("1.34", "1.35", "1.36", "1.37")
 
 
 @dataclass(frozen=True)
@@ -97,10 +96,7 @@ class ValidationResult:
 
 
 def _minor(version: str) -> int:
-    v = version.strip().lstrip("v")
-    if ".".join(v.split(".")[:2]) not in SUPPORTED:
-        raise InputError(f"--target-version {version}: supported versions are {', '.join(SUPPORTED)}")
-    return int(v.split(".")[1])
+    return require_supported(version, what="--target-version").minor
 
 
 _QUANTITY_RE = re.compile(r"^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$")
@@ -201,7 +197,7 @@ def _templates_with_template_path(obj: Mapping[str, Any]) -> list[PodTemplate]:
 
 
 class Validator:
-    def __init__(self, target_version: str = "1.37", *, strict_refs: bool = False) -> None:
+    def __init__(self, target_version: str = DEFAULT_TARGET, *, strict_refs: bool = False) -> None:
         self.target_version = target_version
         self.minor = _minor(target_version)
         self.strict_refs = strict_refs
@@ -529,13 +525,13 @@ def _request_names(spec: Any) -> set[str]:
 
 
 def validate_documents(
-    documents: Sequence[Document], target_version: str = "1.37", **kw: Any
+    documents: Sequence[Document], target_version: str = DEFAULT_TARGET, **kw: Any
 ) -> ValidationResult:
     return Validator(target_version, **kw).validate(documents)
 
 
 def validate_texts(
-    texts: Iterable[tuple[str, str]], target_version: str = "1.37", **kw: Any
+    texts: Iterable[tuple[str, str]], target_version: str = DEFAULT_TARGET, **kw: Any
 ) -> ValidationResult:
     docs: list[Document] = []
     for name, text in texts:
@@ -546,5 +542,5 @@ def validate_texts(
     return validate_documents(docs, target_version, **kw)
 
 
-def validate_paths(paths: Iterable[str], target_version: str = "1.37", **kw: Any) -> ValidationResult:
+def validate_paths(paths: Iterable[str], target_version: str = DEFAULT_TARGET, **kw: Any) -> ValidationResult:
     return validate_documents(load(paths, strict=True).documents, target_version, **kw)

@@ -10,6 +10,7 @@ import yaml
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, ObjectRef, load_data
 from kubedra.audit.versions import Version
+from kubedra.k8s.featuregates import gate_histories, merged_into
 
 SYSTEM = "kube-system"
 
@@ -199,10 +200,9 @@ def feature_gates(ctx: Context, scope: Scope) -> None:
     gates = parse_feature_metrics(facts.metrics)
     if not gates:
         return
-    table = load_data("feature-gates.yaml")
-    merged: dict[str, str] = table.get("mergedInto") or {}
+    merged = merged_into()
     now_version = facts.server_version or ctx.current
-    for name, spec in sorted((table.get("gates") or {}).items()):
+    for name, spec in sorted(gate_histories().items()):
         if name not in gates:
             continue
         enabled, stage = gates[name]

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.sources.nvidia._gc import paused_gc
 from kubedra.sources.nvidia.dra import DriverInfo, device_classes, dra_objects
 from kubedra.sources.nvidia.models import GpuModel
@@ -41,7 +42,7 @@ def node_names(groups: list[NodeGroup]) -> list[list[str]]:
 def cluster(
     spec: str | list[NodeGroup],
     mode: ModeArg = "full",
-    k8s_version: str = "1.37",
+    k8s_version: str = DEFAULT_TARGET,
     device_plugin: bool = False,
     *,
     driver: DriverInfo | None = None,

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.quantity import Quantity
 from kubedra.sources.nvidia import identity
 from kubedra.sources.nvidia._gc import paused_gc
@@ -363,7 +364,7 @@ def dra_objects(
     model: str | GpuModel,
     gpus: int,
     mode: str | GpuMode = "full",
-    k8s_version: str = "1.37",
+    k8s_version: str = DEFAULT_TARGET,
     *,
     driver: DriverInfo | None = None,
 ) -> list[dict[str, Any]]:
@@ -433,7 +434,7 @@ def _device_class(name: str, device_type: str, extended_resource: str | None = N
 
 
 def device_classes(
-    k8s_version: str = "1.37", *, extended_resource: bool | None = None
+    k8s_version: str = DEFAULT_TARGET, *, extended_resource: bool | None = None
 ) -> list[dict[str, Any]]:
     """The driver's DeviceClasses (Helm chart): ``gpu.nvidia.com``, ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``.
 

@@ -27,6 +27,7 @@ from dataclasses import replace
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.quantity import Quantity, parse_quantity
 from kubedra.sources.nvidia import identity
 from kubedra.sources.nvidia.dra import DriverInfo, check_node_name
@@ -360,7 +361,7 @@ def device_plugin_node(
     driver: DriverInfo | None = None,
     pool: str | None = None,
     labels: dict[str, str] | None = None,
-    k8s_version: str = "1.37",
+    k8s_version: str = DEFAULT_TARGET,
 ) -> dict[str, Any]:
     """A Node as the NVIDIA device plugin + GFD leave it (extended resources ``nvidia.com/...``).
 
@@ -399,7 +400,7 @@ def dra_node(
     driver: DriverInfo | None = None,
     pool: str | None = None,
     labels: dict[str, str] | None = None,
-    k8s_version: str = "1.37",
+    k8s_version: str = DEFAULT_TARGET,
 ) -> dict[str, Any]:
     """A Node of a DRA cluster: same kubelet/GFD labels, no GPU extended resources (GPUs are in slices)."""
     check_node_name(node_name)

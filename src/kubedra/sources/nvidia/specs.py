@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from kubedra.errors import InputError
+from kubedra.errors import InputError, UsageError
+from kubedra.k8s.versions import SUPPORTED, Version, require_supported
 from kubedra.sources.nvidia.models import GpuModel, get_model
 
 MAX_GPUS_PER_NODE = 64
-SUPPORTED_MINORS = (34, 35, 36, 37)  # resource.k8s.io/v1 exists from 1.34
+SUPPORTED_MINORS = tuple(Version.parse(v).minor for v in SUPPORTED)  # resource.k8s.io/v1 from the oldest
 
 _GROUP_RE = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
-_VERSION_RE = re.compile(r"^v?1\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
 
 class NodeGroup(NamedTuple):
@@ -47,14 +47,8 @@ def parse_node_spec(text: str) -> list[NodeGroup]:
 
 
 def k8s_minor(version: str) -> int:
-    """Minor release of a target Kubernetes version (``1.37``, ``v1.35.2``); 1.34 to 1.37 only."""
-    m = _VERSION_RE.match(str(version).strip())
-    if not m:
-        raise InputError(f"invalid Kubernetes version {version!r} (expected e.g. 1.37)")
-    minor = int(m.group(1))
-    if minor not in SUPPORTED_MINORS:
-        known = ", ".join(f"1.{v}" for v in SUPPORTED_MINORS)
-        raise InputError(
-            f"unsupported Kubernetes version {version!r} for DRA resource.k8s.io/v1 (supported: {known})"
-        )
-    return minor
+    """Minor release of a target Kubernetes version (``1.37``, ``v1.35.2``); supported releases only (kubedra.k8s.versions)."""
+    try:
+        return require_supported(str(version)).minor
+    except UsageError as e:  # a version inside a node spec or a generated cluster: bad input
+        raise InputError(e.message) from None

@@ -1,49 +1,57 @@
-"""Target Kubernetes versions and feature-gate defaults per release (data in ``data/feature-gates.yaml``)."""
+"""Feature gates per Kubernetes release: defaults, stages, locks and history (data in ``data/feature-gates.yaml``,
+read here only; the releases themselves are :mod:`kubedra.k8s.versions`)."""
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import yaml
 
 from kubedra.errors import UsageError
-from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED
-
-__all__ = ["DEFAULT_TARGET", "SUPPORTED", "Version", "parse_version"]
-
-_VERSION_RE = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
-
-
-@dataclass(frozen=True, order=True)
-class Version:
-    major: int
-    minor: int
-
-    def __str__(self) -> str:
-        return f"{self.major}.{self.minor}"
-
-
-def parse_version(text: str, *, supported_only: bool = True) -> Version:
-    """Parse ``1.37``, ``v1.37.2`` etc.; only the minor release matters for kubedra."""
-    m = _VERSION_RE.match(text.strip())
-    if not m:
-        raise UsageError(f"invalid Kubernetes version {text!r} (expected e.g. 1.37)")
-    v = Version(int(m.group(1)), int(m.group(2)))
-    if supported_only and str(v) not in SUPPORTED:
-        raise UsageError(f"unsupported target version {v} (supported: {', '.join(SUPPORTED)})")
-    return v
+from kubedra.k8s.versions import Version
 
 
 @functools.cache
-def _gate_data() -> dict[str, dict[str, dict[str, Any]]]:
+def _gate_file() -> dict[str, Any]:
     text = resources.files("kubedra.data").joinpath("feature-gates.yaml").read_text(encoding="utf-8")
-    data: dict[str, dict[str, dict[str, Any]]] = yaml.safe_load(text)["gates"]
+    data: dict[str, Any] = yaml.safe_load(text)
     return data
+
+
+def _gate_data() -> dict[str, dict[str, dict[str, Any]]]:
+    gates: dict[str, dict[str, dict[str, Any]]] = _gate_file()["gates"]
+    return gates
+
+
+def merged_into() -> dict[str, str]:
+    """Gates whose removal is only a note because another gate took over (GangScheduling -> GenericWorkload)."""
+    return dict(_gate_file().get("mergedInto") or {})
+
+
+@functools.cache
+def gate_histories() -> dict[str, dict[str, str]]:
+    """Every gate's history as audit reads it: release -> ``stage:on|off[:locked]``, or ``absent`` for a
+    release after the gate's first one where it no longer exists."""
+    gates = _gate_data()
+    releases = sorted({v for per in gates.values() for v in per}, key=lambda v: Version.parse(v))
+    out: dict[str, dict[str, str]] = {}
+    for name, per in gates.items():
+        first = min((Version.parse(v) for v in per), default=None)
+        history: dict[str, str] = {}
+        for release in releases:
+            if first is None or Version.parse(release) < first:
+                continue
+            info = per.get(release)
+            if info is None:
+                history[release] = "absent"
+                continue
+            state = f"{info['stage']}:{'on' if info.get('default') else 'off'}"
+            history[release] = state + (":locked" if info.get("locked") else "")
+        out[name] = history
+    return out
 
 
 def known_gates() -> list[str]:
