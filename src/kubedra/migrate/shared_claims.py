@@ -33,6 +33,7 @@ from kubedra.migrate.context import ObjectContext
 from kubedra.migrate.sharing import SharedClass
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.migrate.yamldoc import to_plain, to_ruamel
+from kubedra.text import count
 
 SHARE_LABEL = "kubedra.io/gpu-share"
 _SPLITTABLE = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("", "ReplicationController")}
@@ -267,14 +268,14 @@ def _split(
     ctx.note(
         "change",
         f"{total} pods, {per} per GPU as the device plugin's {sc.resource} {sc.strategy} config ({sc.data_key}) "
-        f"allowed -> {groups} group(s) of up to {per} pods, each sharing one ResourceClaim of class {sc.name} "
+        f"allowed -> {count(groups, 'group')} of up to {per} pods, each sharing one ResourceClaim of class {sc.name} "
         f"({', '.join(claim_names)})",
         tmpl.spec,
     )
     if shared_with:
         ctx.note(
             "change",
-            f"its last {sizes[-1]} pod(s) share ResourceClaim {shared_with[0]} with other workloads' remaining pods "
+            f"its last {count(sizes[-1], 'pod')} share ResourceClaim {shared_with[0]} with other workloads' remaining pods "
             f"(the device plugin filled a GPU with pods of several workloads too)",
             tmpl.spec,
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from kubedra.errors import InputError
 from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import PodTemplate, api_group, dotted, get_path, pod_templates
 from kubedra.migrate.nvidia import known_class_names

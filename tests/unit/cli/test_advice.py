@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import shlex
 import shutil
@@ -20,12 +21,14 @@ from pathlib import Path
 
 import click
 import pytest
-from tests.unit.cli.helpers import FLEET, GPU, SNAPSHOT, WEBHOOK, run
+from tests.unit.cli.helpers import DATA, FLEET, GPU, SNAPSHOT, WEBHOOK, run
 
 from kubedra import cli
 from kubedra.errors import KubedraError
+from kubedra.testing import binaries
 
 SRC = Path(cli.__file__).parent
+CHART_DIR = str(DATA / "chart")
 BACKTICKED = re.compile(r"`(kubedra(?: [^`]*)?)`")
 USAGE_MARKERS = ("No such option", "unexpected extra argument", "Missing argument", "requires an argument")
 CLUSTER_FLAGS = ("--context", "--cluster", "--kubeconfig", "--all-contexts", "--nvml")
@@ -105,6 +108,8 @@ def check(command: str, where: str, cwd: Path) -> None:
         all(not a.startswith("-") for a in args) and len(args) <= 2 and args[0] != "completion"
     )
     needs_cluster = any(a.startswith(CLUSTER_FLAGS) for a in args) or args[0] in ("snapshot", "discover")
+    if "--helm-chart" in args and not (os.environ.get("KUBEDRA_HELM") or shutil.which("helm")):
+        needs_cluster = True  # needs helm: parsed only where there is none
     if prose or needs_cluster:
         # a verb named in prose (`kubedra audit`, `kubedra policy generate`) must exist; a command for a
         # cluster must parse (options, arguments and their checks) as printed
@@ -131,6 +136,9 @@ def fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     for d in ("manifests", "manifests/dev", "manifests/staging", "manifests/prod"):
         (tmp_path / d).mkdir(exist_ok=True)
         shutil.copy(GPU, tmp_path / d / "app.yaml")
+    helm = binaries.find("helm")
+    if helm is not None:
+        monkeypatch.setenv("KUBEDRA_HELM", str(helm))
     workloads = tmp_path / "workloads.yaml"
     workloads.write_text(resources.files("kubedra.data").joinpath("demo/inference.yaml").read_text())
     return {
@@ -141,6 +149,7 @@ def fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "SNAPSHOT": SNAPSHOT,
         "<workloads>": str(workloads),
         "WEBHOOK": WEBHOOK,
+        "CHART": CHART_DIR,
     }
 
 

@@ -54,7 +54,7 @@ def test_deployment_split_into_groups_sharing_claims():
         assert pod["containers"][0]["resources"]["limits"] == {"memory": "2Gi"}
         assert pod["containers"][0]["resources"]["claims"] == [{"name": "gpu"}]
     assert not [f for f in rep.findings if f.level == "manual"]
-    assert any("3 group(s) of up to 10 pods" in f.message for f in rep.findings)
+    assert any("3 groups of up to 10 pods" in f.message for f in rep.findings)
 
 
 def test_small_deployment_shares_one_claim():
