@@ -67,12 +67,10 @@ def candidate(obj: Mapping[str, Any], scope: Scope, autoscaled: set[Key]) -> Can
     for _, _, c in containers(spec):
         res = c.get("resources") if isinstance(c.get("resources"), Mapping) else {}
         assert isinstance(res, Mapping)
-        names = {
-            str(n) for sec in ("limits", "requests") if isinstance(res.get(sec), Mapping) for n in res[sec]
-        }
-        for n in names:
+        sections = [res[sec] for sec in ("limits", "requests") if isinstance(res.get(sec), Mapping)]
+        for n in sorted({str(n) for sec in sections for n in sec}):
             if gpu.classify(n) is not None:
-                value = (res.get("limits") or {}).get(n, (res.get("requests") or {}).get(n))
+                value = next(sec[n] for sec in sections if n in sec)
                 wants.append((n, as_int(value)))
     if len(wants) != 1 or wants[0][1] != 1:
         return None
@@ -260,7 +258,7 @@ def _split(
         if isinstance(labels, dict):
             labels.setdefault("labels", {})[SHARE_LABEL] = str(k)
         claims_of = get_path(shard, (*tmpl.spec, "resourceClaims"))
-        for c in claims_of or []:
+        for c in claims_of if isinstance(claims_of, list) else []:
             if c.get("name") == "gpu":
                 c["resourceClaimName"] = claim_names[k]
         shard.pop("status", None)
@@ -302,9 +300,10 @@ def kind_uses_match_labels(kind: str) -> bool:
 
 
 def _other_claims(pod_spec: Mapping[str, Any]) -> list[Any]:
+    claims = pod_spec.get("resourceClaims")
     return [
         c
-        for c in pod_spec.get("resourceClaims") or []
+        for c in (claims if isinstance(claims, list) else [])
         if not (isinstance(c, Mapping) and c.get("name") == "gpu")
     ]
 

@@ -57,12 +57,20 @@ class Decision:
     why: str = ""  # how it was decided (for the change note)
 
 
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _env(container: Mapping[str, Any]) -> dict[str, str]:
     out: dict[str, str] = {}
-    for e in container.get("env") or []:
+    for e in _list(container.get("env")):
         if isinstance(e, Mapping) and e.get("name") and isinstance(e.get("value"), str | int):
             out[str(e["name"])] = str(e["value"])
-    for a in [*(container.get("args") or []), *(container.get("command") or [])]:
+    for a in [*_list(container.get("args")), *_list(container.get("command"))]:
         if isinstance(a, str) and a.startswith("--default-config="):
             out["DEFAULT_CONFIG"] = a.split("=", 1)[1]
         if isinstance(a, str) and a.startswith("--node-label="):
@@ -88,17 +96,10 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
     refs: dict[tuple[str, str], dict[str, Any]] = {}
     for obj in objects:
         kind = obj.get("kind")
-        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
-        assert isinstance(meta, Mapping)
-        ns = str(meta.get("namespace") or "")
+        ns = str(_map(obj.get("metadata")).get("namespace") or "")
         if kind == "ClusterPolicy" and str(obj.get("apiVersion", "")).startswith("nvidia.com/"):
-            cfg = (
-                (obj.get("spec") or {}).get("devicePlugin", {})
-                if isinstance(obj.get("spec"), Mapping)
-                else {}
-            )
-            cfg = cfg.get("config") if isinstance(cfg, Mapping) else None
-            if isinstance(cfg, Mapping) and cfg.get("name"):
+            cfg = _map(_map(_map(obj.get("spec")).get("devicePlugin")).get("config"))
+            if cfg.get("name"):
                 # the GPU Operator puts the ConfigMap in its own namespace; match it by name in any namespace
                 refs[("*", str(cfg["name"]))] = {
                     "default": str(cfg.get("default") or "") or None,
@@ -108,19 +109,17 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
             continue
         if kind != "DaemonSet":
             continue
-        pod = ((obj.get("spec") or {}).get("template") or {}).get("spec") or {}
-        if not isinstance(pod, Mapping):
-            continue
+        pod = _map(_map(_map(obj.get("spec")).get("template")).get("spec"))
         containers = [
             c
-            for c in [*(pod.get("initContainers") or []), *(pod.get("containers") or [])]
+            for c in [*_list(pod.get("initContainers")), *_list(pod.get("containers"))]
             if isinstance(c, Mapping)
         ]
         envs = [_env(c) for c in containers]
         manager = [
             e
             for c, e in zip(containers, envs, strict=True)
-            if "config-manager" in " ".join(map(str, c.get("command") or [])) or "CONFIG_FILE_SRCDIR" in e
+            if "config-manager" in " ".join(map(str, _list(c.get("command")))) or "CONFIG_FILE_SRCDIR" in e
         ]
         plugin = any(
             "k8s-device-plugin" in str(c.get("image", "")) or "nvidia-device-plugin" in str(c.get("name", ""))
@@ -128,8 +127,8 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
         )
         if not manager and not plugin:
             continue
-        selector = pod.get("nodeSelector") if isinstance(pod.get("nodeSelector"), Mapping) else {}
-        for v in pod.get("volumes") or []:
+        selector = _map(pod.get("nodeSelector"))
+        for v in _list(pod.get("volumes")):
             cm = v.get("configMap") if isinstance(v, Mapping) else None
             if not isinstance(cm, Mapping) or not cm.get("name"):
                 continue
@@ -138,7 +137,7 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
             refs[(ns, str(cm["name"]))] = {
                 "default": env.get("DEFAULT_CONFIG") or None,
                 "fallbacks": tuple(fallbacks) if manager else ("single",),
-                "node_selector": {str(k): str(x) for k, x in (selector or {}).items()},
+                "node_selector": {str(k): str(x) for k, x in selector.items()},
                 "label": env.get("NODE_LABEL") or NODE_LABEL,
             }
     return refs
@@ -160,15 +159,10 @@ class Scope:
         scope = cls()
         for obj in objects:
             if obj.get("kind") == "Node" and obj.get("apiVersion") == "v1":
-                labels = (
-                    (obj.get("metadata") or {}).get("labels")
-                    if isinstance(obj.get("metadata"), Mapping)
-                    else None
-                )
-                scope.nodes.append({str(k): str(v) for k, v in (labels or {}).items()})
+                labels = _map(_map(obj.get("metadata")).get("labels"))
+                scope.nodes.append({str(k): str(v) for k, v in labels.items()})
         for cm, classes, keys in configmaps:
-            meta = cm.get("metadata") if isinstance(cm.get("metadata"), Mapping) else {}
-            assert isinstance(meta, Mapping)
+            meta = _map(cm.get("metadata"))
             ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
             ref = refs.get((ns, name)) or refs.get(("*", name))
             configs: dict[str, dict[str, SharedClass]] = {k: {} for k in keys}
@@ -211,8 +205,7 @@ class Scope:
         plugins = [p for p in self.plugins if any(resource in c for c in p.configs.values())]
         if not plugins:
             return Decision(None)
-        selector = pod_spec.get("nodeSelector") if isinstance(pod_spec.get("nodeSelector"), Mapping) else {}
-        selector = {str(k): str(v) for k, v in (selector or {}).items()}
+        selector = {str(k): str(v) for k, v in _map(pod_spec.get("nodeSelector")).items()}
         terms = _required_terms(pod_spec)
         outcomes: dict[str, tuple[SharedClass | None, str]] = {}
         matching = [n for n in self.nodes if _node_matches(n, selector, terms)] if self.nodes else []
@@ -270,15 +263,11 @@ def _required_terms(pod_spec: Mapping[str, Any]) -> list[list[Mapping[str, Any]]
     terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
     if not isinstance(terms, list):
         return None
-    out = []
-    for t in terms:
-        exprs = t.get("matchExpressions") if isinstance(t, Mapping) else None
-        out.append([e for e in exprs or [] if isinstance(e, Mapping)])
-    return out
+    return [[e for e in _list(_map(t).get("matchExpressions")) if isinstance(e, Mapping)] for t in terms]
 
 
 def _expr_ok(labels: Mapping[str, str], e: Mapping[str, Any]) -> bool:
-    key, op, values = str(e.get("key")), e.get("operator"), [str(v) for v in e.get("values") or []]
+    key, op, values = str(e.get("key")), e.get("operator"), [str(v) for v in _list(e.get("values"))]
     if op == "In":
         return labels.get(key) in values
     if op == "NotIn":
@@ -319,7 +308,7 @@ def _keys_for(p: PluginConfig, selector: Mapping[str, str], terms: Any) -> list[
                 return [*p.defaults, *p.configs]  # this term leaves the label free
             for e in exprs:
                 if e.get("operator") == "In":
-                    values |= {str(v) for v in e.get("values") or []}
+                    values |= {str(v) for v in _list(e.get("values"))}
                 elif e.get("operator") == "DoesNotExist":
                     values |= set(p.defaults)
                 else:

@@ -6,7 +6,14 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kubedra.migrate import sharing
 from kubedra.migrate.report import MigrationReport
+from kubedra.migrate.shared_claims import candidate
+from kubedra.migrate.sharing_scope import Scope
 
 from .helpers import by_kind, migrate_text
 
@@ -155,3 +162,38 @@ def test_explicit_sharing_flag_overrides_the_scope():
     rep = migrate_text(cm + "---\n" + deployment("a"), sharing="exclusive")
     assert classes(rep) == {"a": "gpu.nvidia.com"}
     assert not manual(rep)
+
+
+# --- hostile shapes: any value where a mapping or list is expected is ignored, never a crash ------------------------
+
+_leaf = st.one_of(st.none(), st.booleans(), st.integers(-3, 12), st.text(max_size=6), st.just("config1"))
+_KEYS = [
+    *("spec", "template", "containers", "initContainers", "env", "name", "value", "volumes", "configMap"),
+    *("nodeSelector", "metadata", "labels", "devicePlugin", "config", "default", "affinity", "nodeAffinity"),
+    *("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms", "matchExpressions", "key"),
+    *("operator", "values", "resources", "limits", "nvidia.com/gpu", "replicas", "command", "args"),
+]
+_any = st.recursive(
+    _leaf,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(ds=_any, policy=_any, node=_any, pod=_any)
+def test_scope_ignores_malformed_objects(ds, policy, node, pod):
+    cm = yaml.safe_load(NAMED.split("---\n")[0])
+    objs = [
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "p"}, "spec": ds},
+        {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "spec": policy},
+        {"apiVersion": "v1", "kind": "Node", "metadata": node},
+    ]
+    scope = Scope.build(objs, [(cm, sharing.plan(cm, extended_resource=False), sharing.config_keys(cm))])
+    d = scope.decide("nvidia.com/gpu", pod if isinstance(pod, dict) else {})
+    assert d.manual is None or "nvidia.com/device-plugin.config" in d.manual
+    candidate(
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": pod}, scope, set()
+    )
