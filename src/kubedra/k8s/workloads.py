@@ -112,7 +112,10 @@ def _items(value: Any) -> list[tuple[int, Mapping[str, Any]]]:
 
 
 def _template(base: Path, role: str = "", replicas: int = 1, **kw: Any) -> PodTemplate:
-    return PodTemplate(spec=(*base, "spec"), metadata=(*base, "metadata"), role=role, replicas=replicas, **kw)
+    # a negative count is invalid (the apiserver refuses it): it stands for no pods, not fewer
+    return PodTemplate(
+        spec=(*base, "spec"), metadata=(*base, "metadata"), role=role, replicas=max(replicas, 0), **kw
+    )
 
 
 def _job_pods(job_spec: Any) -> int:
@@ -405,7 +408,8 @@ def trainjob_jobset(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> 
         nodes = _int(get_path(runtime, ("spec", "mlPolicy", "numNodes")), 1)
     per_node = get_path(trainjob, ("spec", "trainer", "resourcesPerNode"))
     for _, rj in _items(get_path(template, ("spec", "replicatedJobs"))):
-        labels = get_path(rj, ("template", "metadata", "labels")) or {}
+        labels = get_path(rj, ("template", "metadata", "labels"))
+        labels = labels if isinstance(labels, Mapping) else {}
         is_trainer = (
             rj.get("name") == f["trainer_job"] or labels.get(f["ancestor_label"]) == f["ancestor_trainer"]
         )

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from kubedra.k8s.workloads import gang, pod_templates, queue_name, suspended
+from kubedra.k8s.workloads import gang, pod_templates, queue_name, suspended, trainjob_jobset
 from kubedra.scheduler.workloads import Workloads, expand
 from kubedra.sources.files import parse_text
 
@@ -244,3 +246,83 @@ def test_lws_groups_are_placed_group_by_group():
     got = _placed(text, "3x8xH100-80GB")  # group 0 whole, group 1 cannot be placed whole
     assert str(got["vllm-0"]).startswith("h100") and str(got["vllm-0-1"]).startswith("h100")
     assert "gang default/vllm-1" in str(got["vllm-1"]) and "gang default/vllm-1" in str(got["vllm-1-1"])
+
+
+# --- hostile shapes ---------------------------------------------------------------------------------------------------
+
+_KINDS = [
+    ("kubeflow.org/v1", "PyTorchJob"),
+    ("kubeflow.org/v2beta1", "MPIJob"),
+    ("batch.volcano.sh/v1alpha1", "Job"),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet"),
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+    ("ray.io/v1", "RayCluster"),
+    ("ray.io/v1", "RayJob"),
+    ("batch/v1", "Job"),
+    ("apps/v1", "Deployment"),
+    ("trainer.kubeflow.org/v1alpha1", "TrainJob"),
+]
+_FIELDS = [
+    *(
+        "spec",
+        "template",
+        "replicas",
+        "parallelism",
+        "completions",
+        "tasks",
+        "minAvailable",
+        "replicatedJobs",
+    ),
+    *(
+        "dependsOn",
+        "name",
+        "leaderWorkerTemplate",
+        "size",
+        "leaderTemplate",
+        "workerTemplate",
+        "startupPolicy",
+    ),
+    *("headGroupSpec", "workerGroupSpecs", "minReplicas", "maxReplicas", "numOfHosts", "rayClusterSpec"),
+    *(
+        "pytorchReplicaSpecs",
+        "mpiReplicaSpecs",
+        "Worker",
+        "Launcher",
+        "elasticPolicy",
+        "runPolicy",
+        "suspend",
+    ),
+    *(
+        "launcherCreationPolicy",
+        "schedulingPolicy",
+        "metadata",
+        "labels",
+        "trainer",
+        "numNodes",
+        "containers",
+    ),
+]
+_value = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-2, 9), st.text(max_size=5), st.just("WaitForWorkersReady")
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_FIELDS), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(kind=st.sampled_from(_KINDS), spec=_value, runtime=_value)
+@example(kind=_KINDS[0], spec={"pytorchReplicaSpecs": {"Worker": {"replicas": -2}}}, runtime=None)
+@example(kind=_KINDS[2], spec={"tasks": [{"replicas": -1, "template": {}}]}, runtime=None)
+def test_walker_never_crashes_on_malformed_workloads(kind, spec, runtime):
+    obj = {"apiVersion": kind[0], "kind": kind[1], "metadata": {"name": "w"}, "spec": spec}
+    ts = pod_templates(obj)
+    if ts is not None:
+        assert all(t.replicas >= 0 for t in ts)
+        g = gang(obj, ts, has_gpu=True)
+        assert g is None or g.min_count >= 0
+    suspended(obj)
+    trainjob_jobset(obj, {"spec": runtime})
