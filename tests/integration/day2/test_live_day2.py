@@ -117,6 +117,20 @@ def test_explain_pod_names_why_it_is_pending(controlplane: ControlPlane, gpu_clu
     assert by_node[node]["explanation"] and not by_node[node]["allocatable"]
     others = [e for n, e in by_node.items() if n != node]
     assert all(e.get("reason") == "node(s) didn't match Pod's node affinity/selector" for e in others)
+
+    # the same question asked about the pod's generated claim (the resourceclaim controller made it)
+    def generated() -> str | None:
+        st = (
+            controlplane.api.get(resource_path("v1", "Pod", "big", ns))
+            .get("status", {})
+            .get("resourceClaimStatuses")
+        )
+        return (st or [{}])[0].get("resourceClaimName")
+
+    claim_name = controlplane.api.wait_for("the generated claim", generated, timeout=30)
+    claim = kubedra_inprocess("explain", f"claim/{claim_name}", "-n", ns, "--kubeconfig", kc, "--node", node)
+    assert claim.exit_code == 1, claim.output
+    assert "request gpus (class gpu.nvidia.com) needs 9, 8 available" in claim.stdout
     # a pod that fits: exit 0; a pod that is not there: exit 2
     controlplane.api.create(_template(ns, "one-gpu", 1))
     controlplane.api.create(_pod(ns, "small", group, "one-gpu"))
