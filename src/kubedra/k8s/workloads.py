@@ -257,7 +257,17 @@ def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate] | None:
             for i, t in _items(spec.get("tasks"))
         ]
     if group == "ray.io" and kind in facts()["ray"]["cluster_spec"]:
-        return _ray_cluster(obj, _field(facts()["ray"]["cluster_spec"][kind]))
+        out = _ray_cluster(obj, _field(facts()["ray"]["cluster_spec"][kind]))
+        ray = facts()["ray"]
+        mode = spec.get("submissionMode") or ray["submitter_mode"]
+        if (
+            kind == "RayJob"
+            and mode == ray["submitter_mode"]
+            and isinstance(spec.get("submitterPodTemplate"), Mapping)
+        ):
+            # the submitter Job's pod, created once the cluster is ready (not in KubeRay's gang)
+            out.append(_template(("spec", "submitterPodTemplate"), "submitter", 1, after="head"))
+        return out
     if group == "jobset.x-k8s.io" and kind == "JobSet":
         return _jobset(spec)
     if group == "leaderworkerset.x-k8s.io" and kind == "LeaderWorkerSet":
@@ -304,13 +314,14 @@ def gang(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) ->
         return None
     if group == "ray.io":
         labels = get_path(obj, ("metadata", "labels"))
+        first = sum(t.replicas for t in templates if not t.after)  # not the RayJob submitter
         if (
             isinstance(labels, Mapping)
             and str(labels.get(facts()["ray"]["gang_label"], "")).lower() == "true"
         ):
             return (
-                Gang(total, "head + desired workers (label ray.io/gang-scheduling-enabled)")
-                if total > 1
+                Gang(first, "head + desired workers (label ray.io/gang-scheduling-enabled)")
+                if first > 1
                 else None
             )
         return None

@@ -326,3 +326,19 @@ def test_walker_never_crashes_on_malformed_workloads(kind, spec, runtime):
         assert g is None or g.min_count >= 0
     suspended(obj)
     trainjob_jobset(obj, {"spec": runtime})
+
+
+def test_rayjob_submitter_pod_follows_the_cluster():
+    obj = workload("rayjob-sample.yaml", "RayJob")
+    obj["spec"]["submitterPodTemplate"] = {  # the sample's commented-out submitterPodTemplate
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "submitter", "image": "rayproject/ray:2.52.0"}],
+        }
+    }
+    ts = pod_templates(obj)
+    assert ts is not None
+    sub = [t for t in ts if t.role == "submitter"]
+    assert len(sub) == 1 and sub[0].after == "head"
+    obj["spec"]["submissionMode"] = "HTTPMode"
+    assert not [t for t in pod_templates(obj) or [] if t.role == "submitter"]
