@@ -134,3 +134,25 @@ def test_no_eviction_where_the_controller_is_off() -> None:
     # DRADeviceTaints is alpha (off) in 1.35: no eviction controller
     sim = run(cluster_state(), gpu_mode="full", target_version="1.35")
     assert sim.results["dra"].evicted == []
+
+
+def test_a_noexecute_slice_taint_evicts_too() -> None:
+    """The taint the driver (or anyone writing the slice) puts on the device, not only DeviceTaintRules."""
+    from kubedra.report.output import to_yaml
+    from kubedra.sources import nvidia
+
+    objs = nvidia.cluster("1x2xH100-80GB", "full", "1.37", device_plugin=False)
+    node = "h100-80gb-0"
+    for o in objs:
+        if o["kind"] == "ResourceSlice":
+            dev = next(d for d in o["spec"]["devices"] if d["name"] == "gpu-0")
+            dev["taints"] = [{"key": "example.com/fell-off", "effect": "NoExecute"}]
+    state = cluster_state(rule=False).replace(NODE, node)
+    text = "".join("---\n" + to_yaml(o) for o in objs) + "---\n" + state
+    dra = run(text, nodes=None).results["dra"]
+    (ev,) = dra.evicted
+    assert "NoExecute taint example.com/fell-off (ResourceSlice 00000-gpu.nvidia.com-h100-80gb-0-" in (
+        ev.reason or ""
+    )
+    (new,) = dra.pods
+    assert new.node == node and new.devices == [f"gpu.nvidia.com/{node}/gpu-1"]
