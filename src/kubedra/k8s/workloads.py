@@ -454,13 +454,23 @@ _CRD_GPU_KEYS = frozenset(
 )
 
 
+# Where a GPU is named without being requested: node placement and toleration of the GPU nodes' taint
+# (key: nvidia.com/gpu), labels and annotations. A toleration with key nvidia.com/gpu is not a GPU request.
+_NOT_A_REQUEST = frozenset(
+    {"tolerations", "nodeSelector", "affinity", "nodeAffinity", "nodeLabels", "labels", "annotations"}
+)
+
+
 def deep_gpu_fields(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     """(path, value) of every field of an unknown custom resource that looks like a GPU setting: an
-    ``nvidia.com/...`` key, a string naming ``nvidia.com/gpu``/``mig-``, or a positive ``gpus``-like count."""
+    ``nvidia.com/...`` key, a string naming ``nvidia.com/gpu``/``mig-``, or a positive ``gpus``-like count.
+    Tolerations, node selectors, affinity, labels and annotations are placement, not requests: skipped."""
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             key = str(k)
             p = (*path, key)
+            if key in _NOT_A_REQUEST:
+                continue
             if key.startswith("nvidia.com/"):
                 yield p, v
                 continue
@@ -478,3 +488,13 @@ def deep_gpu_fields(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             yield from deep_gpu_fields(v, (*path, i))
+
+
+def custom_resource_gpu_fields(obj: Mapping[str, Any]) -> list[tuple[Path, Any]]:
+    """GPU settings in the fields of a custom resource whose pods kubedra cannot derive (no pod template it
+    knows: a TrainJob's ``resourcesPerNode``, a vLLM runtime CR, a Kueue quota). Built-in kinds never hide one.
+    audit reports them, migrate makes them manual items, simulate skips them: the same list for every verb."""
+    group = api_group(str(obj.get("apiVersion") or ""))
+    if "." not in group or group.endswith(".k8s.io") or pod_templates(obj) is not None:
+        return []
+    return list(deep_gpu_fields(obj))

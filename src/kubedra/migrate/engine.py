@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
-from kubedra.k8s.workloads import api_group, deep_gpu_fields, dotted, get_path, pod_templates
+from kubedra.k8s.workloads import api_group, custom_resource_gpu_fields, dotted, get_path, pod_templates
 from kubedra.migrate import dra, gang, gpu, shared_claims, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
@@ -343,10 +343,7 @@ class Migrator:
         return before, after
 
     def _unknown_kind(self, ctx: ObjectContext, obj: Mapping[str, Any]) -> None:
-        group = api_group(ctx.ref.api_version)
-        if "." not in group or group.endswith(".k8s.io"):
-            return  # a built-in kind without pods: nothing hides a GPU request there
-        for path, value in deep_gpu_fields(obj):
+        for path, value in custom_resource_gpu_fields(obj):
             ctx.note(
                 "manual",
                 f"GPU setting in a field of {ctx.ref.kind} ({dotted(path)} = {value!r}): kubedra does not know how "

@@ -36,7 +36,14 @@ from typing import Any
 from kubedra.errors import InputError, Location
 from kubedra.k8s import workloads as k8s
 from kubedra.k8s.gpuschemes import annotation_schemes
-from kubedra.k8s.workloads import PodTemplate, api_group, deep_gpu_fields, dotted, get_path, pod_templates
+from kubedra.k8s.workloads import (
+    PodTemplate,
+    api_group,
+    custom_resource_gpu_fields,
+    dotted,
+    get_path,
+    pod_templates,
+)
 from kubedra.migrate import nvidia as migrate_nvidia
 from kubedra.migrate.gpu import classify
 from kubedra.model.objects import Node, ObjectMeta, Pod
@@ -164,10 +171,7 @@ def _fraction_annotation(pod: Pod) -> tuple[str, str, str] | None:
 
 
 def _unknown_kind_gpu(doc: Document) -> list[tuple[tuple[str | int, ...], Any]]:
-    group = api_group(doc.api_version)
-    if "." not in group or group.endswith(".k8s.io"):
-        return []
-    return list(deep_gpu_fields(doc.obj))
+    return custom_resource_gpu_fields(doc.obj)
 
 
 def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemplate, Pod]]:

@@ -789,3 +789,26 @@ def test_nvidia_driver_release_preflight(image: str, target: str, message: str |
         assert hits == []
     else:
         assert len(hits) == 1 and message in hits[0].message, [h.message for h in hits]
+
+
+def test_gpus_in_custom_resource_fields_but_not_tolerations() -> None:
+    """Issue 12 #5: GPUs named in a CR's own fields are reported (the fields migrate leaves manual and simulate
+    skips); a toleration or node selector naming nvidia.com/gpu places pods, it requests nothing."""
+    trainjob = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "t"},
+        "spec": {"trainer": {"numNodes": 2, "resourcesPerNode": {"limits": {"nvidia.com/gpu": 1}}}},
+    }
+    flavor = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "f"},
+        "spec": {
+            "nodeLabels": {"nvidia.com/gpu.present": "true"},
+            "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        },
+    }
+    findings = audit([trainjob, flavor])
+    assert [(f.rule, f.object.kind) for f in findings] == [("gpu.custom-resource-request", "TrainJob")]
+    assert "spec.trainer.resourcesPerNode.limits" in findings[0].message

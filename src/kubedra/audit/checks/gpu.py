@@ -12,6 +12,7 @@ from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
+from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
 
 NVIDIA_GPU = "nvidia.com/gpu"
@@ -108,6 +109,27 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
                     annotation=sch.key,
                     scheduler=sch.scheme,
                 )
+
+
+@check("gpu.custom-resource-request")
+def custom_resource_gpus(ctx: Context, scope: Scope) -> None:
+    """GPUs requested in a custom resource's own fields (TrainJob resourcesPerNode, a vLLM runtime CR, a Kueue
+    quota): the same fields migrate leaves as manual items and simulate skips."""
+    for item in scope.items:
+        fields = custom_resource_gpu_fields(item.obj)
+        if not fields:
+            continue
+        in_pod_specs = [at.path for at in item.pod_specs]  # reported per container by gpu_requests already
+        for path, value in fields:
+            if any(path[: len(p)] == p for p in in_pod_specs):
+                continue
+            ctx.emit(
+                "gpu.custom-resource-request",
+                item,
+                f"{item.kind} field {format_path(path)} = {value!r} names a device-plugin GPU",
+                path=path,
+                field=format_path(path),
+            )
 
 
 _DEVICE_PLUGIN_IMAGE = re.compile(r"^(k8s-device-plugin|nvidia-device-plugin|device-plugin)(:|@|$)")

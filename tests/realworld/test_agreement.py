@@ -1,0 +1,108 @@
+"""audit, migrate and simulate agree on which objects of each real-world file use GPUs outside DRA (issue 12 #5).
+
+- audit: objects with a GPU-request finding (device plugin, MIG, HAMi, other vendors, sharing annotations, GPUs in a
+  custom resource's fields);
+- migrate: objects it rewrites or leaves as manual items at a field (a GPU request, annotation or CR field);
+- simulate: workloads whose pods request such a GPU, and objects it skips because of one.
+
+DRA claims are not "GPUs outside DRA": pods that only use resourceClaims are in none of the three sets.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
+from kubedra.k8s.workloads import custom_resource_gpu_fields
+from kubedra.migrate.gpu import classify
+from kubedra.model.objects import Pod
+from kubedra.scheduler.workloads import expand
+from kubedra.simulate.inputs import load_inputs
+from realworld import outcomes
+
+GPU_RULES = {
+    "gpu.device-plugin-request",
+    "gpu.mig-request",
+    "gpu.shared-request",
+    "gpu.hami-request",
+    "gpu.other-vendor-request",
+    "gpu.memory-share-request",
+    "gpu.fraction-annotation",
+    "gpu.custom-resource-request",
+}
+# Files where a verb is known to disagree, with the issue item that owns the fix (strict: fixing it fails here).
+KNOWN = {
+    "kueue--pod-group": "issue 12 #3: simulate refuses a bare Pod with generateName (the apiserver names it)",
+}
+
+
+def _ref(kind: str, name: str) -> str:
+    return f"{kind}/{name.rstrip('-')}"  # generateName objects: the prefix names them everywhere
+
+
+def audit_gpu_objects(path: Path) -> set[str]:
+    _, data, _ = outcomes._run(["audit", "-o", "json", str(path)])
+    return {
+        _ref(f["object"]["kind"], f["object"]["name"]) for f in data["findings"] if f["rule"] in GPU_RULES
+    }
+
+
+def migrate_gpu_objects(path: Path) -> set[str]:
+    _, data, _ = outcomes._run(["migrate", "-o", "json", str(path)])
+    out = set()
+    for f in data["files"]:
+        for x in f["findings"]:
+            where = x.get("path") or ""
+            if x["level"] not in ("change", "manual") or not x.get("object") or not where:
+                continue
+            if where == "apiVersion" or where.startswith("data") or "rayStartParams" in where:
+                continue  # DRA version conversion, device-plugin configs, Ray's own GPU count
+            out.add(_ref(x["object"]["kind"], x["object"]["name"]))
+    return out
+
+
+def _outside_dra(pod: Pod) -> bool:
+    names = [n for c in [*pod.init_containers, *pod.containers] for n in (*c.requests, *c.limits)]
+    return any(classify(n) is not None or resource_scheme(n) is not None for n in names) or bool(
+        annotation_schemes(pod.meta.annotations)
+    )
+
+
+def simulate_gpu_objects(path: Path) -> set[str]:
+    inputs = load_inputs([str(path)])
+    workloads = expand(inputs.documents)
+    out = set()
+    for s in workloads.sets:
+        if _outside_dra(s.template):
+            kind, _, name = s.owner.split("/", 2)
+            out.add(_ref(kind, name))
+    hides_gpus = {d.describe() for d in inputs.documents if custom_resource_gpu_fields(d.obj)}
+    for skipped in workloads.skipped:
+        # skipped because of a GPU (or for another reason, e.g. a TrainJob without its runtime, while it names one)
+        if "GPU" in skipped.reason or "annotation" in skipped.reason or skipped.what in hides_gpus:
+            kind, _, name = skipped.what.partition(" ")
+            out.add(_ref(kind, name.rsplit("/", 1)[-1]))
+    return out
+
+
+@pytest.mark.parametrize("path", outcomes.inputs(), ids=lambda p: p.stem)
+def test_verbs_agree_on_gpu_objects(path: Path) -> None:
+    if path.stem in KNOWN:
+        pytest.xfail(KNOWN[path.stem])
+    audit, migrate, simulate = audit_gpu_objects(path), migrate_gpu_objects(path), simulate_gpu_objects(path)
+    assert audit == migrate == simulate, (
+        f"audit {sorted(audit)} migrate {sorted(migrate)} simulate {sorted(simulate)}"
+    )
+
+
+def test_the_known_disagreements_still_disagree() -> None:
+    """Strict: when a known disagreement is fixed, drop it from KNOWN."""
+    for stem in KNOWN:
+        path = outcomes.INPUTS / f"{stem}.yaml"
+        try:
+            agree = audit_gpu_objects(path) == migrate_gpu_objects(path) == simulate_gpu_objects(path)
+        except Exception:
+            agree = False
+        assert not agree, f"{stem} agrees now: remove it from KNOWN"
