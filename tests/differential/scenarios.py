@@ -105,6 +105,8 @@ KUBEDRA_FEATURES = (
     "FractionalCapacityRange",
 )
 ALL_FEATURES = (*KUBEDRA_FEATURES, "CompatibilityGroups", "DerivedAttributes", "OptionalNodeOperations")
+# The 1.36 allocator's structured.Features (k8s.io/dynamic-resource-allocation v0.36.3): no FractionalCapacityRange
+FEATURES_136 = frozenset(KUBEDRA_FEATURES) - {"FractionalCapacityRange"}
 
 GENE = st.binary(min_size=16, max_size=16).map(lambda b: int.from_bytes(b, "little"))
 

@@ -50,7 +50,7 @@ from .compare import (
 )
 from .corpus import dump_case, scenario_to_case
 from .minimize import minimize, signature
-from .scenarios import scenarios
+from .scenarios import FEATURES_136, scenarios
 
 pytestmark = pytest.mark.integration
 
@@ -120,19 +120,6 @@ KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]
         _stable_counter_slices_of_other_nodes,
     ),
 }
-
-
-FEATURES_136 = frozenset(
-    {
-        "AdminAccess",
-        "PrioritizedList",
-        "PartitionableDevices",
-        "DeviceTaints",
-        "DeviceBindingAndStatus",
-        "ConsumableCapacity",
-        "ListTypeAttributes",
-    }
-)
 
 
 def _136_invalid_pools(doc: Doc, ours: Outcome, theirs: Outcome) -> bool:
