@@ -189,6 +189,26 @@ def _kubeflow(obj: Mapping[str, Any], spec: Mapping[str, Any], kind: str) -> lis
     return None
 
 
+def _volcano(spec: Mapping[str, Any]) -> list[PodTemplate]:
+    """Each task's replicas; a task with ``dependsOn`` is created once the tasks it names are running."""
+    out = []
+    for i, t in _items(spec.get("tasks")):
+        deps = get_path(t, ("dependsOn", "name"))
+        after = str(deps[-1]) if isinstance(deps, list) and deps else None
+        low = as_int(t.get("minAvailable"))
+        path: Path = ("spec", "tasks", i, "template")
+        out.append(
+            _template(
+                path,
+                str(t.get("name") or f"task-{i}"),
+                _int(t.get("replicas")),
+                after=after,
+                min_replicas=low,
+            )
+        )
+    return out
+
+
 def _jobset(spec: Mapping[str, Any]) -> list[PodTemplate]:
     """replicas Jobs of parallelism pods each; a job with ``dependsOn`` (or after another under
     ``startupPolicy.startupPolicyOrder: InOrder``) is created only once the job it follows is Ready/Complete."""
@@ -250,12 +270,7 @@ def pod_templates(obj: Mapping[str, Any]) -> list[PodTemplate] | None:
     if group == "kubeflow.org":
         return _kubeflow(obj, spec, kind)
     if group == "batch.volcano.sh" and kind == "Job":
-        return [
-            _template(
-                ("spec", "tasks", i, "template"), str(t.get("name") or f"task-{i}"), _int(t.get("replicas"))
-            )
-            for i, t in _items(spec.get("tasks"))
-        ]
+        return _volcano(spec)
     if group == "ray.io" and kind in facts()["ray"]["cluster_spec"]:
         out = _ray_cluster(obj, _field(facts()["ray"]["cluster_spec"][kind]))
         ray = facts()["ray"]
@@ -295,8 +310,13 @@ def gang(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) ->
     total = sum(t.replicas for t in templates)
     if group == "batch.volcano.sh" and kind == "Job":
         n = as_int(spec.get("minAvailable"))
-        if n is None:
-            return Gang(total, "sum of task replicas (Volcano's default minAvailable)") if total > 1 else None
+        if (
+            n is None
+        ):  # the webhook's default: sum of the tasks' minAvailable (each defaulting to its replicas)
+            n = sum(
+                t.min_replicas if t.min_replicas is not None else t.replicas for t in templates if not t.after
+            )
+            return Gang(n, "sum of tasks' minAvailable (Volcano's default)") if n > 1 else None
         return Gang(n, "spec.minAvailable") if n > 1 else None
     if group == "kubeflow.org":
         return _kubeflow_gang(obj, templates, total)

@@ -342,3 +342,13 @@ def test_rayjob_submitter_pod_follows_the_cluster():
     assert len(sub) == 1 and sub[0].after == "head"
     obj["spec"]["submissionMode"] = "HTTPMode"
     assert not [t for t in pod_templates(obj) or [] if t.role == "submitter"]
+
+
+def test_volcano_default_min_available_is_the_sum_of_task_minimums():
+    obj = workload("volcano-tf-example-gpu.yaml", "Job")
+    del obj["spec"]["minAvailable"]
+    obj["spec"]["tasks"][1]["minAvailable"] = 2  # workers: 3 replicas, 2 enough to start
+    assert shape(obj) == ({"ps": 1, "worker": 3}, 3)
+    obj["spec"]["tasks"][1]["dependsOn"] = {"name": ["ps"]}
+    ts = pod_templates(obj)
+    assert ts is not None and ts[1].after == "ps"
