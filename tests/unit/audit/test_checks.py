@@ -812,3 +812,37 @@ def test_gpus_in_custom_resource_fields_but_not_tolerations() -> None:
     findings = audit([trainjob, flavor])
     assert [(f.rule, f.object.kind) for f in findings] == [("gpu.custom-resource-request", "TrainJob")]
     assert "spec.trainer.resourcesPerNode.limits" in findings[0].message
+
+
+def _dp_image_ds(name: str, command: list[str] | None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": "nvcr.io/nvidia/k8s-device-plugin:v0.17.0"}
+    if command is not None:
+        container["command"] = command
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+
+
+def test_gfd_and_mps_control_daemonsets_are_not_the_device_plugin() -> None:
+    """Issue 12 #6: the k8s-device-plugin image also runs GFD and the MPS control daemon."""
+    findings = audit(
+        [
+            _dp_image_ds("plugin", None),
+            _dp_image_ds("gfd", ["/usr/bin/gpu-feature-discovery"]),
+            _dp_image_ds("mps", ["mps-control-daemon"]),
+        ]
+    )
+    assert sorted((f.rule, f.object.name) for f in findings) == [
+        ("gpu.device-plugin-daemonset", "plugin"),
+        ("gpu.mps-sharing", "mps"),
+    ]
+
+
+def test_mps_sharing_config_gets_a_finding() -> None:
+    config = "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n"
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dp"}, "data": {"mps-10": config}}
+    (f,) = audit([cm])
+    assert f.rule == "gpu.mps-sharing" and "nvidia.com/gpu x10" in f.message and "MPS" in f.fix

@@ -145,17 +145,54 @@ def _images(item: Item) -> list[tuple[tuple[str | int, ...], str]]:
     return out
 
 
-def is_nvidia_device_plugin(item: Item) -> tuple[tuple[str | int, ...], str] | None:
+# The k8s-device-plugin image also runs GPU feature discovery and the MPS control daemon; the container's
+# command tells them apart (deployments/static and gpu-operator assets, NVIDIA/k8s-device-plugin @ 1b826acc).
+_OTHER_COMPONENTS = {
+    "gpu-feature-discovery": "GPU feature discovery",
+    "mps-control-daemon": "MPS control daemon",
+}
+
+
+def _component(item: Item, path: tuple[str | int, ...]) -> str:
+    """'device plugin', or the other component the device-plugin image runs in this container."""
+    container: Any = item.obj
+    for step in path[:-1]:
+        container = container[step]
+    command = container.get("command") if isinstance(container, dict) else None
+    first = str(command[0]) if isinstance(command, list) and command else ""
+    return _OTHER_COMPONENTS.get(first.rsplit("/", 1)[-1], "device plugin")
+
+
+def nvidia_device_plugin_images(item: Item) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """(path, image, component) of each container running NVIDIA's k8s-device-plugin image."""
+    out = []
     for path, image in _images(item):
         low = image.lower()
         if "nvidia" in low and _DEVICE_PLUGIN_IMAGE.match(low.rsplit("/", 1)[-1]):
+            out.append((path, image, _component(item, path)))
+    return out
+
+
+def is_nvidia_device_plugin(item: Item) -> tuple[tuple[str | int, ...], str] | None:
+    """The container running the device plugin itself (not GFD or the MPS control daemon from the same image)."""
+    for path, image, component in nvidia_device_plugin_images(item):
+        if component == "device plugin":
             return path, image
     return None
 
 
-@check("gpu.device-plugin-daemonset")
+@check("gpu.device-plugin-daemonset", "gpu.mps-sharing")
 def device_plugin_daemonsets(ctx: Context, scope: Scope) -> None:
     for item in scope.kind("DaemonSet"):
+        components = {c: (p, i) for p, i, c in reversed(nvidia_device_plugin_images(item))}
+        if "MPS control daemon" in components and "device plugin" not in components:
+            path, image = components["MPS control daemon"]
+            ctx.emit(
+                "gpu.mps-sharing",
+                item,
+                f"the device plugin's MPS control daemon ({image}) serves MPS-shared GPUs on its nodes",
+                path=path,
+            )
         hit = is_nvidia_device_plugin(item)
         if hit is None:
             continue
@@ -179,6 +216,12 @@ def _time_slicing(cfg: Any) -> dict[str, Any] | None:
     return None
 
 
+def _mps(cfg: Any) -> dict[str, Any] | None:
+    sharing = cfg.get("sharing") if isinstance(cfg, dict) else None
+    mps = sharing.get("mps") if isinstance(sharing, dict) else None
+    return mps if isinstance(mps, dict) else None
+
+
 @check("gpu.time-slicing-config")
 def time_slicing_configmaps(ctx: Context, scope: Scope) -> None:
     for item in scope.kind("ConfigMap"):
@@ -186,12 +229,25 @@ def time_slicing_configmaps(ctx: Context, scope: Scope) -> None:
         if not isinstance(data, dict):
             continue
         for key, text in data.items():
-            if not isinstance(text, str) or "timeSlicing" not in text:
+            if not isinstance(text, str) or ("timeSlicing" not in text and "mps" not in text):
                 continue
             try:
                 cfg = yaml.safe_load(text)
             except yaml.YAMLError:
                 continue
+            mps = _mps(cfg)
+            if mps is not None:
+                parts = [
+                    f"{r.get('name')} x{r.get('replicas')}"
+                    for r in mps.get("resources") or []
+                    if isinstance(r, dict)
+                ]
+                ctx.emit(
+                    "gpu.mps-sharing",
+                    item,
+                    f"device plugin MPS sharing config {key!r}: {', '.join(parts) or 'no resources'}",
+                    path=("data", key),
+                )
             ts = _time_slicing(cfg)
             if ts is None:
                 continue
