@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.unit.migrate.test_gpu import TS_CONFIGMAP, TS_POLICY
 
 from kubedra.migrate.context import MigrateOptions
 from kubedra.migrate.engine import Migrator, SourceFile
@@ -26,25 +27,11 @@ from .harness import NodeGroup, Scenario, Testbed
 
 pytestmark = pytest.mark.integration
 
-FLEET = """\
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: time-slicing-config, namespace: gpu-operator}
-data:
-  any: |-
-    version: v1
-    sharing:
-      timeSlicing:
-        resources:
-        - name: nvidia.com/gpu
-          replicas: 4
----
-apiVersion: nvidia.com/v1
-kind: ClusterPolicy
-metadata: {name: cluster-policy}
-spec:
-  devicePlugin:
-    config: {name: time-slicing-config, default: any}
+FLEET = (
+    TS_CONFIGMAP
+    + "---\n"
+    + TS_POLICY
+    + """\
 ---
 apiVersion: apps/v1
 kind: Deployment
@@ -62,6 +49,7 @@ spec:
           requests: {cpu: 10m, memory: 10Mi}
           limits: {nvidia.com/gpu: 1}
 """
+)
 
 
 def _migrated() -> list[dict[str, Any]]:
