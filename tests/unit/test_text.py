@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
+from tests.unit.source_strings import string_literals
 
 from kubedra.text import count, plural
 
@@ -38,29 +38,12 @@ def test_irregular() -> None:
     assert plural("box") == "boxes" and plural("key") == "keys"
 
 
-def _strings(path: Path) -> list[tuple[int, str]]:
-    """The string literals of a module (f-string parts included), with their lines; not docstrings."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-    }
-    return [
-        (node.lineno, node.value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
-    ]
-
-
 def test_reports_say_no_word_with_an_s_in_brackets() -> None:
     """No "finding(s)" left in what kubedra prints (upstream's verbatim messages excepted)."""
     upstream = ("node(s) have", "node(s) were", "node(s) {r}", "node(s) ", "Invalid character(s)")
     offenders = []
     for path in sorted(SRC.rglob("*.py")):
-        for line, text in _strings(path):
+        for line, text in string_literals(path):
             if BRACKETED.search(text) and not any(u in text for u in upstream):
                 offenders.append(f"{path.relative_to(SRC)}:{line}: {text.strip()[:100]}")
     for path in sorted(SRC.rglob("*")):

@@ -3,12 +3,12 @@ kubedra.k8s.featuregates; Python code names no release except where a test harne
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
 import yaml
+from tests.unit.source_strings import string_literals
 
 from kubedra.errors import UsageError
 from kubedra.k8s import featuregates, versions
@@ -44,21 +44,10 @@ def test_gate_history_marks_removed_gates_absent() -> None:
 
 
 def _release_literals(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    docstrings = {
-        id(node.body[0].value)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-        and node.body
-        and isinstance(node.body[0], ast.Expr)
-    }
     return [
-        f"{path.relative_to(SRC)}:{node.lineno}: {node.value!r}"
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Constant)
-        and isinstance(node.value, str)
-        and id(node) not in docstrings
-        and RELEASE.match(node.value)
+        f"{path.relative_to(SRC)}:{line}: {text!r}"
+        for line, text in string_literals(path)
+        if RELEASE.match(text)
     ]
 
 

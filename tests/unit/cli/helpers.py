@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import click
-from click.testing import CliRunner, Result
 
 from kubedra import cli
+from kubedra.testing.cli import run as run
 
 DATA = Path(__file__).parent / "data"
 TESTS = Path(__file__).resolve().parents[2]
@@ -21,18 +21,6 @@ POLICIES = str(DATA / "policies.yaml")
 ALLOCATE = str(TESTS / "data" / "allocate" / "two-nodes.yaml")
 FLEET = str(TESTS / "unit" / "plan" / "data" / "fleet.yaml")
 SNAPSHOT = str(TESTS / "unit" / "plan" / "data" / "dev.yaml")
-
-
-@click.command(
-    add_help_option=False, context_settings={"ignore_unknown_options": True, "allow_extra_args": True}
-)
-@click.pass_context
-def _entry(ctx: click.Context) -> None:
-    cli.main(list(ctx.args))
-
-
-def run(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(_entry, list(args), input=input, catch_exceptions=False)
 
 
 def verbs() -> Iterator[tuple[str, click.Command]]:

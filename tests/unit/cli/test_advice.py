@@ -9,19 +9,18 @@ checked, callbacks run), the others are run and must not be usage errors.
 
 from __future__ import annotations
 
-import ast
 import json
 import os
 import re
 import shlex
 import shutil
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 
 import click
 import pytest
 from tests.unit.cli.helpers import DATA, FLEET, GPU, SNAPSHOT, WEBHOOK, run
+from tests.unit.source_strings import string_literals
 
 from kubedra import cli
 from kubedra.errors import KubedraError
@@ -33,36 +32,6 @@ BACKTICKED = re.compile(r"`(kubedra(?: [^`]*)?)`")
 USAGE_MARKERS = ("No such option", "unexpected extra argument", "Missing argument", "requires an argument")
 CLUSTER_FLAGS = ("--context", "--cluster", "--kubeconfig", "--all-contexts", "--nvml")
 
-V1BETA1_CLAIM = """\
-apiVersion: resource.k8s.io/v1beta1
-kind: ResourceClaim
-metadata:
-  name: one-gpu
-  namespace: ml
-spec:
-  devices:
-    requests:
-    - name: gpu
-      deviceClassName: gpu.nvidia.com
-"""
-
-
-def _printed_strings(path: Path) -> Iterator[str]:
-    """String constants a module can print: everything but module/class docstrings and private functions'
-    docstrings (a click command's docstring is its --help, so command modules keep theirs)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-            body = node.body
-            is_command = path.parent.name == "commands" and isinstance(node, ast.FunctionDef)
-            first = body[0] if body else None
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and not is_command:
-                skip.add(id(first.value))
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            yield node.value
-
 
 def advertised() -> dict[str, str]:
     """command text -> where it was found."""
@@ -71,7 +40,7 @@ def advertised() -> dict[str, str]:
         if not path.is_file():
             continue
         if path.suffix == ".py":
-            texts: list[str] = list(_printed_strings(path))
+            texts = [t for _, t in string_literals(path, keep_docstrings_of_commands=True)]
         elif path.suffix in (".yaml", ".yml", ".md", ".j2", ".html"):
             texts = [path.read_text(encoding="utf-8", errors="replace")]
         else:
@@ -130,7 +99,7 @@ def check(command: str, where: str, cwd: Path) -> None:
 def fixtures(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.chdir(tmp_path)
     claim = tmp_path / "claim.yaml"
-    claim.write_text(V1BETA1_CLAIM)
+    shutil.copy(DATA / "v1beta1-claim.yaml", claim)
     deprecations = tmp_path / "deprecations.yaml"
     deprecations.write_text("schemaVersion: 1\nentries: []\n")
     for d in ("manifests", "manifests/dev", "manifests/staging", "manifests/prod"):
