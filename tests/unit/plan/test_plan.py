@@ -251,3 +251,25 @@ def test_html_report_written(tmp_path: Path) -> None:
     assert "https://" not in re.sub(
         r"<pre><code>.*?</code></pre>", "", page, flags=re.S
     )  # commands may name URLs
+
+
+def test_a_cluster_read_incompletely_makes_the_plan_incomplete(tmp_path: Path) -> None:
+    for name in ("fleet.yaml", "prod.yaml", "dev.yaml", "staging.yaml"):
+        shutil.copy(DATA / name, tmp_path / name)
+    dev = yaml.safe_load((tmp_path / "dev.yaml").read_text())
+    dev["kubedra"]["notInspected"] = [
+        {"resource": "deployments.apps", "verb": "list", "namespace": None, "reason": "HTTP 403: forbidden"}
+    ]
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(dev))
+    res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"), "-o", "json")
+    assert res.exit_code == 2, res.output
+    out = json.loads(res.stdout)  # the plan is still printed
+    assert out["waves"] and [(r["cluster"], r["resource"], r["cause"]) for r in out["incomplete"]] == [
+        ("dev", "deployments.apps", "forbidden")
+    ]
+    assert (
+        "kubedra: incomplete: cluster dev: cannot list deployments.apps (cluster-wide): forbidden"
+        in res.stderr
+    )
+    res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"), "-o", "json", "--allow-missing", "deployments")
+    assert res.exit_code == 1 and json.loads(res.stdout)["incomplete"] == []

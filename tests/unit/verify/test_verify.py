@@ -506,3 +506,33 @@ def test_driver_release_preflight(tmp_path: Path, tag: str, warned: bool) -> Non
     assert code == 0
     msgs = by_id(data)["driver"]["messages"]
     assert any("not in kubedra's release table" in m for m in msgs) == warned, msgs
+
+
+def test_a_snapshot_that_could_not_read_everything_is_incomplete(tmp_path: Path) -> None:
+    """7/7 checks passing on objects that could not be listed is not a pass: exit 2, named, unless accepted."""
+    header = Header("testbed", "v1.37.2", NOW)
+    header.not_inspected = [
+        {"resource": "pods", "verb": "list", "namespace": None, "reason": "HTTP 403: pods is forbidden"},
+        {"resource": "events", "reason": "HTTP 401: Unauthorized"},  # a header from before verb/namespace
+    ]
+    path = tmp_path / "partial.yaml"
+    write(Snapshot(header, healthy()), str(path))
+    res = run("verify", "-f", str(path))
+    assert res.exit_code == 2
+    assert "INCOMPLETE: 7 passed" in res.stdout
+    assert res.stderr.splitlines()[:2] == [
+        "kubedra: incomplete: cluster testbed: cannot list pods (cluster-wide): forbidden (HTTP 403: pods is forbidden)",
+        "kubedra: incomplete: cluster testbed: cannot list events (cluster-wide): unauthorised (HTTP 401: Unauthorized)",
+    ]
+    code, data = verify("-f", str(path), "--allow-missing", "pods")
+    assert code == 2 and [r["resource"] for r in data["incomplete"]] == ["events"]
+    assert data["incomplete"][0] == {
+        "cluster": "testbed",
+        "resource": "events",
+        "verb": "list",
+        "namespace": None,
+        "cause": "unauthorised",
+        "reason": "HTTP 401: Unauthorized",
+    }
+    code, data = verify("-f", str(path), "--allow-missing", "pods", "--allow-missing", "events")
+    assert code == 0 and data["incomplete"] == []
