@@ -37,7 +37,8 @@ _KINDS = (
 )
 
 
-def _what(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a non-regular file is, for messages ("a FIFO", "a folder", ...)."""
     for test, what in _KINDS:
         if test(mode):
             return what
@@ -57,7 +58,7 @@ def resolve_target(path: str, *, overwrite_readonly: bool = False) -> tuple[str,
     if st is not None:
         if not stat.S_ISREG(st.st_mode):
             raise InputError(
-                f"is {_what(st.st_mode)}, not a regular file: refusing to replace it", Location(path)
+                f"is {file_kind(st.st_mode)}, not a regular file: refusing to replace it", Location(path)
             )
         if not overwrite_readonly and not os.access(real, os.W_OK):
             raise InputError("is read-only: refusing to replace it", Location(file=path))

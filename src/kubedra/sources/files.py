@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.safewrite import file_kind
 from kubedra.sources import yamlbounds
 from kubedra.sources import yamlscalars as scalars
 
@@ -263,20 +264,6 @@ class LoadResult:
 # skipped instead of stopping the command (set by the CLI option, see commands/_common.py).
 SKIP_UNREADABLE = False
 
-_SPECIAL = (
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind_of(mode: int) -> str:
-    for test, what in _SPECIAL:
-        if test(mode):
-            return what
-    return "not a regular file"
-
 
 def _unreadable(path: str, reason: str) -> None:
     """An entry of an input folder that is not read: an error, or (``--skip-unreadable``) a warning."""
@@ -301,7 +288,7 @@ def _walk(root: Path, suffixes: tuple[str, ...]) -> Iterator[str]:
                 _unreadable(full, f"cannot read: {e.strerror}")
                 continue
             if not stat.S_ISREG(st.st_mode):
-                _unreadable(full, f"{_kind_of(st.st_mode)}, not read")  # never opened: a FIFO would block
+                _unreadable(full, f"{file_kind(st.st_mode)}, not read")  # never opened: a FIFO would block
                 continue
             if not os.access(full, os.R_OK):
                 _unreadable(full, "cannot read: permission denied")
