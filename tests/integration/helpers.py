@@ -38,6 +38,8 @@ PLURALS: dict[str, tuple[str, bool]] = {
     "DaemonSet": ("daemonsets", True),
     "ClusterRole": ("clusterroles", False),
     "ClusterRoleBinding": ("clusterrolebindings", False),
+    "Role": ("roles", True),
+    "RoleBinding": ("rolebindings", True),
     "ValidatingWebhookConfiguration": ("validatingwebhookconfigurations", False),
     "CustomResourceDefinition": ("customresourcedefinitions", False),
     "ResourceSlice": ("resourceslices", False),
