@@ -43,6 +43,7 @@ _FIELDS = {
     "source",
     "deletedFromModule",
     "lifecycleFrom",
+    "offByDefault",
 }
 
 
@@ -59,6 +60,7 @@ class Lifecycle:
     notes: str = ""
     classic_dra: bool = False
     convertible: str | None = None
+    off_by_default: bool = False  # served only when enabled with --runtime-config (KEP-3136 betas, alphas)
     origin: str = ""  # the data file the last override came from
 
     @property
@@ -76,6 +78,25 @@ class Lifecycle:
 
     def served(self, at: Version) -> bool:
         return self.is_introduced(at) and not self.is_removed(at)
+
+    def story(self, at: Version) -> str:
+        """Served or not at ``at``, on by default or not, deprecated and removed when: the one sentence audit and
+        validate both say about this version (``resource.k8s.io/v1beta1 at 1.37: served only when enabled ...``)."""
+        if not self.is_introduced(at):
+            return f"not served at {at} (first served in {self.introduced})"
+        if self.is_removed(at):
+            return f"not served at {at} (removed in {self.removed})"
+        if self.off_by_default:
+            parts = [
+                f"served at {at} only when enabled (--runtime-config={self.api_version}=true; off by default)"
+            ]
+        else:
+            parts = [f"served at {at}"]
+        if self.deprecated is not None and at >= self.deprecated:
+            parts.append(f"deprecated since {self.deprecated}")
+        if self.removed is not None:
+            parts.append(f"removal planned for {self.removed}")
+        return ", ".join(parts)
 
 
 @dataclass
@@ -160,6 +181,8 @@ class DeprecationDB:
             changes["classic_dra"] = bool(row["classicDra"])
         if "convertible" in row:
             changes["convertible"] = str(row["convertible"]) if row["convertible"] else None
+        if "offByDefault" in row:
+            changes["off_by_default"] = bool(row["offByDefault"])
         self.entries[key] = replace(cur, **changes)
 
     def _reindex(self) -> None:

@@ -295,16 +295,11 @@ class Validator:
         group = api_group(api)
         version = api.rsplit("/", 1)[-1]
         if group == "resource.k8s.io" and version != "v1":
-            deprecated = {"v1beta1": 35, "v1beta2": 36, "v1alpha3": 36}.get(version)
-            note = f"; deprecated since 1.{deprecated}" if deprecated and self.minor >= deprecated else ""
-            return [
-                Issue(
-                    ("apiVersion",),
-                    f"{api} is not served by default in 1.{self.minor} (only resource.k8s.io/v1 is); it needs "
-                    f"--runtime-config{note} — kubedra migrate converts it",
-                    True,
-                )
-            ]
+            entry = _lifecycle_db().lookup(api, kind)
+            if entry is not None:  # the same sentence audit says (model.lifecycle.Lifecycle.story)
+                convert = "; kubedra migrate converts it" if entry.convertible == "kubedra-migrate" else ""
+                story = entry.story(Version(1, self.minor))
+                return [Issue(("apiVersion",), f"{api} {kind}: {story}{convert}", True)]
         if group == "scheduling.k8s.io" and version != "v1":
             return [
                 Issue(

@@ -146,7 +146,7 @@ def test_dra_v1beta1_deprecated_not_removed_at_137(dra: dict) -> None:
     rules = {f["rule"] for f in beta}
     assert rules == {"api.deprecated", "dra.v1beta1-shape"}
     dep = next(f for f in beta if f["rule"] == "api.deprecated" and f["object"]["kind"] == "DeviceClass")
-    assert "deprecated 1.35, removed 1.38" in dep["message"]
+    assert "off by default), deprecated since 1.35, removal planned for 1.38" in dep["message"]
     assert dep["fix"].startswith("Move to resource.k8s.io/v1 DeviceClass before 1.38 with `kubedra migrate`")
 
 

@@ -447,3 +447,28 @@ def test_every_file_is_reported_and_parse_errors_do_not_stop_the_rest(tmp_path: 
 def test_yaml_with_braces_in_strings_is_not_a_template() -> None:
     text = 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  t: "{{ .Values.x }}"\n'
     assert check(text).valid
+
+
+def test_v1beta1_dra_is_one_story_in_audit_and_validate() -> None:
+    """Issue 12 #9: served or not at the target, on by default or not, removed when: the same words in both verbs."""
+    from kubedra.audit import engine
+    from kubedra.audit.deprecations import DeprecationDB
+    from kubedra.audit.model import Item, RuleBook
+    from kubedra.audit.versions import Version
+
+    text = RCT.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1").replace(
+        "        exactly:\n          deviceClassName", "        deviceClassName"
+    )
+    (warning,) = check(text).warnings
+    scope = engine.Scope(name=None)
+    scope.items = [Item(obj=yaml.safe_load(text))]
+    findings, _ = engine.run(
+        [scope], target=Version.parse("1.37"), current=None, db=DeprecationDB.load(), rules=RuleBook.load()
+    )
+    (deprecated,) = [f for f in findings if f.rule == "api.deprecated"]
+    story = (
+        "resource.k8s.io/v1beta1 ResourceClaimTemplate: served at 1.37 only when enabled "
+        "(--runtime-config=resource.k8s.io/v1beta1=true; off by default), deprecated since 1.35, "
+        "removal planned for 1.38"
+    )
+    assert warning.message.startswith(story) and deprecated.message == story

@@ -163,7 +163,7 @@ def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -
         ctx.emit(
             "api.deprecated",
             item,
-            f"{prefix}{entry.api_version} {item.kind} is deprecated at {t} ({_span(entry)}){_current_note(ctx, entry)}",
+            f"{prefix}{entry.api_version} {item.kind}: {entry.story(t)}{_current_note(ctx, entry)}",
             path=path,
             obj=obj,
             **params,
