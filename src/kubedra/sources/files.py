@@ -265,16 +265,13 @@ class LoadResult:
 SKIP_UNREADABLE = False
 
 
-def _unreadable(path: str, reason: str) -> None:
-    """An entry of an input folder that is not read: an error, or (``--skip-unreadable``) a warning."""
-    if not SKIP_UNREADABLE:
-        raise InputError(f"{reason} (pass --skip-unreadable to skip it)", Location(file=path))
-    sys.stderr.write(f"kubedra: warning: {path}: {reason}: skipped\n")
+def _walk(root: Path, suffixes: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]]]:
+    """(readable manifest files, [(path, why not read)]) under ``root``; nothing is opened."""
+    found: list[str] = []
+    problems: list[tuple[str, str]] = []
 
-
-def _walk(root: Path, suffixes: tuple[str, ...]) -> Iterator[str]:
     def onerror(e: OSError) -> None:
-        _unreadable(e.filename or str(root), f"cannot read folder: {e.strerror}")
+        problems.append((e.filename or str(root), f"cannot read folder: {e.strerror}"))
 
     for folder, dirs, names in os.walk(root, onerror=onerror):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -285,15 +282,28 @@ def _walk(root: Path, suffixes: tuple[str, ...]) -> Iterator[str]:
             try:
                 st = os.stat(full)  # follows a symlink to its target, like kubectl
             except OSError as e:
-                _unreadable(full, f"cannot read: {e.strerror}")
+                problems.append((full, f"cannot read: {e.strerror}"))
                 continue
             if not stat.S_ISREG(st.st_mode):
-                _unreadable(full, f"{file_kind(st.st_mode)}, not read")  # never opened: a FIFO would block
-                continue
-            if not os.access(full, os.R_OK):
-                _unreadable(full, "cannot read: permission denied")
-                continue
-            yield full
+                problems.append((full, f"{file_kind(st.st_mode)}, not read"))  # never opened: a FIFO blocks
+            elif not os.access(full, os.R_OK):
+                problems.append((full, "cannot read: permission denied"))
+            else:
+                found.append(full)
+    return found, problems
+
+
+def _report_unreadable(problems: list[tuple[str, str]]) -> None:
+    """Entries of input folders that are not read: one InputError naming the first and counting the rest,
+    or (``--skip-unreadable``) a warning for each."""
+    if not problems:
+        return
+    if not SKIP_UNREADABLE:
+        path, reason = problems[0]
+        more = f"; {len(problems) - 1} more path(s) not read" if len(problems) > 1 else ""
+        raise InputError(f"{reason}{more} (pass --skip-unreadable to skip them)", Location(file=path))
+    for path, reason in problems:
+        sys.stderr.write(f"kubedra: warning: {path}: {reason}: skipped\n")
 
 
 def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Iterator[str]:
@@ -310,7 +320,9 @@ def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Ite
             continue
         path = Path(p)
         if path.is_dir():
-            yield from _walk(path, suffixes)
+            found, problems = _walk(path, suffixes)
+            _report_unreadable(problems)
+            yield from found
         elif path.exists():
             yield str(path)
         else:
