@@ -9,7 +9,8 @@ structured allocator (k8s.io/dynamic-resource-allocation v0.37.2, ``kubedra-orac
 scenario, its start-up measured on an empty scenario and subtracted). Both get the same 10 s limit
 kube-scheduler's DRASchedulerFilterTimeout gives a node. The outcomes must agree.
 
-Prints one line per scenario (kubedra s, upstream s, outcome) and the totals.
+Prints one line per scenario (the best of 3 runs on each side: kubedra s, upstream s, outcome) and the
+totals.
 Run: .venv/bin/python benchmarks/mig_search.py   (needs ``make testbed`` for the oracle)
 """
 
@@ -31,6 +32,7 @@ from kubedra.testing import binaries
 from kubedra.testing.oracle import DEFAULT_FEATURES, scenario
 
 LIMIT = 10.0  # seconds: DRASchedulerFilterTimeout's default filterTimeout
+REPEAT = 3
 NODE = "h100-0"
 
 
@@ -69,7 +71,7 @@ def family() -> list[tuple[str, dict[str, Any]]]:
     shapes: list[tuple[str, list[list[tuple[str, str, int]]], str | None]] = [
         ("7x1g.10gb same GPU", [[("r", "1g.10gb", 7)]], parent),
         ("8x1g.10gb same GPU (no)", [[("r", "1g.10gb", 8)]], parent),
-        ("4x1g.20gb same GPU (no)", [[("r", "1g.20gb", 4)]], parent),
+        ("4x1g.20gb same GPU", [[("r", "1g.20gb", 4)]], parent),
         ("3x2g.20gb same GPU", [[("r", "2g.20gb", 3)]], parent),
         ("2x3g.40gb + 1g.10gb same GPU", [[("a", "3g.40gb", 2), ("b", "1g.10gb", 1)]], parent),
         ("3g.40gb + 4g.40gb same GPU", [[("a", "3g.40gb", 1), ("b", "4g.40gb", 1)]], parent),
@@ -110,11 +112,13 @@ def main() -> int:
     total_ours = total_theirs = 0.0
     disagreements = 0
     for name, doc in cases:
-        t = time.perf_counter()
-        ours = kubedra_outcome(doc, timeout=LIMIT)
-        mine = time.perf_counter() - t
-        theirs_s, answer = _oracle_seconds(oracle, doc)
-        theirs_s = max(theirs_s - startup, 0.0)
+        mine = theirs_s = float("inf")
+        for _ in range(REPEAT):  # the best of a few runs on each side: a shared machine is noisy
+            t = time.perf_counter()
+            ours = kubedra_outcome(doc, timeout=LIMIT)
+            mine = min(mine, time.perf_counter() - t)
+            seconds, answer = _oracle_seconds(oracle, doc)
+            theirs_s = min(theirs_s, max(seconds - startup, 0.0))
         theirs = oracle_outcome(answer)
         agree = ours["kind"] == theirs["kind"] or (
             ours["kind"] == "timeout" and "deadline" in str(theirs["error"])
