@@ -20,6 +20,7 @@ from kubedra.commands._common import (
     target_version_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.text import count
 
 FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif")
 
@@ -264,14 +265,17 @@ def _audit(
         render.print_table(report, wide=output == "wide")
 
     report_incomplete(report.incomplete)
-    incomplete = (
-        unreachable
-        or bool(report.incomplete)
-        or any(
-            f.rule in ("input.malformed", "input.helm-template", "input.helm-render-failed") for f in findings
+    unread = [
+        f
+        for f in findings
+        if f.rule in ("input.malformed", "input.helm-template", "input.helm-render-failed")
+    ]
+    if unread:  # the report names each one; stderr says why the exit code is 2
+        click.echo(
+            f"kubedra: error: {count(len(unread), 'input')} could not be read (see {unread[0].rule} in the report)",
+            err=True,
         )
-    )
-    if incomplete:
+    if unreachable or report.incomplete or unread:
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_FINDINGS if report.worst_at_least(fail_on) else EXIT_OK)
 
