@@ -79,6 +79,16 @@ def _set_skip_unreadable(ctx: click.Context, param: click.Parameter, value: bool
     return value
 
 
+def metrics_file_option() -> Callable[[F], F]:
+    """``--metrics-file PATH``: also write the run's Prometheus metrics there (node-exporter textfile collector)."""
+    return click.option(
+        "--metrics-file",
+        metavar="PATH",
+        help="Also write Prometheus metrics to PATH (written whole, then renamed: for node-exporter's "
+        "textfile collector, e.g. /var/lib/node_exporter/kubedra.prom).",
+    )
+
+
 def output_option(
     choices: Sequence[str] = TABLE_FORMATS, default: str | None = None, help: str = "Output format."
 ) -> Callable[[F], F]:

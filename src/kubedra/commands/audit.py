@@ -16,13 +16,14 @@ from kubedra.commands._common import (
     cluster_options,
     exit_codes_epilog,
     input_options,
+    metrics_file_option,
     output_option,
     target_version_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.text import count
 
-FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif")
+FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif", "prometheus")
 
 
 @click.command(
@@ -78,6 +79,7 @@ FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif")
 @time_options()
 @click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
+@metrics_file_option()
 def audit(**options: Any) -> None:
     """Report what will break when this fleet moves to --target-version: removed and deprecated APIs (DRA
     included), GPUs still on the device plugin, DRA health, admission webhooks, CRDs and cluster configuration.
@@ -126,6 +128,7 @@ def _audit(
     list_rules: bool,
     html_file: str | None = None,
     allow_missing: tuple[str, ...] = (),
+    metrics_file: str | None = None,
 ) -> None:
     from kubedra import __version__
     from kubedra.audit import engine, inputs, render
@@ -251,7 +254,15 @@ def _audit(
         from kubedra.report.pages import write_audit
 
         write_audit(html_file, report.to_dict())
-    if output == "json":
+    if output == "prometheus" or metrics_file:
+        from kubedra.report import metrics
+
+        registry = metrics.audit_registry(report.to_dict())
+        if metrics_file:
+            metrics.write_textfile(metrics_file, registry)
+    if output == "prometheus":
+        click.echo(metrics.exposition(registry), nl=False)
+    elif output == "json":
         click.echo(out.to_json(report.to_dict()), nl=False)
     elif output == "yaml":
         click.echo(out.to_yaml(report.to_dict()), nl=False)

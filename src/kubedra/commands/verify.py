@@ -19,6 +19,7 @@ from kubedra.commands._common import (
     cluster_options,
     exit_codes_epilog,
     input_options,
+    metrics_file_option,
     output_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
@@ -59,7 +60,8 @@ def parse_duration(text: str) -> dt.timedelta:
     show_default=True,
     help="A GPU pod Pending longer than this fails the check.",
 )
-@output_option((*TABLE_FORMATS, "markdown"))
+@output_option((*TABLE_FORMATS, "markdown", "prometheus"))
+@metrics_file_option()
 @allow_missing_option()
 @time_options()
 def verify(
@@ -72,6 +74,7 @@ def verify(
     output: str,
     allow_missing: tuple[str, ...],
     timeout: float,
+    metrics_file: str | None = None,
 ) -> None:
     """Check a cluster after a wave: every ResourceClaim allocated and reserved, pods with claims Running,
     DRA driver kubelet-plugin pods Ready, each GPU node's ResourceSlices matching its GPUs, no DRA error
@@ -111,7 +114,16 @@ def verify(
         "summary": summ,
         "incomplete": incomplete,
     }
-    if output == "json":
+    if output == "prometheus" or metrics_file:
+        from kubedra.report import metrics
+        from kubedra.verify.counts import dra_counts
+
+        registry = metrics.verify_registry(data, dra_counts(state))
+        if metrics_file:
+            metrics.write_textfile(metrics_file, registry)
+    if output == "prometheus":
+        click.echo(metrics.exposition(registry), nl=False)
+    elif output == "json":
         click.echo(out.to_json(data), nl=False)
     elif output == "yaml":
         click.echo(out.to_yaml(data), nl=False)
