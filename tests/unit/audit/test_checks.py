@@ -846,3 +846,34 @@ def test_mps_sharing_config_gets_a_finding() -> None:
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dp"}, "data": {"mps-10": config}}
     (f,) = audit([cm])
     assert f.rule == "gpu.mps-sharing" and "nvidia.com/gpu x10" in f.message and "MPS" in f.fix
+
+
+_RCT_TOLERATIONS = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: t}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.nvidia.com
+          tolerations:
+          - {key: k, operator: Exists}
+"""
+
+
+@pytest.mark.parametrize(("target", "expected"), [("1.35", ["dra.field-dropped-at-target"]), ("1.36", [])])
+def test_claim_fields_the_target_drops(target: str, expected: list[str]) -> None:
+    """Issue 12 #9: request tolerations need DRADeviceTaints (off by default before 1.36): dropped silently."""
+    findings = audit(_RCT_TOLERATIONS, target=target)
+    assert rules_of(findings) == expected
+    if expected:
+        assert "exactly.tolerations" in findings[0].message and "DRADeviceTaints" in findings[0].fix
+
+
+def test_pod_group_annotation_has_no_effect_from_136() -> None:
+    p = pod({}, {"scheduling.k8s.io/pod-group": "g"})
+    assert rules_of(audit([p], target="1.36")) == ["scheduling.pod-group-annotation"]
+    assert rules_of(audit([p], target="1.35")) == []
