@@ -33,9 +33,7 @@ GPU_RULES = {
     "gpu.custom-resource-request",
 }
 # Files where a verb is known to disagree, with the issue item that owns the fix (strict: fixing it fails here).
-KNOWN = {
-    "kueue--pod-group": "issue 12 #3: simulate refuses a bare Pod with generateName (the apiserver names it)",
-}
+KNOWN = {}
 
 
 def _ref(kind: str, name: str) -> str:

@@ -174,6 +174,10 @@ def _unknown_kind_gpu(doc: Document) -> list[tuple[tuple[str | int, ...], Any]]:
     return custom_resource_gpu_fields(doc.obj)
 
 
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
 def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemplate, Pod]]:
     """Templates in the order the controller creates their pods: one that waits for a role after that role."""
     out: list[tuple[PodTemplate, Pod]] = []
@@ -290,8 +294,21 @@ class _Expander:
         if pod.meta.namespace == "":
             pod.meta.namespace = ns
         if not pod.meta.name:
-            raise InputError(f"{doc.describe()}: pod without metadata.name", doc.location)
-        self._unique(ns, pod.meta.name, doc.location)
+            generate = _map(doc.obj.get("metadata")).get("generateName")
+            if not generate:
+                raise InputError(f"{doc.describe()}: pod without metadata.name", doc.location)
+            # the apiserver appends 5 random characters; the simulation names it deterministically
+            pod.meta.name = f"{generate}{len(self.seen_names):05d}"
+            self.out.notes.append(
+                f"{doc.location}: Pod with generateName {generate!r} simulated as {ns}/{pod.meta.name}"
+            )
+        pod.meta.name = self._unique(ns, pod.meta.name, doc.location)
+        queue = k8s.queue_name(doc.obj)
+        if queue and not pod.node_name:
+            self.out.notes.append(
+                f"{doc.location}: Pod {ns}/{pod.meta.name} is queued in Kueue LocalQueue {queue}: simulated as "
+                "admitted; queue quotas are not simulated"
+            )
         self._link_workload_ref(doc.obj.get("spec"), pod)
         existing = bool(pod.node_name)
         frac = _fraction_annotation(pod)
