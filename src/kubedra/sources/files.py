@@ -28,6 +28,7 @@ from kubedra.errors import InputError, Location
 from kubedra.safewrite import file_kind
 from kubedra.sources import yamlbounds
 from kubedra.sources import yamlscalars as scalars
+from kubedra.text import count
 
 try:  # pragma: no cover - depends on how PyYAML was built
     _Loader: Any = yaml.CSafeLoader
@@ -300,7 +301,7 @@ def _report_unreadable(problems: list[tuple[str, str]]) -> None:
         return
     if not SKIP_UNREADABLE:
         path, reason = problems[0]
-        more = f"; {len(problems) - 1} more path(s) not read" if len(problems) > 1 else ""
+        more = f"; {count(len(problems) - 1, 'more path')} not read" if len(problems) > 1 else ""
         raise InputError(f"{reason}{more} (pass --skip-unreadable to skip them)", Location(file=path))
     for path, reason in problems:
         sys.stderr.write(f"kubedra: warning: {path}: {reason}: skipped\n")
