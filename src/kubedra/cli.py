@@ -100,10 +100,10 @@ def _stdout_closed() -> None:
     sys.exit(EXIT_BROKEN_PIPE)
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None, prog_name: str = "kubedra") -> Any:
     """Entry point: one clear line and exit code 2 on bad input, never a traceback."""
     try:
-        return _main(argv)
+        return _main(argv, prog_name)
     finally:
         # click answers EPIPE by swapping stdout for a wrapper that swallows it and exiting 1; the artefact
         # is complete only once it reached stdout's reader
@@ -115,9 +115,9 @@ def main(argv: list[str] | None = None) -> Any:
             _stdout_closed()
 
 
-def _main(argv: list[str] | None) -> Any:
+def _main(argv: list[str] | None, prog_name: str = "kubedra") -> Any:
     try:
-        rv = cli.main(args=argv, prog_name="kubedra", standalone_mode=False)
+        rv = cli.main(args=argv, prog_name=prog_name, standalone_mode=False)
         if isinstance(rv, int):  # ctx.exit(code) comes back as a return value without standalone mode
             sys.exit(rv)
         return rv
