@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kubedra.audit.checks.gpu import CUSTOM_RESOURCE_RULE, REQUEST_RULES
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.migrate.gpu import classify
@@ -22,16 +23,7 @@ from kubedra.scheduler.workloads import expand
 from kubedra.simulate.inputs import load_inputs
 from realworld import outcomes
 
-GPU_RULES = {
-    "gpu.device-plugin-request",
-    "gpu.mig-request",
-    "gpu.shared-request",
-    "gpu.hami-request",
-    "gpu.other-vendor-request",
-    "gpu.memory-share-request",
-    "gpu.fraction-annotation",
-    "gpu.custom-resource-request",
-}
+GPU_RULES = {*REQUEST_RULES, CUSTOM_RESOURCE_RULE}
 # Files where a verb is known to disagree, with the issue item that owns the fix (strict: fixing it fails here).
 KNOWN = {}
 

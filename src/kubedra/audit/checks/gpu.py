@@ -62,7 +62,8 @@ def _extended_resource_classes(scope: Scope) -> dict[str, str]:
     return out
 
 
-@check(
+# Rules that say "this object uses GPUs outside DRA" (the corpus checks audit, migrate and simulate agree on them).
+REQUEST_RULES = (
     "gpu.device-plugin-request",
     "gpu.mig-request",
     "gpu.shared-request",
@@ -71,6 +72,10 @@ def _extended_resource_classes(scope: Scope) -> dict[str, str]:
     "gpu.memory-share-request",
     "gpu.fraction-annotation",
 )
+CUSTOM_RESOURCE_RULE = "gpu.custom-resource-request"
+
+
+@check(*REQUEST_RULES)
 def gpu_requests(ctx: Context, scope: Scope) -> None:
     mapped = _extended_resource_classes(scope)
     owners = controllers(scope)
@@ -111,7 +116,7 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
                 )
 
 
-@check("gpu.custom-resource-request")
+@check(CUSTOM_RESOURCE_RULE)
 def custom_resource_gpus(ctx: Context, scope: Scope) -> None:
     """GPUs requested in a custom resource's own fields (TrainJob resourcesPerNode, a vLLM runtime CR, a Kueue
     quota): the same fields migrate leaves as manual items and simulate skips."""
@@ -124,7 +129,7 @@ def custom_resource_gpus(ctx: Context, scope: Scope) -> None:
             if any(path[: len(p)] == p for p in in_pod_specs):
                 continue
             ctx.emit(
-                "gpu.custom-resource-request",
+                CUSTOM_RESOURCE_RULE,
                 item,
                 f"{item.kind} field {format_path(path)} = {value!r} names a device-plugin GPU",
                 path=path,
