@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed browser
+.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed browser image
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,15 @@ browser:
 	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
 	    else echo "chromium not installed (apt-get install chromium): the browser tests will skip"; fi; }
+
+# The container image (Dockerfile) as kubedra:<version>, with docker or podman; IMAGE=... to name it.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+IMAGE   ?= kubedra:$(VERSION)
+image:
+	@tool=$$(command -v docker || command -v podman); \
+	if [ -z "$$tool" ]; then echo "make image: no docker or podman on PATH: cannot build $(IMAGE) (tests/unit/deploy/test_dockerfile.py lints the Dockerfile)" >&2; exit 1; fi; \
+	if ! $$tool info >/dev/null 2>&1; then echo "make image: $$tool cannot reach its daemon/runtime: cannot build $(IMAGE)" >&2; exit 1; fi; \
+	DOCKER_BUILDKIT=1 $$tool build -t $(IMAGE) .
 
 testbed:
 	@if [ -f testbed/Makefile ]; then $(MAKE) -C testbed all test; fi
