@@ -54,7 +54,8 @@ from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 from google.protobuf import any_pb2
 
 from kubedra.cel import _protos, cost
-from kubedra.cel.library import build_extension
+from kubedra.cel.library import QUANTITY_OVERLOADS, CELFunctionError, build_extension
+from kubedra.cel.library.regex import compile_regex
 from kubedra.cel.values import RUNTIME_POOL
 from kubedra.errors import InputError
 from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, Version, require_supported
@@ -358,10 +359,8 @@ def validate_ast(checked: Any, text: str) -> None:
                 pattern_arg = call.args[0]
             if pattern_arg is not None and pattern_arg.WhichOneof("expr_kind") == "const_expr":
                 pattern = pattern_arg.const_expr.string_value
-                from kubedra.cel.library import CELFunctionError, _compile_regex
-
                 try:
-                    _compile_regex(pattern)
+                    compile_regex(pattern)
                 except CELFunctionError as e:
                     if call.function == "matches":  # cel-go ValidateRegexLiterals (a compile issue)
                         raise CELCompileError(
@@ -421,7 +420,6 @@ def check_capacity_values(checked: Any, text: str, var: str) -> None:
     at compile time with "found no matching overload". A call with a capacity value as an argument must have
     an overload that takes a Quantity (the quantity library's, or CEL's generic ones).
     """
-    from kubedra.cel.library import QUANTITY_OVERLOADS
 
     if not getattr(checked, "reference_map", None):
         return
