@@ -156,7 +156,10 @@ def explain(
         allocated = pc.allocated
         pod_reason = lambda node: why.node_reason(pod, node, allocated)  # noqa: E731
     else:
-        matches = [c for c in inv.claims if c.meta.name == name and (not ns or c.meta.namespace == ns)]
+        # a claim written without a namespace lands in "default", as kubectl apply would put it
+        matches = [
+            c for c in inv.claims if c.meta.name == name and (not ns or (c.meta.namespace or "default") == ns)
+        ]
         if not matches:
             raise InputError(f"ResourceClaim {claim_ref or f'{ns}/{name}'} not found in the input")
         claims = [matches[0]]

@@ -139,3 +139,32 @@ metadata: {name: n1}
         "hint: DeviceClass fpga selects driver fpga.example.com, but no ResourceSlice publishes it"
         in r.output
     )
+
+
+def test_explain_finds_a_claim_without_namespace_in_default(tmp_path) -> None:
+    """Issue 12 #11: a claim written without a namespace is in "default", as kubectl apply would put it."""
+    f = tmp_path / "in.yaml"
+    f.write_text(
+        """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: fpga}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "fpga.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c}
+spec:
+  devices:
+    requests: [{name: r, exactly: {deviceClassName: fpga}}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+"""
+    )
+    for ref in ("c", "default/c"):
+        r = run("explain", "-f", str(f), "--claim", ref)
+        assert r.exit_code == 1, (ref, r.output)
+        assert "not found" not in r.output
+    assert main_exit("explain", "-f", str(f), "--claim", "other/c") == 2
