@@ -5,17 +5,11 @@ alloc = Allocator(features=Features(...), classes=[...], slices=[...], allocated
 results = alloc.allocate(node, claims)   # list[AllocationResult] | None; raises AllocationError
 """
 
-from kubedra.allocator.core import (
-    FILTER_TIMEOUT,
-    AllocationError,
-    AllocationTimeout,
-    Allocator,
-    InvalidPoolsError,
-    tolerates,
-)
+from kubedra.allocator.core import Allocator
+from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout, InvalidPoolsError
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str, parse_device_id
-from kubedra.allocator.taints import apply_taint_rules
+from kubedra.allocator.taints import apply_taint_rules, tolerates
 
 __all__ = [
     "FILTER_TIMEOUT",

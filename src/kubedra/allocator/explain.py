@@ -20,18 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.allocator import capacity as cap
-from kubedra.allocator.core import (
-    AllocationError,
-    Allocator,
-    _Dev,
-    _Req,
-    _requests_of,
-    claim_ref,
-    taint_blocks,
-)
+from kubedra.allocator.core import Allocator
+from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.pools import Pool, PoolError, node_matches
+from kubedra.allocator.requests import Dev, Req, claim_ref, requests_of
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.state import device_id_str
+from kubedra.allocator.taints import taint_blocks
 from kubedra.model.objects import ALLOCATION_MODE_ALL, DeviceClaim, Node, ResourceClaim
 
 
@@ -126,7 +121,7 @@ def _pool_notes(pools: Sequence[Pool]) -> list[str]:
 
 
 def _explain_request(
-    a: Allocator, node: Node, pools: Sequence[Pool], claim: ResourceClaim, r: _Req
+    a: Allocator, node: Node, pools: Sequence[Pool], claim: ResourceClaim, r: Req
 ) -> RequestExplanation:
     f = a.features
     needed: int | str = "All" if r.mode == ALLOCATION_MODE_ALL else r.count
@@ -136,7 +131,7 @@ def _explain_request(
         ex.errors.append(f"device class {r.class_name!r} does not exist")
         return ex
     devs = [
-        _Dev((p.driver, p.name, d.name), d, s, p)
+        Dev((p.driver, p.name, d.name), d, s, p)
         for p in pools
         if not (p.incomplete or p.invalid)
         for s in p.slices
@@ -146,8 +141,8 @@ def _explain_request(
 
     def filt(name: str, keep: Any, detail: Any = None) -> None:
         nonlocal devs
-        kept: list[_Dev] = []
-        dropped: list[_Dev] = []
+        kept: list[Dev] = []
+        dropped: list[Dev] = []
         for dv in devs:
             try:
                 ok = keep(dv)
@@ -218,13 +213,13 @@ def _explain_request(
     return ex
 
 
-def _names(devs: Sequence[_Dev], limit: int = 4) -> str:
+def _names(devs: Sequence[Dev], limit: int = 4) -> str:
     names = [dv.id[2] for dv in devs[:limit]]
     more = f" and {len(devs) - limit} more" if len(devs) > limit else ""
     return ", ".join(names) + more
 
 
-def _taints(devs: Sequence[_Dev], r: _Req) -> str:
+def _taints(devs: Sequence[Dev], r: Req) -> str:
     seen: list[str] = []
     for dv in devs:
         t = taint_blocks(dv.device, r.tolerations)
@@ -235,7 +230,7 @@ def _taints(devs: Sequence[_Dev], r: _Req) -> str:
     return ", ".join(seen)
 
 
-def _counters_fit(a: Allocator, dv: _Dev) -> bool:
+def _counters_fit(a: Allocator, dv: Dev) -> bool:
     if not dv.device.consumes_counters:
         return True
     sets = dv.pool.counter_sets if a.pool_counters else {cs.name: cs for cs in dv.slice.shared_counters}
@@ -280,7 +275,7 @@ def explain(a: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> Explan
     out = Explanation(node.name, "", pools=notes)
     blocked: list[str] = []
     for claim in claims:
-        for alts in _requests_of(claim):
+        for alts in requests_of(claim):
             exps = [_explain_request(a, node, pools, claim, r) for r in alts]
             if len(exps) > 1 and any(x.satisfiable_alone for x in exps):
                 # a prioritized list: only the alternatives up to the first feasible one matter

@@ -18,10 +18,27 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
-from kubedra.allocator.core import tolerates
-from kubedra.model.objects import DeviceTaint, DeviceTaintRule, DeviceToleration, ResourceSlice
+from kubedra.model.objects import Device, DeviceTaint, DeviceTaintRule, DeviceToleration, ResourceSlice
 
 NO_EXECUTE = "NoExecute"
+
+
+def tolerates(tol: DeviceToleration, taint: DeviceTaint) -> bool:
+    """``resourceclaim.ToleratesTaint``."""
+    if tol.effect and tol.effect != taint.effect:
+        return False
+    if tol.key and tol.key != taint.key:
+        return False
+    if tol.operator in ("", "Equal"):
+        return tol.value == taint.value
+    return tol.operator == "Exists"
+
+
+def taint_blocks(device: Device, tolerations: Sequence[DeviceToleration]) -> DeviceTaint | None:
+    for t in device.taints:
+        if t.effect in ("NoSchedule", "NoExecute") and not any(tolerates(x, t) for x in tolerations):
+            return t
+    return None
 
 
 def rule_matches(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:

@@ -34,7 +34,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.allocator.core import FILTER_TIMEOUT, AllocationError, AllocationTimeout, Allocator
+from kubedra.allocator.core import Allocator
+from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout
 from kubedra.allocator.explain import short_reason
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.session import EngineConfig

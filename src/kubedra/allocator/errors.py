@@ -1,0 +1,35 @@
+"""What the allocator raises, and its result size limit (upstream's AllocationResultsMaxSize)."""
+
+from __future__ import annotations
+
+MAX_RESULTS = 32  # AllocationResultsMaxSize
+
+
+class AllocationError(Exception):
+    """A fatal allocation problem (bad CEL, unknown class, All-mode on an incomplete pool, …).
+
+    kube-scheduler reports these as an *error* status for the whole scheduling attempt, not as
+    "unschedulable on this node".
+    """
+
+
+class InvalidPoolsError(AllocationError):
+    """upstream ``ErrFailedAllocationOnNode``: allocation failed and invalid pools were seen (node-local)."""
+
+
+class AllocationTimeout(AllocationError):
+    """The search ran past its deadline: upstream's allocateOne returns ``filter operation aborted: <the
+    context's cause>`` once its context is done. kube-scheduler's DynamicResources filter bounds each node's
+    allocation by ``DRASchedulerFilterTimeout`` (default 10 s) and then reports :data:`FILTER_TIMEOUT`."""
+
+    def __init__(self) -> None:
+        super().__init__("filter operation aborted: context deadline exceeded")
+
+
+# What kube-scheduler's DynamicResources Filter returns (an Error status: the pod is retried with backoff,
+# not marked unschedulable) when the allocation on a node hit the filter timeout.
+FILTER_TIMEOUT = "node {node}: timed out trying to allocate devices"
+
+
+class StopSearch(Exception):
+    """errAllocationResultMaxSizeExceeded: prune the search (not fatal)."""

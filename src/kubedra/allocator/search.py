@@ -1,0 +1,519 @@
+"""One Allocate call: the depth-first search over claims, requests, subrequests and devices (upstream's
+``allocator`` struct in allocator_incubating.go); see :mod:`kubedra.allocator.core` for the order of checks."""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_left
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from kubedra.allocator import capacity as cap
+from kubedra.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
+from kubedra.allocator.errors import (
+    MAX_RESULTS,
+    AllocationError,
+    AllocationTimeout,
+    InvalidPoolsError,
+    StopSearch,
+)
+from kubedra.allocator.pools import Pool, PoolError, node_matches
+from kubedra.allocator.requests import Dev, DeviceResult, Req, ReqData, Rollback, claim_ref, requests_of
+from kubedra.allocator.result import build_result
+from kubedra.allocator.selectors import SelectorError
+from kubedra.allocator.state import DeviceID, device_id_str
+from kubedra.allocator.taints import taint_blocks
+from kubedra.model.objects import (
+    ALLOCATION_MODE_ALL,
+    ALLOCATION_MODE_EXACT,
+    AllocationResult,
+    CounterSet,
+    Device,
+    Node,
+    ResourceClaim,
+    ResourceSlice,
+)
+from kubedra.model.quantity import Quantity
+
+if TYPE_CHECKING:
+    from kubedra.allocator.core import Allocator
+
+
+class Search:
+    """State of one Allocate call (upstream's ``allocator`` struct)."""
+
+    def __init__(self, a: Allocator, node: Node, claims: list[ResourceClaim], pools: list[Pool]) -> None:
+        self.a = a
+        self.f = a.features
+        self.node = node
+        self.claims = claims
+        self.pools = pools
+        self.candidates: list[Dev] = a._candidates(node, pools)
+        self.req_data: dict[tuple[int, int, int], ReqData] = {}
+        self.constraints: list[list[Constraint]] = []
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
+        self.consumed_counters: dict[str, dict[str, dict[str, int]]] = {}
+        self.results: list[list[DeviceResult]] = [[] for _ in claims]
+        self.deadline: float | None = None
+        self._fits_cache: dict[tuple[int, DeviceID], bool] = {}
+
+    # ------------------------------------------------------------------ setup
+    def allocate(self) -> list[AllocationResult] | None:
+        f = self.f
+        for ci, claim in enumerate(self.claims):
+            min_claim = 0
+            for ri, alts in enumerate(requests_of(claim)):
+                is_sub = bool(alts[0].parent)
+                if not f.prioritized_list and is_sub:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {alts[0].parent}: has subrequests, "
+                        "but the DRAPrioritizedList feature is disabled"
+                    )
+                # Only the incubating and experimental allocators check this; the stable one (chosen when no
+                # feature beyond its SupportedFeatures is on) ignores capacity requests.
+                if not f.consumable_capacity and f.implementation() != "stable":
+                    for r in alts:
+                        if r.capacity is not None:
+                            what = "subrequest" if is_sub else "request"
+                            raise AllocationError(
+                                f"claim {claim_ref(claim)}, {what} {r.name}: has capacity requests, "
+                                "but the DRAConsumableCapacity feature is disabled"
+                            )
+                min_req: int
+                if is_sub:
+                    best: int | None = None
+                    for si, r in enumerate(alts):
+                        rd = self._validate(ci, ri, si, r)
+                        rd.is_sub = True
+                        self.req_data[(ci, ri, si)] = rd
+                        best = rd.num if best is None else min(best, rd.num)
+                    min_req = best or 0
+                else:
+                    rd = self._validate(ci, ri, 0, alts[0])
+                    self.req_data[(ci, ri, 0)] = rd
+                    min_req = rd.num
+                if min_req > MAX_RESULTS - min_claim:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {alts[0].parent or alts[0].name}: adding {min_req} devices "
+                        f"exceeds the claim limit of {MAX_RESULTS}, with {min_claim} already accounted for"
+                    )
+                min_claim += min_req
+            cons: list[Constraint] = []
+            for i, c in enumerate(claim.spec.constraints):
+                if c.match_attribute is not None:
+                    cons.append(MatchAttribute(c.requests, c.match_attribute, f.list_type_attributes))
+                elif c.distinct_attribute is not None and f.implementation() != "stable":
+                    # upstream's stable allocator (chosen when the enabled features allow it) knows only
+                    # matchAttribute: distinctAttribute falls into its "unsupported constraint" branch
+                    cons.append(DistinctAttribute(c.requests, c.distinct_attribute, f.list_type_attributes))
+                else:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                    )
+            self.constraints.append(cons)
+        try:
+            done = self._one(0, 0, 0, 0, False, 0)
+        except StopSearch:
+            return None
+        if not done:
+            if any(p.invalid for p in self.pools):
+                raise InvalidPoolsError("invalid resource pools were encountered")
+            return None
+        return [build_result(self, ci) for ci in range(len(self.claims))]
+
+    def _validate(self, ci: int, ri: int, si: int, r: Req) -> ReqData:
+        claim = self.claims[ci]
+        rd = ReqData(req=r, cls=None)
+        if not self.f.admin_access and r.has_admin:
+            raise AllocationError(
+                f"claim {claim_ref(claim)}, request {r.name}: admin access is requested, but the feature is disabled"
+            )
+        if not r.class_name:
+            raise AllocationError(
+                f"claim {claim_ref(claim)}, request {r.name}: missing device class name (unsupported request type?)"
+            )
+        cls = self.a.classes.get(r.class_name)
+        if cls is None:
+            raise AllocationError(
+                f"claim {claim_ref(claim)}, request {r.name}: could not retrieve device class {r.class_name}: "
+                f'deviceclass.resource.k8s.io "{r.class_name}" not found'
+            )
+        rd.cls = cls
+        if r.mode == ALLOCATION_MODE_EXACT:
+            rd.num = r.count
+        elif r.mode == ALLOCATION_MODE_ALL:
+            for p in self.pools:
+                if p.incomplete:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {r.name}: asks for all devices, but resource pool "
+                        f"{p.id} is currently being updated"
+                    )
+                if p.invalid:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {r.name}: asks for all devices, but resource pool "
+                        f"{p.id} is currently invalid"
+                    )
+                for s in p.slices:
+                    for d in s.devices:
+                        did = (s.driver, s.pool.name, d.name)
+                        if not self._selectable(ci, ri, si, rd, s, d, did):
+                            continue
+                        if self.f.consumable_capacity:
+                            try:
+                                ok = cap.fits(
+                                    None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                                )
+                            except cap.CapacityError as e:
+                                raise AllocationError(
+                                    f"claim {claim_ref(claim)}, request {r.name}: checking capacity for device {d.name}: {e}"
+                                ) from None
+                            if not ok:
+                                continue
+                        rd.all_devices.append(Dev(did, d, s, p))
+            rd.num = len(rd.all_devices)
+        else:
+            raise AllocationError(
+                f"claim {claim_ref(claim)}, request {r.name}: unsupported count mode {r.mode}"
+            )
+        return rd
+
+    def _scan_order(self, ci: int, ri: int, si: int, rd: ReqData) -> list[int] | None:
+        """The selectable candidates of a request, for a search that comes back to it (backtracking).
+
+        Selectability is fixed during a run, so a scan may skip the others; but a selector's runtime error
+        must surface only when upstream's scan reaches that device (not in use), so the list is used only
+        when every candidate was evaluated without an error; otherwise the scan stays lazy."""
+        if rd.order is not None or rd.scans < 0:
+            return rd.order
+        rd.scans += 1
+        if rd.scans < 2:  # a first scan that finds a device never needs the others
+            return None
+        try:
+            rd.order = [
+                i
+                for i, dev in enumerate(self.candidates)
+                if self._selectable(ci, ri, si, rd, dev.slice, dev.device, dev.id)
+            ]
+        except AllocationError:
+            rd.scans = -1  # an erroring selector: keep upstream's lazy order
+        return rd.order
+
+    # ------------------------------------------------------------------ checks
+    def _selectable(
+        self, ci: int, ri: int, si: int, rd: ReqData, s: ResourceSlice, d: Device, did: DeviceID
+    ) -> bool:
+        if not self.f.device_binding_and_status and d.binding_conditions:
+            return False
+        # selectors and per-device node selection only depend on the device, the class and the request's
+        # selectors (and the node, for per-device node selection): remembered across Allocate calls
+        sel_key = rd.sel_key
+        if sel_key is None:
+            sel_key = rd.sel_key = (rd.cls.name if rd.cls is not None else None, tuple(rd.req.selectors))
+        key = (sel_key, did, self.node.name) if s.per_device_node_selection else (sel_key, did)
+        cache = self.a._selectable
+        cached = cache.get(key)
+        if cached is not None:
+            return cached
+        claim = self.claims[ci]
+        try:
+            if rd.cls is not None and not self.a.matcher.all_match(rd.cls.selectors, d, s.driver):
+                cache[key] = False
+                return False
+        except SelectorError as e:
+            raise AllocationError(
+                e.describe(f"class {rd.cls.name if rd.cls else ''}", device_id_str(did))
+            ) from None
+        try:
+            if not self.a.matcher.all_match(rd.req.selectors, d, s.driver):
+                cache[key] = False
+                return False
+        except SelectorError as e:
+            raise AllocationError(e.describe(f"claim {claim_ref(claim)}", device_id_str(did))) from None
+        if s.per_device_node_selection:
+            try:
+                ok = node_matches(self.node, d.node_name, d.all_nodes, d.node_selector)
+            except PoolError as e:
+                raise AllocationError(str(e)) from None
+            if not ok:
+                cache[key] = False
+                return False
+        cache[key] = True
+        return True
+
+    def _capacity_fits(self, r: Req, did: DeviceID, d: Device) -> bool:
+        """Raises cap.CapacityError (the caller turns it into an AllocationError)."""
+        current = self.a.allocated.capacity.get(did)
+        allocating = self.allocating_capacity.get(did)
+        if current is None and allocating is None:
+            # nothing consumed yet: the answer depends only on the request and the device, and the search
+            # asks it again for every combination it tries
+            key = (id(r), did)
+            hit = self._fits_cache.get(key)
+            if hit is None:
+                hit = self._fits_cache[key] = cap.fits(
+                    None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                )
+            return hit
+        return cap.fits(current, r.capacity, d.capacity, allocating, self.f.fractional_capacity_range)
+
+    def _in_use(self, did: DeviceID) -> bool:
+        return did in self.a.allocated.devices or bool(self.allocating.get(did))
+
+    def _capacity_in_use(self, did: DeviceID) -> bool:
+        return (
+            did in self.a.allocated.capacity or did in self.a._shared_index or did in self.allocating_capacity
+        )
+
+    # ------------------------------------------------------------------ counters
+    def _counter_key(self, dev: Dev) -> str:
+        """Pool ID (driver/pool) since 1.35; the slice name in the 1.33/1.34 model."""
+        return dev.pool.id if self.a.pool_counters else dev.slice.name
+
+    def _available(self, dev: Dev) -> dict[str, dict[str, int]]:
+        key = self._counter_key(dev)
+        cache = self.a._available_counters
+        avail = cache.get(key)
+        if avail is not None:
+            return avail
+        sets: Iterable[CounterSet]
+        if self.a.pool_counters:
+            sets = dev.pool.counter_sets.values()
+            scan = [*dev.pool.slices, *dev.pool.slices_not_targeting_node]
+        else:
+            sets = dev.slice.shared_counters
+            scan = [dev.slice]
+        avail = {cs.name: {n: q.nanos for n, q in cs.counters.items()} for cs in sets}
+        for s in scan:
+            for d in s.devices:
+                if not d.consumes_counters or not self.a.is_allocated((s.driver, s.pool.name, d.name)):
+                    continue
+                for cc in d.consumes_counters:
+                    cset = avail.get(cc.counter_set)
+                    if cset is None:
+                        continue
+                    for n, q in cc.counters.items():
+                        if n in cset:
+                            cset[n] -= q.nanos
+        cache[key] = avail
+        if any(v < 0 for c in avail.values() for v in c.values()):
+            self.a._overdrawn.add(key)
+        else:
+            self.a._overdrawn.discard(key)
+        return avail
+
+    def _take_counters(self, dev: Dev) -> bool:
+        avail = self._available(dev)
+        consumed = self.consumed_counters.setdefault(self._counter_key(dev), {})
+        for cc in dev.device.consumes_counters:
+            cset = consumed.setdefault(cc.counter_set, {})
+            for n, q in cc.counters.items():
+                cset[n] = cset.get(n, 0) + q.nanos
+        # every other counter set passed this check when its consumption last changed; without a counter
+        # that was negative to begin with, only the sets this device consumes can fail now
+        if self._counter_key(dev) in self.a._overdrawn:
+            check: Iterable[str] = avail
+        else:
+            check = [cc.counter_set for cc in dev.device.consumes_counters if cc.counter_set in avail]
+        for set_name in check:
+            counters = avail[set_name]
+            used = consumed.get(set_name, {})
+            for n, v in counters.items():
+                if v < used.get(n, 0):
+                    self._release_counters(dev)
+                    return False
+        return True
+
+    def _release_counters(self, dev: Dev) -> None:
+        consumed = self.consumed_counters.get(self._counter_key(dev), {})
+        for cc in dev.device.consumes_counters:
+            cset = consumed.setdefault(cc.counter_set, {})
+            for n, q in cc.counters.items():
+                cset[n] = cset.get(n, 0) - q.nanos
+
+    # ------------------------------------------------------------------ one device
+    def _allocate_device(self, ci: int, ri: int, si: int, dev: Dev, must: bool) -> Callable[[], None] | None:
+        """Try one device; returns its undo function, or None when it cannot be used here.
+
+        Every rejection after a partial reservation rolls back what was reserved (counters, constraints,
+        in-use marks, capacity), like upstream's ``rollbackDevice`` since v0.37."""
+        claim = self.claims[ci]
+        rd = self.req_data[(ci, ri, si)]
+        r = rd.req
+        did = dev.id
+        d = dev.device
+        f = self.f
+        multi = bool(f.consumable_capacity and d.allow_multiple_allocations)
+        if not multi and r.admin and ci in self.allocating.get(did, ()):
+            return None
+        if not r.admin and self._in_use(did):
+            return None
+        if not f.partitionable_devices and d.consumes_counters:
+            return None
+        skip_counters = multi and self._capacity_in_use(did)
+        counters_taken = False
+        if not skip_counters and d.consumes_counters:
+            if not self._take_counters(dev):
+                return None
+            counters_taken = True
+        base = r.parent or r.name
+        sub = r.name if r.parent else ""
+        cons = self.constraints[ci]
+        results = self.results[ci]
+        n_before = len(results)
+        state = Rollback()
+
+        def rollback() -> None:
+            del results[n_before:]
+            inserted = state.capacity
+            if inserted is not None:
+                agg = self.allocating_capacity.get(did)
+                if agg is not None:
+                    for k, q in inserted.items():
+                        if k in agg:
+                            agg[k] = agg[k].sub(q)
+                    if all(v.is_zero() for v in agg.values()):
+                        del self.allocating_capacity[did]
+                if state.capacity_existed and did not in self.allocating_capacity:
+                    self.allocating_capacity[did] = {}
+            if state.marked:
+                self.allocating[did].discard(ci)
+            for idx in range(state.constraints_added - 1, -1, -1):
+                cons[idx].remove(base, sub, d, did[0])
+            if counters_taken:
+                self._release_counters(dev)
+
+        if f.device_taints and taint_blocks(d, r.tolerations) is not None:
+            rollback()
+            return None
+        for c in cons:
+            if not c.add(base, sub, d, did[0]):
+                rollback()
+                if must:
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {r.name}: cannot add device {device_id_str(did)} "
+                        "because a claim constraint would not be satisfied"
+                    )
+                return None
+            state.constraints_added += 1
+        if not multi:
+            self.allocating.setdefault(did, set()).add(ci)
+            state.marked = True
+        consumed: dict[str, Quantity] = {}
+        share_id = None
+        if f.consumable_capacity:
+            try:
+                ok = self._capacity_fits(r, did, d)
+            except cap.CapacityError as e:
+                rollback()
+                raise AllocationError(
+                    f"claim {claim_ref(claim)}, request {r.name}: rechecking capacity for device {device_id_str(did)}: {e}"
+                ) from None
+            if not ok:
+                rollback()
+                return None
+            if multi:
+                try:
+                    consumed = cap.consumed_from_request(r.capacity, d.capacity, f.fractional_capacity_range)
+                except cap.CapacityError as e:
+                    rollback()
+                    raise AllocationError(
+                        f"claim {claim_ref(claim)}, request {r.name}: computing consumed capacity for device "
+                        f"{device_id_str(did)}: {e}"
+                    ) from None
+                share_id = self.a.share_id_factory()
+                state.capacity_existed = did in self.allocating_capacity
+                agg = self.allocating_capacity.setdefault(did, {})
+                for k, q in consumed.items():
+                    agg[k] = agg[k].add(q) if k in agg else q
+                state.capacity = consumed
+        results.append(DeviceResult(r, dev, share_id, consumed or None, True if r.admin else None))
+        return rollback
+
+    # ------------------------------------------------------------------ search
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+        self.a.allocate_one_calls += 1
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            raise AllocationTimeout()
+        if ci >= len(self.claims):
+            return True
+        claim = self.claims[ci]
+        if ri >= len(claim.spec.requests):
+            try:
+                return self._one(ci + 1, 0, 0, 0, False, 0)
+            except StopSearch:
+                return False
+        rd = self.req_data[(ci, ri, si)]
+        if not in_sub and rd.is_sub:
+            all_exceeded = True
+            sub = 0
+            while (ci, ri, sub) in self.req_data:
+                try:
+                    ok = self._one(ci, ri, sub, di, True, 0)
+                except StopSearch:
+                    sub += 1
+                    continue
+                all_exceeded = False
+                if ok:
+                    self.req_data[(ci, ri, 0)].selected_sub = sub
+                    return True
+                sub += 1
+            if all_exceeded:
+                raise StopSearch()
+            return False
+        r = rd.req
+        all_mode = r.mode == ALLOCATION_MODE_ALL
+        if all_mode and not rd.all_devices:
+            return False
+        if di >= rd.num:
+            return self._one(ci, ri + 1, 0, 0, False, 0)
+        if len(self.results[ci]) + rd.num - di > MAX_RESULTS:
+            raise StopSearch()
+        if all_mode:
+            dev = rd.all_devices[di]
+            undo = self._allocate_device(ci, ri, si, dev, True)
+            if undo is None:
+                return False
+            try:
+                done = self._one(ci, ri, si, di + 1, in_sub, 0)
+            except BaseException:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+        cands = self.candidates
+        f = self.f
+        order = self._scan_order(ci, ri, si, rd)
+        for idx in range(start, len(cands)) if order is None else order[bisect_left(order, start) :]:
+            dev = cands[idx]
+            did = dev.id
+            if r.admin:
+                if ci in self.allocating.get(did, ()):
+                    continue
+            elif self._in_use(did):
+                continue
+            if order is None and not self._selectable(ci, ri, si, rd, dev.slice, dev.device, did):
+                continue
+            if f.consumable_capacity:
+                try:
+                    ok = self._capacity_fits(r, did, dev.device)
+                except cap.CapacityError as e:
+                    raise AllocationError(
+                        f"claim {claim_ref(self.claims[ci])}, request {r.name}: checking capacity for device "
+                        f"{device_id_str(did)}: {e}"
+                    ) from None
+                if not ok:
+                    continue
+            undo = self._allocate_device(ci, ri, si, dev, False)
+            if undo is None:
+                continue
+            try:
+                done = self._one(ci, ri, si, di + 1, in_sub, idx + 1)
+            except BaseException:
+                undo()
+                raise
+            if done:
+                return True
+            undo()
+        return False
