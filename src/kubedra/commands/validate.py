@@ -12,7 +12,7 @@ from kubedra.commands._common import (
     output_option,
     target_version_option,
 )
-from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.report.output import emit, print_table
 from kubedra.text import count
 
@@ -23,7 +23,7 @@ from kubedra.text import count
         {
             EXIT_OK: "valid",
             EXIT_FINDINGS: "invalid",
-            EXIT_INPUT: "usage or input error; a file that does not parse (every other file is still validated "
+            EXIT_INPUT: "usage or input error (no manifests found in the inputs among them); a file that does not parse (every other file is still validated "
             "and each parse error reported with file:line); with --server-dry-run also an unreachable cluster, "
             "credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each on one line",
         }
@@ -61,6 +61,10 @@ def validate(
         raise UsageError("--kubeconfig/--context are only used with --server-dry-run")
     loaded = load(files, strict=False)  # every file is read and reported; a bad one does not stop the rest
     documents = loaded.documents
+    if not documents and not loaded.errors:  # nothing validated is not "valid"
+        raise InputError(
+            f"no manifests found in {', '.join('<stdin>' if f == '-' else f for f in files)}: nothing to validate"
+        )
     result = Validator(target_version, strict_refs=strict_refs).validate(documents)
     result.add_unreadable(loaded.errors)
     if server_dry_run:

@@ -18,16 +18,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
+from kubedra.cel.admission import admission_env
 from kubedra.errors import InputError, Location
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group
 from kubedra.sources.files import Document
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
-VARIABLES = ("object", "oldObject", "params", "namespaceObject", "request", "variables")
 
 CLUSTER_SCOPED = frozenset(
     {
@@ -184,13 +183,8 @@ def _resources_match(constraints: Any, t: _Target, *, rules_required: bool) -> b
 
 
 # --- CEL ------------------------------------------------------------------------------------------------
-@lru_cache(maxsize=4)
 def _env(version: str) -> Any:
-    from cel_expr_python import cel
-
-    from kubedra.cel import build_env
-
-    return build_env({n: cel.Type.DYN for n in VARIABLES}, version)
+    return admission_env(version)
 
 
 class _Error:

@@ -22,6 +22,7 @@ from kubedra.migrate.nvidia import known_class_names
 from kubedra.model.apiversions import Version
 from kubedra.model.lifecycle import DeprecationDB
 from kubedra.sources.files import Document, load, parse_text
+from kubedra.validate.objects import duplicate_keys, object_issues
 from kubedra.validate.rules import Issue, RuleChecker, pod_claim_issues
 from kubedra.validate.schema import BUILTIN_GROUPS, NoSchema, SchemaValidator
 
@@ -218,6 +219,12 @@ class Validator:
             )
         for doc in documents:
             result.objects += 1
+            for line, message in duplicate_keys(doc._node):
+                result.errors.append(
+                    ValidationError(
+                        doc.file, line, doc.api_version, doc.kind, doc.namespace, doc.name, "", message
+                    )
+                )
             for issue in self._document(doc, index, result):
                 err = ValidationError(
                     file=doc.file,
@@ -259,6 +266,9 @@ class Validator:
             result.not_schema_checked.append(f"{api} {kind}")
         issues.extend(self._served(api, kind))
         issues.extend(_server_fields(obj))
+        issues.extend(object_issues(obj))
+        if group == "admissionregistration.k8s.io" and kind == "ValidatingAdmissionPolicy":
+            issues.extend(self._admission_cel(obj))
         checked: Mapping[str, Any] = obj
         if group == "resource.k8s.io" and api.rsplit("/", 1)[-1] in ("v1alpha3", "v1beta1"):
             checked = self._as_v1(obj)
@@ -290,6 +300,26 @@ class Validator:
         except Exception:  # the schema errors already say what is wrong with the shape
             return obj
         return clone
+
+    def _admission_cel(self, obj: Mapping[str, Any]) -> list[Issue]:
+        """Every CEL expression of a ValidatingAdmissionPolicy compiled as the apiserver does on create."""
+        from kubedra.cel import CELCompileError
+        from kubedra.cel.admission import admission_env, admission_expressions
+
+        spec = obj.get("spec")
+        if not isinstance(spec, Mapping):
+            return []
+        env = admission_env(f"1.{self.minor}")
+        out: list[Issue] = []
+        for path, text in admission_expressions(spec):
+            if not isinstance(text, str) or not text.strip():
+                out.append(Issue(path, "must be a non-empty CEL expression"))
+                continue
+            try:
+                env.compile(text, estimate_cost=False)
+            except CELCompileError as e:
+                out.append(Issue(path, f"CEL: {str(e).splitlines()[0]}"))
+        return out
 
     def _served(self, api: str, kind: str) -> list[Issue]:
         group = api_group(api)
@@ -355,7 +385,7 @@ class Validator:
                     sec = res.get(section)
                     for name, v in sec.items() if isinstance(sec, Mapping) else []:
                         p: Path = (*spec_path, fld, i, "resources", section, str(name))
-                        e = self.quantity(v)
+                        e = self.quantity(v) or _negative(v)
                         if e:
                             out.append(Issue(p, e))
                             continue
@@ -364,7 +394,7 @@ class Validator:
                     if "/" not in name or name.split("/")[0].endswith("kubernetes.io"):
                         continue
                     p = (*spec_path, fld, i, "resources", "limits" if "limits" in secs else "requests", name)
-                    if not all(_whole(v) for v in secs.values()):
+                    if not all(_whole(v) is not None for v in secs.values()):
                         out.append(Issue(p, f"extended resource {name} must be a whole number"))
                     elif len(secs) == 2 and _whole(secs["requests"]) != _whole(secs["limits"]):
                         out.append(Issue(p, f"extended resource {name}: requests must equal limits"))
@@ -471,6 +501,17 @@ def _server_fields(obj: Mapping[str, Any]) -> list[Issue]:
             )
         )
     return out
+
+
+def _negative(v: Any) -> str | None:
+    """The apiserver's ValidateResourceQuantityValue: a request or limit below zero is refused."""
+    from kubedra.model.quantity import QuantityError, parse_quantity
+
+    try:
+        negative = parse_quantity(v).sign() < 0
+    except QuantityError:
+        return None
+    return f"{v!r}: must be greater than or equal to 0" if negative else None
 
 
 def _whole(v: Any) -> int | None:
