@@ -18,6 +18,7 @@ from kubedra.commands._common import (
     warn,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.gcpause import paused_gc
 from kubedra.model.quantity import QuantityError, parse_quantity
 from kubedra.report.output import emit, to_yaml, write_atomic
 from kubedra.simulate.cluster import DP, DRA, MAX_NODES, MAX_PODS, MODES, ClusterOptions
@@ -308,11 +309,14 @@ def simulate(
         from kubedra.simulate.chart import check_chart_path
 
         check_chart_path(chart)
-    inputs = load_inputs(files)
-    sim = run(inputs, opts)
-    if save_cluster:
-        write_cluster(sim, save_cluster)
-    report(sim, opts, output, chart=chart, bound=bound)
+    # One short-lived process: no cyclic collection at all between reading the input and printing the
+    # report (the objects built are acyclic and live to the end; kubedra.gcpause has the figures).
+    with paused_gc():
+        inputs = load_inputs(files)
+        sim = run(inputs, opts)
+        if save_cluster:
+            write_cluster(sim, save_cluster)
+        report(sim, opts, output, chart=chart, bound=bound)
     if html_file:
         from kubedra.report.pages import write_simulation
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from kubedra.errors import Location, UsageError
+from kubedra.gcpause import paused_gc
 from kubedra.scheduler.workloads import Skipped
 from kubedra.sources.files import (
     HELM_TEMPLATE,
@@ -52,6 +53,11 @@ def load_inputs(paths: Iterable[str]) -> Inputs:
     paths = list(paths)
     if not paths:
         raise UsageError("no input: pass -f FILE (or -f - for stdin), or --nodes to generate a cluster")
+    with paused_gc():  # many small acyclic documents (kubedra.gcpause)
+        return _load(paths)
+
+
+def _load(paths: list[str]) -> Inputs:
     out = Inputs()
     for name in _paths(paths):
         text = read_text(name)

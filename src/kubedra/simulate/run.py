@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from kubedra.allocator.session import EngineConfig, engine_config
 from kubedra.errors import UsageError
+from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.migrate import nvidia as names
 from kubedra.model.inventory import Inventory, build_inventory
@@ -384,6 +385,11 @@ def _pods_by_doc(inv: Inventory) -> dict[int, Pod]:
 
 
 def simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
+    with paused_gc():  # the model, cluster and pods are large and acyclic (kubedra.gcpause)
+        return _simulate(inputs, opts)
+
+
+def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     opts.check()
     cfg = engine_config(opts.target_version, opts.feature_gates)
     inv = build_inventory(inputs.documents)

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.sources.nvidia._gc import paused_gc
 from kubedra.sources.nvidia.dra import DriverInfo, device_classes, dra_objects
 from kubedra.sources.nvidia.models import GpuModel
 from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode

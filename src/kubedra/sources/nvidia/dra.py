@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.quantity import Quantity
 from kubedra.sources.nvidia import identity
-from kubedra.sources.nvidia._gc import paused_gc
 from kubedra.sources.nvidia.layouts import GpuLayout, MigPlacement
 from kubedra.sources.nvidia.limits import is_dns_label, is_dns_subdomain, pool_violations, slice_violations
 from kubedra.sources.nvidia.models import GpuModel, MigProfile, default_driver_versions, get_model
