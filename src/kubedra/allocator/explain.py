@@ -190,6 +190,13 @@ def _explain_request(
             lambda dropped: "in use by other claims: " + _names(dropped),
         )
     if f.consumable_capacity:
+        if r.capacity:  # a device without the capacity at all is not "out of" it
+            wanted = ", ".join(sorted(r.capacity))
+            filt(
+                "has the requested capacity",
+                lambda dv: all(n in dv.device.capacity for n in r.capacity),
+                lambda dropped, wanted=wanted: f"no consumable capacity {wanted} at all: " + _names(dropped),
+            )
         filt(
             "enough capacity",
             lambda dv: cap.fits(a.allocated.capacity.get(dv.id), r.capacity, dv.device.capacity, None),
@@ -363,6 +370,8 @@ def _phrase(step: Step) -> str:
         return "have all matching devices in use"
     if name == "enough capacity":
         return "are out of consumable capacity"
+    if name == "has the requested capacity":
+        return "have no device with the requested consumable capacity"
     if name == "counters available":
         return "are out of shared counters (partitions already in use)"
     if name == "not tainted":

@@ -168,3 +168,45 @@ metadata: {name: n1}
         assert r.exit_code == 1, (ref, r.output)
         assert "not found" not in r.output
     assert main_exit("explain", "-f", str(f), "--claim", "other/c") == 2
+
+
+def test_explain_says_a_device_has_no_such_capacity_not_that_it_ran_out(tmp_path) -> None:
+    """Issue 12 #11: "not enough consumable capacity" only for a device that has the capacity."""
+    f = tmp_path / "in.yaml"
+    f.write_text(
+        """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: d0
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: c, namespace: ns}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly:
+        deviceClassName: gpu
+        capacity: {requests: {memory: 10Gi}}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+"""
+    )
+    r = run("explain", "-f", str(f), "--claim", "ns/c")
+    assert r.exit_code == 1
+    assert "no consumable capacity memory at all: d0" in r.output
+    assert "not enough consumable capacity" not in r.output
