@@ -7,9 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kubedra.allocator.core import Allocator
-from kubedra.allocator.selectors import SelectorMatcher
+from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, Features
 from kubedra.allocator.taints import apply_taint_rules
+from kubedra.errors import InputError
 from kubedra.k8s.featuregates import effective_gates, parse_feature_gates
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
@@ -69,3 +70,18 @@ def allocator_for(inv: Inventory, cfg: EngineConfig, matcher: SelectorMatcher | 
         pool_counters=cfg.pool_counters,
         target_version=cfg.target_version,
     )
+
+
+def check_class_selectors(inv: Inventory, alloc: Allocator) -> None:
+    """A DeviceClass whose CEL selector does not compile is bad input, not an allocation failure: the
+    apiserver refuses to create it. InputError (one line) naming the class and the expression."""
+    for cls in inv.classes:
+        for i, expression in enumerate(cls.selectors):
+            try:
+                alloc.matcher.compile(i, expression)
+            except SelectorError as e:
+                why = next((ln.strip() for ln in e.message.splitlines() if ln.strip()), "does not compile")
+                raise InputError(
+                    f"DeviceClass {cls.name}: spec.selectors[{i}].cel.expression {expression!r} does not "
+                    f"compile: {why}"
+                ) from None

@@ -9,7 +9,7 @@ import click
 
 from kubedra.allocator import AllocationError, InvalidPoolsError
 from kubedra.allocator.explain import explain
-from kubedra.allocator.session import allocator_for, engine_config
+from kubedra.allocator.session import allocator_for, check_class_selectors, engine_config
 from kubedra.commands._common import (
     exit_codes_epilog,
     feature_gates_option,
@@ -65,6 +65,7 @@ def allocate_on_nodes(
     if not nodes:
         raise InputError("no nodes: add Node objects, or ResourceSlices with spec.nodeName")
     alloc = allocator_for(inv, cfg)
+    check_class_selectors(inv, alloc)
     out = []
     for node in nodes:
         entry: dict[str, Any] = {
@@ -114,7 +115,7 @@ def _short_reason(explanation: list[dict[str, Any]]) -> str:
         {
             EXIT_OK: "some node can take all claims",
             EXIT_FINDINGS: "no node can",
-            EXIT_INPUT: "usage or input error",
+            EXIT_INPUT: "usage or input error (a DeviceClass selector that does not compile among them)",
         }
     ),
 )

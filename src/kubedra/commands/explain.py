@@ -17,7 +17,7 @@ import click
 
 from kubedra.allocator import AllocationError
 from kubedra.allocator.explain import explain as explain_claims
-from kubedra.allocator.session import allocator_for, engine_config
+from kubedra.allocator.session import allocator_for, check_class_selectors, engine_config
 from kubedra.commands._cluster import allow_missing_option, incomplete_rows, report_incomplete, time_options
 from kubedra.commands._common import (
     cluster_options,
@@ -55,7 +55,8 @@ def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
         {
             EXIT_OK: "some node can allocate the claim (a pod's claims)",
             EXIT_FINDINGS: "no node can",
-            EXIT_INPUT: "usage or input error (claim, pod or node not found; cluster unreachable); or incomplete: "
+            EXIT_INPUT: "usage or input error (claim, pod or node not found; a DeviceClass selector in the files "
+            "that does not compile; cluster unreachable); or incomplete: "
             "a live read was forbidden or failed and not accepted with --allow-missing (the answer may be wrong)",
         }
     ),
@@ -171,7 +172,11 @@ def explain(
     if not nodes:
         raise InputError("no nodes: add Node objects, or ResourceSlices with spec.nodeName")
     _finish(
-        subject, per_node(inv, cfg, nodes, claims, pod_reason), output, incomplete, hints=_hints(inv, claims)
+        subject,
+        per_node(inv, cfg, nodes, claims, pod_reason, classes_are_input=live is None),
+        output,
+        incomplete,
+        hints=_hints(inv, claims),
     )
 
 
@@ -195,8 +200,12 @@ def per_node(
     nodes: Sequence[Node],
     claims: list[ResourceClaim],
     node_reason: Callable[[Node], str | None],
+    *,
+    classes_are_input: bool = False,
 ) -> list[dict[str, Any]]:
     alloc = allocator_for(inv, cfg)
+    if classes_are_input:  # a class from files that does not compile is bad input (exit 2); from a cluster,
+        check_class_selectors(inv, alloc)  # it is why its claims cannot be allocated (the answer, exit 1)
     entries: list[dict[str, Any]] = []
     for node in nodes:
         entry: dict[str, Any] = {"node": node.name, "allocatable": False, "error": None}

@@ -23,7 +23,7 @@ from typing import Any
 from kubedra.cel.admission import admission_env
 from kubedra.errors import InputError, Location
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.k8s.workloads import api_group
+from kubedra.k8s.workloads import api_group, dotted
 from kubedra.sources.files import Document
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
@@ -244,13 +244,14 @@ class Evaluator:
 
         where = Location(doc.file, doc.line_of(path))
         if not isinstance(text, str) or not text.strip():
-            raise InputError(
-                f"{doc.kind} {doc.name}: {'.'.join(map(str, path))} must be a CEL expression", where
-            )
+            raise InputError(f"{doc.kind} {doc.name}: {dotted(tuple(path))} must be a CEL expression", where)
         try:
             program = self.env.compile(text, estimate_cost=False)
-        except CELCompileError as e:
-            raise InputError(f"{doc.kind} {doc.name}: {e}", where) from e
+        except CELCompileError as e:  # one line: the field and the compiler's first line (no caret diagram)
+            first = next((ln.strip() for ln in str(e).splitlines() if ln.strip()), "does not compile")
+            raise InputError(
+                f"{doc.kind} {doc.name}: {dotted(tuple(path))} does not compile: {first}", where
+            ) from e
         return _Compiled(text, program, where)
 
     def _compile_policy(self, doc: Document) -> Policy:

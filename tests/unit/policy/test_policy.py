@@ -399,3 +399,24 @@ def test_policy_cli_exit_codes(tmp_path: Any) -> None:
     assert v["outcome"] == "warned" and v["source"] == {"file": str(bad), "line": 1}
     gen = runner.invoke(cli, ["policy", "generate", "--list"])
     assert gen.stdout.split() == available()
+
+
+def test_policy_cel_compile_error_is_one_line(tmp_path: Any) -> None:
+    """Issue 13 (Low): the field, the compiler's first line, no caret diagram; exit 2."""
+    from kubedra.testing.cli import run
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n"
+        "spec:\n  validations:\n  - expression: 'object.spec.containers.all(c, '\n"
+    )
+    obj = tmp_path / "o.yaml"
+    obj.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    res = run("policy", "test", "--policy", str(pol), str(obj))
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert (
+        "p.yaml:6: ValidatingAdmissionPolicy p: spec.validations[0].expression does not compile:"
+        in res.stderr
+    )
+    assert "Syntax error" in res.stderr and "^" not in res.stderr
