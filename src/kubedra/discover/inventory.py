@@ -244,9 +244,9 @@ def _fill_lost(gpus: list[GpuInfo], where: Location) -> None:
 
 
 def read_xml(path: str) -> NodeInventory:
-    from kubedra.sources.files import _read_text
+    from kubedra.sources.files import read_text
 
-    return parse_xml(_read_text(path), "<stdin>" if path == "-" else path)
+    return parse_xml(read_text(path), "<stdin>" if path == "-" else path)
 
 
 def _s(v: Any) -> str:

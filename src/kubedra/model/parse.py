@@ -64,7 +64,7 @@ DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemp
 SUPPORTED_KINDS = (*DRA_KINDS, "Pod", "Node")
 
 
-class _Ctx:
+class ParseContext:
     """Carries the location so every error names file:line and the field path."""
 
     __slots__ = ("location",)
@@ -155,7 +155,7 @@ def _tname(v: Any) -> str:
 # --------------------------------------------------------------------------- pieces
 
 
-def _meta(c: _Ctx, v: Any) -> ObjectMeta:
+def object_meta(c: ParseContext, v: Any) -> ObjectMeta:
     m = c.mapping(v, "metadata")
     return ObjectMeta(
         name=c.string(m.get("name"), "metadata.name"),
@@ -173,7 +173,7 @@ def _meta(c: _Ctx, v: Any) -> ObjectMeta:
     )
 
 
-def _requirement(c: _Ctx, v: Any, path: str) -> NodeSelectorRequirement:
+def _requirement(c: ParseContext, v: Any, path: str) -> NodeSelectorRequirement:
     m = c.mapping(v, path)
     return NodeSelectorRequirement(
         key=c.string(m.get("key"), f"{path}.key"),
@@ -182,7 +182,7 @@ def _requirement(c: _Ctx, v: Any, path: str) -> NodeSelectorRequirement:
     )
 
 
-def node_selector(c: _Ctx, v: Any, path: str) -> NodeSelector | None:
+def node_selector(c: ParseContext, v: Any, path: str) -> NodeSelector | None:
     if v is None:
         return None
     m = c.mapping(v, path)
@@ -203,7 +203,7 @@ def node_selector(c: _Ctx, v: Any, path: str) -> NodeSelector | None:
     return NodeSelector(terms=terms)
 
 
-def _attribute(c: _Ctx, v: Any, path: str) -> DeviceAttribute:
+def _attribute(c: ParseContext, v: Any, path: str) -> DeviceAttribute:
     m = c.mapping(v, path)
     set_kinds = [k for k in ATTRIBUTE_KINDS if m.get(k) is not None]
     unknown = [k for k in m if k not in ATTRIBUTE_KINDS]
@@ -229,7 +229,7 @@ def _attribute(c: _Ctx, v: Any, path: str) -> DeviceAttribute:
     return DeviceAttribute(kind=kind, value=value)
 
 
-def _policy(c: _Ctx, v: Any, path: str) -> CapacityRequestPolicy | None:
+def _policy(c: ParseContext, v: Any, path: str) -> CapacityRequestPolicy | None:
     if v is None:
         return None
     m = c.mapping(v, path)
@@ -251,7 +251,7 @@ def _policy(c: _Ctx, v: Any, path: str) -> CapacityRequestPolicy | None:
     )
 
 
-def _capacity(c: _Ctx, v: Any, path: str) -> DeviceCapacity:
+def _capacity(c: ParseContext, v: Any, path: str) -> DeviceCapacity:
     if not isinstance(v, dict):  # v1alpha3 bare quantity (convert normally wraps it)
         return DeviceCapacity(value=c.qty(v, path))
     return DeviceCapacity(
@@ -260,7 +260,7 @@ def _capacity(c: _Ctx, v: Any, path: str) -> DeviceCapacity:
     )
 
 
-def _taint(c: _Ctx, v: Any, path: str) -> DeviceTaint:
+def _taint(c: ParseContext, v: Any, path: str) -> DeviceTaint:
     m = c.mapping(v, path)
     return DeviceTaint(
         key=c.string(m.get("key"), f"{path}.key"),
@@ -270,7 +270,7 @@ def _taint(c: _Ctx, v: Any, path: str) -> DeviceTaint:
     )
 
 
-def _device(c: _Ctx, v: Any, path: str) -> Device:
+def _device(c: ParseContext, v: Any, path: str) -> Device:
     m = c.mapping(v, path)
     return Device(
         name=c.string(m.get("name"), f"{path}.name"),
@@ -309,7 +309,7 @@ def _device(c: _Ctx, v: Any, path: str) -> Device:
     )
 
 
-def _counter_set(c: _Ctx, v: Any, path: str) -> CounterSet:
+def _counter_set(c: ParseContext, v: Any, path: str) -> CounterSet:
     m = c.mapping(v, path)
     return CounterSet(
         name=c.string(m.get("name"), f"{path}.name"),
@@ -320,7 +320,7 @@ def _counter_set(c: _Ctx, v: Any, path: str) -> CounterSet:
     )
 
 
-def _toleration(c: _Ctx, v: Any, path: str) -> DeviceToleration:
+def _toleration(c: ParseContext, v: Any, path: str) -> DeviceToleration:
     m = c.mapping(v, path)
     return DeviceToleration(
         key=c.string(m.get("key"), f"{path}.key"),
@@ -333,7 +333,7 @@ def _toleration(c: _Ctx, v: Any, path: str) -> DeviceToleration:
     )
 
 
-def _selectors(c: _Ctx, v: Any, path: str) -> list[str]:
+def _selectors(c: ParseContext, v: Any, path: str) -> list[str]:
     out = []
     for i, s in enumerate(c.items(v, path)):
         sm = c.mapping(s, f"{path}[{i}]")
@@ -346,7 +346,7 @@ def _selectors(c: _Ctx, v: Any, path: str) -> list[str]:
     return out
 
 
-def _request_fields(c: _Ctx, m: dict[str, Any], path: str) -> dict[str, Any]:
+def _request_fields(c: ParseContext, m: dict[str, Any], path: str) -> dict[str, Any]:
     mode = c.string(m.get("allocationMode"), f"{path}.allocationMode") or ALLOCATION_MODE_EXACT
     count = c.integer(m.get("count"), f"{path}.count")
     if mode == ALLOCATION_MODE_EXACT and count == 0:
@@ -366,7 +366,7 @@ def _request_fields(c: _Ctx, m: dict[str, Any], path: str) -> dict[str, Any]:
     }
 
 
-def _request(c: _Ctx, v: Any, path: str) -> DeviceRequest:
+def _request(c: ParseContext, v: Any, path: str) -> DeviceRequest:
     m = c.mapping(v, path)
     exactly = None
     if m.get("exactly") is not None:
@@ -385,7 +385,7 @@ def _request(c: _Ctx, v: Any, path: str) -> DeviceRequest:
     return DeviceRequest(name=c.string(m.get("name"), f"{path}.name"), exactly=exactly, first_available=subs)
 
 
-def _opaque(c: _Ctx, v: Any, path: str) -> OpaqueDeviceConfiguration | None:
+def _opaque(c: ParseContext, v: Any, path: str) -> OpaqueDeviceConfiguration | None:
     if v is None:
         return None
     m = c.mapping(v, path)
@@ -394,7 +394,7 @@ def _opaque(c: _Ctx, v: Any, path: str) -> OpaqueDeviceConfiguration | None:
     )
 
 
-def device_claim(c: _Ctx, v: Any, path: str) -> DeviceClaim:
+def device_claim(c: ParseContext, v: Any, path: str) -> DeviceClaim:
     spec = c.mapping(v, path)
     d = c.mapping(spec.get("devices"), f"{path}.devices")
     p = f"{path}.devices"
@@ -420,7 +420,7 @@ def device_claim(c: _Ctx, v: Any, path: str) -> DeviceClaim:
     )
 
 
-def _allocation(c: _Ctx, v: Any, path: str) -> AllocationResult | None:
+def _allocation(c: ParseContext, v: Any, path: str) -> AllocationResult | None:
     if v is None:
         return None
     m = c.mapping(v, path)
@@ -464,11 +464,11 @@ def _allocation(c: _Ctx, v: Any, path: str) -> AllocationResult | None:
 # --------------------------------------------------------------------------- kinds
 
 
-def _slice(c: _Ctx, obj: dict[str, Any]) -> ResourceSlice:
+def _slice(c: ParseContext, obj: dict[str, Any]) -> ResourceSlice:
     spec = c.mapping(obj.get("spec"), "spec")
     pool = c.mapping(spec.get("pool"), "spec.pool")
     return ResourceSlice(
-        meta=_meta(c, obj.get("metadata")),
+        meta=object_meta(c, obj.get("metadata")),
         driver=c.string(spec.get("driver"), "spec.driver"),
         pool=ResourcePool(
             name=c.string(pool.get("name"), "spec.pool.name"),
@@ -488,10 +488,10 @@ def _slice(c: _Ctx, obj: dict[str, Any]) -> ResourceSlice:
     )
 
 
-def _claim(c: _Ctx, obj: dict[str, Any]) -> ResourceClaim:
+def _claim(c: ParseContext, obj: dict[str, Any]) -> ResourceClaim:
     status = c.mapping(obj.get("status"), "status")
     return ResourceClaim(
-        meta=_meta(c, obj.get("metadata")),
+        meta=object_meta(c, obj.get("metadata")),
         spec=device_claim(c, obj.get("spec"), "spec"),
         allocation=_allocation(c, status.get("allocation"), "status.allocation"),
         reserved_for=c.each(
@@ -508,11 +508,11 @@ def _claim(c: _Ctx, obj: dict[str, Any]) -> ResourceClaim:
     )
 
 
-def _template(c: _Ctx, obj: dict[str, Any]) -> ResourceClaimTemplate:
+def _template(c: ParseContext, obj: dict[str, Any]) -> ResourceClaimTemplate:
     spec = c.mapping(obj.get("spec"), "spec")
     tmeta = c.mapping(spec.get("metadata"), "spec.metadata")
     return ResourceClaimTemplate(
-        meta=_meta(c, obj.get("metadata")),
+        meta=object_meta(c, obj.get("metadata")),
         claim_labels={
             str(k): str(v) for k, v in c.mapping(tmeta.get("labels"), "spec.metadata.labels").items()
         },
@@ -524,7 +524,7 @@ def _template(c: _Ctx, obj: dict[str, Any]) -> ResourceClaimTemplate:
     )
 
 
-def _class(c: _Ctx, obj: dict[str, Any]) -> DeviceClass:
+def _class(c: ParseContext, obj: dict[str, Any]) -> DeviceClass:
     spec = c.mapping(obj.get("spec"), "spec")
     configs = []
     for i, x in enumerate(c.items(spec.get("config"), "spec.config")):
@@ -532,14 +532,14 @@ def _class(c: _Ctx, obj: dict[str, Any]) -> DeviceClass:
         if o is not None:
             configs.append(o)
     return DeviceClass(
-        meta=_meta(c, obj.get("metadata")),
+        meta=object_meta(c, obj.get("metadata")),
         selectors=_selectors(c, spec.get("selectors"), "spec.selectors"),
         config=configs,
         extended_resource_name=c.opt_str(spec.get("extendedResourceName"), "spec.extendedResourceName"),
     )
 
 
-def _taint_rule(c: _Ctx, obj: dict[str, Any]) -> DeviceTaintRule:
+def _taint_rule(c: ParseContext, obj: dict[str, Any]) -> DeviceTaintRule:
     spec = c.mapping(obj.get("spec"), "spec")
     sel = None
     if spec.get("deviceSelector") is not None:
@@ -550,13 +550,13 @@ def _taint_rule(c: _Ctx, obj: dict[str, Any]) -> DeviceTaintRule:
             device=c.opt_str(s.get("device"), "spec.deviceSelector.device"),
         )
     return DeviceTaintRule(
-        meta=_meta(c, obj.get("metadata")),
+        meta=object_meta(c, obj.get("metadata")),
         taint=_taint(c, spec.get("taint"), "spec.taint"),
         device_selector=sel,
     )
 
 
-def _node(c: _Ctx, obj: dict[str, Any]) -> Node:
+def _node(c: ParseContext, obj: dict[str, Any]) -> Node:
     spec = c.mapping(obj.get("spec"), "spec")
     status = c.mapping(obj.get("status"), "status")
     capacity = c.qty_map(status.get("capacity"), "status.capacity")
@@ -569,7 +569,7 @@ def _node(c: _Ctx, obj: dict[str, Any]) -> Node:
             ready = cond.get("status") == "True"
     info = c.mapping(status.get("nodeInfo"), "status.nodeInfo")
     return Node(
-        meta=_meta(c, obj.get("metadata")),
+        meta=object_meta(c, obj.get("metadata")),
         capacity=capacity,
         allocatable=allocatable,
         taints=c.each(
@@ -587,7 +587,7 @@ def _node(c: _Ctx, obj: dict[str, Any]) -> Node:
     )
 
 
-def _container(c: _Ctx, v: Any, path: str) -> Container:
+def _container(c: ParseContext, v: Any, path: str) -> Container:
     m = c.mapping(v, path)
     res = c.mapping(m.get("resources"), f"{path}.resources")
     return Container(
@@ -605,7 +605,9 @@ def _container(c: _Ctx, v: Any, path: str) -> Container:
     )
 
 
-def pod_spec(c: _Ctx, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, Any] | None = None) -> Pod:
+def pod_spec(
+    c: ParseContext, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, Any] | None = None
+) -> Pod:
     status = status or {}
     sg = c.mapping(spec.get("schedulingGroup"), "spec.schedulingGroup")
     claim_statuses: dict[str, str | None] = {}
@@ -657,16 +659,16 @@ def pod_spec(c: _Ctx, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, 
     )
 
 
-def _pod(c: _Ctx, obj: dict[str, Any]) -> Pod:
+def _pod(c: ParseContext, obj: dict[str, Any]) -> Pod:
     return pod_spec(
         c,
-        _meta(c, obj.get("metadata")),
+        object_meta(c, obj.get("metadata")),
         c.mapping(obj.get("spec"), "spec"),
         c.mapping(obj.get("status"), "status"),
     )
 
 
-_PARSERS: dict[str, Callable[[_Ctx, dict[str, Any]], Any]] = {
+_PARSERS: dict[str, Callable[[ParseContext, dict[str, Any]], Any]] = {
     "ResourceSlice": _slice,
     "ResourceClaim": _claim,
     "ResourceClaimTemplate": _template,
@@ -695,7 +697,7 @@ def parse_object(obj: dict[str, Any], location: Location | None = None) -> Parse
     kind = obj.get("kind")
     api_version = str(obj.get("apiVersion", ""))
     group, _ = convert.split_api_version(api_version)
-    c = _Ctx(location)
+    c = ParseContext(location)
     if group == convert.GROUP:
         if convert.is_classic(api_version):
             convert.upgrade_to_v1(obj, location=location)  # raises ClassicDRAError

@@ -47,7 +47,7 @@ from kubedra.k8s.workloads import (
 from kubedra.migrate import nvidia as migrate_nvidia
 from kubedra.migrate.gpu import classify
 from kubedra.model.objects import Node, ObjectMeta, Pod
-from kubedra.model.parse import _Ctx, _meta, path_steps, pod_spec
+from kubedra.model.parse import ParseContext, object_meta, path_steps, pod_spec
 from kubedra.scheduler import filters
 from kubedra.sources.files import Document
 
@@ -135,9 +135,9 @@ def _parse_template(doc: Document, tmpl: PodTemplate, namespace: str) -> Pod:
     spec = get_path(doc.obj, tmpl.spec)
     raw_meta = get_path(doc.obj, tmpl.metadata)
     loc = doc.location
-    c = _Ctx(loc)
+    c = ParseContext(loc)
     try:
-        meta = _meta(c, raw_meta if isinstance(raw_meta, Mapping) else {})
+        meta = object_meta(c, raw_meta if isinstance(raw_meta, Mapping) else {})
         meta.namespace = namespace
         return pod_spec(c, meta, spec if isinstance(spec, dict) else {})
     except InputError as e:

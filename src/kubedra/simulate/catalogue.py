@@ -27,7 +27,7 @@ from kubedra.model.objects import (
 from kubedra.model.parse import parse_object
 from kubedra.sources import nvidia
 from kubedra.sources.nvidia import identity
-from kubedra.sources.nvidia.cluster import _mode_for
+from kubedra.sources.nvidia.cluster import mode_for
 
 
 def _parse(obj: dict[str, Any]) -> Any:
@@ -140,7 +140,7 @@ def typed_cluster(
     nodes: list[Node] = []
     slices: list[ResourceSlice] = []
     for group, group_names in zip(groups, names, strict=True):
-        gpu_mode = _mode_for(mode, group.model)
+        gpu_mode = mode_for(mode, group.model)
         template: list[ResourceSlice] | None = None
         for name in group_names:
             if device_plugin:

@@ -37,7 +37,7 @@ from kubedra.model.objects import (
 from kubedra.model.quantity import Quantity
 from kubedra.sources import nvidia
 from kubedra.sources.files import Document
-from kubedra.sources.nvidia.nodes import _sanitise  # GFD's product-name sanitising
+from kubedra.sources.nvidia.nodes import sanitise  # GFD's product-name sanitising
 from kubedra.text import noun
 
 DP = "device-plugin"
@@ -351,7 +351,7 @@ def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
 def _product_model(product: str) -> nvidia.GpuModel | None:
     base = re.sub(r"-(SHARED|MIG-.*)$", "", product)
     for model in nvidia.gpu_models().values():
-        if _sanitise(model.product_name) == base:
+        if sanitise(model.product_name) == base:
             return model
     return None
 

@@ -236,8 +236,8 @@ def capture(
     except ClusterError:
         raise
     except Exception as e:
-        if cs._connection_error(e) or isinstance(e, ValueError | AttributeError):
-            raise ClusterError(f"cannot reach cluster {label} at {client.host}: {cs._short(e)}") from e
+        if cs.connection_error(e) or isinstance(e, ValueError | AttributeError):
+            raise ClusterError(f"cannot reach cluster {label} at {client.host}: {cs.short_error(e)}") from e
         raise
     header.served_apis = sorted(disc.served)
     record = _recorder(header)
@@ -248,7 +248,7 @@ def capture(
     items: list[dict[str, Any]] = []
     for rt in plan:
         listed = cs.attempt(record, rt.display, functools.partial(client.list_all, rt))
-        operator = cs._matches_group(rt.group, operator_groups) and rt.group not in wanted
+        operator = cs.matches_group(rt.group, operator_groups) and rt.group not in wanted
         for obj in listed or []:
             if operator and not (uses_gpu(obj) or rt.kind == "ClusterPolicy" or is_gpu_infrastructure(obj)):
                 continue

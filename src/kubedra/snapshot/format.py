@@ -180,7 +180,7 @@ def write(snap: Snapshot, path: str) -> None:
 
 def read_header(path: str) -> Header | None:
     """The header of a snapshot file, or None when ``path`` is an ordinary manifest file."""
-    text = files._read_text(path)
+    text = files.read_text(path)
     data: Any
     if path.endswith(".json") or text.lstrip().startswith("{"):
         try:

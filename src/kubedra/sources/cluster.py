@@ -348,7 +348,7 @@ def label(kubeconfig: str | None, context: str | None) -> str:
         return "current-context"
 
 
-def _connection_error(e: BaseException) -> bool:
+def connection_error(e: BaseException) -> bool:
     import urllib3
 
     return isinstance(e, urllib3.exceptions.HTTPError | OSError | TimeoutError)
@@ -433,9 +433,9 @@ def attempt(record: Callable[[str, str], None], resource: str, read: Callable[[]
     except ClusterError:
         raise
     except Exception as e:
-        if not (_connection_error(e) or isinstance(e, ValueError)):
+        if not (connection_error(e) or isinstance(e, ValueError)):
             raise
-        record(resource, _short(e))
+        record(resource, short_error(e))
     return None
 
 
@@ -454,7 +454,7 @@ def listing_plan(
     operators = list(operator_groups)
     plan: list[ResourceType] = []
     for group, version in disc.preferred:
-        operator = _matches_group(group, operators)
+        operator = matches_group(group, operators)
         if group not in groups and not operator:
             continue
         gv = f"{group}/{version}" if group else version
@@ -535,8 +535,8 @@ def collect(
         result.error = e
         return result
     except Exception as e:
-        if _connection_error(e) or isinstance(e, ValueError | AttributeError):
-            result.error = ClusterError(f"cannot reach cluster {name} at {client.host}: {_short(e)}")
+        if connection_error(e) or isinstance(e, ValueError | AttributeError):
+            result.error = ClusterError(f"cannot reach cluster {name} at {client.host}: {short_error(e)}")
             return result
         raise
     facts.served = disc.served
@@ -610,11 +610,11 @@ def collect(
     return result
 
 
-def _matches_group(group: str, patterns: Iterable[str]) -> bool:
+def matches_group(group: str, patterns: Iterable[str]) -> bool:
     return any(group == p or group.endswith("." + p) for p in patterns)
 
 
-def _short(e: BaseException) -> str:
+def short_error(e: BaseException) -> str:
     text = str(getattr(e, "reason", None) or e)
     return text.splitlines()[0][:200] if text else type(e).__name__
 
@@ -665,3 +665,8 @@ def collect_many(
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(lambda c: run(c, cb), contexts))
+
+
+# Older private names validate/dryrun.py still uses (remove once it calls the public ones).
+_short = short_error
+_connection_error = connection_error

@@ -17,7 +17,7 @@ from kubedra.sources.nvidia.specs import NodeGroup, parse_node_spec
 ModeArg = str | GpuMode | Mapping[str, str | GpuMode]
 
 
-def _mode_for(mode: ModeArg, model: GpuModel) -> GpuMode:
+def mode_for(mode: ModeArg, model: GpuModel) -> GpuMode:
     if isinstance(mode, str | GpuMode):
         return parse_gpu_mode(mode)
     for key, value in mode.items():
@@ -73,7 +73,7 @@ def _cluster(
     nodes: list[dict[str, Any]] = []
     slices: list[dict[str, Any]] = []
     for group, group_names in zip(groups, names, strict=True):
-        gpu_mode = _mode_for(mode, group.model)
+        gpu_mode = mode_for(mode, group.model)
         for name in group_names:
             if device_plugin:
                 nodes.append(

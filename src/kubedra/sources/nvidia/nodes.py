@@ -49,7 +49,7 @@ _LABEL_KEY = re.compile(
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
-def _sanitise(text: str) -> str:
+def sanitise(text: str) -> str:
     """GFD's sanitise(): drop characters outside [A-Za-z0-9-_. ], join words with '-'."""
     return "-".join(re.sub(r"[^A-Za-z0-9\-_. ]", "", text).split())
 
@@ -152,7 +152,7 @@ def gfd_labels(
         "feature.node.kubernetes.io/pci-10de.present": "true",
         "nvidia.com/gpu.present": "true",
         "nvidia.com/gfd.timestamp": GFD_TIMESTAMP,
-        "nvidia.com/gpu.machine": _sanitise(machine),
+        "nvidia.com/gpu.machine": sanitise(machine),
         "nvidia.com/gpu.mode": "compute",
     }
     labels.update(_version_labels(driver))
@@ -162,7 +162,7 @@ def gfd_labels(
     # full-GPU labeler: with sharing when any GPU has MIG off, without (replicas 0) when all have MIG on
     any_full = any(layout is None for layout in layouts)
     shared = mode.is_shared and any_full
-    product = _sanitise(model.product_name)
+    product = sanitise(model.product_name)
     major, minor = model.compute_capability.split(".")
     labels.update(
         {
@@ -185,7 +185,7 @@ def gfd_labels(
             profile = model.profile(name)
             labels.update(
                 {
-                    "nvidia.com/gpu.product": f"{product}-MIG-{_sanitise(name)}",
+                    "nvidia.com/gpu.product": f"{product}-MIG-{sanitise(name)}",
                     "nvidia.com/gpu.count": str(counts[name]),
                     "nvidia.com/gpu.replicas": "1",
                     "nvidia.com/gpu.sharing-strategy": "none",
@@ -205,7 +205,7 @@ def gfd_labels(
                         f"{prefix}.count": str(n),
                         f"{prefix}.replicas": "1",
                         f"{prefix}.sharing-strategy": "none",
-                        f"{prefix}.product": f"{product}-MIG-{_sanitise(name)}",
+                        f"{prefix}.product": f"{product}-MIG-{sanitise(name)}",
                     }
                 )
                 labels.update(_mig_attribute_labels(prefix, profile))
