@@ -253,7 +253,7 @@ def _audit(
     if html_file:
         from kubedra.report.pages import write_audit
 
-        write_audit(html_file, report.to_dict())
+        write_audit(html_file, report.to_dict(), {r: rules[r].docs for r in rules.rules})
     if output == "prometheus" or metrics_file:
         from kubedra.report import metrics
 

@@ -49,10 +49,17 @@ def example_inputs(name: str) -> Any:
     "--chart", default=None, metavar="FILE", help="Write GPU and GPU-memory use per node (.svg/.png)."
 )
 @click.option("--bound", is_flag=True, help="Also compute how many pods fit at best (needs ortools).")
+@click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 @target_version_option()
 @output_option((*TABLE_FORMATS, "markdown"))
 def demo(
-    example: str, list_examples: bool, chart: str | None, bound: bool, target_version: str, output: str
+    example: str,
+    list_examples: bool,
+    chart: str | None,
+    bound: bool,
+    target_version: str,
+    output: str,
+    html_file: str | None = None,
 ) -> None:
     """Simulate a built-in example: device-plugin pods, then the same pods migrated to DRA claims.
 
@@ -95,3 +102,11 @@ def demo(
     if output == "markdown":
         preface = [f"# kubedra demo: {spec['title']}\n\n", spec["story"].rstrip() + "\n\n", f"`{flags}`\n\n"]
     report(sim, opts, output, chart=chart, bound=bound, preface=preface)
+    if html_file:
+        from kubedra.commands._record import run_record
+        from kubedra.report.pages import write_simulation
+
+        record = run_record(
+            (), opts.target_version, [("example", f"{example}: {spec['title']}"), ("same as", flags)]
+        )
+        write_simulation(html_file, sim, record, title=f"kubedra demo: {spec['title']}")

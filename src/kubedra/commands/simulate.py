@@ -318,9 +318,10 @@ def simulate(
             write_cluster(sim, save_cluster)
         report(sim, opts, output, chart=chart, bound=bound)
     if html_file:
+        from kubedra.commands._record import run_record
         from kubedra.report.pages import write_simulation
 
-        write_simulation(html_file, sim)
+        write_simulation(html_file, sim, run_record(files, opts.target_version))
     if (show_pods or output == "wide") and output in ("table", "wide"):
         from kubedra.simulate.render import pods_table
 

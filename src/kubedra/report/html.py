@@ -36,8 +36,25 @@ def _asset(name: str) -> str:
     return resources.files("kubedra.data").joinpath(f"report/{name}").read_text(encoding="utf-8")
 
 
+class Markup(str):
+    """HTML already built (and escaped) by a helper here: :func:`esc` and :func:`table` keep it as it is."""
+
+
 def esc(value: Any) -> str:
+    if isinstance(value, Markup):
+        return str(value)
     return escape("" if value is None else str(value), quote=True)
+
+
+def link(text: str, href: str) -> Markup:
+    """``<a href>`` to an http(s) page (a link to follow, nothing the page loads); other schemes: the text."""
+    if not href.startswith(("https://", "http://")):
+        return Markup(esc(text))
+    return Markup(f'<a href="{esc(href)}" rel="noopener noreferrer">{esc(text)}</a>')
+
+
+def badge(text: str, cls: str) -> Markup:
+    return Markup(f'<span class="{esc(cls)}">{esc(text)}</span>')
 
 
 def _slug(text: str) -> str:

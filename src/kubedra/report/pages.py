@@ -8,6 +8,7 @@ chart per node pool.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from kubedra.report import html as h
@@ -23,14 +24,24 @@ POOL_LABELS = (
 )
 
 
-def audit_page(report: dict[str, Any]) -> str:
+SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info", "info")}
+
+
+def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> str:
+    """The audit page; ``docs`` maps a rule id to its documentation URL (the rule column links there)."""
+    docs = docs or {}
     summary = report.get("summary") or {}
     sev = summary.get("bySeverity") or {}
     findings = report.get("findings") or []
     groups = [(rule, [("findings", float(n))]) for rule, n in sorted((summary.get("byRule") or {}).items())]
+    per_severity = ", ".join(count(int(n), *SEVERITY_WORDS.get(k, (k, k))) for k, n in sev.items())
+    scanned = [count(int(summary.get("objectsScanned") or 0), "object")]
+    if summary.get("filesScanned"):
+        scanned.insert(0, count(int(summary["filesScanned"]), "file"))
     head = h.para(
-        f"Target {report.get('targetVersion')}: {count(summary.get('total', len(findings)), 'finding')} "
-        f"({', '.join(f'{k} {v}' for k, v in sev.items())}), {summary.get('objectsScanned', 0)} objects scanned."
+        f"Target {report.get('targetVersion')}: {count(int(summary.get('total', len(findings))), 'finding')}"
+        + (f" ({per_severity})" if per_severity else "")
+        + f"; {' and '.join(scanned)} scanned."
     )
     rows = []
     classes = []
@@ -43,10 +54,11 @@ def audit_page(report: dict[str, Any]) -> str:
         )
         obj = f.get("object") or {}
         ns = f"{obj['namespace']}/" if obj.get("namespace") else ""
+        rule = str(f.get("rule") or "")
         rows.append(
             (
-                f.get("severity"),
-                f.get("rule"),
+                h.badge(str(f.get("severity")), f"badge badge-{f.get('severity')}"),
+                h.link(rule, docs[rule]) if docs.get(rule) else rule,
                 f"{obj.get('kind', '')} {ns}{obj.get('name', '')}",
                 where,
                 f.get("message"),
@@ -85,7 +97,12 @@ def _pools(sim: Any) -> dict[str, str]:
     return out
 
 
-def simulation_page(sim: Any, title: str = "kubedra simulate: device plugin vs DRA") -> str:
+def simulation_page(
+    sim: Any,
+    title: str = "kubedra simulate: device plugin vs DRA",
+    inputs: Sequence[tuple[str, str]] = (),
+) -> str:
+    """The simulation page; ``inputs`` is the record of the run (what, value): files, command, versions, time."""
     from kubedra.simulate import chart, render
 
     headers, rows = render.summary_rows(sim)
@@ -110,11 +127,28 @@ def simulation_page(sim: Any, title: str = "kubedra simulate: device plugin vs D
         groups.append((pool, bars))
     density_html = h.bar_chart(groups, title="Pods per physical GPU, per node pool", id="density-chart")
     density_html += h.table(("Node pool", "Mode", "Pods", "GPUs used / physical", "Pods per GPU"), table_rows)
-    line = render.density_line(sim)
-    summary = h.table(headers, rows, id="summary-table", filterable=False) + (h.para(line) if line else "")
+    savings, ratio = render.savings_line(sim), render.density_line(sim)
+    headline = savings or ratio  # when every pod fits both ways, the pod ratio is 1.00x: GPUs saved lead
+    summary = (
+        (f'<p id="headline" class="headline">{h.esc(headline)}</p>' if headline else "")
+        + h.table(headers, rows, id="summary-table", filterable=False)
+        + (h.para(ratio) if savings and ratio else "")
+    )
     notes = [*sim.notes, *(str(s) for s in sim.skipped)]
+    pending = [
+        (render.TITLES.get(mode, mode), *row)
+        for mode, res in sim.results.items()
+        for row in render.pending_groups(res.pods)
+    ]
     sections = [
         h.Section("Summary", summary + (h.items(notes) if notes else ""), id="summary"),
+        h.Section(
+            "Pending pods",
+            h.table(("Mode", "Namespace", "Pods", "Reason"), pending, id="pending")
+            if pending
+            else h.para("Every pod was placed in every mode.", "okbox"),
+            id="pending-section",
+        ),
         h.Section("Density per node pool", density_html, id="density"),
         h.Section("GPU use per node", h.raw_svg(chart.svg(sim)), id="nodes"),
     ]
@@ -131,12 +165,21 @@ def simulation_page(sim: Any, title: str = "kubedra simulate: device plugin vs D
                 id="evicted",
             )
         )
+    if inputs:
+        sections.append(
+            h.Section("Inputs", h.table(("Input", "Value"), inputs, id="inputs"), id="inputs-section")
+        )
     return h.render_report(title, sections)
 
 
-def write_audit(path: str, report: dict[str, Any]) -> None:
-    h.write_file(path, audit_page(report))
+def write_audit(path: str, report: dict[str, Any], docs: dict[str, str] | None = None) -> None:
+    h.write_file(path, audit_page(report, docs))
 
 
-def write_simulation(path: str, sim: Any) -> None:
-    h.write_file(path, simulation_page(sim))
+def write_simulation(
+    path: str,
+    sim: Any,
+    inputs: Sequence[tuple[str, str]] = (),
+    title: str = "kubedra simulate: device plugin vs DRA",
+) -> None:
+    h.write_file(path, simulation_page(sim, title, inputs))

@@ -11,7 +11,7 @@ from typing import Any
 
 from kubedra.report.output import markdown_table, plain_table
 from kubedra.simulate.results import ModeResult, PodOutcome, Simulation
-from kubedra.text import count
+from kubedra.text import count, noun
 
 TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
 WITH = {"device-plugin": "with the device plugin", "dra": "with DRA"}
@@ -95,6 +95,29 @@ def density_line(sim: Simulation) -> str | None:
         return None
     dp, dra = sim.results["device-plugin"], sim.results["dra"]
     return f"density (pods placed, DRA / device plugin): {dra.placed} / {dp.placed} = {d:.2f}x"
+
+
+def savings_line(sim: Simulation) -> str | None:
+    """When both modes place every pod, what DRA saves: GPUs and GPU memory (the pod density ratio is then
+    1.00x and says nothing). None otherwise (then :func:`density_line` is the headline)."""
+    dp, dra = sim.results.get("device-plugin"), sim.results.get("dra")
+    if dp is None or dra is None or dp.pending or dra.pending:
+        return None
+    pods = count(dra.placed, "pod")
+    memory = dp.allocated_bytes - dra.allocated_bytes
+    mem_text = (
+        f"{gib(memory)} less GPU memory allocated ({gib(dra.allocated_bytes)} instead of {gib(dp.allocated_bytes)})"
+        if memory > 0
+        else f"{gib(-memory)} more GPU memory allocated"
+        if memory < 0
+        else "the same GPU memory allocated"
+    )
+    saved = dp.used - dra.used
+    if saved > 0:
+        return f"Both place all {pods}; DRA needs {saved} fewer {noun(saved, 'GPU')} ({dra.used} instead of {dp.used}), {mem_text}."
+    if saved < 0:
+        return f"Both place all {pods}; DRA needs {-saved} more {noun(-saved, 'GPU')} ({dra.used} instead of {dp.used}), {mem_text}."
+    return f"Both place all {pods} on {count(dra.used, 'GPU')}; {mem_text}."
 
 
 def text(

@@ -65,3 +65,24 @@ def load(page: Path, timeout: float = 90.0) -> Loaded:
         if "CONSOLE" in ln or "Uncaught" in ln or "Refused to" in ln or "Content Security Policy" in ln
     ]
     return Loaded(proc.stdout, console)
+
+
+def measure(page: Path, script: str, tmp: Path) -> dict[str, object]:
+    """Run ``script`` (a JavaScript expression giving a JSON-able value) in ``page`` once it has loaded, in
+    headless Chromium, and return its value: layout and computed styles that only a browser knows."""
+    import html
+    import json
+    import re
+
+    probe = (
+        "<script>window.addEventListener('load', function () {"
+        f"document.body.setAttribute('data-measure', JSON.stringify({script}));"
+        "});</script></body>"
+    )
+    copy = tmp / f"measured-{page.name}"
+    copy.write_text(page.read_text().replace("</body>", probe, 1))
+    loaded = load(copy)
+    found = re.search(r'data-measure="([^"]*)"', loaded.dom)
+    assert found is not None, loaded.console or loaded.dom[-500:]
+    value: dict[str, object] = json.loads(html.unescape(found.group(1)))
+    return value
