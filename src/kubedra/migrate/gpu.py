@@ -240,6 +240,14 @@ class _Shaper:
                 assert sharing.profile
                 cls = nvidia.MIG_CLASS
                 selectors.append(nvidia.profile_selector(sharing.profile))
+                if n > 1:
+                    self.ctx.note(
+                        "warning",
+                        f"{gr.name}: {n} whole GPUs become {n} MIG devices of profile {sharing.profile} (--sharing "
+                        f"mig): each is a slice of a GPU, so the pod gets far less than before; a multi-GPU pod "
+                        "usually wants whole GPUs (leave --sharing out for it)",
+                        path,
+                    )
             elif sharing is not None and sharing.mode == "time-slicing":
                 config = nvidia.sharing_parameters("TimeSlicing", interval=opts.interval)
                 self._ts_warning(path)

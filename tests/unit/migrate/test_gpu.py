@@ -473,3 +473,18 @@ def test_ray_groups_keep_their_gpu_count() -> None:
     assert rc["spec"]["workerGroupSpecs"][0]["rayStartParams"] == {"num-cpus": "8", "num-gpus": "4"}
     assert rc["spec"]["headGroupSpec"]["rayStartParams"] == {}
     assert 'num-gpus: "4"' in rep.files[0].output
+
+
+def test_sharing_mig_on_a_multi_gpu_pod_warns() -> None:
+    """Issue 12 #11: --sharing mig turns 8 whole GPUs into 8 slices; say so."""
+    eight = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 8").replace(
+        'nvidia.com/gpu: "2"', "nvidia.com/gpu: 8"
+    )
+    rep = migrate_text(eight, sharing="mig:1g.10gb")
+    warnings = [f.message for f in rep.files[0].findings if f.level == "warning"]
+    assert any("8 whole GPUs become 8 MIG devices of profile 1g.10gb" in w for w in warnings), warnings
+    one = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 1").replace(
+        'nvidia.com/gpu: "2"', "nvidia.com/gpu: 1"
+    )
+    rep = migrate_text(one, sharing="mig:1g.10gb")
+    assert not any("MIG devices of profile" in f.message for f in rep.files[0].findings)
