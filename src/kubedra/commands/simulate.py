@@ -311,7 +311,7 @@ def simulate(
         check_chart_path(chart)
     # One short-lived process: no cyclic collection at all between reading the input and printing the
     # report (the objects built are acyclic and live to the end; kubedra.gcpause has the figures).
-    with paused_gc():
+    with paused_gc(freeze=True):
         inputs = load_inputs(files)
         sim = run(inputs, opts)
         if save_cluster:
