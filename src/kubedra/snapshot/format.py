@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.model.inventory import build_inventory
 from kubedra.safewrite import write_atomic
 from kubedra.sources import files
 
@@ -109,6 +110,15 @@ class Header:
             raise InputError(
                 f"unsupported snapshot format {d.get('format')!r} (expected {FORMAT})", Location(where)
             )
+        for key, typ, what in _HEADER_FIELDS:
+            if d.get(key) is not None and not isinstance(d[key], typ):
+                raise InputError(f"snapshot header: {key} must be {what}", Location(where))
+        for i, x in enumerate(d.get("notInspected") or []):
+            if not isinstance(x, dict) or not isinstance(x.get("resource"), str) or not x["resource"]:
+                raise InputError(
+                    f"snapshot header: notInspected[{i}] must be a mapping naming its resource",
+                    Location(where),
+                )
         gates = d.get("featureGates") or {}
         return Header(
             cluster=str(d.get("cluster") or ""),
@@ -123,6 +133,19 @@ class Header:
             ],
             not_inspected=[dict(x) for x in d.get("notInspected") or [] if isinstance(x, dict)],
         )
+
+
+_HEADER_FIELDS = (
+    ("cluster", str, "a string"),
+    ("serverVersion", str, "a string"),
+    ("capturedAt", str, "a string"),
+    ("kubedraVersion", str, "a string"),
+    ("servedAPIs", list, "a list"),
+    ("featureGates", dict, "a mapping"),
+    ("metrics", str, "a string"),
+    ("helmReleases", list, "a list"),
+    ("notInspected", list, "a list"),
+)
 
 
 @dataclass
@@ -215,6 +238,12 @@ def load(path: str) -> Snapshot:
             "not a kubedra snapshot (no 'kubedra' header; write one with `kubedra snapshot`)", Location(path)
         )
     result = files.load([path], strict=True)
+    for d in result.documents:
+        if HEADER_KEY in d.obj:  # a List with items is expanded into them: this one has no items list
+            raise InputError("snapshot has no items list", d.location)
+    # every object as the model reads it: a malformed one is one line with file:line (exit 2), not a crash
+    # of a check that trusts the API's shapes
+    build_inventory(result.documents)
     return Snapshot(
         header=header, items=[d.obj for d in result.documents], documents=result.documents, path=path
     )
