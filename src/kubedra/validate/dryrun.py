@@ -155,7 +155,8 @@ def dry_run(
             else:
                 dyn.create(resource, body=doc.obj, namespace=ns, field_manager=FIELD_MANAGER, dry_run="All")
         except ApiException as e:
-            if e.status in (401, 403):  # about our access, not the object: the dry-run cannot decide
+            if e.status == 401 or (e.status == 403 and _authorization_denied(e)):
+                # about our access, not the object: the dry-run cannot decide
                 raise _refused(label, host, e) from e
             message, causes = _status(e)
             if causes:
@@ -170,6 +171,17 @@ def dry_run(
                 raise ClusterError(f"cannot reach cluster {label} at {host}: {cs._short(e)}") from e
             report(doc, [], f"{type(e).__name__}: {e}")
     return errors
+
+
+_AUTHZ_DENIAL = re.compile(r'\bUser "[^"]*" cannot ')
+
+
+def _authorization_denied(e: Any) -> bool:
+    """A 403 from the authorizer (``User "x" cannot create resource ...``, the apiserver's forbiddenMessage),
+    as opposed to a 403 from admission (a ValidatingAdmissionPolicy or webhook that denies the object: the
+    dry-run's answer about the object, not about our access)."""
+    message, _ = _status(e)
+    return bool(_AUTHZ_DENIAL.search(message))
 
 
 def _status(e: Any) -> tuple[str, list[tuple[str, str]]]:

@@ -108,3 +108,41 @@ def test_dry_run_reports_server_causes_with_lines() -> None:
     )
     assert apply[1]["namespace"] == "ns" and apply[1]["name"] == "c"
     assert create[0] == "create" and create[1]["dry_run"] == "All" and create[1]["namespace"] == "default"
+
+
+def _forbidden(message: str) -> ApiException:
+    e = ApiException(status=403, reason="Forbidden")
+    e.body = json.dumps({"kind": "Status", "status": "Failure", "reason": "Forbidden", "message": message})
+    return e
+
+
+def test_a_403_from_admission_is_the_answer_about_the_object_and_from_rbac_is_about_access() -> None:
+    """A ValidatingAdmissionPolicy or webhook denial is a 403 too (the apiserver's admission errors are
+    Forbidden): it is the dry-run's verdict on the object; only the authorizer's 403 ('User "x" cannot ...')
+    means kubedra could not ask."""
+    import pytest
+
+    from kubedra.errors import ClusterError
+
+    denial = (
+        "pods \"root\" is forbidden: ValidatingAdmissionPolicy 'no-privileged' with binding "
+        "'no-privileged' denied request: privileged containers are not allowed"
+    )
+    rbac = (
+        'resourceclaims.resource.k8s.io "c" is forbidden: User "system:serviceaccount:a:b" cannot patch '
+        'resource "resourceclaims" in API group "resource.k8s.io" in the namespace "ns"'
+    )
+
+    class Denying(FakeDynamic):
+        def __init__(self, message: str) -> None:
+            super().__init__()
+            self.message = message
+
+        def server_side_apply(self, resource: _Resource, **kw: Any) -> None:
+            raise _forbidden(self.message)
+
+    docs = parse_text(TEXT, "in.yaml").documents[:1]
+    errors = dry_run(docs, client=Denying(denial))
+    assert [(e.line, e.message) for e in errors] == [(1, f"server: {denial}")]
+    with pytest.raises(ClusterError, match="forbidden"):
+        dry_run(docs, client=Denying(rbac))
