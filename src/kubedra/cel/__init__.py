@@ -49,7 +49,8 @@ evaluation fails with ``operation cancelled: actual cost limit exceeded`` when t
 Known gaps are listed in :mod:`kubedra.cel.env`.
 """
 
-from kubedra.cel.env import CELCompileError, Environment, Program, build_env, library_groups
+from kubedra.cel.checks import CELCompileError
+from kubedra.cel.env import Environment, Program, build_env, library_groups
 from kubedra.cel.selector import (
     MAX_COST,
     MAX_EXPRESSION_LENGTH,

@@ -14,15 +14,8 @@ from typing import Any
 from cel_expr_python import cel
 
 from kubedra.cel import _protos, cost
-from kubedra.cel.env import (
-    CELCompileError,
-    Environment,
-    Program,
-    check_target_version,
-    clean_status,
-    library_groups,
-    walk,
-)
+from kubedra.cel.checks import CELCompileError, clean_status, decode, walk
+from kubedra.cel.env import Environment, Program, check_target_version, library_groups
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
 from kubedra.errors import InputError
 from kubedra.k8s.versions import DEFAULT_TARGET
@@ -306,7 +299,6 @@ _CHECKED_CACHE: dict[int, Any] = {}
 
 def _checked_of(program: Program) -> Any:
     """The decoded checked AST of a program (kept for the runtime cost guard)."""
-    from kubedra.cel.env import decode
 
     hit = _CHECKED_CACHE.get(id(program))
     if hit is None:

@@ -193,7 +193,7 @@ class _Error:
 
 
 def _clean(message: str) -> str:
-    from kubedra.cel.env import clean_status
+    from kubedra.cel.checks import clean_status
 
     text = clean_status(message)
     m = re.match(r'Key not found in map ?: ?"?([^"]*)"?', text)

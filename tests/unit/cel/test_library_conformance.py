@@ -11,7 +11,7 @@ import yaml
 from cel_expr_python import cel
 
 from kubedra.cel import CELCompileError, build_env
-from kubedra.cel.env import clean_status
+from kubedra.cel.checks import clean_status
 
 CORPUS = Path(__file__).parents[2] / "conformance" / "cel"
 QUANTITY = yaml.safe_load((CORPUS / "quantity_test.yaml").read_text())["cases"]
