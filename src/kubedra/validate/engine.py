@@ -266,6 +266,7 @@ class Validator:
             result.not_schema_checked.append(f"{api} {kind}")
         issues.extend(self._served(api, kind))
         issues.extend(_server_fields(obj))
+        issues.extend(_apiserver_basics(obj))
         issues.extend(object_issues(obj))
         if group == "admissionregistration.k8s.io" and kind == "ValidatingAdmissionPolicy":
             issues.extend(self._admission_cel(obj))
@@ -473,6 +474,45 @@ class Validator:
                 )
             )
         return out
+
+
+def _apiserver_basics(obj: Mapping[str, Any]) -> list[Issue]:
+    """What the apiserver refuses in any object and in every pod template, beyond the OpenAPI schema (found on the
+    real-world corpus with a server dry-run): a namespace that is not a DNS label ("FILLED BY THE OPERATOR"), a
+    serviceAccountName that is not a DNS subdomain ("$K8S_SA_NAME"), a container without an image, and a Job
+    template whose restartPolicy is not OnFailure or Never."""
+    from kubedra.validate.rules import dns_label, dns_subdomain
+
+    out: list[Issue] = []
+    meta = obj.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
+    if isinstance(ns, str) and ns and (why := dns_label(ns)):
+        out.append(Issue(("metadata", "namespace"), f"namespace {ns!r}: {why}"))
+    job_templates: list[Path] = []
+    if obj.get("kind") == "Job" and obj.get("apiVersion") == "batch/v1":
+        job_templates = [("spec", "template", "spec")]
+    elif obj.get("kind") == "CronJob" and obj.get("apiVersion") == "batch/v1":
+        job_templates = [("spec", "jobTemplate", "spec", "template", "spec")]
+    for t in pod_templates(obj) or []:
+        spec = get_path(obj, t.spec)
+        if not isinstance(spec, Mapping):
+            continue
+        for fld in ("serviceAccountName", "serviceAccount"):
+            sa = spec.get(fld)
+            if isinstance(sa, str) and sa and (why := dns_subdomain(sa)):
+                out.append(Issue((*t.spec, fld), f"{fld} {sa!r}: {why}"))
+        for fld in ("initContainers", "containers"):
+            for i, c in enumerate(spec.get(fld) or []):
+                if isinstance(c, Mapping) and not c.get("image"):
+                    out.append(Issue((*t.spec, fld, i, "image"), "image is required"))
+        if tuple(t.spec) in job_templates and spec.get("restartPolicy") not in ("OnFailure", "Never"):
+            out.append(
+                Issue(
+                    (*t.spec, "restartPolicy"),
+                    f"a Job's pods need restartPolicy OnFailure or Never (got {spec.get('restartPolicy') or 'none'})",
+                )
+            )
+    return out
 
 
 _SERVER_FIELDS = ("resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")

@@ -472,3 +472,23 @@ def test_v1beta1_dra_is_one_story_in_audit_and_validate() -> None:
         "removal planned for 1.38"
     )
     assert warning.message.startswith(story) and deprecated.message == story
+
+
+def test_what_the_apiserver_refuses_beyond_the_schema() -> None:
+    """Found on the real-world corpus by a server dry-run (tests/integration/test_realworld_dryrun.py)."""
+    job = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: FILLED BY THE OPERATOR}\nspec:\n"
+        "  template:\n    spec:\n      serviceAccountName: $SA\n      containers: [{name: c}]\n"
+    )
+    paths = sorted(path for path, _ in messages(job))
+    assert paths == [
+        "metadata.namespace",
+        "spec.template.spec.containers[0].image",
+        "spec.template.spec.restartPolicy",
+        "spec.template.spec.serviceAccountName",
+    ]
+    ok = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: ns}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      serviceAccountName: sa\n      containers: [{name: c, image: x}]\n"
+    )
+    assert messages(ok) == []
