@@ -14,140 +14,29 @@ Unknown sizes are ``2**64-1`` like upstream, so an expression over unbounded dat
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.cel import _protos
-
-MAX = (1 << 64) - 1
-STRING_TRAVERSAL = 0.1
-REGEX_LENGTH = 0.25
-LIST_CREATE = 10
-MAP_CREATE = 30
-STRUCT_CREATE = 40
-MAX_NAME_FORMAT_REGEX_SIZE = 128
-
-
-def _add(a: int, b: int) -> int:
-    return min(a + b, MAX)
-
-
-def _mul(a: int, b: int) -> int:
-    return min(a * b, MAX)
-
-
-def _factor(x: int, f: float) -> int:
-    if x >= MAX:
-        return MAX
-    v = math.ceil(x * f)
-    return MAX if v >= MAX else int(v)
-
-
-@dataclass(frozen=True)
-class Est:
-    lo: int = 0
-    hi: int = 0
-
-    def add(self, o: Est) -> Est:
-        return Est(_add(self.lo, o.lo), _add(self.hi, o.hi))
-
-    def mul(self, o: Est) -> Est:
-        return Est(_mul(self.lo, o.lo), _mul(self.hi, o.hi))
-
-    def factor(self, f: float) -> Est:
-        return Est(_factor(self.lo, f), _factor(self.hi, f))
-
-    def union(self, o: Est) -> Est:
-        return Est(min(self.lo, o.lo), max(self.hi, o.hi))
-
-
-UNKNOWN = Est(0, MAX)
-ONE = Est(1, 1)
-
-
-# A size estimator maps an access path (["device", "attributes", "@values", "x"]) to a size or None.
-SizeFn = Callable[[list[str]], "Est | None"]
-
-
-def dra_device_sizes(path: list[str]) -> Est | None:
-    """Maximum sizes reachable through ``device`` (resource/v1 limits), like DRA's sizeEstimator."""
-    if not path or path[0] != "device":
-        return None
-    # (kind, max) tree: domain maps hold <=32 entries, domains <=63 chars, ids <=32 chars, attribute values
-    # <=64 (string length / list length), driver <=63, allowMultipleAllocations 1.
-    node: Any = ("device",)
-    for name in path[1:]:
-        if node == ("device",):
-            node = {"driver": ("leaf", 63), "allowMultipleAllocations": ("leaf", 1)}.get(name) or (
-                ("outer", name) if name in ("attributes", "capacity") else None
-            )
-        elif node[0] == "outer":
-            node = ("leaf", 63) if name == "@keys" else ("inner", node[1])
-        elif node[0] == "inner":
-            if name == "@keys":
-                node = ("leaf", 32)
-            else:
-                node = ("leaf", 64) if node[1] == "attributes" else ("leaf", 8)
-        else:
-            return None
-        if node is None:
-            return None
-    if node == ("device",):
-        return None
-    if node[0] in ("outer", "inner"):
-        return Est(0, 32)
-    return Est(0, node[1])
-
-
-def _kind(t: Any) -> str:
-    if t is None:
-        return "unknown"
-    k = t.WhichOneof("type_kind")
-    if k == "primitive":
-        return {1: "bool", 2: "int", 3: "uint", 4: "double", 5: "string", 6: "bytes"}.get(
-            t.primitive, "unknown"
-        )
-    if k == "well_known":
-        return {1: "any", 2: "timestamp", 3: "duration"}.get(t.well_known, "unknown")
-    if k == "list_type":
-        return "list"
-    if k == "map_type":
-        return "map"
-    if k == "message_type":
-        if t.message_type == "google.protobuf.Struct":
-            return "map"
-        return "struct"
-    if k == "type_param":
-        return "typeparam"
-    if k == "abstract_type":
-        return "opaque"
-    if k == "dyn":
-        return "dyn"
-    return k or "unknown"
-
-
-def _scalar(t: Any) -> bool:
-    k = _kind(t)
-    if k in ("bool", "double", "duration", "int", "timestamp", "uint"):
-        return True
-    if k == "opaque" and t.abstract_type.name == "optional_type" and t.abstract_type.parameter_types:
-        return _scalar(t.abstract_type.parameter_types[0])
-    return False
-
-
-def _sized(t: Any) -> bool | None:
-    """Whether values of type ``t`` have a size at run time (cel-go ``traits.Sizer``); None: unknown (dyn)."""
-    k = _kind(t)
-    if k in ("string", "bytes", "list", "map"):
-        return True
-    if k == "opaque" and t.abstract_type.name == "optional_type":
-        return _sized(t.abstract_type.parameter_types[0]) if t.abstract_type.parameter_types else None
-    if k in ("dyn", "any", "unknown", "typeparam", "opaque"):
-        return None
-    return False
-
+from kubedra.cel.costmodel import (
+    LIST_CREATE,
+    MAP_CREATE,
+    MAX,
+    MAX_NAME_FORMAT_REGEX_SIZE,
+    ONE,
+    REGEX_LENGTH,
+    STRING_TRAVERSAL,
+    STRUCT_CREATE,
+    UNKNOWN,
+    Est,
+    SizeFn,
+    dra_device_sizes,
+    is_scalar,
+    is_sized,
+    sat_add,
+    sat_mul,
+    type_kind,
+)
 
 _OPTIONAL_PASS_THROUGH = frozenset(
     {
@@ -240,7 +129,7 @@ class Coster:
             if sz is not None:
                 self.computed[e.id] = sz
                 return sz
-        if _scalar(self.type_of(e)) or (self.actual and _sized(self.type_of(e)) is False):
+        if is_scalar(self.type_of(e)) or (self.actual and is_sized(self.type_of(e)) is False):
             return Est(1, 1)
         if kind == "ident_expr":
             v = self.peek(e.ident_expr.name)
@@ -275,7 +164,7 @@ class Coster:
             if sel.test_only:
                 return self.presence_cost.add(self.cost(sel.operand))
             total = self.cost(sel.operand)
-            if _kind(self.type_of(sel.operand)) in ("map", "struct", "typeparam"):
+            if type_kind(self.type_of(sel.operand)) in ("map", "struct", "typeparam"):
                 total = total.add(ONE)
             self.paths[e.id] = [*self.path_of(sel.operand), sel.field]
             return total
@@ -332,7 +221,7 @@ class Coster:
                 self.entries[e.id] = en
             return total
         entry = self.entry_size(c.iter_range)
-        container = entry[0] if entry else _kind(self.type_of(c.iter_range))
+        container = entry[0] if entry else type_kind(self.type_of(c.iter_range))
         range_path = self.path_of(c.iter_range)
         if c.iter_var2:
             self.push(
@@ -451,13 +340,15 @@ class Coster:
             return self.size_or_unknown(target).factor(STRING_TRAVERSAL).add(argsum), None
         if oid == "string_to_bytes" and len(args) == 1:
             sz = self.size_or_unknown(args[0])
-            return sz.factor(STRING_TRAVERSAL).add(argsum), Est(sz.lo, _mul(sz.hi, 4))
+            return sz.factor(STRING_TRAVERSAL).add(argsum), Est(sz.lo, sat_mul(sz.hi, 4))
         if oid == "bytes_to_string" and len(args) == 1:
             sz = self.size_or_unknown(args[0])
             return sz.factor(STRING_TRAVERSAL).add(argsum), Est(sz.lo // 4, sz.hi)
         if oid == "strings_quote" and len(args) == 1:
             sz = self.size_or_unknown(args[0])
-            return sz.factor(STRING_TRAVERSAL).add(argsum), Est(_add(sz.lo, 2), _add(_mul(sz.hi, 2), 2))
+            return sz.factor(STRING_TRAVERSAL).add(argsum), Est(
+                sat_add(sz.lo, 2), sat_add(sat_mul(sz.hi, 2), 2)
+            )
         if oid in ("starts_with_string", "ends_with_string", "starts_with", "ends_with") and len(args) == 1:
             return self.size_or_unknown(args[0]).factor(STRING_TRAVERSAL).add(argsum), None
         if oid == "in_list" and len(args) == 2:
@@ -507,7 +398,7 @@ class Coster:
             el = ONE
             en = self.entry_size(target)
             t = self.type_of(target)
-            elem_kind = _kind(t.list_type.elem_type) if t is not None and _kind(t) == "list" else None
+            elem_kind = type_kind(t.list_type.elem_type) if t is not None and type_kind(t) == "list" else None
             if elem_kind is not None or en is not None:
                 if elem_kind in ("string", "bytes"):
                     esz = en[2] if en else self.sizes([*self.path_of(target), "@items"]) or UNKNOWN
@@ -609,7 +500,7 @@ class Coster:
         if fn == "_==_" and len(args) == 2:
             lt, rt = self.type_of(args[0]), self.type_of(args[1])
             objects = (_protos.QUANTITY_TYPE, _protos.SEMVER_TYPE, _protos.IP_TYPE, _protos.CIDR_TYPE)
-            if lt is not None and lt == rt and _kind(lt) == "struct" and lt.message_type in objects:
+            if lt is not None and lt == rt and type_kind(lt) == "struct" and lt.message_type in objects:
                 return ONE, None
         return None
 

@@ -51,7 +51,7 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
 
-from kubedra.cel import _protos, cost
+from kubedra.cel import _protos, cost, costmodel
 from kubedra.cel.checks import (
     CELCompileError,
     check_capacity_values,
@@ -256,7 +256,7 @@ class Environment:
         *,
         pool: Any = None,
         flavor: str = "generic",
-        sizes: cost.SizeFn | None = None,
+        sizes: costmodel.SizeFn | None = None,
         domain_default_var: str | None = None,
     ) -> None:
         self.groups = frozenset(groups)
@@ -292,7 +292,7 @@ class Environment:
         if self.domain_default_var is not None:
             check_capacity_values(checked, text, self.domain_default_var)
         out_type = type_text(checked.type_map.get(checked.expr.id))
-        max_cost = cost.estimate(checked, self.sizes) if estimate_cost else cost.MAX
+        max_cost = cost.estimate(checked, self.sizes) if estimate_cost else costmodel.MAX
         source = _copy(checked)
         rewrite(checked, self.domain_default_var)
         try:

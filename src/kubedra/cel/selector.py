@@ -13,7 +13,7 @@ from typing import Any
 
 from cel_expr_python import cel
 
-from kubedra.cel import _protos, cost
+from kubedra.cel import _protos, cost, costmodel
 from kubedra.cel.checks import CELCompileError, clean_status, decode, walk
 from kubedra.cel.env import Environment, Program, check_target_version, library_groups
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
@@ -80,10 +80,10 @@ class _AttributeError(Exception):
     pass
 
 
-def _device_sizes(data: Mapping[str, Any]) -> cost.SizeFn:
+def _device_sizes(data: Mapping[str, Any]) -> costmodel.SizeFn:
     """Actual sizes of one device, for the runtime cost guard."""
 
-    def sizes(path: list[str]) -> cost.Est | None:
+    def sizes(path: list[str]) -> costmodel.Est | None:
         if not path or path[0] != "device":
             return None
         node: Any = data
@@ -92,19 +92,19 @@ def _device_sizes(data: Mapping[str, Any]) -> cost.SizeFn:
                 if name == "@keys":
                     keys = list(node)
                     n = max((len(k) for k in keys), default=0)
-                    return cost.Est(0, n)
+                    return costmodel.Est(0, n)
                 if name in ("@values", "@items"):
                     vals = list(node.values())
                     node = vals[0] if len(vals) == 1 else (vals or [None])[0]
                     if len(vals) > 1:
-                        return cost.dra_device_sizes(path)
+                        return costmodel.dra_device_sizes(path)
                 else:
                     node = node.get(name)
             else:
                 return None
         if isinstance(node, (dict, list, str)):
-            return cost.Est(0, len(node))
-        return cost.Est(1, 1)
+            return costmodel.Est(0, len(node))
+        return costmodel.Est(1, 1)
 
     return sizes
 
@@ -169,7 +169,7 @@ class SelectorEnvironment:
             groups,
             pool=_protos.new_pool(variant),
             flavor="dra",
-            sizes=cost.dra_device_sizes,
+            sizes=costmodel.dra_device_sizes,
             domain_default_var="device",
         )
         self._warm = self._env.runtime.compile("device.driver == ''")
