@@ -2,7 +2,7 @@
 
 kubectl (and every client built on sigs.k8s.io/yaml) decodes YAML with go-yaml v2 into generic data and
 converts it to JSON. go-yaml v2 resolves plain (unquoted) scalars by YAML 1.1 rules of its own
-(gopkg.in/yaml.v2 v2.4.0 resolve.go), which differ from PyYAML's:
+(go.yaml.in/yaml/v2 v2.4.4 resolve.go, the version Kubernetes 1.37's sigs.k8s.io/yaml v1.6.0 resolves to), which differ from PyYAML's:
 
 * booleans: ``y Y yes Yes YES true True TRUE on On ON`` and ``n N no No NO false False FALSE off Off OFF``
   (PyYAML lacks ``y``/``n``). A request named ``y`` is the boolean ``true`` to the cluster, which refuses it.
@@ -10,7 +10,8 @@ converts it to JSON. go-yaml v2 resolves plain (unquoted) scalars by YAML 1.1 ru
 * ints: Go's ``strconv.ParseInt(s, 0, 64)`` after removing ``_`` (``0x``, ``0o``, ``0b`` and leading-``0``
   octal), then ``ParseUint``; no base-60 (``1:20`` is a string). A number too large for 64 bits becomes a
   float, or stays a string when it overflows a float too.
-* floats: ``.5``, ``.inf``, ``.nan`` and ``[-+]?[0-9]*\\.?[0-9]+([eE][-+][0-9]+)?``.
+* floats: ``.5``, ``.inf``, ``.nan`` and ``[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?`` (``1e18``, ``1.``:
+  the exponent sign is optional).
 
 Then sigs.k8s.io/yaml turns the data into JSON, and the API machinery reads the JSON back: a float that is
 a whole number within int64 arrives as an integer, ``.inf``/``.nan`` cannot be written as JSON (kubectl
@@ -46,7 +47,7 @@ for _words, _tag, _value in (
         _WORDS[_w] = (_tag, _value)
 _WORDS[""] = (NULL, None)
 
-_GO_FLOAT = re.compile(r"[-+]?[0-9]*\.?[0-9]+([eE][-+][0-9]+)?")
+_GO_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 _UINT64 = (1 << 64) - 1
 _DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}

@@ -12,7 +12,7 @@ from kubedra.sources import files, yamlscalars
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        # gopkg.in/yaml.v2 v2.4.0 resolve.go resolveMapList
+        # go.yaml.in/yaml/v2 v2.4.4 resolve.go (Kubernetes 1.37's sigs.k8s.io/yaml v1.6.0): resolveMapList
         *[(w, True) for w in ["y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"]],
         *[(w, False) for w in ["n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF"]],
         *[(w, w) for w in ["yES", "oN", "nO", "tRUE", "Nope", "yess"]],
@@ -22,7 +22,12 @@ from kubedra.sources import files, yamlscalars
         ("017", 15),
         ("1_000", 1000),
         ("08", 8),  # not octal: go-yaml falls back to a float, the API machinery reads 8 back
-        ("1e3", "1e3"),  # go-yaml's float pattern needs an exponent sign
+        ("1e3", 1000),  # v2.4.4: the exponent sign is optional; whole floats come back as ints
+        ("1e18", 10**18),
+        ("1.", 1),
+        ("1.e3", 1000),
+        ("1e", "1e"),
+        ("1.5e-3", 0.0015),
         ("1e+3", 1000),
         ("1.5", 1.5),
         (".5", 0.5),
