@@ -47,8 +47,12 @@ def migrate_gpu_objects(path: Path) -> set[str]:
             where = x.get("path") or ""
             if x["level"] not in ("change", "manual") or not x.get("object") or not where:
                 continue
-            if where == "apiVersion" or where.startswith("data") or "rayStartParams" in where:
-                continue  # DRA version conversion, device-plugin configs, Ray's own GPU count
+            if (
+                where == "apiVersion"
+                or where.startswith(("data", "metadata.namespace"))
+                or "rayStartParams" in where
+            ):
+                continue  # DRA version conversion, device-plugin configs, invalid output, Ray's own GPU count
             out.add(_ref(x["object"]["kind"], x["object"]["name"]))
     return out
 
