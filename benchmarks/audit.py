@@ -1,8 +1,11 @@
-"""`kubedra audit` speed on 10,000 generated manifests (mixed kinds, one object per file), and Pluto on the same
-folder when its binary is available (the testbed builds it; or `pluto` on PATH).
+"""`kubedra audit` speed on 10,000 generated manifests (mixed kinds, one object per file) next to the Go
+deprecation scanners on the same folder: Pluto (a `pluto` on PATH or built by the testbed; the Go module proxy
+does not serve it) and kubent (kube-no-trouble: `kubent` on PATH or in $GOBIN/~/go/bin, e.g. from
+`go install github.com/doitintl/kube-no-trouble/cmd/kubent@latest`). Each tool runs in a fresh process; CPU
+seconds (user + system, from wait4: not inflated by a busy machine) and peak RSS are the figures that count.
 
 Run: .venv/bin/python benchmarks/audit.py [--count N] [--runs R]   (prints figures; not a timed test)
-Target: under 5 s for 10,000 manifests on the 2-core development machine.
+Targets (issue 16): CPU <= Pluto's, peak RSS <= 2x Pluto's.
 """
 
 from __future__ import annotations
@@ -164,6 +167,8 @@ data:
     size=large
 """
 
+RULE, NAME, KUBENT_NAME = '"rule":', '"name":', '"Name":'  # one per finding in each tool's JSON
+
 # (template, weight): roughly a real repository, mostly ordinary objects
 MIX = [
     (GPU_DEPLOYMENT, 20),
@@ -186,15 +191,35 @@ def generate(root: Path, count: int) -> None:
         (sub / f"m{i:05d}.yaml").write_text(tmpl.format(i=i, ns=i % 40, gpus=1 + i % 8))
 
 
-def timed(argv: list[str], runs: int) -> tuple[list[float], subprocess.CompletedProcess[str]]:
-    times = []
-    proc: subprocess.CompletedProcess[str] | None = None
+def timed(argv: list[str], runs: int) -> tuple[list[tuple[float, float, float]], int, str]:
+    """[(CPU s, wall s, peak RSS MiB)] of ``runs`` fresh processes, the last exit code and stdout."""
+    rows = []
+    code, out = 0, ""
     for _ in range(runs):
-        t0 = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False)
-        times.append(time.perf_counter() - t0)
-    assert proc is not None
-    return times, proc
+        with tempfile.TemporaryFile() as buf:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(argv, stdout=buf, stderr=subprocess.DEVNULL)
+            _, status, ru = os.wait4(proc.pid, 0)
+            rows.append((ru.ru_utime + ru.ru_stime, time.perf_counter() - t0, ru.ru_maxrss / 1024))
+            code = os.waitstatus_to_exitcode(status)
+            buf.seek(0)
+            out = buf.read().decode(errors="replace")
+    return rows, code, out
+
+
+def summary(rows: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    cpu, wall, rss = (statistics.median(r[i] for r in rows) for i in range(3))
+    return cpu, wall, rss
+
+
+def find_kubent() -> str | None:
+    found = shutil.which("kubent")
+    if found:
+        return found
+    for d in (os.environ.get("GOBIN"), str(Path.home() / "go" / "bin")):
+        if d and (Path(d) / "kubent").is_file():
+            return str(Path(d) / "kubent")
+    return None
 
 
 def find_pluto() -> str | None:
@@ -225,25 +250,47 @@ def main() -> int:
             f"generated {args.count} manifests ({size / 1e6:.1f} MB, 40 folders) in {time.perf_counter() - t0:.1f} s"
         )
         print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
-        times, proc = timed([kubedra, "audit", str(root), "-o", "json"], args.runs)
-        findings = proc.stdout.count('"rule":')
+        rows, code, out = timed([kubedra, "audit", str(root), "-o", "json"], args.runs)
+        k_cpu, k_wall, k_rss = summary(rows)
         print(
-            f"kubedra audit: median {statistics.median(times):.2f} s, min {min(times):.2f} s over {args.runs} runs "
-            f"(exit {proc.returncode}, {findings} findings)"
+            f"kubedra audit: {k_cpu:.2f} s CPU, {k_wall:.2f} s wall, peak RSS {k_rss:,.0f} MiB; median of "
+            f"{args.runs} runs (exit {code}, {out.count(RULE)} findings)"
         )
         pluto = find_pluto()
         if pluto is None:
-            print("pluto: not found (build it with `make testbed`, or put pluto on PATH)")
+            print(
+                "pluto: not found (not served by the Go module proxy; build it with `make testbed`, or put it on PATH)"
+            )
         else:
-            times, proc = timed(
+            rows, code, out = timed(
                 [pluto, "detect-files", "-d", str(root), "-o", "json", "--target-versions", "k8s=v1.37.0"],
                 args.runs,
             )
-            found = proc.stdout.count('"name":')
+            p_cpu, p_wall, p_rss = summary(rows)
             print(
-                f"pluto detect-files: median {statistics.median(times):.2f} s, min {min(times):.2f} s over {args.runs} runs "
-                f"(exit {proc.returncode}, {found} items)"
+                f"pluto detect-files: {p_cpu:.2f} s CPU, {p_wall:.2f} s wall, peak RSS {p_rss:,.0f} MiB "
+                f"(exit {code}, {out.count(NAME)} items)"
             )
+            print(
+                f"  kubedra / pluto: CPU {k_cpu / p_cpu:.2f}x (target <= 1), RSS {k_rss / p_rss:.2f}x (target <= 2)"
+            )
+        kubent = find_kubent()
+        if kubent is None:
+            print(
+                "kubent: not found (`go install github.com/doitintl/kube-no-trouble/cmd/kubent@latest`, "
+                "then put it on PATH)"
+            )
+        else:
+            files = [f"--filename={f}" for f in sorted(root.rglob("*.yaml"))]
+            rows, code, out = timed(
+                [kubent, "--cluster=false", "--helm3=false", "-o", "json", *files], args.runs
+            )
+            n_cpu, n_wall, n_rss = summary(rows)
+            print(
+                f"kubent: {n_cpu:.2f} s CPU, {n_wall:.2f} s wall, peak RSS {n_rss:,.0f} MiB "
+                f"(exit {code}, {out.count(KUBENT_NAME)} items)"
+            )
+            print(f"  kubedra / kubent: CPU {k_cpu / n_cpu:.2f}x, RSS {k_rss / n_rss:.2f}x")
     return 0
 
 

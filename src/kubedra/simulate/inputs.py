@@ -67,7 +67,7 @@ def _load(paths: list[str]) -> Inputs:
             why = _template_reason(text)
             out.skipped.append(Skipped(Location(display, line), os.path.basename(display), why))
             continue
-        one = parse_text(text, name)
+        one = parse_text(text, name, keep_nodes="lazy")
         if one.errors:
             raise one.errors[0]
         for d in one.documents:
