@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location
+from kubedra.model.fields import path_steps
 from kubedra.model.objects import (
     DeviceClass,
     DeviceTaintRule,
@@ -22,7 +23,7 @@ from kubedra.model.objects import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
-from kubedra.model.parse import parse_object, path_steps
+from kubedra.model.parse import parse_object
 from kubedra.sources.files import Document
 
 

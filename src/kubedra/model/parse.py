@@ -11,41 +11,29 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from kubedra.errors import InputError, Location
+from kubedra.errors import Location
 from kubedra.model import convert
+from kubedra.model.fields import (
+    ParseContext,
+    device_claim,
+    node_selector,
+    object_meta,
+    parse_allocation,
+    parse_counter_set,
+    parse_device,
+    parse_opaque,
+    parse_selectors,
+    parse_taint,
+)
 from kubedra.model.objects import (
-    ALLOCATION_MODE_EXACT,
-    ATTRIBUTE_KINDS,
-    AllocationResult,
-    CapacityRequestPolicy,
-    CapacityRequestPolicyRange,
     Container,
-    CounterSet,
-    Device,
-    DeviceAllocationConfiguration,
-    DeviceAttribute,
-    DeviceCapacity,
-    DeviceClaim,
-    DeviceClaimConfiguration,
     DeviceClass,
-    DeviceConstraint,
-    DeviceCounterConsumption,
-    DeviceRequest,
-    DeviceRequestAllocationResult,
-    DeviceSubRequest,
-    DeviceTaint,
     DeviceTaintRule,
     DeviceTaintSelector,
-    DeviceToleration,
-    ExactDeviceRequest,
     Node,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
     ObjectMeta,
-    OpaqueDeviceConfiguration,
     Pod,
     PodResourceClaim,
     ResourceClaim,
@@ -56,409 +44,9 @@ from kubedra.model.objects import (
     Taint,
     Toleration,
 )
-from kubedra.model.quantity import Quantity, QuantityError, parse_quantity
-
-T = TypeVar("T")
 
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
 SUPPORTED_KINDS = (*DRA_KINDS, "Pod", "Node")
-
-
-class ParseContext:
-    """Carries the location so every error names file:line and the field path."""
-
-    __slots__ = ("location",)
-
-    def __init__(self, location: Location | None) -> None:
-        self.location = location
-
-    def fail(self, path: str, message: str) -> InputError:
-        err = InputError(f"{path}: {message}" if path else message, self.location)
-        err.field_path = path  # type: ignore[attr-defined]
-        return err
-
-    def mapping(self, v: Any, path: str) -> dict[str, Any]:
-        if v is None:
-            return {}
-        if not isinstance(v, dict):
-            raise self.fail(path, f"expected an object, found {_tname(v)}")
-        return v
-
-    def items(self, v: Any, path: str) -> list[Any]:
-        if v is None:
-            return []
-        if not isinstance(v, list):
-            raise self.fail(path, f"expected a list, found {_tname(v)}")
-        return v
-
-    def string(self, v: Any, path: str, default: str = "") -> str:
-        if v is None:
-            return default
-        if not isinstance(v, str):
-            raise self.fail(path, f"expected a string, found {_tname(v)}")
-        return v
-
-    def opt_str(self, v: Any, path: str) -> str | None:
-        return None if v is None else self.string(v, path)
-
-    def integer(self, v: Any, path: str, default: int = 0) -> int:
-        if v is None:
-            return default
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise self.fail(path, f"expected an integer, found {_tname(v)}")
-        return v
-
-    def boolean(self, v: Any, path: str) -> bool | None:
-        if v is None:
-            return None
-        if not isinstance(v, bool):
-            raise self.fail(path, f"expected true or false, found {_tname(v)}")
-        return v
-
-    def qty(self, v: Any, path: str) -> Quantity:
-        try:
-            return parse_quantity(v)
-        except QuantityError as e:
-            raise self.fail(path, f"invalid quantity {v!r}: {e}") from None
-
-    def qty_map(self, v: Any, path: str) -> dict[str, Quantity]:
-        return {str(k): self.qty(x, f"{path}.{k}") for k, x in self.mapping(v, path).items()}
-
-    def strings(self, v: Any, path: str) -> list[str]:
-        return [self.string(x, f"{path}[{i}]") for i, x in enumerate(self.items(v, path))]
-
-    def each(self, v: Any, path: str, fn: Callable[[Any, str], T]) -> list[T]:
-        return [fn(x, f"{path}[{i}]") for i, x in enumerate(self.items(v, path))]
-
-
-def path_steps(path: str) -> list[str | int]:
-    """``spec.devices[0].name`` → ``["spec", "devices", 0, "name"]`` (for Document.line_of)."""
-    steps: list[str | int] = []
-    for part in path.split("."):
-        name, _, rest = part.partition("[")
-        if name:
-            steps.append(name)
-        while rest:
-            idx, _, rest = rest.partition("]")
-            if idx.isdigit():
-                steps.append(int(idx))
-            rest = rest.lstrip("[")
-    return steps
-
-
-def _tname(v: Any) -> str:
-    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number"}.get(
-        type(v), type(v).__name__
-    )
-
-
-# --------------------------------------------------------------------------- pieces
-
-
-def object_meta(c: ParseContext, v: Any) -> ObjectMeta:
-    m = c.mapping(v, "metadata")
-    return ObjectMeta(
-        name=c.string(m.get("name"), "metadata.name"),
-        namespace=c.string(m.get("namespace"), "metadata.namespace"),
-        uid=c.string(m.get("uid"), "metadata.uid"),
-        generate_name=c.string(m.get("generateName"), "metadata.generateName"),
-        labels={str(k): str(x) for k, x in c.mapping(m.get("labels"), "metadata.labels").items()},
-        annotations={
-            str(k): str(x) for k, x in c.mapping(m.get("annotations"), "metadata.annotations").items()
-        },
-        creation_timestamp=str(m.get("creationTimestamp") or ""),
-        owner_references=[
-            r for r in c.items(m.get("ownerReferences"), "metadata.ownerReferences") if isinstance(r, dict)
-        ],
-    )
-
-
-def _requirement(c: ParseContext, v: Any, path: str) -> NodeSelectorRequirement:
-    m = c.mapping(v, path)
-    return NodeSelectorRequirement(
-        key=c.string(m.get("key"), f"{path}.key"),
-        operator=c.string(m.get("operator"), f"{path}.operator"),
-        values=[str(x) for x in c.items(m.get("values"), f"{path}.values")],
-    )
-
-
-def node_selector(c: ParseContext, v: Any, path: str) -> NodeSelector | None:
-    if v is None:
-        return None
-    m = c.mapping(v, path)
-    terms = []
-    for i, t in enumerate(c.items(m.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms")):
-        tp = f"{path}.nodeSelectorTerms[{i}]"
-        tm = c.mapping(t, tp)
-        terms.append(
-            NodeSelectorTerm(
-                match_expressions=c.each(
-                    tm.get("matchExpressions"), f"{tp}.matchExpressions", lambda x, p: _requirement(c, x, p)
-                ),
-                match_fields=c.each(
-                    tm.get("matchFields"), f"{tp}.matchFields", lambda x, p: _requirement(c, x, p)
-                ),
-            )
-        )
-    return NodeSelector(terms=terms)
-
-
-def _attribute(c: ParseContext, v: Any, path: str) -> DeviceAttribute:
-    m = c.mapping(v, path)
-    set_kinds = [k for k in ATTRIBUTE_KINDS if m.get(k) is not None]
-    unknown = [k for k in m if k not in ATTRIBUTE_KINDS]
-    if unknown:
-        raise c.fail(path, f"unknown attribute value type {unknown[0]!r} (one of int, bool, string, version)")
-    if len(set_kinds) != 1:
-        raise c.fail(path, "exactly one of int, bool, string, version (or a list type) must be set")
-    kind = set_kinds[0]
-    value = m[kind]
-    checks: dict[str, Callable[[Any], bool]] = {
-        "int": lambda x: isinstance(x, int) and not isinstance(x, bool),
-        "bool": lambda x: isinstance(x, bool),
-        "string": lambda x: isinstance(x, str),
-        "version": lambda x: isinstance(x, str),
-    }
-    base = kind.rstrip("s") if kind.endswith("s") else kind
-    ok = checks[base]
-    if kind.endswith("s"):
-        if not isinstance(value, list) or not all(ok(x) for x in value):
-            raise c.fail(f"{path}.{kind}", f"expected a list of {base} values")
-    elif not ok(value):
-        raise c.fail(f"{path}.{kind}", f"expected a {base} value, found {_tname(value)}")
-    return DeviceAttribute(kind=kind, value=value)
-
-
-def _policy(c: ParseContext, v: Any, path: str) -> CapacityRequestPolicy | None:
-    if v is None:
-        return None
-    m = c.mapping(v, path)
-    rng = None
-    if m.get("validRange") is not None:
-        r = c.mapping(m["validRange"], f"{path}.validRange")
-        rng = CapacityRequestPolicyRange(
-            min=c.qty(r.get("min"), f"{path}.validRange.min"),
-            max=c.qty(r["max"], f"{path}.validRange.max") if r.get("max") is not None else None,
-            step=c.qty(r["step"], f"{path}.validRange.step") if r.get("step") is not None else None,
-        )
-    vals = None
-    if m.get("validValues") is not None:
-        vals = [c.qty(x, f"{path}.validValues[{i}]") for i, x in enumerate(c.items(m["validValues"], path))]
-    return CapacityRequestPolicy(
-        default=c.qty(m["default"], f"{path}.default") if m.get("default") is not None else None,
-        valid_values=vals,
-        valid_range=rng,
-    )
-
-
-def _capacity(c: ParseContext, v: Any, path: str) -> DeviceCapacity:
-    if not isinstance(v, dict):  # v1alpha3 bare quantity (convert normally wraps it)
-        return DeviceCapacity(value=c.qty(v, path))
-    return DeviceCapacity(
-        value=c.qty(v.get("value"), f"{path}.value"),
-        request_policy=_policy(c, v.get("requestPolicy"), f"{path}.requestPolicy"),
-    )
-
-
-def _taint(c: ParseContext, v: Any, path: str) -> DeviceTaint:
-    m = c.mapping(v, path)
-    return DeviceTaint(
-        key=c.string(m.get("key"), f"{path}.key"),
-        value=c.string(m.get("value"), f"{path}.value"),
-        effect=c.string(m.get("effect"), f"{path}.effect"),
-        time_added=c.opt_str(m.get("timeAdded"), f"{path}.timeAdded"),
-    )
-
-
-def _device(c: ParseContext, v: Any, path: str) -> Device:
-    m = c.mapping(v, path)
-    return Device(
-        name=c.string(m.get("name"), f"{path}.name"),
-        attributes={
-            str(k): _attribute(c, x, f"{path}.attributes.{k}")
-            for k, x in c.mapping(m.get("attributes"), f"{path}.attributes").items()
-        },
-        capacity={
-            str(k): _capacity(c, x, f"{path}.capacity.{k}")
-            for k, x in c.mapping(m.get("capacity"), f"{path}.capacity").items()
-        },
-        consumes_counters=c.each(
-            m.get("consumesCounters"),
-            f"{path}.consumesCounters",
-            lambda x, p: DeviceCounterConsumption(
-                counter_set=c.string(c.mapping(x, p).get("counterSet"), f"{p}.counterSet"),
-                counters={
-                    str(k): c.qty(c.mapping(cv, f"{p}.counters.{k}").get("value"), f"{p}.counters.{k}.value")
-                    for k, cv in c.mapping(x.get("counters"), f"{p}.counters").items()
-                },
-                compatibility_groups=c.strings(x.get("compatibilityGroups"), f"{p}.compatibilityGroups"),
-            ),
-        ),
-        node_name=c.opt_str(m.get("nodeName"), f"{path}.nodeName"),
-        node_selector=node_selector(c, m.get("nodeSelector"), f"{path}.nodeSelector"),
-        all_nodes=c.boolean(m.get("allNodes"), f"{path}.allNodes"),
-        taints=c.each(m.get("taints"), f"{path}.taints", lambda x, p: _taint(c, x, p)),
-        binds_to_node=c.boolean(m.get("bindsToNode"), f"{path}.bindsToNode"),
-        binding_conditions=c.strings(m.get("bindingConditions"), f"{path}.bindingConditions"),
-        binding_failure_conditions=c.strings(
-            m.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"
-        ),
-        allow_multiple_allocations=c.boolean(
-            m.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"
-        ),
-    )
-
-
-def _counter_set(c: ParseContext, v: Any, path: str) -> CounterSet:
-    m = c.mapping(v, path)
-    return CounterSet(
-        name=c.string(m.get("name"), f"{path}.name"),
-        counters={
-            str(k): c.qty(c.mapping(x, f"{path}.counters.{k}").get("value"), f"{path}.counters.{k}.value")
-            for k, x in c.mapping(m.get("counters"), f"{path}.counters").items()
-        },
-    )
-
-
-def _toleration(c: ParseContext, v: Any, path: str) -> DeviceToleration:
-    m = c.mapping(v, path)
-    return DeviceToleration(
-        key=c.string(m.get("key"), f"{path}.key"),
-        operator=c.string(m.get("operator"), f"{path}.operator") or "Equal",
-        value=c.string(m.get("value"), f"{path}.value"),
-        effect=c.string(m.get("effect"), f"{path}.effect"),
-        toleration_seconds=c.integer(m.get("tolerationSeconds"), f"{path}.tolerationSeconds")
-        if m.get("tolerationSeconds") is not None
-        else None,
-    )
-
-
-def _selectors(c: ParseContext, v: Any, path: str) -> list[str]:
-    out = []
-    for i, s in enumerate(c.items(v, path)):
-        sm = c.mapping(s, f"{path}[{i}]")
-        cel = c.mapping(sm.get("cel"), f"{path}[{i}].cel")
-        expr = c.string(cel.get("expression"), f"{path}[{i}].cel.expression")
-        if not expr:
-            hint = " (found expression next to cel; indent it under cel)" if "expression" in sm else ""
-            raise c.fail(f"{path}[{i}].cel.expression", f"required value{hint}")
-        out.append(expr)
-    return out
-
-
-def _request_fields(c: ParseContext, m: dict[str, Any], path: str) -> dict[str, Any]:
-    mode = c.string(m.get("allocationMode"), f"{path}.allocationMode") or ALLOCATION_MODE_EXACT
-    count = c.integer(m.get("count"), f"{path}.count")
-    if mode == ALLOCATION_MODE_EXACT and count == 0:
-        count = 1
-    cap = None
-    if m.get("capacity") is not None:
-        cap = c.qty_map(
-            c.mapping(m["capacity"], f"{path}.capacity").get("requests"), f"{path}.capacity.requests"
-        )
-    return {
-        "device_class_name": c.string(m.get("deviceClassName"), f"{path}.deviceClassName"),
-        "selectors": _selectors(c, m.get("selectors"), f"{path}.selectors"),
-        "allocation_mode": mode,
-        "count": count,
-        "tolerations": c.each(m.get("tolerations"), f"{path}.tolerations", lambda x, p: _toleration(c, x, p)),
-        "capacity": cap,
-    }
-
-
-def _request(c: ParseContext, v: Any, path: str) -> DeviceRequest:
-    m = c.mapping(v, path)
-    exactly = None
-    if m.get("exactly") is not None:
-        em = c.mapping(m["exactly"], f"{path}.exactly")
-        exactly = ExactDeviceRequest(
-            **_request_fields(c, em, f"{path}.exactly"),
-            admin_access=c.boolean(em.get("adminAccess"), f"{path}.exactly.adminAccess"),
-        )
-    subs = []
-    for i, s in enumerate(c.items(m.get("firstAvailable"), f"{path}.firstAvailable")):
-        sp = f"{path}.firstAvailable[{i}]"
-        sm = c.mapping(s, sp)
-        subs.append(
-            DeviceSubRequest(name=c.string(sm.get("name"), f"{sp}.name"), **_request_fields(c, sm, sp))
-        )
-    return DeviceRequest(name=c.string(m.get("name"), f"{path}.name"), exactly=exactly, first_available=subs)
-
-
-def _opaque(c: ParseContext, v: Any, path: str) -> OpaqueDeviceConfiguration | None:
-    if v is None:
-        return None
-    m = c.mapping(v, path)
-    return OpaqueDeviceConfiguration(
-        driver=c.string(m.get("driver"), f"{path}.driver"), parameters=m.get("parameters")
-    )
-
-
-def device_claim(c: ParseContext, v: Any, path: str) -> DeviceClaim:
-    spec = c.mapping(v, path)
-    d = c.mapping(spec.get("devices"), f"{path}.devices")
-    p = f"{path}.devices"
-    return DeviceClaim(
-        requests=c.each(d.get("requests"), f"{p}.requests", lambda x, q: _request(c, x, q)),
-        constraints=c.each(
-            d.get("constraints"),
-            f"{p}.constraints",
-            lambda x, q: DeviceConstraint(
-                requests=c.strings(c.mapping(x, q).get("requests"), f"{q}.requests"),
-                match_attribute=c.opt_str(x.get("matchAttribute"), f"{q}.matchAttribute"),
-                distinct_attribute=c.opt_str(x.get("distinctAttribute"), f"{q}.distinctAttribute"),
-            ),
-        ),
-        config=c.each(
-            d.get("config"),
-            f"{p}.config",
-            lambda x, q: DeviceClaimConfiguration(
-                requests=c.strings(c.mapping(x, q).get("requests"), f"{q}.requests"),
-                opaque=_opaque(c, x.get("opaque"), f"{q}.opaque"),
-            ),
-        ),
-    )
-
-
-def _allocation(c: ParseContext, v: Any, path: str) -> AllocationResult | None:
-    if v is None:
-        return None
-    m = c.mapping(v, path)
-    devices = c.mapping(m.get("devices"), f"{path}.devices")
-
-    def result(x: Any, p: str) -> DeviceRequestAllocationResult:
-        r = c.mapping(x, p)
-        return DeviceRequestAllocationResult(
-            request=c.string(r.get("request"), f"{p}.request"),
-            driver=c.string(r.get("driver"), f"{p}.driver"),
-            pool=c.string(r.get("pool"), f"{p}.pool"),
-            device=c.string(r.get("device"), f"{p}.device"),
-            admin_access=c.boolean(r.get("adminAccess"), f"{p}.adminAccess"),
-            tolerations=c.each(r.get("tolerations"), f"{p}.tolerations", lambda y, q: _toleration(c, y, q)),
-            binding_conditions=c.strings(r.get("bindingConditions"), f"{p}.bindingConditions"),
-            binding_failure_conditions=c.strings(
-                r.get("bindingFailureConditions"), f"{p}.bindingFailureConditions"
-            ),
-            share_id=c.opt_str(r.get("shareID"), f"{p}.shareID"),
-            consumed_capacity=c.qty_map(r.get("consumedCapacity"), f"{p}.consumedCapacity")
-            if r.get("consumedCapacity") is not None
-            else None,
-        )
-
-    return AllocationResult(
-        results=c.each(devices.get("results"), f"{path}.devices.results", result),
-        config=c.each(
-            devices.get("config"),
-            f"{path}.devices.config",
-            lambda x, p: DeviceAllocationConfiguration(
-                source=c.string(c.mapping(x, p).get("source"), f"{p}.source"),
-                requests=c.strings(x.get("requests"), f"{p}.requests"),
-                opaque=_opaque(c, x.get("opaque"), f"{p}.opaque"),
-            ),
-        ),
-        node_selector=node_selector(c, m.get("nodeSelector"), f"{path}.nodeSelector"),
-        allocation_timestamp=c.opt_str(m.get("allocationTimestamp"), f"{path}.allocationTimestamp"),
-    )
 
 
 # --------------------------------------------------------------------------- kinds
@@ -481,9 +69,9 @@ def _slice(c: ParseContext, obj: dict[str, Any]) -> ResourceSlice:
         per_device_node_selection=c.boolean(
             spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection"
         ),
-        devices=c.each(spec.get("devices"), "spec.devices", lambda x, p: _device(c, x, p)),
+        devices=c.each(spec.get("devices"), "spec.devices", lambda x, p: parse_device(c, x, p)),
         shared_counters=c.each(
-            spec.get("sharedCounters"), "spec.sharedCounters", lambda x, p: _counter_set(c, x, p)
+            spec.get("sharedCounters"), "spec.sharedCounters", lambda x, p: parse_counter_set(c, x, p)
         ),
     )
 
@@ -493,7 +81,7 @@ def _claim(c: ParseContext, obj: dict[str, Any]) -> ResourceClaim:
     return ResourceClaim(
         meta=object_meta(c, obj.get("metadata")),
         spec=device_claim(c, obj.get("spec"), "spec"),
-        allocation=_allocation(c, status.get("allocation"), "status.allocation"),
+        allocation=parse_allocation(c, status.get("allocation"), "status.allocation"),
         reserved_for=c.each(
             status.get("reservedFor"),
             "status.reservedFor",
@@ -528,12 +116,12 @@ def _class(c: ParseContext, obj: dict[str, Any]) -> DeviceClass:
     spec = c.mapping(obj.get("spec"), "spec")
     configs = []
     for i, x in enumerate(c.items(spec.get("config"), "spec.config")):
-        o = _opaque(c, c.mapping(x, f"spec.config[{i}]").get("opaque"), f"spec.config[{i}].opaque")
+        o = parse_opaque(c, c.mapping(x, f"spec.config[{i}]").get("opaque"), f"spec.config[{i}].opaque")
         if o is not None:
             configs.append(o)
     return DeviceClass(
         meta=object_meta(c, obj.get("metadata")),
-        selectors=_selectors(c, spec.get("selectors"), "spec.selectors"),
+        selectors=parse_selectors(c, spec.get("selectors"), "spec.selectors"),
         config=configs,
         extended_resource_name=c.opt_str(spec.get("extendedResourceName"), "spec.extendedResourceName"),
     )
@@ -551,7 +139,7 @@ def _taint_rule(c: ParseContext, obj: dict[str, Any]) -> DeviceTaintRule:
         )
     return DeviceTaintRule(
         meta=object_meta(c, obj.get("metadata")),
-        taint=_taint(c, spec.get("taint"), "spec.taint"),
+        taint=parse_taint(c, spec.get("taint"), "spec.taint"),
         device_selector=sel,
     )
 

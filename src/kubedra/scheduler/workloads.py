@@ -46,8 +46,9 @@ from kubedra.k8s.workloads import (
 )
 from kubedra.migrate import nvidia as migrate_nvidia
 from kubedra.migrate.gpu import classify
+from kubedra.model.fields import ParseContext, object_meta, path_steps
 from kubedra.model.objects import Node, ObjectMeta, Pod
-from kubedra.model.parse import ParseContext, object_meta, path_steps, pod_spec
+from kubedra.model.parse import pod_spec
 from kubedra.scheduler import filters
 from kubedra.sources.files import Document
 
