@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubedra.plan.engine import Plan, Wave
+from kubedra.plan.model import Plan, Wave
 from kubedra.report import html as h
 from kubedra.text import count
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubedra.plan.engine import Plan, Wave
+from kubedra.plan.model import Plan, Wave
 from kubedra.report.output import markdown_table
 from kubedra.text import count, noun
 
