@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubedra.audit import loader
@@ -55,8 +55,16 @@ def same(text: str, name: str = "m.yaml") -> None:
     assert [(d.file, d.line, d.index) for d in a.documents] == [
         (d.file, d.line, d.index) for d in b.documents
     ]
-    # the C parser words syntax errors differently; where they are must agree
-    assert [str(e.location) for e in a.errors] == [str(e.location) for e in b.errors]
+    # the C parser words syntax errors differently; where they are must agree. A value kubectl cannot turn
+    # into JSON (.inf) is reported at the first such node in document order by the fast loader; PyYAML's
+    # constructor (the reference) fills lists after mappings, so it may name a later one of the same
+    # document: the fast loader's line is never after the reference's.
+    assert len(a.errors) == len(b.errors)
+    for ea, eb in zip(a.errors, b.errors, strict=True):
+        if "cannot be represented in JSON" in str(ea):
+            assert (ea.location.file, eb.location.line <= ea.location.line) == (eb.location.file, True)
+        else:
+            assert str(ea.location) == str(eb.location)
     for da, db in zip(a.documents, b.documents, strict=True):
         for path in (["metadata", "name"], ["spec", "template", "spec", "containers", 0, "image"], ["nope"]):
             assert da.line_of(path) == db.line_of(path)
@@ -115,5 +123,7 @@ trees = st.recursive(
 
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(min_size=1, max_size=8), trees, min_size=1, max_size=5), st.booleans())
+@example({"1": float("inf"), "0": [float("inf")]}, False)
 def test_random_documents(doc: dict, flow: bool) -> None:
+    """(Found {'1': inf, '0': [inf]}: the two readers name different .inf nodes of one document.)"""
     same(yaml.safe_dump_all([doc, {"kind": "X", "v": doc}], default_flow_style=flow, allow_unicode=True))
