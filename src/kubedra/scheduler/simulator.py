@@ -24,19 +24,15 @@ non-node-local pool) changes, so each pod re-runs the allocator only where somet
 from __future__ import annotations
 
 import contextlib
-import copy
 import gc
-import itertools
 import time
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.allocator.core import Allocator
 from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout
-from kubedra.allocator.explain import short_reason
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.session import EngineConfig
 from kubedra.allocator.state import AllocatedState
@@ -51,93 +47,22 @@ from kubedra.model.objects import (
     ResourceSlice,
 )
 from kubedra.scheduler import filters
-from kubedra.scheduler.eviction import Taints, controller_of, eviction_reason, recreate
+from kubedra.scheduler.eviction import Taints
+from kubedra.scheduler.pending import pending_reason
+from kubedra.scheduler.placement import bind_existing, evict_tainted, preempt, schedule_gang
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
-
-MAX_SCORE = 100
-MIN_FEASIBLE_NODES = 100
-MIN_FEASIBLE_PERCENT = 5
-BASE_PERCENT = 50
-DRA_FAILURE = "cannot allocate all claims"
-MAX_CLASSES = 256  # pod equivalence classes whose per-node results are kept
-
-
-def num_feasible_nodes_to_find(n: int, percentage: int | None = None) -> int:
-    """kube-scheduler's ``numFeasibleNodesToFind`` with the default (adaptive) percentageOfNodesToScore."""
-    if n < MIN_FEASIBLE_NODES:
-        return n
-    pct = percentage if percentage else max(BASE_PERCENT - n // 125, MIN_FEASIBLE_PERCENT)
-    found = n * pct // 100
-    return max(found, MIN_FEASIBLE_NODES)
-
-
-@dataclass(eq=False)
-class SimNode:
-    node: Node
-    index: int
-    allocatable: dict[str, int]
-    used: dict[str, int] = field(default_factory=dict)
-    score_cpu: int = 0
-    score_mem: int = 0
-    pods: list[SimPod] = field(default_factory=list)
-    version: int = 0
-
-    @property
-    def name(self) -> str:
-        return self.node.name
-
-    def free(self) -> dict[str, int]:
-        return {k: v - self.used.get(k, 0) for k, v in self.allocatable.items()}
-
-
-class _ClassState:
-    """Per-node filter results and scores of one pod equivalence class, and its feasible nodes (sorted)."""
-
-    __slots__ = (
-        "base",
-        "dra",
-        "fatal",
-        "feasible",
-        "fits",
-        "log_pos",
-        "pending",
-        "refs",
-        "required",
-        "static_fail",
-        "with_dra",
-    )
-
-    def __init__(self, n: int) -> None:
-        self.fits: list[_Fit | None] = [None] * n
-        self.base = [0] * n  # int(NodeResourcesFit) + int(BalancedAllocation)
-        self.dra = [0] * n  # DynamicResources prioritized-list score
-        self.feasible: list[int] = []
-        self.fatal: set[int] = set()
-        self.static_fail: set[int] = set()  # nodes failing the node-only filters (affinity, taints...)
-        self.with_dra: set[int] = set()  # feasible nodes with a non-zero DRA score
-        self.log_pos = -1  # position in the scheduler's change log; -1: never synced
-        self.required: tuple[Any] | None = None  # the pods' required node affinity, once computed
-        self.pending: tuple[int, str] | None = None  # (change-log length, reason) of the last failure
-        self.refs: Any = None  # the objects whose ids are in the class key
-
-
-@dataclass
-class Outcome:
-    placed: bool
-    node: str | None = None
-    reason: str | None = None
-
-
-@dataclass
-class _Fit:
-    """Result of filtering one node for one pod."""
-
-    ok: bool
-    reason: str | None = None
-    results: list[AllocationResult] | None = None  # for the pod's unallocated claims
-    claims: list[ResourceClaim] = field(default_factory=list)  # the claims those results are for
-    dra_score: int = 0
-    fatal: str | None = None  # an allocator error: aborts the pod's scheduling attempt
+from kubedra.scheduler.state import (
+    DRA_FAILURE,
+    MAX_CLASSES,
+    MAX_SCORE,
+    ClassState,
+    Fit,
+    Outcome,
+    SimNode,
+    neg_key,
+    num_feasible_nodes_to_find,
+    prioritized_score,
+)
 
 
 class Scheduler:
@@ -188,7 +113,7 @@ class Scheduler:
         # pools that are not local to one node: a change there invalidates every node's cached result
         self.node_local_pools = {(s.driver, s.pool.name): s.node_name for s in the_slices if s.node_name}
         self.shared_version = 0
-        self._cache: dict[tuple[Any, int], tuple[int, int, _Fit]] = {}
+        self._cache: dict[tuple[Any, int], tuple[int, int, Fit]] = {}
         self.bound: list[SimPod] = []
         self.evicted: list[SimPod] = []
         self.recreated: list[SimPod] = []  # controllers' replacements of pods evicted for device taints
@@ -202,7 +127,7 @@ class Scheduler:
         # equivalence classes of pods (same claims, requests, placement constraints): their filter and score
         # results per node, refreshed from the change log (node indexes whose state changed; -1: all)
         self._changes: list[int] = []
-        self._classes: dict[tuple[Any, ...], _ClassState] = {}
+        self._classes: dict[tuple[Any, ...], ClassState] = {}
         self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
 
@@ -218,9 +143,9 @@ class Scheduler:
             if not r:
                 continue
             cur = explicit.get(r)
-            if cur is None or (c.meta.creation_timestamp, _neg(c.name)) > (
+            if cur is None or (c.meta.creation_timestamp, neg_key(c.name)) > (
                 cur.meta.creation_timestamp,
-                _neg(cur.name),
+                neg_key(cur.name),
             ):
                 explicit[r] = c
         out.update(explicit)
@@ -247,7 +172,7 @@ class Scheduler:
             if not r.admin_access and not self.allocator.is_allocated((r.driver, r.pool, r.device))
         ]
 
-    def bind(self, sp: SimPod, node: SimNode, fit: _Fit) -> None:
+    def bind(self, sp: SimPod, node: SimNode, fit: Fit) -> None:
         for k, v in sp.requests.items():
             node.used[k] = node.used.get(k, 0) + v
         node.used[PODS] = node.used.get(PODS, 0) + 1
@@ -342,32 +267,32 @@ class Scheduler:
             or filters.taints(pod, node.node)
         )
 
-    def filter_node(self, sp: SimPod, node: SimNode, required: Any, *, static_ok: bool = False) -> _Fit:
+    def filter_node(self, sp: SimPod, node: SimNode, required: Any, *, static_ok: bool = False) -> Fit:
         pod = sp.pod
         reason = None if static_ok else self.static_reason(sp, node, required)
         if reason:
-            return _Fit(False, reason)
+            return Fit(False, reason)
         claims, skip = self._pod_claims_for_node(sp, node) if self.dra else ([], frozenset())
         allocatable, used = node.allocatable, node.used
         if PODS in allocatable and allocatable[PODS] - used.get(PODS, 0) < 1:
-            return _Fit(False, "Too many pods")
+            return Fit(False, "Too many pods")
         reason = filters.resources_fit_node(sp.requests, allocatable, used, skip)
         if reason:
-            return _Fit(False, reason)
+            return Fit(False, reason)
         if not self.dra:
-            return _Fit(True)
+            return Fit(True)
         # allocated shared claims: their node selector must match
         for c in sp.claims:
             sel = c.allocation.node_selector if c.allocation is not None else None
             if sel is not None and filters.node_affinity(pod, node.node, sel):
-                return _Fit(False, "node(s) didn't match the allocation of a shared ResourceClaim")
+                return Fit(False, "node(s) didn't match the allocation of a shared ResourceClaim")
         if not claims:
-            return _Fit(True)
+            return Fit(True)
         key = (self._signature(sp, claims), node.index)
         hit = self._cache.get(key)
         if hit is not None and hit[0] == node.version and hit[1] == self.shared_version:
             fit = hit[2]
-            return _Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
+            return Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
         self.allocate_calls += 1
         timeout = self.cfg.filter_timeout
         try:
@@ -377,21 +302,21 @@ class Scheduler:
         except AllocationTimeout:
             # kube-scheduler: an Error status for this node (the pod is retried with backoff); transient,
             # so not cached
-            return _Fit(False, DRA_FAILURE, fatal=FILTER_TIMEOUT.format(node=node.node.name))
+            return Fit(False, DRA_FAILURE, fatal=FILTER_TIMEOUT.format(node=node.node.name))
         except AllocationError as e:
-            fit = _Fit(False, DRA_FAILURE, fatal=str(e))
+            fit = Fit(False, DRA_FAILURE, fatal=str(e))
         else:
             if results is None:
-                fit = _Fit(False, DRA_FAILURE)
+                fit = Fit(False, DRA_FAILURE)
             else:
-                fit = _Fit(True, None, results, claims, _prioritized_score(claims, results))
+                fit = Fit(True, None, results, claims, prioritized_score(claims, results))
         self._cache[key] = (node.version, self.shared_version, fit)
-        return _Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
+        return Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
 
-    def find_feasible(self, sp: SimPod) -> tuple[list[tuple[SimNode, _Fit]], Counter[str], str | None]:
+    def find_feasible(self, sp: SimPod) -> tuple[list[tuple[SimNode, Fit]], Counter[str], str | None]:
         n = len(self.nodes)
         want = num_feasible_nodes_to_find(n, self.percentage)
-        feasible: list[tuple[SimNode, _Fit]] = []
+        feasible: list[tuple[SimNode, Fit]] = []
         reasons: Counter[str] = Counter()
         required = filters.required_affinity(sp.pod)
         processed = 0
@@ -434,11 +359,11 @@ class Scheduler:
         balanced = (1 - std) * MAX_SCORE
         return fit, balanced
 
-    def pick(self, sp: SimPod, feasible: list[tuple[SimNode, _Fit]]) -> tuple[SimNode, _Fit]:
+    def pick(self, sp: SimPod, feasible: list[tuple[SimNode, Fit]]) -> tuple[SimNode, Fit]:
         if len(feasible) == 1:
             return feasible[0]
         max_dra = max(f.dra_score for _, f in feasible)
-        best: tuple[SimNode, _Fit] | None = None
+        best: tuple[SimNode, Fit] | None = None
         best_score = -1.0
         for node, fit in feasible:
             fit_score, balanced = self._fit_score(sp, node)
@@ -457,33 +382,10 @@ class Scheduler:
         if fatal is not None:
             return Outcome(False, reason=f"error: {fatal}")
         if not feasible:
-            return Outcome(False, reason=self.pending_reason(sp, reasons))
+            return Outcome(False, reason=pending_reason(self, sp, reasons))
         node, fit = self.pick(sp, feasible)
         self.bind(sp, node, fit)
         return Outcome(True, node.name)
-
-    def pending_reason(self, sp: SimPod, reasons: Counter[str]) -> str:
-        n = len(self.nodes)
-        if reasons.get(DRA_FAILURE):
-            reasons = self._explain_dra(sp, reasons)
-        # the allocator's phrases start with a verb ("have no device matching ...", "are out of shared
-        # counters"); say what has it, like kube-scheduler's "node(s) had untolerated taint"
-        parts = [
-            f"{c} node(s) {r}" if r.startswith(("have ", "are ")) else f"{c} {r}"
-            for r, c in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))
-        ]
-        return f"0/{n} nodes are available: " + ", ".join(parts) + "."
-
-    def _explain_dra(self, sp: SimPod, reasons: Counter[str]) -> Counter[str]:
-        out = Counter({r: c for r, c in reasons.items() if r != DRA_FAILURE})
-        required = filters.required_affinity(sp.pod)
-        for node in self.nodes:
-            fit = self.filter_node(sp, node, required)
-            if fit.ok or fit.reason != DRA_FAILURE:
-                continue
-            claims, _ = self._pod_claims_for_node(sp, node)
-            out[short_reason(self.allocator, node.node, claims)] += 1
-        return out
 
     # ------------------------------------------------------------------ fast path (same decisions)
     def _class_key(self, sp: SimPod) -> tuple[Any, ...]:
@@ -522,13 +424,13 @@ class Scheduler:
             spec_key,
         )
 
-    def _class_for(self, sp: SimPod) -> _ClassState:
+    def _class_for(self, sp: SimPod) -> ClassState:
         key = self._class_key(sp)
         cls = self._classes.get(key)
         if cls is None:
             if len(self._classes) >= MAX_CLASSES:
                 self._classes.pop(next(iter(self._classes)))
-            cls = _ClassState(len(self.nodes))
+            cls = ClassState(len(self.nodes))
             # the key holds ids of claim specs: keep them alive as long as the class is kept
             cls.refs = (tuple(c.spec for c in sp.claims), sp.extra.get("ext_claim"))
             self._classes[key] = cls
@@ -536,7 +438,7 @@ class Scheduler:
             self._classes[key] = self._classes.pop(key)
         return cls
 
-    def _sync(self, cls: _ClassState, sp: SimPod) -> None:
+    def _sync(self, cls: ClassState, sp: SimPod) -> None:
         """Refresh the class's results for the nodes that changed since it last looked."""
         if cls.log_pos < 0 or -1 in self._changes[cls.log_pos :]:
             dirty: Iterable[int] = range(len(self.nodes))
@@ -552,7 +454,7 @@ class Scheduler:
             if was is None:
                 static = self.static_reason(sp, node, required)
                 if static:
-                    cls.fits[i] = _Fit(False, static)
+                    cls.fits[i] = Fit(False, static)
                     cls.static_fail.add(i)
                     continue
             elif i in cls.static_fail:
@@ -593,7 +495,7 @@ class Scheduler:
             if cls.pending is not None and cls.pending[0] == len(self._changes):
                 return Outcome(False, reason=cls.pending[1])
             reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.fits if f is not None)
-            reason = self.pending_reason(sp, reasons)
+            reason = pending_reason(self, sp, reasons)
             cls.pending = (len(self._changes), reason)
             return Outcome(False, reason=reason)
         p = bisect_left(feasible, start)
@@ -620,10 +522,10 @@ class Scheduler:
         node = self.nodes[best]
         chosen = cls.fits[best]
         assert chosen is not None
-        fit = _Fit(True)
+        fit = Fit(True)
         if chosen.results is not None:  # the class's allocation, for this pod's own claims (same specs)
             claims, _ = self._pod_claims_for_node(sp, node)
-            fit = _Fit(True, None, chosen.results, claims, chosen.dra_score)
+            fit = Fit(True, None, chosen.results, claims, chosen.dra_score)
         self.bind(sp, node, fit)
         return Outcome(True, node.name)
 
@@ -632,7 +534,7 @@ class Scheduler:
         if fatal is not None:
             return Outcome(False, reason=f"error: {fatal}")
         if not feasible:
-            return Outcome(False, reason=self.pending_reason(sp, reasons))
+            return Outcome(False, reason=pending_reason(self, sp, reasons))
         node, fit = self.pick(sp, feasible)
         self.bind(sp, node, fit)
         return Outcome(True, node.name)
@@ -652,9 +554,9 @@ class Scheduler:
         gangs = gangs or {}
         for sp in pods:
             if sp.pod.node_name and sp.pod.node_name in self.by_name:
-                self._bind_existing(sp)
+                bind_existing(self, sp)
         if self.taints:
-            self.recreated = self._evict_tainted([sp for sp in pods if sp.node is not None])
+            self.recreated = evict_tainted(self, [sp for sp in pods if sp.node is not None])
         # a pod that already has a reason (missing ResourceClaimTemplate or PodGroup...) is held back before
         # the queue, like PreEnqueue does: it is never placed without what it waits for
         queue = sorted(
@@ -679,147 +581,11 @@ class Scheduler:
                 members = [p for p in queue if p.gang == sp.gang and id(p) not in done]
                 for p in members:
                     done.add(id(p))
-                self._schedule_gang(members, gangs[sp.gang])
+                schedule_gang(self, members, gangs[sp.gang])
                 continue
             done.add(id(sp))
             out = self.try_schedule(sp)
             if not out.placed:
                 sp.reason = out.reason
                 if self.preemption and not (out.reason or "").startswith("error:"):
-                    self._preempt(sp)
-
-    def _evict_tainted(self, bound: Sequence[SimPod]) -> list[SimPod]:
-        """Evict bound pods on untolerated NoExecute-tainted devices; return their controllers' new pods."""
-        counter = itertools.count(1)
-        out: list[SimPod] = []
-        for sp in bound:
-            reason = eviction_reason(sp, self.taints)
-            if reason is None:
-                continue
-            self.unbind(sp)
-            ext = sp.extra.get("ext_claim")
-            self._release(sp, [*sp.claims, *([ext] if ext is not None else [])])
-            self.evicted.append(sp)
-            if controller_of(sp) is None:
-                sp.reason = f"{reason}; no controller recreates it"
-                continue
-            new = recreate(sp, sp.order, counter)
-            sp.reason = f"{reason}; recreated by its controller as {new.key}"
-            out.append(new)
-        return out
-
-    def _bind_existing(self, sp: SimPod) -> None:
-        node = self.by_name[sp.pod.node_name]
-        claims = [c for c in sp.claims if c.allocation is None] if self.dra else []
-        self._bind_on(sp, node, claims)
-
-    def _bind_on(self, sp: SimPod, node: SimNode, claims: list[ResourceClaim]) -> None:
-        """Bind without filtering (a pod already on the node, or a reprieved victim); its unallocated claims
-        get devices there when possible, like the kubelet would find them prepared."""
-        fit = _Fit(True)
-        if claims:
-            try:
-                res = self.allocator.allocate(node.node, claims)
-            except AllocationError:
-                res = None
-            if res is not None:
-                fit = _Fit(True, None, res, claims)
-        self.bind(sp, node, fit)
-
-    def _schedule_gang(self, members: list[SimPod], min_count: int) -> None:
-        placed: list[SimPod] = []
-        for sp in members:
-            out = self.try_schedule(sp)
-            if out.placed:
-                placed.append(sp)
-            else:
-                sp.reason = out.reason
-        if len(placed) >= min_count:
-            return
-        for sp in reversed(placed):
-            self.unbind(sp)
-        msg = f"gang {members[0].gang}: only {len(placed)} of minCount {min_count} pods could be placed together"
-        for sp in members:
-            sp.reason = msg if sp.reason is None else f"{msg}; {sp.reason}"
-
-    # ------------------------------------------------------------------ preemption
-    def _preempt(self, sp: SimPod) -> None:
-        if not any(prio < sp.priority for prio in self._bound_priorities):
-            return  # no bound pod of lower priority (checked without walking every bound pod)
-        candidates: list[tuple[tuple[int, int, int], SimNode, list[SimPod]]] = []
-        required = filters.required_affinity(sp.pod)
-        for node in self.nodes:
-            victims_all = sorted(
-                (p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order)
-            )
-            if not victims_all:
-                continue
-            pre = (
-                filters.unschedulable(sp.pod, node.node)
-                or filters.node_affinity(sp.pod, node.node, required)
-                or filters.taints(sp.pod, node.node)
-            )
-            if pre:
-                continue
-            for v in victims_all:
-                self.unbind(v)
-            if not self.filter_node(sp, node, required).ok:
-                for v in reversed(victims_all):
-                    self._rebind(v, node)
-                continue
-            # reprieve as many victims as possible, highest priority first
-            victims = []
-            for v in victims_all:
-                self._rebind(v, node)
-                if not self.filter_node(sp, node, required).ok:
-                    self.unbind(v)
-                    victims.append(v)
-            for v in reversed(victims):
-                self._rebind(v, node)
-            if victims:
-                rank = (max(v.priority for v in victims), sum(v.priority for v in victims), len(victims))
-                candidates.append((rank, node, victims))
-        if not candidates:
-            return
-        candidates.sort(key=lambda c: (c[0], c[1].index))
-        _, node, victims = candidates[0]
-        for v in victims:
-            self.unbind(v)
-            v.reason = f"preempted by {sp.key} (priority {sp.priority})"
-            v.preempted_by = sp.key
-            self.evicted.append(v)
-        fit = self.filter_node(sp, node, required)
-        if fit.ok:
-            self.bind(sp, node, fit)
-
-    def _rebind(self, sp: SimPod, node: SimNode) -> None:
-        self._bind_on(sp, node, [c for c in sp.extra.get("own_claims", []) if c.allocation is None])
-
-
-def _neg(s: str) -> tuple[int, ...]:
-    return tuple(-ord(ch) for ch in s)
-
-
-def _prioritized_score(claims: Sequence[ResourceClaim], results: Sequence[AllocationResult]) -> int:
-    """DynamicResources Score: Σ over firstAvailable requests of (8 − index of the chosen subrequest)."""
-    score = 0
-    for claim, res in zip(claims, results, strict=True):
-        chosen = {r.request for r in res.results}
-        for req in claim.spec.requests:
-            if not req.first_available:
-                continue
-            for i, s in enumerate(req.first_available):
-                if f"{req.name}/{s.name}" in chosen:
-                    score += 8 - i
-                    break
-    return score
-
-
-def clone_claim(claim: ResourceClaim, name: str, namespace: str) -> ResourceClaim:
-    c = copy.copy(claim)
-    c.meta = copy.copy(claim.meta)
-    c.meta.name = name
-    c.meta.namespace = namespace
-    c.allocation = None
-    c.reserved_for = []
-    return c
+                    preempt(self, sp)

@@ -1,0 +1,40 @@
+"""Why a pod stays pending, in kube-scheduler's words (``0/N nodes are available: ...``), with the allocator's
+reason per node when claims could not be allocated."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from kubedra.allocator.explain import short_reason
+from kubedra.scheduler import filters
+from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.state import DRA_FAILURE
+
+if TYPE_CHECKING:
+    from kubedra.scheduler.simulator import Scheduler
+
+
+def pending_reason(sched: Scheduler, sp: SimPod, reasons: Counter[str]) -> str:
+    n = len(sched.nodes)
+    if reasons.get(DRA_FAILURE):
+        reasons = explain_dra(sched, sp, reasons)
+    # the allocator's phrases start with a verb ("have no device matching ...", "are out of shared
+    # counters"); say what has it, like kube-scheduler's "node(s) had untolerated taint"
+    parts = [
+        f"{c} node(s) {r}" if r.startswith(("have ", "are ")) else f"{c} {r}"
+        for r, c in sorted(reasons.items(), key=lambda x: (-x[1], x[0]))
+    ]
+    return f"0/{n} nodes are available: " + ", ".join(parts) + "."
+
+
+def explain_dra(sched: Scheduler, sp: SimPod, reasons: Counter[str]) -> Counter[str]:
+    out = Counter({r: c for r, c in reasons.items() if r != DRA_FAILURE})
+    required = filters.required_affinity(sp.pod)
+    for node in sched.nodes:
+        fit = sched.filter_node(sp, node, required)
+        if fit.ok or fit.reason != DRA_FAILURE:
+            continue
+        claims, _ = sched._pod_claims_for_node(sp, node)
+        out[short_reason(sched.allocator, node.node, claims)] += 1
+    return out
