@@ -95,7 +95,7 @@ def verify(
     base = snapfmt.load(baseline) if baseline else None
     if snapshot_file:
         state = snapfmt.load(snapshot_file)
-        now = vc._time(state.header.captured_at) or dt.datetime.now(dt.UTC)
+        now = vc.parse_time(state.header.captured_at) or dt.datetime.now(dt.UTC)
     else:
         from kubedra.snapshot import capture
 

@@ -665,8 +665,3 @@ def collect_many(
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(lambda c: run(c, cb), contexts))
-
-
-# Older private names validate/dryrun.py still uses (remove once it calls the public ones).
-_short = short_error
-_connection_error = connection_error

@@ -616,9 +616,6 @@ def load(paths: Iterable[str], *, strict: bool = True, keep_nodes: bool = True) 
     return result
 
 
-_read_text = read_text  # older name, still used by a few modules
-
-
 def load_each(paths: Iterable[str], *, keep_nodes: bool = True) -> Iterator[tuple[str, LoadResult]]:
     """(file, its documents and errors) for every manifest under ``paths``; unreadable files become errors.
     For scans that report per file and go on (audit)."""

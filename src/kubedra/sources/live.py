@@ -40,7 +40,7 @@ class LiveRead:
 def _fail(label: str, client: cs.Client, e: Exception) -> ClusterError:
     if isinstance(e, cs.HTTPError):
         return ClusterError(f"cluster {label} ({client.host}): {e.reason()}")
-    return ClusterError(f"cannot reach cluster {label} at {client.host}: {cs._short(e)}")
+    return ClusterError(f"cannot reach cluster {label} at {client.host}: {cs.short_error(e)}")
 
 
 def _resource_types(client: cs.Client, served: set[str]) -> dict[tuple[str, str], cs.ResourceType]:
@@ -71,7 +71,7 @@ def read(
         disc = cs.discover(client)
         rts = _resource_types(client, disc.served)
     except Exception as e:
-        if isinstance(e, cs.HTTPError) or cs._connection_error(e) or isinstance(e, ValueError):
+        if isinstance(e, cs.HTTPError) or cs.connection_error(e) or isinstance(e, ValueError):
             raise _fail(label, client, e) from e
         raise
     out = LiveRead(label, str(ver.get("gitVersion") or ""), {})
@@ -89,7 +89,7 @@ def read(
             raise InputError(f"{KINDS[kind]} {namespace}/{name} not found in cluster {label}") from e
         raise _fail(label, client, e) from e
     except Exception as e:
-        if cs._connection_error(e):
+        if cs.connection_error(e):
             raise _fail(label, client, e) from e
         raise
     target.setdefault("kind", KINDS[kind])
@@ -121,9 +121,9 @@ def read(
             out.not_read.append(Unread(name, e.reason(), "list", ns))
             continue
         except Exception as e:
-            if not cs._connection_error(e):
+            if not cs.connection_error(e):
                 raise
-            out.not_read.append(Unread(name, cs._short(e), "list", ns))
+            out.not_read.append(Unread(name, cs.short_error(e), "list", ns))
             continue
         if resource == "resourceclaims":  # the target claim and the pod's own claims are read already
             listed = [o for o in listed if not any(_same(o, x) for x in [target, *own])]

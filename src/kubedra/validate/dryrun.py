@@ -54,7 +54,7 @@ def _client(kubeconfig: str | None, context: str | None) -> Any:
     except ClusterError:
         raise
     except Exception as e:
-        raise ClusterError(f"cannot reach cluster {label} at {host}: {cs._short(e)}") from e
+        raise ClusterError(f"cannot reach cluster {label} at {host}: {cs.short_error(e)}") from e
 
 
 def _label(kubeconfig: str | None, context: str | None) -> str:
@@ -138,7 +138,7 @@ def dry_run(
         except ClusterError:
             raise
         except Exception as e:
-            raise ClusterError(f"cluster {label} ({host}): API discovery failed: {cs._short(e)}") from e
+            raise ClusterError(f"cluster {label} ({host}): API discovery failed: {cs.short_error(e)}") from e
         ns = (doc.namespace or namespace_default) if getattr(resource, "namespaced", False) else None
         meta = doc.obj.get("metadata") or {}
         try:
@@ -167,8 +167,8 @@ def dry_run(
         except ClusterError:
             raise
         except Exception as e:
-            if cs._connection_error(e):
-                raise ClusterError(f"cannot reach cluster {label} at {host}: {cs._short(e)}") from e
+            if cs.connection_error(e):
+                raise ClusterError(f"cannot reach cluster {label} at {host}: {cs.short_error(e)}") from e
             report(doc, [], f"{type(e).__name__}: {e}")
     return errors
 

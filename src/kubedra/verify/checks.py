@@ -528,7 +528,3 @@ def run_checks(
 def summary(checks: Iterable[Check]) -> dict[str, int]:
     c = Counter(ch.status for ch in checks)
     return {"passed": c.get(PASS, 0), "warnings": c.get(WARN, 0), "failed": c.get(FAIL, 0)}
-
-
-# Older private name commands/verify.py still uses (remove once it calls parse_time).
-_time = parse_time
