@@ -86,38 +86,52 @@ def verify_registry(data: Mapping[str, Any], dra: Any) -> CollectorRegistry:
     )
     for state in CLAIM_STATES:
         claims.labels(state).set(dra.claims.get(state, 0))
-    published = Gauge(
-        "kubedra_dra_devices_published",
-        "Devices in the newest generation of each driver's ResourceSlice pools.",
-        ["driver"],
-        registry=registry,
+    _per_key(
+        registry,
+        "driver",
+        dra.published,
+        (
+            "kubedra_dra_devices_published",
+            "Devices in the newest generation of each driver's ResourceSlice pools.",
+        ),
+        (
+            "kubedra_dra_devices_tainted",
+            "Published devices with a taint (ResourceSlice or DeviceTaintRule), per driver.",
+            dra.tainted,
+        ),
     )
-    tainted = Gauge(
-        "kubedra_dra_devices_tainted",
-        "Published devices with a taint (ResourceSlice or DeviceTaintRule), per driver.",
-        ["driver"],
-        registry=registry,
+    _per_key(
+        registry,
+        "deviceclass",
+        dra.allocated,
+        (
+            "kubedra_dra_devices_allocated",
+            "Devices allocated to ResourceClaims, per DeviceClass of the request.",
+        ),
+        (
+            "kubedra_dra_devices_allocated_tainted",
+            "Allocated devices that carry a taint, per DeviceClass of the request.",
+            dra.allocated_tainted,
+        ),
     )
-    for driver in sorted(dra.published):
-        published.labels(driver).set(dra.published[driver])
-        tainted.labels(driver).set(dra.tainted.get(driver, 0))
-    allocated = Gauge(
-        "kubedra_dra_devices_allocated",
-        "Devices allocated to ResourceClaims, per DeviceClass of the request.",
-        ["deviceclass"],
-        registry=registry,
-    )
-    allocated_tainted = Gauge(
-        "kubedra_dra_devices_allocated_tainted",
-        "Allocated devices that carry a taint, per DeviceClass of the request.",
-        ["deviceclass"],
-        registry=registry,
-    )
-    for cls in sorted(dra.allocated):
-        allocated.labels(cls).set(dra.allocated[cls])
-        allocated_tainted.labels(cls).set(dra.allocated_tainted.get(cls, 0))
     _incomplete(registry, "verify", data.get("incomplete") or [])
     return registry
+
+
+def _per_key(
+    registry: CollectorRegistry,
+    label: str,
+    totals: Mapping[str, int],
+    total: tuple[str, str],
+    subset: tuple[str, str, Mapping[str, int]],
+) -> None:
+    """Two gauges over the same label values: every key of ``totals``, and how many of those are in
+    ``subset`` (0 when none), so a ratio never divides by a missing series."""
+    whole = Gauge(total[0], total[1], [label], registry=registry)
+    part = Gauge(subset[0], subset[1], [label], registry=registry)
+    for key in sorted(totals):
+        whole.labels(key).set(totals[key])
+        part.labels(key).set(subset[2].get(key, 0))
 
 
 def _incomplete(registry: CollectorRegistry, verb: str, rows: list[Any]) -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from kubedra.testing.cli import run
+from kubedra.testing.metrics import samples
 
 MANIFESTS = """\
 apiVersion: apps/v1
@@ -37,14 +36,6 @@ kind: DeviceClass
 metadata: {name: old}
 spec: {}
 """
-
-
-def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
 
 
 def test_findings_by_rule_and_severity(tmp_path: Path) -> None:

@@ -6,18 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prometheus_client.parser import text_string_to_metric_families
+from kubedra.testing.metrics import samples
 
 from .helpers import run
 from .test_verify import GPU0, _mutate, _rule, healthy, snap
-
-
-def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    return {
-        (s.name, tuple(sorted(s.labels.items()))): s.value
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
 
 
 def _published(items: list[dict[str, Any]]) -> int:
