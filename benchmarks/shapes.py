@@ -16,8 +16,8 @@ CLASS = "test-class"
 
 
 def scheduler_perf_node(index: int) -> dict[str, Any]:
-    """templates/node-with-dra-test-driver.yaml (capacity only, as upstream writes it; kubedra, like the
-    scheduler's NodeInfo, takes allocatable from capacity when a node has none)."""
+    """templates/node-with-dra-test-driver.yaml, with allocatable = capacity as a kubelet would report it
+    (the template writes capacity only)."""
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -25,6 +25,7 @@ def scheduler_perf_node(index: int) -> dict[str, Any]:
         "spec": {},
         "status": {
             "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
             "conditions": [{"status": "True", "type": "Ready"}],
             "phase": "Running",
         },
