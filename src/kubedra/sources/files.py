@@ -98,6 +98,17 @@ class _Constructor(yaml.constructor.SafeConstructor):
     def construct_go_scalar(self, node: yaml.ScalarNode) -> Any:
         return _scalar(node)
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """Keys become JSON strings as each is built: go-yaml keeps ``y`` (true) and ``1`` as two keys of a
+        map[interface{}]interface{}, which sigs.k8s.io/yaml writes as "true" and "1"; a Python dict would
+        merge them first (True == 1)."""
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            mapping[_key(key_node, key)] = self.construct_object(value_node, deep=deep)
+        return mapping
+
 
 for _tag in (scalars.BOOL, scalars.INT, scalars.FLOAT, scalars.NULL, _TIMESTAMP):
     _Constructor.add_constructor(_tag, _Constructor.construct_go_scalar)  # type: ignore[type-var]

@@ -124,6 +124,8 @@ trees = st.recursive(
 @settings(max_examples=100, deadline=None)
 @given(st.dictionaries(st.text(min_size=1, max_size=8), trees, min_size=1, max_size=5), st.booleans())
 @example({"1": float("inf"), "0": [float("inf")]}, False)
+@example({"0": {"Y": None, 1: None}}, False)
 def test_random_documents(doc: dict, flow: bool) -> None:
-    """(Found {'1': inf, '0': [inf]}: the two readers name different .inf nodes of one document.)"""
+    """(Found {'1': inf, '0': [inf]}: the two readers name different .inf nodes of one document; and
+    {'0': {'Y': None, 1: None}}: go-yaml keeps the keys true and 1 apart, a Python dict merged them.)"""
     same(yaml.safe_dump_all([doc, {"kind": "X", "v": doc}], default_flow_style=flow, allow_unicode=True))
