@@ -171,6 +171,8 @@ def _go_float32_g(f: float) -> str:
     if math.isinf(f):
         return ".inf" if f > 0 else "-.inf"
     f32 = struct.unpack("f", struct.pack("f", f))[0]
+    if math.isinf(f32):  # beyond float32: Go's float32(f) is ±Inf, which sigs.k8s.io/yaml writes as .inf
+        return ".inf" if f32 > 0 else "-.inf"
     digits = ""
     for p in range(1, 10):
         digits = f"{f32:.{p - 1}e}"

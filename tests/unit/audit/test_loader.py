@@ -125,6 +125,7 @@ trees = st.recursive(
 @given(st.dictionaries(st.text(min_size=1, max_size=8), trees, min_size=1, max_size=5), st.booleans())
 @example({"1": float("inf"), "0": [float("inf")]}, False)
 @example({"0": {"Y": None, 1: None}}, False)
+@example({"1E100": None}, False)
 def test_random_documents(doc: dict, flow: bool) -> None:
     """(Found {'1': inf, '0': [inf]}: the two readers name different .inf nodes of one document; and
     {'0': {'Y': None, 1: None}}: go-yaml keeps the keys true and 1 apart, a Python dict merged them.)"""

@@ -64,13 +64,15 @@ def test_null_key_and_inf_are_refused_like_kubectl() -> None:
 
 
 def test_float_key_formatting_is_gos() -> None:
-    assert [yamlscalars.json_key(x) for x in (1.5, 1e6, 123456.0, 1e-5, -2.25, math.inf)] == [
+    assert [yamlscalars.json_key(x) for x in (1.5, 1e6, 123456.0, 1e-5, -2.25, math.inf, 1e100, -1e39)] == [
         "1.5",
         "1e+06",
         "123456",
         "1e-05",
         "-2.25",
         ".inf",
+        ".inf",  # beyond float32: FormatFloat(f, 'g', -1, 32) of float32(f) is +Inf
+        "-.inf",
     ]
 
 
