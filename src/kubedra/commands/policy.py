@@ -25,7 +25,13 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @policy.command(
-    "generate", epilog=exit_codes_epilog({EXIT_OK: "policies printed", EXIT_INPUT: "usage error"})
+    "generate",
+    epilog=exit_codes_epilog(
+        {
+            EXIT_OK: "policies printed",
+            EXIT_INPUT: "usage error, or an input file that cannot be read or parsed",
+        }
+    ),
 )
 @click.option("--only", multiple=True, help="Policies to emit (repeat or comma-separate); default all.")
 @click.option(
@@ -43,7 +49,12 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     help="validationActions of the bindings; use Deny once Warn/Audit are clean.",
 )
 @click.option("--list", "list_only", is_flag=True, help="List the available policies.")
+@input_options(
+    required=False,
+    help="Manifests (e.g. kubedra migrate's output) whose DeviceClasses are allowed too; - for stdin. Repeatable.",
+)
 def generate_cmd(
+    files: tuple[str, ...],
     only: tuple[str, ...],
     labels: tuple[str, ...],
     dra_pool_label: str | None,
@@ -56,9 +67,11 @@ def generate_cmd(
 
     Policies: disallow-latest-tag, disallow-privileged, require-requests-limits, require-labels,
     gpu-no-device-plugin-on-dra-pools, gpu-known-device-classes. Bindings start with [Warn, Audit];
-    generate again with --actions Deny to enforce.
+    generate again with --actions Deny to enforce. DeviceClasses defined in the PATHs (such as the
+    time-slicing and MPS classes migrate writes) join the allowed list.
     """
-    from kubedra.policy.generate import PolicyOptions, available, generate, render
+    from kubedra.policy.generate import PolicyOptions, available, defined_device_classes, generate, render
+    from kubedra.sources import files as manifest_files
 
     if list_only:
         click.echo("\n".join(available()))
@@ -67,6 +80,9 @@ def generate_cmd(
         required_labels=_split(labels),
         dra_pool_label=dra_pool_label,
         device_classes=_split(classes),
+        defined_classes=defined_device_classes(
+            [d.obj for d in manifest_files.load(files, keep_nodes=False).documents] if files else []
+        ),
         params_namespace=params_namespace,
         actions=_split((actions,)),
         only=_split(only),

@@ -24,6 +24,9 @@ class PolicyOptions:
     required_labels: tuple[str, ...] = ()
     dra_pool_label: str | None = None
     device_classes: tuple[str, ...] = ()
+    # DeviceClasses defined by the user's manifests (e.g. the time-slicing/MPS classes `kubedra migrate` writes):
+    # allowed in addition to --device-class, or to the default list when --device-class is not given.
+    defined_classes: tuple[str, ...] = ()
     params_namespace: str = "kube-system"
     actions: tuple[str, ...] = ("Warn", "Audit")
     only: tuple[str, ...] = ()
@@ -88,10 +91,28 @@ def generate(options: PolicyOptions) -> list[Any]:
         if name == "kubedra-gpu-hygiene":
             if options.dra_pool_label:
                 data["draPoolLabel"] = options.dra_pool_label
-            if options.device_classes:
-                data["deviceClasses"] = ",".join(options.device_classes)
+            allowed = list(options.device_classes) or [
+                c.strip() for c in str(data.get("deviceClasses", "")).split(",") if c.strip()
+            ]
+            allowed += [c for c in options.defined_classes if c not in allowed]
+            if options.device_classes or options.defined_classes:
+                data["deviceClasses"] = ",".join(allowed)
         out.append(cm)
     return out
+
+
+def defined_device_classes(documents: Sequence[Any]) -> tuple[str, ...]:
+    """Names of the DeviceClasses (any resource.k8s.io version) among parsed manifests, in input order."""
+    names: list[str] = []
+    for obj in documents:
+        if not isinstance(obj, dict) or obj.get("kind") != "DeviceClass":
+            continue
+        if not str(obj.get("apiVersion", "")).startswith("resource.k8s.io/"):
+            continue
+        name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+        if isinstance(name, str) and name and name not in names:
+            names.append(name)
+    return tuple(names)
 
 
 def render(documents: Sequence[Any]) -> str:

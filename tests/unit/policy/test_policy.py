@@ -420,3 +420,62 @@ def test_policy_cel_compile_error_is_one_line(tmp_path: Any) -> None:
         in res.stderr
     )
     assert "Syntax error" in res.stderr and "^" not in res.stderr
+
+
+def test_generate_allows_the_device_classes_migrate_writes(tmp_path: Any) -> None:
+    """issue 12 #11: the time-slicing DeviceClass migrate writes tripped the allowed-class policy; the classes
+    defined in `policy generate`'s inputs join the allowed list (after the default list, or --device-class)."""
+    from pathlib import Path
+
+    sharing = Path(__file__).resolve().parents[2] / "data" / "sharing" / "gpu-operator-plugin-config.yaml"
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "infer", "namespace": "default"},
+        "spec": {
+            "replicas": 4,
+            "selector": {"matchLabels": {"app": "infer"}},
+            "template": {
+                "metadata": {"labels": {"app": "infer"}},
+                "spec": {
+                    "containers": [
+                        {"name": "c", "image": "repo/app:1.0", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+                    ]
+                },
+            },
+        },
+    }
+    src = tmp_path / "in.yaml"
+    src.write_text(sharing.read_text() + "---\n" + dump(deployment))
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(cli, ["migrate", str(src), "--out", str(out)]).exit_code == 0
+    migrated = (out / "in.yaml").read_text()
+    assert "gpu-time-slicing.gpu.nvidia.com" in migrated
+
+    def test_with(*generate_args: str) -> int:
+        gen = runner.invoke(cli, ["policy", "generate", "--only", "gpu-known-device-classes", *generate_args])
+        assert gen.exit_code == 0, gen.output
+        pol = tmp_path / "policy.yaml"
+        pol.write_text(gen.stdout)
+        return runner.invoke(cli, ["policy", "test", "--policy", str(pol), str(out)]).exit_code
+
+    assert test_with() == 1  # the default list does not know the migrated class
+    assert test_with(str(out)) == 0
+    assert test_with("-f", str(out), "--device-class", "gpu.nvidia.com") == 0
+    assert test_with("--device-class", "gpu.nvidia.com") == 1
+    params = yaml.safe_load_all(
+        runner.invoke(cli, ["policy", "generate", "--only", "gpu-known-device-classes", str(out)]).stdout
+    )
+    [cm] = [d for d in params if d and d.get("kind") == "ConfigMap"]
+    assert cm["data"]["deviceClasses"].split(",") == [
+        "gpu.nvidia.com",
+        "mig.nvidia.com",
+        "vfio.gpu.nvidia.com",
+        "gpu-time-slicing.gpu.nvidia.com",
+    ]
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [unclosed\n")
+    from kubedra.testing.cli import run
+
+    assert run("policy", "generate", str(bad)).exit_code == 2
