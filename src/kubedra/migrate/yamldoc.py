@@ -253,12 +253,47 @@ def _restore(original: str, dumped: str) -> tuple[str, int]:
         if tag == "equal":
             out.extend(a[i1:i2])
         else:
-            out.extend(b[j1:j2])
-            changed += max(i2 - i1, j2 - j1)
+            lines, n = _unfold(a[i1:i2], b[j1:j2])
+            out.extend(lines)
+            changed += n
     text = "".join(out)
     if text and not text.endswith("\n"):
         text += "\n"
     return text, changed
+
+
+def _unfold(a: list[str], b: list[str]) -> tuple[list[str], int]:
+    """``b`` with each line that ruamel joined from several original lines (a scalar the source folded over
+    lines) put back as the original lines; the caller checks that the result parses the same. Returns the
+    lines and how many of them differ from the original."""
+    norm_a = [_norm(x) for x in a]
+    out: list[str] = []
+    changed = 0
+    start = 0
+    for line in b:
+        want = _norm(line)
+        found = None
+        for i in range(start, len(a)):
+            if not norm_a[i] or not want.startswith(norm_a[i]):
+                continue
+            acc = norm_a[i]
+            for k in range(i, min(len(a), i + 64)):
+                if k > i:
+                    acc = f"{acc} {norm_a[k]}".strip()
+                if acc == want:
+                    found = (i, k + 1)
+                    break
+                if len(acc) > len(want):
+                    break
+            if found:
+                break
+        if found:
+            out.extend(a[found[0] : found[1]])
+            start = found[1]
+        else:
+            out.append(line)
+            changed += 1
+    return out, changed + max(0, len(a) - (len(out) - changed))
 
 
 def _same(a: str, b: str) -> bool:
@@ -349,6 +384,23 @@ def _trailing_lines(value: Any, container: Any, key: Any) -> str:
     return rest if rest.strip() else ""
 
 
+def _eol_line(value: Any, container: CommentedMap, key: Any) -> str:
+    """The end-of-line comment of ``key: scalar`` as a full-line comment at the key's column ("" if none)."""
+    if isinstance(value, CommentedMap | CommentedSeq):
+        return ""
+    tok = _post_token(container, key)
+    if tok is None:
+        return ""
+    first = tok.value.split("\n", 1)[0].strip()
+    if not first.startswith("#"):
+        return ""
+    try:
+        column = int(container.lc.key(key)[1])
+    except (AttributeError, KeyError, TypeError, IndexError):
+        column = 0
+    return " " * column + first + "\n"
+
+
 def _append_post(container: Any, key: Any, lines: str) -> None:
     value = container[key]
     slot = _last_slot(value) if isinstance(value, CommentedMap | CommentedSeq) else None
@@ -366,17 +418,18 @@ def _append_post(container: Any, key: Any, lines: str) -> None:
 
 
 def remove_key(container: MutableMapping[str, Any], key: str) -> Any:
-    """Delete ``container[key]`` keeping the full-line comments that followed it.
+    """Delete ``container[key]`` keeping the comments that were on and after it.
 
-    The end-of-line comment of the deleted line goes with it; comment lines after it move to the
-    previous sibling (or become the map's leading comment when the key was first).
+    The end-of-line comment of a deleted scalar line stays as a full-line comment in the line's place
+    (at the key's column); comment lines after it move to the previous sibling (or become the map's
+    leading comment when the key was first).
     """
     if key not in container:
         return None
     value = container[key]
     if not isinstance(container, CommentedMap):
         return container.pop(key)
-    carried = _trailing_lines(value, container, key)
+    carried = _eol_line(value, container, key) + _trailing_lines(value, container, key)
     keys = list(container.keys())
     pos = keys.index(key)
     value = container.pop(key)

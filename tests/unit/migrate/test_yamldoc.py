@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -81,9 +82,33 @@ def test_edit_keeps_comments_quotes_and_block_scalars() -> None:
     chunk.dirty = True
     out = f.render()
     assert "# head\n" in out and "# eol" in out and "# about memory" in out
-    assert "gone with its line" not in out
+    # the removed line's own comment stays, as a full-line comment in its place (issue 12 #11)
+    assert "\n          # gone with its line\n          # about memory\n" in out
     assert "name: 'a'" in out and 'args: ["x", "y"]' in out and "script: |\n        echo hi\n" in out
-    assert out.count("\n") == text.count("\n") - 1
+    assert out.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize(
+    "scalar",
+    [
+        '"a long quoted string that spans\n    two lines in the source"',
+        "'single quoted, folded\n    over two lines'",
+        "plain words folded\n    over two lines",
+    ],
+)
+def test_scalars_folded_over_lines_are_kept_as_written(scalar: str) -> None:
+    """ruamel joins a scalar the source folded over several lines; migrate puts the original lines back when
+    the document still parses to the same data (issue 12 #11)."""
+    text = (
+        f"kind: Pod\nmetadata:\n  note: {scalar}\nspec:\n  limits:\n    nvidia.com/gpu: 1\n    memory: 1Gi\n"
+    )
+    f = YamlFile(text, "f")
+    data = f.load(f.chunks[0])
+    remove_key(data["spec"]["limits"], "nvidia.com/gpu")
+    f.chunks[0].dirty = True
+    out = f.render()
+    assert f"  note: {scalar}\n" in out
+    assert out == text.replace("    nvidia.com/gpu: 1\n", "")
 
 
 def test_remove_key_carries_following_comment_lines_to_the_previous_key() -> None:
