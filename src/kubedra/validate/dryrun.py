@@ -155,10 +155,10 @@ def dry_run(
             else:
                 dyn.create(resource, body=doc.obj, namespace=ns, field_manager=FIELD_MANAGER, dry_run="All")
         except ApiException as e:
-            if e.status == 401 or (e.status == 403 and _authorization_denied(e)):
+            message, causes = _status(e)
+            if e.status == 401 or (e.status == 403 and _AUTHZ_DENIAL.search(message)):
                 # about our access, not the object: the dry-run cannot decide
                 raise _refused(label, host, e) from e
-            message, causes = _status(e)
             if causes:
                 for field, cause in causes:
                     report(doc, field_path(field), cause)
@@ -173,15 +173,10 @@ def dry_run(
     return errors
 
 
+# A 403 from the authorizer (the apiserver's forbiddenMessage: 'User "x" cannot create resource ...'), as
+# opposed to a 403 from admission (a ValidatingAdmissionPolicy or webhook denying the object: the dry-run's
+# answer about the object, not about our access).
 _AUTHZ_DENIAL = re.compile(r'\bUser "[^"]*" cannot ')
-
-
-def _authorization_denied(e: Any) -> bool:
-    """A 403 from the authorizer (``User "x" cannot create resource ...``, the apiserver's forbiddenMessage),
-    as opposed to a 403 from admission (a ValidatingAdmissionPolicy or webhook that denies the object: the
-    dry-run's answer about the object, not about our access)."""
-    message, _ = _status(e)
-    return bool(_AUTHZ_DENIAL.search(message))
 
 
 def _status(e: Any) -> tuple[str, list[tuple[str, str]]]:
