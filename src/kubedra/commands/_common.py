@@ -73,9 +73,9 @@ def input_options(
 
 
 def _set_skip_unreadable(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
-    from kubedra.sources import files as _files
+    from kubedra.sources import reading
 
-    _files.SKIP_UNREADABLE = bool(value)
+    reading.SKIP_UNREADABLE = bool(value)
     return value
 
 

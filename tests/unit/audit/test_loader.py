@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubedra.audit import loader
-from kubedra.sources import files, yamlscalars
+from kubedra.sources import files, yamlread, yamlscalars
 
 from .helpers import corpus
 
@@ -36,14 +36,14 @@ def reference(text: str, name: str) -> files.LoadResult:
             if node is None:
                 continue
             try:
-                obj = files._json_keys(files._Constructor().construct_document(node), node)
-            except files._NodeError as e:
+                obj = yamlread._json_keys(yamlread._Constructor().construct_document(node), node)
+            except yamlread._NodeError as e:
                 line = e.node.start_mark.line + 1
                 result.errors.append(files.InputError(str(e), files.Location(file=display, line=line)))
                 break
             files._expand(obj, node, display, node.start_mark.line + 1, result.documents, result.errors)
     except yaml.YAMLError as e:
-        result.errors.append(files._yaml_error(display, e))
+        result.errors.append(yamlread._yaml_error(display, e))
     for i, d in enumerate(result.documents):
         d.index = i
     return result

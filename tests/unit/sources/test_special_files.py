@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubedra.errors import InputError
-from kubedra.sources import files
+from kubedra.sources import files, reading
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"
 
@@ -39,7 +39,7 @@ def test_walk_reports_fifo_and_broken_link(folder: Path) -> None:
 def test_skip_unreadable_warns_and_goes_on(
     folder: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(files, "SKIP_UNREADABLE", True)
+    monkeypatch.setattr(reading, "SKIP_UNREADABLE", True)
     assert list(files.iter_manifest_files([str(folder)])) == [str(folder / "ok.yaml")]
     err = capsys.readouterr().err
     assert "a-fifo.yaml: a FIFO, not read: skipped" in err and "dangling.yaml: cannot read" in err

@@ -10,7 +10,7 @@ import yaml
 
 from kubedra.errors import InputError
 from kubedra.migrate.engine import load_sources
-from kubedra.sources import files, yamlbounds
+from kubedra.sources import files, reading, yamlbounds
 
 
 def bomb(levels: int, width: int = 9) -> str:
@@ -108,7 +108,7 @@ def test_huge_integers_do_not_crash() -> None:
 
 
 def test_file_size_is_bounded(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(files, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(reading, "MAX_FILE_BYTES", 1000)
     p = tmp_path / "big.yaml"
     p.write_text("kind: X\n" + "a: b\n" * 500)
     with pytest.raises(InputError, match="larger than"):

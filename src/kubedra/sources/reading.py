@@ -1,0 +1,126 @@
+"""Finding and reading manifest files the way ``kubectl -f`` does: files, folders (recursive, sorted, hidden
+entries skipped), ``-`` for stdin; every read is bounded by :data:`MAX_FILE_BYTES`."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from kubedra.errors import InputError, Location
+from kubedra.safewrite import file_kind
+from kubedra.text import count
+
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+STDIN = "-"
+# kubedra reads at most this much of one file (or stdin): /dev/zero or a runaway pipe is refused, not read
+# until memory runs out. Real manifests are far smaller (the API server takes 3 MiB per request).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
+# ``--skip-unreadable``: unreadable paths and special files inside folders are reported on stderr and
+# skipped instead of stopping the command (set by the CLI option, see commands/_common.py).
+SKIP_UNREADABLE = False
+
+
+def _walk(root: Path, suffixes: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]]]:
+    """(readable manifest files, [(path, why not read)]) under ``root``; nothing is opened."""
+    found: list[str] = []
+    problems: list[tuple[str, str]] = []
+
+    def onerror(e: OSError) -> None:
+        problems.append((e.filename or str(root), f"cannot read folder: {e.strerror}"))
+
+    for folder, dirs, names in os.walk(root, onerror=onerror):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for f in sorted(names):
+            if not f.endswith(suffixes) or f.startswith("."):
+                continue
+            full = os.path.join(folder, f)
+            try:
+                st = os.stat(full)  # follows a symlink to its target, like kubectl
+            except OSError as e:
+                problems.append((full, f"cannot read: {e.strerror}"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                problems.append((full, f"{file_kind(st.st_mode)}, not read"))  # never opened: a FIFO blocks
+            elif not os.access(full, os.R_OK):
+                problems.append((full, "cannot read: permission denied"))
+            else:
+                found.append(full)
+    return found, problems
+
+
+def _report_unreadable(problems: list[tuple[str, str]]) -> None:
+    """Entries of input folders that are not read: one InputError naming the first and counting the rest,
+    or (``--skip-unreadable``) a warning for each."""
+    if not problems:
+        return
+    if not SKIP_UNREADABLE:
+        path, reason = problems[0]
+        more = f"; {count(len(problems) - 1, 'more path')} not read" if len(problems) > 1 else ""
+        raise InputError(f"{reason}{more} (pass --skip-unreadable to skip them)", Location(file=path))
+    for path, reason in problems:
+        sys.stderr.write(f"kubedra: warning: {path}: {reason}: skipped\n")
+
+
+def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Iterator[str]:
+    """Expand files and folders (recursively, sorted, hidden entries skipped) into manifest paths.
+
+    Inside folders, regular files ending in ``MANIFEST_SUFFIXES`` (or one of ``also``, e.g. Helm ``.tpl``
+    templates a verb reports) are taken; a FIFO, device or socket there is never opened and, like an
+    unreadable file or folder, is an InputError (a warning with ``--skip-unreadable``). Files named explicitly
+    are always taken (``-f <(helm template ...)`` is a pipe); their reading is bounded by ``MAX_FILE_BYTES``."""
+    suffixes = (*MANIFEST_SUFFIXES, *also)
+    for p in paths:
+        if p == STDIN:
+            yield p
+            continue
+        path = Path(p)
+        if path.is_dir():
+            found, problems = _walk(path, suffixes)
+            _report_unreadable(problems)
+            yield from found
+        elif path.exists():
+            yield str(path)
+        else:
+            raise InputError(f"no such file or directory: {p}")
+
+
+def read_bytes(name: str) -> bytes:
+    """At most ``MAX_FILE_BYTES`` of a file (``-``: stdin); more is an InputError naming the file."""
+    limit = MAX_FILE_BYTES
+    if name == STDIN:
+        stream = getattr(sys.stdin, "buffer", None)
+        data = stream.read(limit + 1) if stream is not None else sys.stdin.read(limit + 1).encode()
+        display = "<stdin>"
+    else:
+        display = name
+        try:
+            if os.path.isdir(name):
+                raise InputError("is a folder, not a file", Location(file=name))
+            with open(name, "rb") as fh:
+                data = fh.read(limit + 1)
+        except OSError as e:
+            raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+    if len(data) > limit:
+        raise InputError(
+            f"larger than {limit // (1024 * 1024)} MiB: not read (no manifest is that large)",
+            Location(file=display),
+        )
+    return data
+
+
+def read_text(name: str, *, newline: str | None = None) -> str:
+    """A manifest file's text (``-`` reads stdin), at most ``MAX_FILE_BYTES``; unreadable or non-UTF-8 files
+    raise InputError. Line endings become ``\\n`` unless ``newline=""`` (keep them, for rewriting)."""
+    data = read_bytes(name)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        where = "<stdin>" if name == STDIN else name
+        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=where)) from e
+    if newline is None and "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text

@@ -1,0 +1,216 @@
+"""YAML and JSON text into Python objects the way kubectl reads them: go-yaml v2 scalars, string keys, within
+kubedra's bounds (:mod:`kubedra.sources.yamlbounds`).
+
+Bulk reading uses PyYAML's C loader (``CSafeLoader``) when available: implicit tags are resolved with a cache and
+the core tags are converted directly; anything else (other tags, merge keys, complex keys) goes through PyYAML's
+SafeConstructor with go-yaml's scalar rules. Rewriting is done elsewhere with ruamel.yaml (see ``kubedra.migrate``).
+"""
+
+from __future__ import annotations
+
+import functools
+import gc
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+
+from kubedra.errors import InputError, Location
+from kubedra.sources import yamlbounds
+from kubedra.sources import yamlscalars as scalars
+
+try:  # pragma: no cover - depends on how PyYAML was built
+    SafeLoader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    SafeLoader = yaml.SafeLoader
+_Loader: Any = SafeLoader
+
+_STR = scalars.STR
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+_MAP = "tag:yaml.org,2002:map"
+_SEQ = "tag:yaml.org,2002:seq"
+_MERGE = scalars.MERGE
+
+
+class _Constructor(yaml.constructor.SafeConstructor):
+    """SafeConstructor for what the direct conversion does not handle (other tags, merge keys): scalars are
+    resolved like go-yaml v2 (see :mod:`kubedra.sources.yamlscalars`), timestamps kept as strings."""
+
+    def construct_go_scalar(self, node: yaml.ScalarNode) -> Any:
+        return _scalar(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """Keys become JSON strings as each is built: go-yaml keeps ``y`` (true) and ``1`` as two keys of a
+        map[interface{}]interface{}, which sigs.k8s.io/yaml writes as "true" and "1"; a Python dict would
+        merge them first (True == 1)."""
+        self.flatten_mapping(node)
+        mapping: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=True)
+            mapping[_key(key_node, key)] = self.construct_object(value_node, deep=deep)
+        return mapping
+
+
+for _tag in (scalars.BOOL, scalars.INT, scalars.FLOAT, scalars.NULL, _TIMESTAMP):
+    _Constructor.add_constructor(_tag, _Constructor.construct_go_scalar)  # type: ignore[type-var]
+
+
+class _Unusual(Exception):
+    """The document needs the full constructor."""
+
+
+class _FastLoader(_Loader):
+    """The C loader with implicit tags resolved like go-yaml v2 (kubectl), cached per (value, plain):
+    manifests repeat the same keys and values over and over, and resolution is called from C for every
+    scalar."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is yaml.ScalarNode:
+            return _resolve_scalar(value, bool(implicit[0]))
+        return _Loader.resolve(self, kind, value, implicit)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _resolve_scalar(value: str, plain: bool) -> str:
+    return scalars.resolve_plain(value) if plain else _STR
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    tag = node.tag
+    if tag in (_STR, _TIMESTAMP):
+        return node.value
+    if tag in (scalars.INT, scalars.FLOAT, scalars.BOOL, scalars.NULL):
+        try:
+            return scalars.construct(tag, node.value)
+        except scalars.ScalarError as e:
+            raise _NodeError(str(e), node) from e
+    raise _Unusual(tag)
+
+
+class _NodeError(ValueError):
+    """A value kubectl refuses, at ``node``."""
+
+    def __init__(self, message: str, node: yaml.Node) -> None:
+        super().__init__(message)
+        self.node = node
+
+
+def _key(node: yaml.Node, value: Any) -> str:
+    try:
+        return scalars.json_key(value)
+    except scalars.ScalarError as e:
+        raise _NodeError(str(e), node) from e
+
+
+def _convert(node: yaml.Node, depth: int = 1) -> Any:
+    if isinstance(node, yaml.ScalarNode):
+        return _scalar(node)
+    if depth > yamlbounds.MAX_DEPTH:
+        raise _NodeError(f"nesting deeper than {yamlbounds.MAX_DEPTH} levels", node)
+    if isinstance(node, yaml.MappingNode):
+        if node.tag != _MAP:
+            raise _Unusual(node.tag)
+        out: dict[Any, Any] = {}
+        for k, v in node.value:
+            if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE:
+                raise _Unusual("complex or merge key")
+            out[_key(k, _scalar(k))] = _convert(v, depth + 1)
+        return out
+    if isinstance(node, yaml.SequenceNode):
+        if node.tag != _SEQ:
+            raise _Unusual(node.tag)
+        return [_convert(v, depth + 1) for v in node.value]
+    raise _Unusual(type(node).__name__)
+
+
+def _json_keys(obj: Any, node: yaml.Node) -> Any:
+    """Mapping keys as strings, the way sigs.k8s.io/yaml converts them (for the full constructor's output)."""
+    if isinstance(obj, dict):
+        return {_key(node, k): _json_keys(v, node) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_json_keys(v, node) for v in obj]
+    return obj
+
+
+def construct(node: yaml.Node) -> Any:
+    """Build the Python object of a document node the way kubectl sees it (go-yaml v2 scalars, string keys):
+    a direct conversion for the core tags, PyYAML's SafeConstructor for anything else (other tags, merge
+    keys, complex keys). Raises :class:`_NodeError` for what kubectl refuses (``.inf``, a null key)."""
+    try:
+        return _convert(node)
+    except _Unusual:
+        yamlbounds.check_node(node)  # depth, for the recursive constructor
+        try:
+            return _json_keys(_Constructor().construct_document(node), node)
+        except TypeError as e:  # an unhashable (complex) key
+            raise _NodeError(f"unsupported map key ({e})", node) from e
+
+
+def _yaml_error(name: str, err: yaml.YAMLError, first_line: int = 1) -> InputError:
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    line = mark.line + first_line if mark is not None else None
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    context = getattr(err, "context", None)
+    msg = f"invalid YAML: {problem}" + (f" ({context})" if context else "")
+    return InputError(msg, Location(file=name, line=line))
+
+
+def iter_documents(text: str, display: str, first_line: int = 1) -> Iterator[tuple[yaml.Node, Any]]:
+    """(node, value) of every YAML document in ``text``, read like kubectl (go-yaml v2 scalars, string keys)
+    within kubedra's bounds (alias expansion as go-yaml allows it, node count, depth). A syntax error or a
+    refused document raises InputError at ``display``:line (lines counted from ``first_line``)."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building many small containers triggers needless collections (3-4x slower)
+    try:
+        loader = _FastLoader(text)
+        # Without an alias the graph is a tree as large as the text (and _convert bounds its depth): the
+        # expansion walk is needed only with aliases, or for text long enough to hold too many nodes.
+        walk = "*" in text or len(text) > 2 * yamlbounds.MAX_DOCUMENT_NODES
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if node is None:
+                    continue
+                try:
+                    if walk:
+                        yamlbounds.check_node(node)
+                    obj = construct(node)
+                except (yamlbounds.BoundsError, _NodeError) as e:
+                    line = e.node.start_mark.line + first_line
+                    raise InputError(str(e), Location(file=display, line=line)) from None
+                yield node, obj
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as e:
+        raise _yaml_error(display, e, first_line) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _json_int(text: str) -> int | float:
+    """A JSON integer as the API machinery reads it: int64, else a float (Go's json falls back to float64)."""
+    if len(text) > 20:
+        return float(text)  # longer than any int64; float() has no digit limit (int() has 4,300)
+    value = int(text)
+    return value if -(1 << 63) <= value < (1 << 63) else float(value)
+
+
+def _json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (Go's decoder and the API server refuse it)")
+
+
+def load_json(text: str) -> Any:
+    """JSON as the API machinery reads it (int64 or float numbers, no NaN/Infinity), nested at most
+    ``yamlbounds.MAX_DEPTH``: ValueError or RecursionError otherwise (see :func:`json_problem`)."""
+    obj = json.loads(text, parse_int=_json_int, parse_constant=_json_constant)
+    yamlbounds.check_depth(obj)
+    return obj
+
+
+def json_problem(e: ValueError | RecursionError) -> str:
+    """One line saying why :func:`load_json` refused a text."""
+    if isinstance(e, RecursionError):
+        return f"nesting deeper than {yamlbounds.MAX_DEPTH} levels"
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
