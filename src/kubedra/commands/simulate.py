@@ -21,6 +21,7 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.model.quantity import QuantityError, parse_quantity
 from kubedra.report.output import emit, to_yaml, write_atomic
+from kubedra.scheduler.sampling import ADAPTIVE
 from kubedra.simulate.cluster import DP, DRA, MAX_NODES, MAX_PODS, MODES, ClusterOptions
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
@@ -56,6 +57,7 @@ def build_options(
     preemption: bool,
     max_pods: int = MAX_PODS,
     max_nodes: int = MAX_NODES,
+    percentage_of_nodes_to_score: int = ADAPTIVE,
 ) -> SimulateOptions:
     modes = MODES if mode == "both" else (mode,)
     if (gpu_mode or dp_gpu_mode) and not nodes and dp_gpu_mode:
@@ -77,6 +79,7 @@ def build_options(
         preemption=preemption,
         cluster=ClusterOptions(nodes=nodes, gpu_mode=gpu_mode, dp_gpu_mode=dp_gpu_mode, max_nodes=max_nodes),
         max_pods=max_pods,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
 
 
@@ -193,6 +196,15 @@ def simulation_options(f: Any) -> Any:
         ),
         click.option("--no-preemption", "no_preemption", is_flag=True, help="Disable DefaultPreemption."),
         click.option(
+            "--percentage-of-nodes-to-score",
+            type=click.IntRange(0, 100),
+            default=ADAPTIVE,
+            show_default=True,
+            help="KubeSchedulerConfiguration percentageOfNodesToScore: each pod is scored on the first this-% "
+            "feasible nodes from where the previous pod stopped (at least 100). 0: kube-scheduler's adaptive "
+            "default, 50% - nodes/125, at least 5%.",
+        ),
+        click.option(
             "--max-pods",
             type=click.IntRange(min=1),
             default=MAX_PODS,
@@ -268,6 +280,7 @@ def simulate(
     sharing: str | None,
     scoring: str,
     no_preemption: bool,
+    percentage_of_nodes_to_score: int,
     max_pods: int,
     max_nodes: int,
     target_version: str,
@@ -304,6 +317,7 @@ def simulate(
         preemption=not no_preemption,
         max_pods=max_pods,
         max_nodes=max_nodes,
+        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
     if chart:
         from kubedra.simulate.chart import check_chart_path

@@ -51,6 +51,7 @@ from kubedra.scheduler.eviction import Taints
 from kubedra.scheduler.pending import pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, preempt, schedule_gang
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
+from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
 from kubedra.scheduler.state import (
     DRA_FAILURE,
     MAX_CLASSES,
@@ -60,7 +61,6 @@ from kubedra.scheduler.state import (
     Outcome,
     SimNode,
     neg_key,
-    num_feasible_nodes_to_find,
     prioritized_score,
 )
 
@@ -83,6 +83,7 @@ class Scheduler:
     ) -> None:
         self.cfg = cfg
         self.scoring = scoring
+        check_percentage(percentage_of_nodes_to_score)
         self.percentage = percentage_of_nodes_to_score
         self.dra = dra
         self.preemption = preemption
@@ -334,8 +335,7 @@ class Scheduler:
                     break
             else:
                 reasons[fit.reason or "unknown"] += 1
-        if n:
-            self.next_start = (self.next_start + processed) % n
+        self.next_start = next_start_index(self.next_start, processed, n)
         return feasible, reasons, fatal
 
     # ------------------------------------------------------------------ scoring
@@ -507,7 +507,7 @@ class Scheduler:
         else:
             window = feasible[p:] + feasible[:p]
             processed = n
-        self.next_start = (start + processed) % n
+        self.next_start = next_start_index(start, processed, n)
         if len(window) == 1:
             best = window[0]
         elif cls.with_dra:

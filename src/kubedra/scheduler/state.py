@@ -1,5 +1,6 @@
 """The simulator's records: nodes with their pods, per-node filter results, equivalence-class state, outcomes,
-kube-scheduler's constants (feasible-node sampling, scores), and claim helpers (see :mod:`kubedra.scheduler.simulator`)."""
+kube-scheduler's score constants and claim helpers (see :mod:`kubedra.scheduler.simulator`; node sampling is
+:mod:`kubedra.scheduler.sampling`)."""
 
 from __future__ import annotations
 
@@ -16,20 +17,8 @@ from kubedra.model.objects import (
 from kubedra.scheduler.pods import SimPod
 
 MAX_SCORE = 100
-MIN_FEASIBLE_NODES = 100
-MIN_FEASIBLE_PERCENT = 5
-BASE_PERCENT = 50
 DRA_FAILURE = "cannot allocate all claims"
 MAX_CLASSES = 256  # pod equivalence classes whose per-node results are kept
-
-
-def num_feasible_nodes_to_find(n: int, percentage: int | None = None) -> int:
-    """kube-scheduler's ``numFeasibleNodesToFind`` with the default (adaptive) percentageOfNodesToScore."""
-    if n < MIN_FEASIBLE_NODES:
-        return n
-    pct = percentage if percentage else max(BASE_PERCENT - n // 125, MIN_FEASIBLE_PERCENT)
-    found = n * pct // 100
-    return max(found, MIN_FEASIBLE_NODES)
 
 
 @dataclass(eq=False)

@@ -34,6 +34,7 @@ from kubedra.model.objects import (
 from kubedra.scheduler.build import PriorityClasses, build_sim_pods
 from kubedra.scheduler.convert import DraOptions, MigOffer, memory_need, to_device_plugin, to_dra
 from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.sampling import ADAPTIVE, check_percentage
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import PodSet, Workloads, expand
 from kubedra.simulate.cluster import (
@@ -67,6 +68,8 @@ class SimulateOptions:
     preemption: bool = True
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
     max_pods: int = MAX_PODS  # --max-pods
+    # --percentage-of-nodes-to-score: KubeSchedulerConfiguration's field; 0 is upstream's adaptive default
+    percentage_of_nodes_to_score: int = ADAPTIVE
 
     def check(self) -> None:
         if self.scoring not in SCORINGS:
@@ -76,6 +79,10 @@ class SimulateOptions:
                 raise UsageError(f"unknown mode {m!r} (expected device-plugin, dra or both)")
         if self.sharing is not None and not self.sharing.is_shared:
             raise UsageError("--sharing must be time-slicing:<pods per GPU> or mps:<pods per GPU>")
+        try:
+            check_percentage(self.percentage_of_nodes_to_score)
+        except ValueError as e:
+            raise UsageError(f"--percentage-of-nodes-to-score: {e}") from None
 
 
 @dataclass
@@ -332,6 +339,7 @@ def run_mode(
         view.taint_rules if dra else (),
         [c for c in prep.claims if c.allocation is not None] if dra else (),
         scoring=opts.scoring,
+        percentage_of_nodes_to_score=opts.percentage_of_nodes_to_score,
         dra=dra,
         preemption=opts.preemption,
     )

@@ -17,8 +17,8 @@ from kubedra.model.objects import (
 )
 from kubedra.model.quantity import Quantity
 from kubedra.scheduler.build import build_sim_pods
+from kubedra.scheduler.sampling import num_feasible_nodes_to_find
 from kubedra.scheduler.simulator import Scheduler
-from kubedra.scheduler.state import num_feasible_nodes_to_find
 
 
 def gpu_node(name: str, gpus: int = 0, cpu: str = "16", **extra: str):
