@@ -19,7 +19,7 @@ from kubedra.errors import ClusterError
 from kubedra.k8s.workloads import dotted
 from kubedra.sources import cluster as cs
 from kubedra.sources.files import Document
-from kubedra.validate.engine import ValidationError
+from kubedra.validate.result import ValidationError
 
 FIELD_MANAGER = "kubedra"
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[([^\]]*)\]")
