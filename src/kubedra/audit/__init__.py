@@ -2,5 +2,5 @@
 
 sources (files, Helm, clusters) -> items in scopes (:mod:`.engine`) -> checks keyed by rule id
 (:mod:`.checks`, metadata in ``data/rules/audit-rules.yaml``) using lifecycle data (:mod:`.deprecations`,
-``data/deprecations/``) -> findings -> renderers (:mod:`.render`, ``kubedra.report``).
+``data/deprecations/``) -> findings in a :class:`.engine.Report`, which ``kubedra.report.audit`` renders.
 """

@@ -115,11 +115,12 @@ def _audit(
     metrics_file: str | None = None,
 ) -> None:
     from kubedra import __version__
-    from kubedra.audit import engine, inputs, render
+    from kubedra.audit import engine, inputs
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import Finding, ObjectRef, RuleBook
     from kubedra.audit.versions import Version
     from kubedra.errors import Location
+    from kubedra.report import audit as render
     from kubedra.report import output as out
     from kubedra.sources.access import Unread
 

@@ -89,7 +89,7 @@ def demo(
         preemption=True,
     )
     if chart:
-        from kubedra.simulate.chart import check_chart_path
+        from kubedra.report.simulate_chart import check_chart_path
 
         check_chart_path(chart)
     sim = simulate(example_inputs(example), opts)

@@ -73,8 +73,9 @@ def plan(
     Audit errors are blockers to fix before wave 1; the GPU capacity of every pool is shown before, during
     and after each wave, and a wave that would leave workloads without GPUs is flagged.
     """
-    from kubedra.plan import engine, fleet, runbook
+    from kubedra.plan import engine, fleet
     from kubedra.report import output as out
+    from kubedra.report import runbook
 
     given = [*files, *([fleet_file] if fleet_file else [])]
     if len(given) != 1:
@@ -97,7 +98,7 @@ def plan(
     ]
     html_text = None
     if html_file or output == "html":
-        from kubedra.plan import html as plan_html
+        from kubedra.report import plan_html
 
         html_text = plan_html.render(p)
     if html_file:

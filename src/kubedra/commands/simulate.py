@@ -110,7 +110,7 @@ def report(
     preface: Sequence[str] = (),
 ) -> None:
     """Print the result in the chosen format, write the chart; warnings go to stderr."""
-    from kubedra.simulate import render
+    from kubedra.report import simulate as render
 
     extra: list[str] = []
     if bound:
@@ -119,7 +119,7 @@ def report(
         for line in bounds(sim):
             extra.append(line)
     if chart:
-        from kubedra.simulate.chart import write_chart
+        from kubedra.report.simulate_chart import write_chart
 
         write_chart(sim, chart)
         extra.append(f"chart written to {chart}")
@@ -320,7 +320,7 @@ def simulate(
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
     if chart:
-        from kubedra.simulate.chart import check_chart_path
+        from kubedra.report.simulate_chart import check_chart_path
 
         check_chart_path(chart)
     # One short-lived process: no cyclic collection at all between reading the input and printing the
@@ -337,7 +337,7 @@ def simulate(
 
         write_simulation(html_file, sim, run_record(files, opts.target_version))
     if (show_pods or output == "wide") and output in ("table", "wide"):
-        from kubedra.simulate.render import pods_table
+        from kubedra.report.simulate import pods_table
 
         click.echo("\n" + pods_table(sim), nl=False)
     last = sim.results[DRA] if DRA in sim.results else next(iter(sim.results.values()))

@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 from kubedra import __version__
-from kubedra.report.output import write_atomic
+from kubedra.safewrite import write_atomic
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ from typing import Any
 import click
 import yaml
 
+# Writing a file safely is a plain utility below every layer; verbs reach it here or in kubedra.safewrite.
+from kubedra.safewrite import write_atomic as write_atomic
+
 FORMATS = ("table", "json", "yaml", "markdown", "csv")
 
 
@@ -148,10 +151,3 @@ def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:
         table()
     else:
         click.echo(to_json(data), nl=False)
-
-
-def write_atomic(path: str, text: str) -> None:
-    """Replace (or create) the regular file ``path`` atomically, keeping its mode (see kubedra.safewrite)."""
-    from kubedra.safewrite import write_atomic as _write
-
-    _write(path, text)

@@ -1,7 +1,7 @@
-"""HTML pages for ``kubedra audit --html`` and ``kubedra simulate --html`` (plan has :mod:`kubedra.plan.html`).
+"""HTML pages for ``kubedra audit --html`` and ``kubedra simulate --html`` (plan has :mod:`kubedra.report.plan_html`).
 
 The audit page reads the audit's JSON form (``{"targetVersion", "findings", "summary"}``); the simulation page
-embeds the simulator's own SVG chart (:func:`kubedra.simulate.chart.svg`) next to a device plugin vs DRA density
+embeds the simulator's own SVG chart (:func:`kubedra.report.simulate_chart.svg`) next to a device plugin vs DRA density
 chart per node pool.
 """
 
@@ -12,6 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubedra.report import html as h
+from kubedra.report import simulate as render
+from kubedra.report.simulate_chart import svg
+from kubedra.simulate.results import Simulation
 from kubedra.text import count
 
 POOL_LABELS = (
@@ -88,7 +91,7 @@ def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> st
     return h.render_report(f"kubedra audit: Kubernetes {report.get('targetVersion')}", sections)
 
 
-def _pools(sim: Any) -> dict[str, str]:
+def _pools(sim: Simulation) -> dict[str, str]:
     out: dict[str, str] = {}
     for view in sim.cluster.views.values():
         for n in view.nodes:
@@ -98,13 +101,11 @@ def _pools(sim: Any) -> dict[str, str]:
 
 
 def simulation_page(
-    sim: Any,
+    sim: Simulation,
     title: str = "kubedra simulate: device plugin vs DRA",
     inputs: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The simulation page; ``inputs`` is the record of the run (what, value): files, command, versions, time."""
-    from kubedra.simulate import chart, render
-
     headers, rows = render.summary_rows(sim)
     pool_of = _pools(sim)
     per_pool: dict[str, dict[str, list[int]]] = defaultdict(dict)  # pool -> mode -> [pods, used, physical]
@@ -150,7 +151,7 @@ def simulation_page(
             id="pending-section",
         ),
         h.Section("Density per node pool", density_html, id="density"),
-        h.Section("GPU use per node", h.raw_svg(chart.svg(sim)), id="nodes"),
+        h.Section("GPU use per node", h.raw_svg(svg(sim)), id="nodes"),
     ]
     evicted = [
         (render.TITLES.get(mode, mode), *row)
@@ -178,7 +179,7 @@ def write_audit(path: str, report: dict[str, Any], docs: dict[str, str] | None =
 
 def write_simulation(
     path: str,
-    sim: Any,
+    sim: Simulation,
     inputs: Sequence[tuple[str, str]] = (),
     title: str = "kubedra simulate: device plugin vs DRA",
 ) -> None:

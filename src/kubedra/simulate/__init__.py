@@ -7,6 +7,7 @@ with DRA, side by side, on a whole cluster.
 
 Modules: :mod:`~kubedra.simulate.inputs` (files and templates), :mod:`~kubedra.simulate.cluster` (both views
 of the cluster), :mod:`~kubedra.simulate.run` (orchestration), :mod:`~kubedra.simulate.results` (accounting
-and JSON), :mod:`~kubedra.simulate.render` (table/Markdown), :mod:`~kubedra.simulate.chart` (SVG/PNG) and
-:mod:`~kubedra.simulate.bound` (optimal packing bound, optional ``ortools``).
+and JSON) and :mod:`~kubedra.simulate.bound` (optimal packing bound, optional ``ortools``). The table,
+Markdown, SVG/PNG chart and HTML renderings live above, in :mod:`kubedra.report` (``simulate``,
+``simulate_chart``, ``pages``).
 """

@@ -24,7 +24,7 @@ from typing import Any
 from kubedra.errors import UsageError
 from kubedra.scheduler.pods import SimPod
 from kubedra.simulate.cluster import DP, ClusterView, is_gpu_resource
-from kubedra.simulate.results import ModeResult, Simulation
+from kubedra.simulate.results import TITLES, ModeResult, Simulation
 from kubedra.sources import nvidia
 
 MEMORY_SLICES = 8
@@ -78,8 +78,6 @@ class Bound:
     seconds: float
 
     def line(self) -> str:
-        from kubedra.simulate.render import TITLES
-
         what = "optimum of the relaxation" if self.optimal else "proven bound, time limit reached"
         gap = self.value - self.placed
         return (

@@ -32,6 +32,9 @@ from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import Skipped, Workloads
 from kubedra.simulate.cluster import DP, Cluster, ClusterView, is_gpu_resource
 
+# How a mode is named in every output (tables, charts, the bound's line).
+TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
+
 
 @dataclass
 class PodOutcome:

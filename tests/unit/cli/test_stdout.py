@@ -65,7 +65,7 @@ def test_explain_notes_go_to_stderr(tmp_path: Path) -> None:
 
 
 def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from kubedra.audit import render
+    from kubedra.report import audit as render
 
     monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
     monkeypatch.delenv("NO_COLOR", raising=False)
@@ -78,7 +78,7 @@ def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch)
 
 
 def test_short_message_is_the_first_sentence() -> None:
-    from kubedra.audit.render import short_message
+    from kubedra.report.audit import short_message
 
     assert short_message("x is removed in 1.32. Use y instead.") == "x is removed in 1.32"
     assert short_message("one clause") == "one clause"

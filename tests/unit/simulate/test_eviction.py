@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from kubedra.report import simulate as render
 from kubedra.report.pages import simulation_page
-from kubedra.simulate import render
 
 from .helpers import run
 

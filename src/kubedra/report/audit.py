@@ -1,4 +1,5 @@
-"""Human and machine renderings of an audit report (JSON/YAML go through kubedra.report.output directly)."""
+"""Human and machine renderings of an audit report (JSON/YAML go through kubedra.report.output directly):
+the table, Markdown, CSV and SARIF."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import click
 from kubedra.audit.engine import Report
 from kubedra.audit.model import SEVERITIES, Finding, RuleBook
 from kubedra.report import output
+from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
 from kubedra.text import count
 
 HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
@@ -86,8 +88,6 @@ def csv(report: Report) -> str:
 
 
 def sarif(report: Report, rules: RuleBook, version: str) -> dict[str, Any]:
-    from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
-
     used = sorted({f.rule for f in report.findings})
     srules: Sequence[SarifRule] = [
         SarifRule(

@@ -10,10 +10,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kubedra.report.output import markdown_table, plain_table
-from kubedra.simulate.results import ModeResult, PodOutcome, Simulation
+from kubedra.simulate.results import TITLES, ModeResult, PodOutcome, Simulation
 from kubedra.text import count, noun
 
-TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
 WITH = {"device-plugin": "with the device plugin", "dra": "with DRA"}
 
 

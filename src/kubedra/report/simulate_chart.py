@@ -12,9 +12,9 @@ from html import escape
 from pathlib import Path
 
 from kubedra.errors import UsageError
+from kubedra.report.simulate import gib
 from kubedra.safewrite import resolve_target, write_atomic
-from kubedra.simulate.render import TITLES, gib
-from kubedra.simulate.results import NodeUse, Simulation
+from kubedra.simulate.results import TITLES, NodeUse, Simulation
 from kubedra.text import count
 
 MAX_NODES = 64
