@@ -1,0 +1,62 @@
+"""Every audit rule's bad example (data/rules/audit-rules.yaml `example.bad`) makes `kubedra audit` report that
+rule, and its good example does not: the examples on the rule pages (docs/rules/, scripts/gen_rule_docs.py) are
+checked against the real checks, not just written next to them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubedra.sources.helm import find_helm
+
+from .helpers import REPO, run
+
+RULES: list[dict[str, Any]] = yaml.safe_load(
+    (REPO / "src/kubedra/data/rules/audit-rules.yaml").read_text(encoding="utf-8")
+)["rules"]
+NEEDS_HELM = {"input.helm-render-failed"}
+
+
+def _write(tmp: Path, side: str, content: str | dict[str, str]) -> Path:
+    """A bad/good example on disk: one YAML file, or a folder (a chart) for a mapping of file names to text."""
+    if isinstance(content, str):
+        path = tmp / f"{side}.yaml"
+        path.write_text(content, encoding="utf-8")
+        return path
+    folder = tmp / side
+    for name, text in content.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def audit_rules(example: dict[str, Any], side: str, tmp: Path) -> set[str]:
+    """The rule ids `kubedra audit` reports for one side of an example, with the example's arguments."""
+    path = _write(tmp, side, example[side])
+    args = example.get(f"{side}_args", example.get("args", ["{path}"]))
+    if "{path}" not in args:
+        args = [*args, "{path}"]
+    r = run("audit", *[a.replace("{path}", str(path)) for a in args], "-o", "json", "--fail-on", "none")
+    assert r.exit_code in (0, 2), r.output
+    return {f["rule"] for f in json.loads(r.stdout)["findings"]}
+
+
+def test_every_rule_has_a_description_and_both_examples() -> None:
+    for rule in RULES:
+        ex = rule.get("example")
+        assert rule.get("description") and isinstance(ex, dict), rule["id"]
+        assert ex.get("bad") and ex.get("good"), rule["id"]
+        assert set(ex) <= {"bad", "good", "args", "bad_args", "good_args"}, rule["id"]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r["id"] for r in RULES])
+def test_bad_example_fires_and_good_example_does_not(rule: dict[str, Any], tmp_path: Path) -> None:
+    if rule["id"] in NEEDS_HELM and find_helm() is None:
+        pytest.skip("needs the helm binary (install helm or set KUBEDRA_HELM)")
+    example = rule["example"]
+    assert rule["id"] in audit_rules(example, "bad", tmp_path), "the bad example does not fire the rule"
+    assert rule["id"] not in audit_rules(example, "good", tmp_path), "the good example fires the rule"
