@@ -98,18 +98,41 @@ def read_bytes(name: str) -> bytes:
     else:
         display = name
         try:
-            if os.path.isdir(name):
-                raise InputError("is a folder, not a file", Location(file=name))
-            with open(name, "rb") as fh:
-                data = fh.read(limit + 1)
+            fd = os.open(name, os.O_RDONLY | getattr(os, "O_BINARY", 0))
         except OSError as e:
             raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+        try:
+            data = _read_fd(fd, name, limit)
+        finally:
+            os.close(fd)
     if len(data) > limit:
         raise InputError(
             f"larger than {limit // (1024 * 1024)} MiB: not read (no manifest is that large)",
             Location(file=display),
         )
     return data
+
+
+def _read_fd(fd: int, name: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of an open file. A regular file is read in one call sized by fstat (then one
+    more read sees the end, or a file that grew): a buffered ``read(limit + 1)`` allocated the whole limit
+    first, 25-30 us of system time per file (0.3 s of 10,000 manifests)."""
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError("is a folder, not a file", Location(file=name))
+        want = min(st.st_size, limit) + 1 if stat.S_ISREG(st.st_mode) else 1 << 16
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, min(max(want - total, 1 << 16), limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def read_text(name: str, *, newline: str | None = None) -> str:
