@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any
 
-import yaml
-
 from kubedra.errors import UsageError
+from kubedra.k8s import datafiles
 from kubedra.k8s.versions import Version
 
 
 @functools.cache
 def _gate_file() -> dict[str, Any]:
-    text = resources.files("kubedra.data").joinpath("feature-gates.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = datafiles.load("feature-gates.yaml")
     return data
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-import yaml
+from kubedra.k8s import datafiles
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,7 @@ class Scheme:
 
 @functools.cache
 def _data() -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    text = resources.files("kubedra.data").joinpath("gpu-schemes.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = datafiles.load("gpu-schemes.yaml")
     names = {r["name"]: r for r in data["resources"] if "name" in r}
     prefixes = {r["prefix"]: r for r in data["resources"] if "prefix" in r}
     annotations = {a["key"]: a for a in data["annotations"]}

@@ -9,12 +9,10 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-import yaml
-
 from kubedra.errors import UsageError
+from kubedra.k8s import datafiles
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
@@ -48,8 +46,7 @@ class Version:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    text = resources.files("kubedra.data").joinpath("versions.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = datafiles.load("versions.yaml")
     return data
 
 

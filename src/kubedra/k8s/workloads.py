@@ -18,10 +18,9 @@ import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-import yaml
+from kubedra.k8s import datafiles
 
 Path = tuple[str | int, ...]
 
@@ -50,8 +49,7 @@ class Gang:
 @functools.cache
 def facts() -> Mapping[str, Any]:
     """The workload facts (``kubedra/data/workloads.yaml``)."""
-    text = resources.files("kubedra.data").joinpath("workloads.yaml").read_text(encoding="utf-8")
-    data = yaml.safe_load(text)
+    data = datafiles.load("workloads.yaml")
     assert isinstance(data, Mapping)
     return data
 

@@ -6,18 +6,16 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
-from importlib import resources
 from typing import Any
 
-import yaml
+from kubedra.k8s import datafiles
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    text = resources.files("kubedra.data").joinpath("nvidia-dra-driver.yaml").read_text(encoding="utf-8")
-    data: dict[str, Any] = yaml.safe_load(text)
+    data: dict[str, Any] = datafiles.load("nvidia-dra-driver.yaml")
     return data
 
 
