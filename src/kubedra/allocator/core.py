@@ -38,6 +38,7 @@ from kubedra.allocator.requests import Dev
 from kubedra.allocator.search import Search
 from kubedra.allocator.selectors import SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features
+from kubedra.k8s import versions
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import (
     AllocationResult,
@@ -71,9 +72,8 @@ class Allocator:
     ) -> None:
         self.features = features
         self.target_version = target_version
-        major, _, minor = target_version.partition(".")
-        # v0.37 result configs: a claim config once, requests cleared when it covers all (v0.36: neither)
-        self.clears_all_request_configs = (int(major), int(minor.split(".")[0])) >= (1, 37)
+        # result configs: a claim config once, requests cleared when it covers all (data/versions.yaml)
+        self.clears_all_request_configs = versions.holds("allocator.clearsAllRequestConfigs", target_version)
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()

@@ -11,6 +11,7 @@ from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, Features
 from kubedra.allocator.taints import apply_taint_rules
 from kubedra.errors import InputError
+from kubedra.k8s import versions
 from kubedra.k8s.featuregates import effective_gates, parse_feature_gates
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
@@ -29,7 +30,7 @@ class EngineConfig:
     @property
     def pool_counters(self) -> bool:
         """1.35+ keeps counter sets pool-wide in counters-only slices; 1.33/1.34 in the device's slice."""
-        return parse_version(self.target_version).minor >= 35
+        return versions.holds("dra.countersOnlySlices", parse_version(self.target_version))
 
     @property
     def taint_rules(self) -> bool:

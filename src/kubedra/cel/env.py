@@ -65,7 +65,7 @@ from kubedra.cel.checks import (
 from kubedra.cel.library import build_extension
 from kubedra.cel.rewrite import rewrite
 from kubedra.cel.values import RUNTIME_POOL
-from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, Version, require_supported
+from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, Version, require_supported, since
 
 SUPPORTED_VERSIONS = SUPPORTED
 ALL_RUNTIME_GROUPS = (
@@ -121,13 +121,14 @@ def library_groups(target_version: str, stored: bool, flavor: str = "generic") -
         "two_var",
     }
     # library.Lists: unversioned (v0) through 1.36; 1.37 replaced it by v0 [1.0, 1.37) + v1 [1.37, ...).
-    if release < (1, 37) or available((1, 0), (1, 37)):
+    lists_v1 = since("cel.listsV1").pair()
+    if release < lists_v1 or available((1, 0), lists_v1):
         groups.add("lists_v0")
-    if release >= (1, 37) and available((1, 37)):
+    if release >= lists_v1 and available(lists_v1):
         groups.update({"lists_v0", "lists_v1"})
-    if available((1, 33)):
+    if available(since("cel.semver").pair()):
         groups.add("semver")
-    if available((1, 34)):
+    if available(since("cel.extLists").pair()):
         groups.add("ext_lists")
     if flavor == "dra":
         groups.add("bindings")

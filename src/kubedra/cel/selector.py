@@ -18,7 +18,7 @@ from kubedra.cel.checks import CELCompileError, clean_status, decode, walk
 from kubedra.cel.env import Environment, Program, check_target_version, library_groups
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
 from kubedra.errors import InputError
-from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds
 from kubedra.model.semver import SemverError
 
 MAX_EXPRESSION_LENGTH = 10240  # resourceapi.CELSelectorExpressionMaxLength
@@ -158,9 +158,10 @@ class SelectorEnvironment:
         self.target_version = target_version
         self.stored = stored
         self.consumable_capacity = consumable_capacity
-        self.list_type_attributes = list_type_attributes and release >= (1, 36)
+        has_list_types = holds("cel.listTypeAttributes", Version(*release))
+        self.list_type_attributes = list_type_attributes and has_list_types
         groups = set(library_groups(target_version, stored, "dra"))
-        if release >= (1, 36) and (stored or self.list_type_attributes):
+        if has_list_types and (stored or self.list_type_attributes):
             groups.add("dra_includes")
         self.groups = frozenset(groups)
         variant = "v134" if (stored or consumable_capacity) else "v131"

@@ -1,7 +1,8 @@
 """Kubernetes minor releases: the one parser and the one list of what kubedra supports.
 
-The data lives in ``kubedra/data/versions.yaml``; :data:`SUPPORTED`, :data:`DEFAULT_TARGET` and the partly
-known range come from it, so adding a minor is a data change.
+The data lives in ``kubedra/data/versions.yaml``; :data:`SUPPORTED`, :data:`DEFAULT_TARGET`, the partly
+known range, the behaviour that changed in a minor (:func:`since`, :func:`holds`) and the testbed's releases
+(:func:`testbed`) come from it, so adding a minor is a data change.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ class Version:
     def maybe(cls, text: object) -> Version | None:
         m = _VERSION.match(str(text).strip()) if text not in (None, "") else None
         return cls(int(m.group(1)), int(m.group(2))) if m else None
+
+    def pair(self) -> tuple[int, int]:
+        """``(major, minor)``, for code that compares plain tuples."""
+        return self.major, self.minor
 
     def plus(self, minors: int) -> Version:
         return Version(self.major, self.minor + minors)
@@ -93,3 +98,25 @@ def check_target(
         )
     known = f"; {PARTIAL_MIN}-{PARTIAL_MAX} partly" if partial_ok else ""
     raise UsageError(f"unsupported {what} {v} (supported: {supported_range()}{known})")
+
+
+@functools.cache
+def since(fact: str) -> Version:
+    """The first release where a named behaviour ``fact`` holds (``since`` in data/versions.yaml)."""
+    try:
+        return Version.parse(_data()["since"][fact])
+    except KeyError:
+        raise KeyError(f"{fact!r} is not a fact of data/versions.yaml (since)") from None
+
+
+def holds(fact: str, release: str | Version) -> bool:
+    """Whether the behaviour ``fact`` holds at ``release`` (``1.37``, ``v1.37.2`` or a :class:`Version`)."""
+    v = release if isinstance(release, Version) else Version.parse(release, what="Kubernetes version")
+    return v >= since(fact)
+
+
+def testbed() -> dict[str, dict[str, Any]]:
+    """The releases the Go testbed builds (newest first), each with what differs (``testbed`` in
+    data/versions.yaml): ``workloadGates``, ``workloadApi``, ``allocatorFeatures``."""
+    releases: dict[str, dict[str, Any]] = _data()["testbed"]
+    return {str(Version.parse(v)): dict(info) for v, info in releases.items()}

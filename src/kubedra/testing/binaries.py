@@ -15,10 +15,11 @@ import os
 import shutil
 from pathlib import Path
 
+from kubedra.k8s import versions
 from kubedra.k8s.versions import DEFAULT_TARGET
 
 DEFAULT_VERSION = DEFAULT_TARGET  # the testbed builds the release kubedra targets by default
-SUPPORTED_VERSIONS = ("1.37", "1.36")
+SUPPORTED_VERSIONS = tuple(versions.testbed())  # newest first (data/versions.yaml testbed)
 
 # What `make -C testbed` puts into the bin dir.
 KUBERNETES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from kubedra.k8s import versions
 from kubedra.testing import binaries
 from kubedra.testing.kubeapi import ApiError, KubeAPI
 
@@ -50,10 +51,8 @@ class VersionProfile:
 
 
 PROFILES: dict[str, VersionProfile] = {
-    "1.37": VersionProfile("1.37", {"GenericWorkload": True}, "scheduling.k8s.io/v1beta1"),
-    "1.36": VersionProfile(
-        "1.36", {"GenericWorkload": True, "GangScheduling": True}, "scheduling.k8s.io/v1alpha2"
-    ),
+    version: VersionProfile(version, dict(info["workloadGates"]), str(info["workloadApi"]))
+    for version, info in versions.testbed().items()
 }
 
 # resourceclaim-controller turns ResourceClaimTemplates into claims; serviceaccount-controller creates the

@@ -23,36 +23,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from kubedra.k8s import versions
 from kubedra.testing import binaries
 
 FIXED_SHARE_ID = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 
 # structured.Features as kube-scheduler derives them from each release's default feature gates
-# (pkg/scheduler/framework/plugins/dynamicresources AllocatorFeatures; DeviceBindingAndStatus needs both
-# DRADeviceBindingConditions and DRAResourceClaimDeviceStatus).
+# (data/versions.yaml testbed: allocatorFeatures, with the upstream source).
 DEFAULT_FEATURES: dict[str, dict[str, bool]] = {
-    "1.37": {
-        "AdminAccess": True,
-        "CompatibilityGroups": False,
-        "ConsumableCapacity": True,
-        "DerivedAttributes": False,
-        "DeviceBindingAndStatus": True,
-        "DeviceTaints": True,
-        "FractionalCapacityRange": True,
-        "ListTypeAttributes": False,
-        "OptionalNodeOperations": False,
-        "PartitionableDevices": True,
-        "PrioritizedList": True,
-    },
-    "1.36": {
-        "AdminAccess": True,
-        "ConsumableCapacity": True,
-        "DeviceBindingAndStatus": True,
-        "DeviceTaints": True,
-        "ListTypeAttributes": False,
-        "PartitionableDevices": True,
-        "PrioritizedList": True,
-    },
+    version: {name: bool(on) for name, on in info["allocatorFeatures"].items()}
+    for version, info in versions.testbed().items()
 }
 
 

@@ -10,6 +10,7 @@ from kubedra.audit.deprecations import Lifecycle
 from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, ObjectRef
 from kubedra.audit.versions import Version, split_api_version
+from kubedra.k8s import versions
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
@@ -274,7 +275,7 @@ def v1beta1_shape(ctx: Context, scope: Scope) -> None:
 
 @check("dra.mixed-counter-slice")
 def mixed_counter_slice(ctx: Context, scope: Scope) -> None:
-    if ctx.target < Version(1, 35):
+    if not versions.holds("dra.countersOnlySlices", ctx.target):
         return
     for item in scope.kind("ResourceSlice"):
         spec = item.spec

@@ -1,0 +1,85 @@
+"""The shape issue 18 asks of src/kubedra, measured on the source: versions come from data/versions.yaml (read by
+kubedra.k8s.versions), not from literals spread over the code."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "kubedra"
+
+# At most this many version literals may stay in Python; each one left should have a reason.
+MAX_VERSION_LITERALS = 10
+_RELEASE = re.compile(r"^v?1\.\d\d$")
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the string constants that are statements of their own (docstrings, bare strings)."""
+    return {
+        id(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+    }
+
+
+def _is_release_pair(args: list[ast.expr]) -> bool:
+    """``1, 36``: two int constants that read as a Kubernetes release (major 1, a two-digit minor)."""
+    if len(args) != 2 or not all(isinstance(a, ast.Constant) and type(a.value) is int for a in args):
+        return False
+    major, minor = (a.value for a in args)  # type: ignore[attr-defined]
+    return bool(major == 1 and 10 <= minor < 100)
+
+
+def _pair_of(node: ast.AST) -> list[ast.expr]:
+    """The elements of a tuple, or the arguments of a call (but ``range``)."""
+    if isinstance(node, ast.Tuple):
+        return node.elts
+    if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id == "range"):
+        return node.args
+    return []
+
+
+def version_literals(root: Path = SRC) -> list[str]:
+    """``file:line: literal`` for every release written in Python under ``root``: strings such as ``"1.37"``,
+    tuples such as ``(1, 36)`` and calls such as ``Version(1, 35)``; docstrings and comments are not code."""
+    found: list[str] = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        where = path.relative_to(root.parent)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) not in docs and _RELEASE.match(node.value):
+                    found.append(f"{where}:{node.lineno}: {node.value!r}")
+            elif _is_release_pair(_pair_of(node)):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_version_literals_live_in_the_data_file() -> None:
+    found = version_literals()
+    assert len(found) <= MAX_VERSION_LITERALS, (
+        f"{len(found)} version literals in src/kubedra (at most {MAX_VERSION_LITERALS}); put the fact into "
+        "data/versions.yaml and read it through kubedra.k8s.versions (since/holds/testbed/DEFAULT_TARGET):\n"
+        + "\n".join(found)
+    )
+
+
+def test_the_scan_sees_each_form(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "m.py").write_text(
+        '"""Docstrings may say 1.37."""\n'
+        'DEFAULT = "1.37"\n'
+        "if release >= (1, 36) or target < Version(1, 35):\n"
+        "    pass\n"
+        'for i in range(1, 10):\n    """1.36"""\n'
+        "# 1.34 in a comment\n",
+        encoding="utf-8",
+    )
+    assert version_literals(pkg) == [
+        "pkg/m.py:2: '1.37'",
+        "pkg/m.py:3: (1, 36)",
+        "pkg/m.py:3: Version(1, 35)",
+    ]
