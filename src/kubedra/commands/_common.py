@@ -7,12 +7,17 @@
 - ``--target-version`` (validated against ``kubedra.k8s.versions``), ``--feature-gates``,
   ``--kubeconfig``/``--context``.
 - Exit codes: :func:`exit_codes_epilog` prints each verb's codes in its ``--help``.
+
+Each verb follows kubectl's Options/Complete/Validate/Run pattern: click parses the flags, ``XOptions.complete``
+turns click's parameters into one frozen dataclass (the shared ones in :class:`CommonOptions`), ``validate``
+raises :class:`~kubedra.errors.UsageError` (exit 2) for flags that conflict, and ``run(options)`` does the work.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -35,6 +40,37 @@ SHARED_EXIT_CODES = {
 }
 
 F = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class CommonOptions:
+    """The options every verb shares, as parsed: inputs (positional PATHs and ``-f``, merged), ``-o``,
+    ``--target-version`` and the cluster flags (``--kubeconfig``, ``--context``, repeatable on some verbs).
+    A verb's options dataclass holds one as ``common``; a verb without one of these flags keeps its default."""
+
+    files: tuple[str, ...] = ()
+    output: str = "table"
+    target_version: str = DEFAULT_TARGET
+    kubeconfig: str | None = None
+    contexts: tuple[str, ...] = ()
+
+    @property
+    def context(self) -> str | None:
+        """The one ``--context`` of a verb that reads a single cluster (None: the kubeconfig's current one)."""
+        return self.contexts[0] if self.contexts else None
+
+    @classmethod
+    def take(cls, params: MutableMapping[str, Any], *, context: str = "context") -> CommonOptions:
+        """Remove the shared options from click's ``params`` (a verb's ``**params``) and return them;
+        ``context`` names the parameter that holds ``--context`` on this verb."""
+        ctx = params.pop(context, None)
+        return cls(
+            files=tuple(params.pop("files", ())),
+            output=params.pop("output", cls.output),
+            target_version=params.pop("target_version", cls.target_version),
+            kubeconfig=params.pop("kubeconfig", None),
+            contexts=tuple(ctx) if isinstance(ctx, (tuple, list)) else ((ctx,) if ctx else ()),
+        )
 
 
 def input_options(

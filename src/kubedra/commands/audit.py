@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kubedra.commands._cluster import allow_missing_option, incomplete_rows, report_incomplete, time_options
 from kubedra.commands._common import (
     TABLE_FORMATS,
+    CommonOptions,
     cluster_options,
     exit_codes_epilog,
     input_options,
@@ -21,7 +23,69 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.text import count
 
+if TYPE_CHECKING:
+    from kubedra.audit.model import RuleBook
+    from kubedra.audit.versions import Version
+
 FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif", "prometheus")
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """``kubedra audit``'s options as parsed (inputs, -o, --target-version and clusters in ``common``)."""
+
+    common: CommonOptions
+    charts: tuple[str, ...] = ()
+    values: tuple[str, ...] = ()
+    all_contexts: bool = False
+    current_cluster: bool = False
+    helm_releases: bool = True
+    current_version: str | None = None
+    deprecation_files: tuple[str, ...] = ()
+    ignore_rules: tuple[str, ...] = ()
+    ignore_file: str | None = None
+    fail_on: str = "error"
+    timeout: float = 30.0
+    list_rules: bool = False
+    html_file: str | None = None
+    allow_missing: tuple[str, ...] = ()
+    metrics_file: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> AuditOptions:
+        """From click's parameters (``--context`` is repeatable here: ``contexts``)."""
+        return cls(common=CommonOptions.take(params, context="contexts"), **params)
+
+    @property
+    def live(self) -> bool:
+        """Any cluster flag: the clusters are read (``--kubeconfig`` alone means its current context)."""
+        c = self.common
+        return bool(c.contexts or self.all_contexts or self.current_cluster or c.kubeconfig)
+
+    def versions(self) -> tuple[Version, Version | None]:
+        """(--target-version, --current-version) parsed; the current one must not be newer."""
+        from kubedra.audit.versions import Version
+
+        target = Version.parse(self.common.target_version, what="--target-version")
+        current = (
+            Version.parse(self.current_version, what="--current-version") if self.current_version else None
+        )
+        if current is not None and current > target:
+            raise UsageError(f"--current-version {current} is newer than --target-version {target}")
+        return target, current
+
+    def validate(self, rules: RuleBook) -> None:
+        """Usage errors (exit 2) before anything is read: versions, --ignore ids, flags that need others."""
+        from kubedra.audit import inputs
+
+        self.versions()
+        inputs.check_rule_ids(self.ignore_rules, rules)
+        if self.values and not self.charts:
+            raise UsageError("--helm-values needs --helm-chart")
+        if not (self.common.files or self.charts or self.live):
+            raise UsageError(
+                "nothing to audit: give files or folders (-f), --helm-chart, or a cluster (--cluster, --context, --all-contexts)"
+            )
 
 
 @click.command(
@@ -78,7 +142,7 @@ FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif", "prometheus")
 @click.option("--list-rules", is_flag=True, help="Print the rules (id, severity, title, fix) and exit.")
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 @metrics_file_option()
-def audit(**options: Any) -> None:
+def audit(**params: Any) -> None:
     """Report what will break when this fleet moves to --target-version: removed and deprecated APIs (DRA
     included), GPUs still on the device plugin, DRA health, admission webhooks, CRDs and cluster configuration.
 
@@ -88,61 +152,34 @@ def audit(**options: Any) -> None:
     `kubedra snapshot` is audited as the cluster it captured (versions, feature gates, Helm releases).
     Without a kubeconfig, the in-cluster ServiceAccount config is used.
     """
+    options = AuditOptions.complete(params)
     with paused_gc(freeze=True):
-        _audit(**options)  # the typed parameters are on _audit
+        run(options)
 
 
-def _audit(
-    files: tuple[str, ...],
-    charts: tuple[str, ...],
-    values: tuple[str, ...],
-    kubeconfig: str | None,
-    contexts: tuple[str, ...],
-    all_contexts: bool,
-    current_cluster: bool,
-    helm_releases: bool,
-    target_version: str,
-    current_version: str | None,
-    deprecation_files: tuple[str, ...],
-    ignore_rules: tuple[str, ...],
-    ignore_file: str | None,
-    fail_on: str,
-    output: str,
-    timeout: float,
-    list_rules: bool,
-    html_file: str | None = None,
-    allow_missing: tuple[str, ...] = (),
-    metrics_file: str | None = None,
-) -> None:
+def run(options: AuditOptions) -> None:
     from kubedra import __version__
     from kubedra.audit import engine, inputs
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import Finding, ObjectRef, RuleBook
-    from kubedra.audit.versions import Version
     from kubedra.errors import Location
     from kubedra.report import audit as render
     from kubedra.report import output as out
     from kubedra.sources.access import Unread
 
+    o, c = options, options.common
+    output, kubeconfig, contexts = c.output, c.kubeconfig, c.contexts
+    charts, values, timeout, allow_missing = o.charts, o.values, o.timeout, o.allow_missing
     rules = RuleBook.load()
-    if list_rules:
+    if o.list_rules:
         _print_rules(rules, output)
         return
-    target = Version.parse(target_version, what="--target-version")
-    current = Version.parse(current_version, what="--current-version") if current_version else None
-    if current is not None and current > target:
-        raise UsageError(f"--current-version {current} is newer than --target-version {target}")
-    inputs.check_rule_ids(ignore_rules, rules)
-    ignore_entries = inputs.load_ignore_file(ignore_file) if ignore_file else []
-    if values and not charts:
-        raise UsageError("--helm-values needs --helm-chart")
-    live = bool(contexts or all_contexts or current_cluster or kubeconfig)
-    file_args = list(files)
-    if not (file_args or charts or live):
-        raise UsageError(
-            "nothing to audit: give files or folders (-f), --helm-chart, or a cluster (--cluster, --context, --all-contexts)"
-        )
-    db = DeprecationDB.load(deprecation_files)
+    o.validate(rules)
+    target, current = o.versions()
+    ignore_entries = inputs.load_ignore_file(o.ignore_file) if o.ignore_file else []
+    live = o.live
+    file_args = list(c.files)
+    db = DeprecationDB.load(o.deprecation_files)
 
     scopes: list[engine.Scope] = []
     pre: list[Finding] = []
@@ -182,12 +219,12 @@ def _audit(
     if live:
         from kubedra.sources import cluster as cluster_source
 
-        names = cluster_source.resolve_contexts(kubeconfig, contexts, all_contexts)
+        names = cluster_source.resolve_contexts(kubeconfig, contexts, o.all_contexts)
         results = cluster_source.collect_many(
             kubeconfig,
             names,
             timeout=timeout,
-            helm_releases=helm_releases,
+            helm_releases=o.helm_releases,
             progress=_progress_enabled(output),
         )
         for res in results:
@@ -219,7 +256,7 @@ def _audit(
         current=current,
         db=db,
         rules=rules,
-        ignore_rules=ignore_rules,
+        ignore_rules=o.ignore_rules,
         ignore_entries=ignore_entries,
         pre_findings=pre,
     )
@@ -235,16 +272,16 @@ def _audit(
             ((c.name, Unread.of(r, why)) for c in clusters for r, why in c.not_inspected), allow_missing
         ),
     )
-    if html_file:
+    if o.html_file:
         from kubedra.report.pages import write_audit
 
-        write_audit(html_file, report.to_dict(), {r: rules[r].docs for r in rules.rules})
-    if output == "prometheus" or metrics_file:
+        write_audit(o.html_file, report.to_dict(), {r: rules[r].docs for r in rules.rules})
+    if output == "prometheus" or o.metrics_file:
         from kubedra.report import metrics
 
         registry = metrics.audit_registry(report.to_dict())
-        if metrics_file:
-            metrics.write_textfile(metrics_file, registry)
+        if o.metrics_file:
+            metrics.write_textfile(o.metrics_file, registry)
     if output == "prometheus":
         click.echo(metrics.exposition(registry), nl=False)
     elif output == "json":
@@ -273,7 +310,7 @@ def _audit(
         )
     if unreachable or report.incomplete or unread:
         sys.exit(EXIT_INPUT)
-    sys.exit(EXIT_FINDINGS if report.worst_at_least(fail_on) else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if report.worst_at_least(o.fail_on) else EXIT_OK)
 
 
 def _progress_enabled(fmt: str) -> bool:
