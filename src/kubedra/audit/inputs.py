@@ -65,7 +65,7 @@ def load_files(paths: Sequence[str], rules: RuleBook, scope: Scope | None = None
             out.snapshots.append(snap[0])
             out.findings.extend(snap[1])
             continue
-        result = files.parse_text(text, name)
+        result = files.parse_text(text, name, keep_nodes="lines")  # lines, not node trees: a tenth the memory
         out.scope.items.extend(Item(obj=d.obj, doc=d) for d in result.documents)
         out.findings.extend(malformed(rules, e) for e in result.errors)
     return out

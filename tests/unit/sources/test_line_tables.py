@@ -1,0 +1,101 @@
+"""keep_nodes="lines" keeps only what Document.line_of reads from a node tree (scalar keys as written, the line of
+each key and item): it must give the same line as the kept node tree for every path, including the odd ones
+(duplicate keys, keys that resolve to other strings, aliases, flow style, Lists, JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubedra.sources.files import Lines, parse_text, read_text
+
+ROOT = Path(__file__).resolve().parents[3]
+
+ODD = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: odd
+  labels: &l {a: "1", b: "2"}
+  annotations: *l
+data:
+  dup: first
+  dup: second
+  y: yes-key
+  1: one
+  "quoted": q
+spec:
+  list:
+  - a
+  - {x: 1,
+     y: 2}
+  - - nested
+    - seq
+  - &m
+    k: v
+  - *m
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Pod, metadata: {name: p1}, spec: {containers: [{name: c, image: x}]}}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p2
+"""
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _probes(obj: Any) -> list[tuple[Any, ...]]:
+    extra = [("absent",), ("spec", "absent", 0), ("metadata", 0), ("spec", "list", -1), ("spec", "list", 99)]
+    extra += [("data", "y"), ("data", "true"), ("data", "1"), ("data", 1), ("spec", "list", True)]
+    extra += [(*p, "deeper", 0) for p in _paths(obj)[:50]]
+    return _paths(obj) + extra
+
+
+def _same_lines(text: str, name: str) -> int:
+    eager = parse_text(text, name)
+    lines = parse_text(text, name, keep_nodes="lines")
+    assert [(d.obj, d.line) for d in lines.documents] == [(d.obj, d.line) for d in eager.documents]
+    assert [str(e) for e in lines.errors] == [str(e) for e in eager.errors]
+    checked = 0
+    for e, z in zip(eager.documents, lines.documents, strict=True):
+        assert isinstance(z.node_source, Lines) or z.node_source is e.node_source is None
+        for path in _probes(e.obj):
+            assert z.line_of(path) == e.line_of(path), (name, e.describe(), path)
+            checked += 1
+    return checked
+
+
+def test_odd_yaml_gives_the_same_lines() -> None:
+    assert _same_lines(ODD, "odd.yaml") > 40
+    doc = parse_text(ODD, "odd.yaml", keep_nodes="lines").documents[0]
+    assert doc.line_of(["data", "dup"]) == 8  # the first of two equal keys, as the node walk finds
+    assert doc.line_of(["spec", "list", 1, "y"]) == 17
+
+
+def test_json_gives_the_same_lines() -> None:
+    text = (
+        '{"apiVersion": "v1", "kind": "List",\n "items": [\n  {"kind": "Pod", "metadata": {"name": "a"}}]}\n'
+    )
+    assert _same_lines(text, "list.json") > 3
+
+
+@pytest.mark.parametrize("folder", ["tests/realworld/inputs", "tests/corpus"])
+def test_corpus_gives_the_same_lines(folder: str) -> None:
+    files = sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
+    assert files
+    assert sum(_same_lines(read_text(str(p)), str(p)) for p in files) > 1000
