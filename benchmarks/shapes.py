@@ -164,3 +164,354 @@ def scheduler_perf_objects(
     out.append(scheduler_perf_claim_template())
     out += [scheduler_perf_pod(i) for i in range(measure_pods)]
     return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# A fleet snapshot: ``kubedra snapshot -o json`` of a large GPU training cluster (issue 16 target 3).
+
+FLEET_MODEL = "H100-80GB"
+FLEET_GPUS = 8
+FLEET_PODS_PER_NODE = 20
+# DaemonSet pods on every node: (namespace, DaemonSet, cpu, memory)
+FLEET_DAEMONS = (
+    ("kube-system", "kube-proxy", "100m", "128Mi"),
+    ("kube-system", "node-local-dns", "25m", "32Mi"),
+    ("monitoring", "node-exporter", "100m", "180Mi"),
+    ("monitoring", "dcgm-exporter", "100m", "512Mi"),
+    ("logging", "fluent-bit", "100m", "256Mi"),
+    ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-kubelet-plugin", "100m", "256Mi"),
+)
+TRAIN_NS = "ml"
+
+
+def _uid(*parts: object) -> str:
+    import uuid
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
+
+
+def _fleet_pod(
+    name: str,
+    namespace: str,
+    node: str | None,
+    owner: tuple[str, str],
+    cpu: str,
+    memory: str,
+    image: str,
+    labels: dict[str, str],
+    claim: tuple[str, str | None] | None = None,  # (template, generated claim name or None while pending)
+) -> dict[str, Any]:
+    """A pod as the API server returns it (kubectl get -o json, managedFields scrubbed as snapshot does)."""
+    uid = _uid("pod", namespace, name)
+    container: dict[str, Any] = {
+        "name": "main",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "env": [
+            {
+                "name": "POD_NAME",
+                "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}},
+            },
+            {
+                "name": "NODE_NAME",
+                "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "spec.nodeName"}},
+            },
+            {"name": "LOG_LEVEL", "value": "info"},
+        ],
+        "ports": [{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+        "resources": {"requests": {"cpu": cpu, "memory": memory}, "limits": {"memory": memory}},
+        "terminationMessagePath": "/dev/termination-log",
+        "terminationMessagePolicy": "File",
+        "volumeMounts": [
+            {
+                "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                "name": "kube-api-access",
+                "readOnly": True,
+            }
+        ],
+    }
+    spec: dict[str, Any] = {
+        "containers": [container],
+        "dnsPolicy": "ClusterFirst",
+        "enableServiceLinks": True,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "priority": 0,
+        "restartPolicy": "Always" if owner[0] != "Job" else "Never",
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+        "serviceAccount": "default",
+        "serviceAccountName": "default",
+        "terminationGracePeriodSeconds": 30,
+        "tolerations": [
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/not-ready",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+            {
+                "effect": "NoExecute",
+                "key": "node.kubernetes.io/unreachable",
+                "operator": "Exists",
+                "tolerationSeconds": 300,
+            },
+        ],
+        "volumes": [
+            {
+                "name": "kube-api-access",
+                "projected": {
+                    "defaultMode": 420,
+                    "sources": [
+                        {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                        {
+                            "configMap": {
+                                "items": [{"key": "ca.crt", "path": "ca.crt"}],
+                                "name": "kube-root-ca.crt",
+                            }
+                        },
+                    ],
+                },
+            }
+        ],
+    }
+    status: dict[str, Any] = {"phase": "Pending", "qosClass": "Burstable"}
+    if claim is not None:
+        container["resources"]["claims"] = [{"name": "gpus"}]
+        spec["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": claim[0]}]
+        spec["tolerations"].append({"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"})
+    if node is not None:
+        spec["nodeName"] = node
+        t = "2026-11-30T08:00:00Z"
+        status = {
+            "conditions": [
+                {"lastTransitionTime": t, "status": "True", "type": c}
+                for c in (
+                    "PodReadyToStartContainers",
+                    "Initialized",
+                    "Ready",
+                    "ContainersReady",
+                    "PodScheduled",
+                )
+            ],
+            "containerStatuses": [
+                {
+                    "containerID": f"containerd://{uid.replace('-', '')}",
+                    "image": image,
+                    "imageID": f"{image.split(':')[0]}@sha256:{uid.replace('-', '')}",
+                    "lastState": {},
+                    "name": "main",
+                    "ready": True,
+                    "restartCount": 0,
+                    "started": True,
+                    "state": {"running": {"startedAt": t}},
+                }
+            ],
+            "hostIP": "10.0.0.1",
+            "phase": "Running",
+            "podIP": "10.128.0.1",
+            "qosClass": "Burstable",
+            "startTime": t,
+        }
+        if claim is not None and claim[1] is not None:
+            status["resourceClaimStatuses"] = [{"name": "gpus", "resourceClaimName": claim[1]}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "creationTimestamp": "2026-11-30T08:00:00Z",
+            "generateName": name.rsplit("-", 1)[0] + "-",
+            "labels": labels,
+            "name": name,
+            "namespace": namespace,
+            "ownerReferences": [
+                {
+                    "apiVersion": "batch/v1" if owner[0] == "Job" else "apps/v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": owner[0],
+                    "name": owner[1],
+                    "uid": _uid(owner[0], namespace, owner[1]),
+                }
+            ],
+            "resourceVersion": "1",
+            "uid": uid,
+        },
+        "spec": spec,
+        "status": status,
+    }
+
+
+def _fleet_claim(pod: str, node: str, pool: str, devices: list[str], claim: str) -> dict[str, Any]:
+    """The ResourceClaim the resourceclaim controller generated for ``pod``, allocated on ``node``."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpus"},
+            "generateName": f"{pod}-gpus-",
+            "name": claim,
+            "namespace": TRAIN_NS,
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "blockOwnerDeletion": True,
+                    "controller": True,
+                    "kind": "Pod",
+                    "name": pod,
+                    "uid": _uid("pod", TRAIN_NS, pod),
+                }
+            ],
+            "uid": _uid("claim", claim),
+        },
+        "spec": _gpu_claim_spec(len(devices)),
+        "status": {
+            "allocation": {
+                "devices": {
+                    "results": [
+                        {"device": d, "driver": "gpu.nvidia.com", "pool": pool, "request": "gpus"}
+                        for d in devices
+                    ]
+                },
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                    ]
+                },
+            },
+            "reservedFor": [{"name": pod, "resource": "pods", "uid": _uid("pod", TRAIN_NS, pod)}],
+        },
+    }
+
+
+def _gpu_claim_spec(count: int) -> dict[str, Any]:
+    return {
+        "devices": {
+            "requests": [
+                {
+                    "name": "gpus",
+                    "exactly": {
+                        "deviceClassName": "gpu.nvidia.com",
+                        "allocationMode": "ExactCount",
+                        "count": count,
+                    },
+                }
+            ]
+        }
+    }
+
+
+def fleet_snapshot_items(nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE, target: str = "1.37") -> Any:
+    """Every object of the fleet, in the order ``kubedra snapshot`` lists them (nodes, pods, DRA objects).
+
+    Each node is an 8 x H100-80GB node as kubelet and GPU Feature Discovery report it, with the ResourceSlice
+    the NVIDIA DRA driver publishes (8 GPUs, 10 attributes and a memory capacity each). Every node runs
+    ``pods_per_node`` pods: the 6 DaemonSet pods of ``FLEET_DAEMONS``; on three nodes of four, 2 training
+    pods of a Job, each holding 4 GPUs through a ResourceClaim generated from a template (allocated, reserved
+    for the pod), and CPU service pods for the rest; on the fourth node only service pods, so its 8 GPUs are
+    free. Then ``nodes // 20`` pending pods of a second Job ask for 8 GPUs each (a whole node): the
+    simulation places them on the free nodes. All generated lazily: the file is written item by item."""
+    from kubedra.sources import nvidia
+
+    names = [f"h100-80gb-{i}" for i in range(nodes)]
+    for name in names:
+        yield nvidia.dra_node(name, FLEET_MODEL, FLEET_GPUS, "full", k8s_version=target)
+    service = max(pods_per_node - len(FLEET_DAEMONS), 0)
+    for i, name in enumerate(names):
+        for ns, ds, cpu, mem in FLEET_DAEMONS[:pods_per_node]:
+            yield _fleet_pod(
+                f"{ds}-{i:05x}",
+                ns,
+                name,
+                ("DaemonSet", ds),
+                cpu,
+                mem,
+                f"registry.example.com/{ds}:v1.4.2",
+                {"app": ds},
+            )
+        train = 2 if i % 4 != 3 and service >= 2 else 0
+        for k in range(train):
+            pod = f"train-{i // 4:05d}-{i % 4 * 2 + k}"
+            claim = f"{pod}-gpus-{_uid(pod)[:5]}"
+            yield _fleet_pod(
+                pod,
+                TRAIN_NS,
+                name,
+                ("Job", f"train-{i // 4:05d}"),
+                "32",
+                "256Gi",
+                "nvcr.io/nvidia/pytorch:25.10-py3",
+                {"job-name": f"train-{i // 4:05d}"},
+                ("train-4gpu", claim),
+            )
+        for k in range(service - train):
+            app = f"svc-{(i * 7 + k) % 400:03d}"
+            yield _fleet_pod(
+                f"{app}-{_uid(i, k)[:10]}-{i:05x}{k:x}",
+                "apps",
+                name,
+                ("ReplicaSet", f"{app}-7d9c"),
+                "500m",
+                "1Gi",
+                f"registry.example.com/{app}:2.3.1",
+                {"app": app, "pod-template-hash": "7d9c"},
+            )
+    for k in range(nodes // 20):
+        yield _fleet_pod(
+            f"pretrain-0-{k}",
+            TRAIN_NS,
+            None,
+            ("Job", "pretrain"),
+            "64",
+            "512Gi",
+            "nvcr.io/nvidia/pytorch:25.10-py3",
+            {"job-name": "pretrain"},
+            ("train-8gpu", None),
+        )
+    yield from nvidia.device_classes(target)
+    for name in names:
+        yield from nvidia.dra_objects(name, FLEET_MODEL, FLEET_GPUS, "full", target)
+    for i, name in enumerate(names):
+        if i % 4 == 3 or service < 2:
+            continue
+        for k in range(2):
+            pod = f"train-{i // 4:05d}-{i % 4 * 2 + k}"
+            devices = [f"gpu-{g}" for g in range(4 * k, 4 * k + 4)]
+            yield _fleet_claim(pod, name, name, devices, f"{pod}-gpus-{_uid(pod)[:5]}")
+    for tmpl, count in (("train-4gpu", 4), ("train-8gpu", 8)):
+        yield {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": tmpl, "namespace": TRAIN_NS},
+            "spec": {"spec": _gpu_claim_spec(count)},
+        }
+
+
+def write_fleet_snapshot(path: str, nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE) -> int:
+    """Write the fleet as ``kubedra snapshot -o fleet.json`` does (a ``List`` with the ``kubedra`` header,
+    ``json.dumps(indent=1)``), one item at a time; returns the number of items."""
+    import json
+
+    header = {
+        "format": "kubedra.io/snapshot/v1",
+        "cluster": f"fleet-{nodes}",
+        "serverVersion": "v1.37.0",
+        "capturedAt": "2026-12-01T00:00:00Z",
+        "kubedraVersion": "0.1.0",
+        "servedAPIs": ["apps/v1", "batch/v1", "resource.k8s.io/v1", "v1"],
+        "featureGates": {"DynamicResourceAllocation": True},
+        "metrics": "",
+        "helmReleases": [],
+        "notInspected": [],
+    }
+    head = json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {}, "kubedra": header}, indent=1)
+    count = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head[:-2] + ',\n "items": [')
+        for obj in fleet_snapshot_items(nodes, pods_per_node):
+            f.write(
+                ("\n  " if not count else ",\n  ")
+                + json.dumps(obj, indent=1, ensure_ascii=False).replace("\n", "\n  ")
+            )
+            count += 1
+        f.write("\n ]\n}\n")
+    return count

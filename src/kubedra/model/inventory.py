@@ -71,22 +71,28 @@ _TARGETS = {
 def build_inventory(documents: Iterable[Document]) -> Inventory:
     inv = Inventory()
     for doc in documents:
-        if not doc.api_version or not doc.kind:
-            raise InputError("object has no apiVersion or kind", doc.location)
-        try:
-            parsed = parse_object(doc.obj, doc.location)
-        except InputError as e:
-            path = getattr(e, "field_path", None)
-            if path:
-                e.location = Location(file=doc.file, line=doc.line_of(path_steps(path)))
-            raise
-        if parsed is None:
-            inv.others.append(doc)
-            inv.skipped[f"{doc.api_version}/{doc.kind}"] += 1
-            continue
-        getattr(inv, _TARGETS[parsed.kind]).append(parsed.obj)
-        inv.sources[id(parsed.obj)] = doc
-        for n in parsed.notes:
-            if n.warning:
-                inv.notes.append(f"{doc.location}: {doc.describe()}: {n}")
+        add_document(inv, doc)
     return inv
+
+
+def add_document(inv: Inventory, doc: Document) -> Any:
+    """Model ``doc`` into ``inv``; returns the model object (None for kinds kept as documents in ``others``)."""
+    if not doc.api_version or not doc.kind:
+        raise InputError("object has no apiVersion or kind", doc.location)
+    try:
+        parsed = parse_object(doc.obj, doc.location)
+    except InputError as e:
+        path = getattr(e, "field_path", None)
+        if path:
+            e.location = Location(file=doc.file, line=doc.line_of(path_steps(path)))
+        raise
+    if parsed is None:
+        inv.others.append(doc)
+        inv.skipped[f"{doc.api_version}/{doc.kind}"] += 1
+        return None
+    getattr(inv, _TARGETS[parsed.kind]).append(parsed.obj)
+    inv.sources[id(parsed.obj)] = doc
+    for n in parsed.notes:
+        if n.warning:
+            inv.notes.append(f"{doc.location}: {doc.describe()}: {n}")
+    return parsed.obj

@@ -1,15 +1,25 @@
 """Read the simulation's inputs: manifests like ``kubectl -f`` (files, folders, ``-``), plus the Helm/Go
-templates found in folders, which are reported (never parsed) because their values are unknown."""
+templates found in folders, which are reported (never parsed) because their values are unknown.
+
+A JSON List of at least :data:`STREAM_MIN_BYTES` (a snapshot or ``kubectl get -o json`` of a large cluster)
+is streamed: each item is modelled as it is read (:func:`kubedra.model.inventory.add_document`) and the
+Document keeps only what the workload expansion reads of it (apiVersion, kind, name, namespace,
+generateName, labels, spec.workloadRef), so the whole cluster is never in memory as dicts. The model built
+on the way is :attr:`Inputs.inventory`, which :func:`kubedra.simulate.run.simulate` uses instead of
+modelling the documents again."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
-from kubedra.errors import Location, UsageError
+from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
+from kubedra.model.inventory import Inventory, add_document
 from kubedra.scheduler.workloads import Skipped
+from kubedra.sources import jsonstream
 from kubedra.sources.files import (
     HELM_TEMPLATE,
     STDIN,
@@ -21,11 +31,18 @@ from kubedra.sources.files import (
     template_line,
 )
 
+# JSON files from this size on are streamed (below it, the whole-file reader keeps each field's line)
+STREAM_MIN_BYTES = 8 * 1024 * 1024
+# what the workload expansion reads of a modelled object's document (kubedra.scheduler.workloads)
+_KEEP_META = ("name", "namespace", "generateName", "labels")
+
 
 @dataclass
 class Inputs:
     documents: list[Document] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # the model of ``documents``, built while streaming (None: simulate models the documents itself)
+    inventory: Inventory | None = None
 
 
 def _paths(paths: Iterable[str]) -> Iterator[str]:
@@ -60,6 +77,8 @@ def load_inputs(paths: Iterable[str]) -> Inputs:
 def _load(paths: list[str]) -> Inputs:
     out = Inputs()
     for name in _paths(paths):
+        if jsonstream.should_stream(name, STREAM_MIN_BYTES) and _stream(name, out):
+            continue
         text = read_text(name)
         display = "<stdin>" if name == STDIN else name
         line = template_line(name, text)
@@ -77,7 +96,71 @@ def _load(paths: list[str]) -> Inputs:
                 continue
             d.index = len(out.documents)
             out.documents.append(d)
+            if out.inventory is not None:
+                add_document(out.inventory, d)
     return out
+
+
+def _stream(name: str, out: Inputs) -> bool:
+    """Read a JSON List item by item into ``out``; False (nothing added) when the file is not a List."""
+    inv = Inventory()
+    docs: list[Document] = []
+    skipped: list[Skipped] = []
+    try:
+        with open(name, encoding="utf-8") as f:
+            stream = jsonstream.JsonListStream(f, name)
+            for d in jsonstream.stream_documents(stream):
+                reason = _not_simulated(d)
+                if reason is not None:
+                    skipped.append(Skipped(d.location, d.describe().strip() or "document", reason))
+                    continue
+                if add_document(inv, d) is not None:
+                    d.obj = _slim(d.obj)
+                docs.append(d)
+    except jsonstream.NotAList:
+        return False
+    except UnicodeDecodeError as e:
+        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=name)) from e
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", Location(file=name)) from e
+    if not stream.is_list:
+        return False
+    if out.inventory is None:  # model what came before, in order
+        out.inventory = Inventory()
+        for d in out.documents:
+            add_document(out.inventory, d)
+    _merge(out.inventory, inv)
+    for d in docs:
+        d.index = len(out.documents)
+        out.documents.append(d)
+    out.skipped += skipped
+    return True
+
+
+def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+    """What the workload expansion reads of a modelled object (the model has the rest)."""
+    slim: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+    meta = obj.get("metadata")
+    if isinstance(meta, dict):
+        slim["metadata"] = {k: meta[k] for k in _KEEP_META if k in meta}
+    spec = obj.get("spec")
+    if isinstance(spec, dict) and "workloadRef" in spec:
+        slim["spec"] = {"workloadRef": spec["workloadRef"]}
+    return slim
+
+
+def _merge(into: Inventory, part: Inventory) -> None:
+    into.classes += part.classes
+    into.slices += part.slices
+    into.taint_rules += part.taint_rules
+    into.nodes += part.nodes
+    into.claims += part.claims
+    into.templates += part.templates
+    into.pods += part.pods
+    into.others += part.others
+    into.skipped.update(part.skipped)
+    into.notes += part.notes
+    into.sources.update(part.sources)
 
 
 def _not_simulated(d: Document) -> str | None:

@@ -400,7 +400,8 @@ def simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
 def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     opts.check()
     cfg = engine_config(opts.target_version, opts.feature_gates)
-    inv = build_inventory(inputs.documents)
+    # streamed input was modelled while it was read (its documents keep only what expand() reads)
+    inv = inputs.inventory if inputs.inventory is not None else build_inventory(inputs.documents)
     cluster_opts = dataclasses.replace(opts.cluster, target_version=opts.target_version, modes=opts.modes)
     cluster: Cluster = build_cluster(inv, cluster_opts)
     first = next(iter(cluster.views.values()))

@@ -1,0 +1,200 @@
+"""Read the items of a large JSON ``List`` one at a time (``kubectl get -o json``, ``kubedra snapshot -o json``).
+
+A 65,000-node snapshot is gigabytes of JSON: parsing it whole keeps every object as Python dicts at once
+(about ten times the text). :class:`JsonListStream` reads the file in chunks and decodes one item of the
+top-level ``items`` array at a time with the C decoder (``json.JSONDecoder.raw_decode``), so the caller can
+turn each into its compact model and drop the dict. Items are decoded like
+:func:`kubedra.sources.yamlread.load_json` (int64 or float numbers, no NaN/Infinity, nested at most
+``yamlbounds.MAX_DEPTH`` levels counting the List itself) and keep their 1-based line in the file.
+
+Whether the object is a List is known only at its end (kubectl writes ``kind`` after ``items``): read
+:attr:`JsonListStream.is_list` once the items are exhausted, and read the file whole when it is not one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+from kubedra.errors import InputError, Location
+from kubedra.sources import yamlbounds
+from kubedra.sources.documents import Document
+from kubedra.sources.reading import MAX_FILE_BYTES, STDIN
+from kubedra.sources.yamlread import _json_constant, _json_int
+
+CHUNK = 8 * 1024 * 1024  # characters read at a time
+_WS = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder(parse_int=_json_int, parse_constant=_json_constant)
+_ITEM_DEPTH = yamlbounds.MAX_DEPTH - 2  # the List and its items array are two levels
+
+
+class NotAList(Exception):
+    """The text does not start with an object: read it whole."""
+
+
+class JsonListStream:
+    """``for line, item in JsonListStream(f, name).items(): ...``; then ``top`` holds the other top-level keys
+    (apiVersion, kind, metadata, a snapshot header...) and ``is_list`` says whether the object was a List."""
+
+    def __init__(self, f: IO[str], display: str, chunk: int = CHUNK) -> None:
+        self.f = f
+        self.display = display
+        self.chunk = chunk
+        self.buf = ""
+        self.pos = 0
+        self.eof = False
+        self.line = 1  # line of ``counted``
+        self.counted = 0  # buffer offset up to which newlines are counted
+        self.top: dict[str, Any] = {}
+        self.saw_items = False
+        self.start = 0  # where the last value decoded starts in ``buf``
+
+    @property
+    def is_list(self) -> bool:
+        kind = self.top.get("kind")
+        return self.saw_items and isinstance(kind, str) and kind.endswith("List")
+
+    # ------------------------------------------------------------------ buffer
+    def _fill(self) -> bool:
+        text = self.f.read(self.chunk)
+        if not text:
+            self.eof = True
+            return False
+        self._count(self.pos)
+        self.buf = self.buf[self.pos :] + text
+        self.counted -= self.pos
+        self.pos = 0
+        return True
+
+    def _count(self, upto: int) -> None:
+        self.line += self.buf.count("\n", self.counted, upto)
+        self.counted = upto
+
+    def _error(self, msg: str, at: int | None = None) -> InputError:
+        at = self.pos if at is None else at
+        line = self.line + self.buf.count("\n", self.counted, at) if at >= self.counted else self.line
+        return InputError(f"invalid JSON: {msg}", Location(file=self.display, line=line))
+
+    def _peek(self) -> str:
+        """The next character that is not white space ("" at the end), without consuming it."""
+        while True:
+            self.pos = _WS.match(self.buf, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.buf) or not self._fill():
+                return self.buf[self.pos] if self.pos < len(self.buf) else ""
+
+    def _expect(self, char: str) -> None:
+        if self._peek() != char:
+            got = self.buf[self.pos] if self.pos < len(self.buf) else "end of file"
+            raise self._error(f"expected {char!r}, found {got!r}")
+        self.pos += 1
+
+    def _value(self) -> Any:
+        self._peek()
+        while True:
+            try:
+                obj, end = _DECODER.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as e:
+                if self.eof:
+                    raise self._error(e.msg, e.pos) from None
+                if len(self.buf) - self.pos > MAX_FILE_BYTES:
+                    raise self._error(f"one object is larger than {MAX_FILE_BYTES // 2**20} MiB") from None
+                self._fill()
+                continue
+            except RecursionError:
+                raise self._error(f"nesting deeper than {yamlbounds.MAX_DEPTH} levels") from None
+            except ValueError as e:  # NaN, Infinity (parse_constant)
+                raise self._error(str(e)) from None
+            if end == len(self.buf) and not self.eof and self._fill():
+                continue  # a number may go on in the next chunk
+            self.start, self.pos = self.pos, end
+            return obj
+
+    # ------------------------------------------------------------------ the object
+    def items(self) -> Iterator[tuple[int, Any]]:
+        """(line, item) of each element of the top-level ``items`` array, in order."""
+        if self._peek() != "{":
+            raise NotAList
+        self.pos += 1
+        first = True
+        while self._peek() != "}":
+            if not first:
+                self._expect(",")
+            first = False
+            if self._peek() != '"':
+                raise self._error("expected a key")
+            key = self._value()
+            self._expect(":")
+            if key == "items" and self._peek() == "[":
+                self.pos += 1
+                self.saw_items = True
+                yield from self._array()
+            else:
+                self.top[key] = self._value()
+        self.pos += 1
+        if self._peek():
+            raise self._error("extra data after the object")
+
+    def _array(self) -> Iterator[tuple[int, Any]]:
+        n = 0
+        while self._peek() != "]":
+            if n:
+                self._expect(",")
+                self._peek()
+            self._count(self.pos)
+            line = self.line
+            item = self._value()
+            text = self.buf[self.start : self.pos]
+            if text.count("{") + text.count("[") > _ITEM_DEPTH:  # only then can it be too deep
+                try:
+                    yamlbounds.check_depth([[item]])
+                except ValueError as e:
+                    raise InputError(f"invalid JSON: {e}", Location(file=self.display, line=line)) from None
+            yield line, item
+            n += 1
+        self.pos += 1
+
+
+def should_stream(name: str, min_bytes: int = 0) -> bool:
+    """Whether ``name`` is a regular file read as JSON (``.json``, or ``{`` first outside ``.yaml``/``.yml``,
+    as :func:`kubedra.sources.files.parse_text` decides) of at least ``min_bytes``."""
+    if name == STDIN or not os.path.isfile(name):
+        return False
+    try:
+        if os.path.getsize(name) < max(min_bytes, 1):
+            return False
+        if name.endswith(".json"):
+            return True
+        if name.endswith((".yaml", ".yml")):
+            return False
+        with open(name, "rb") as f:
+            return f.read(4096).lstrip()[:1] == b"{"
+    except OSError:
+        return False
+
+
+def stream_documents(stream: JsonListStream) -> Iterator[Document]:
+    """The Documents of a streamed List, nested Lists expanded, each at its item's line (no node tree:
+    ``line_of`` answers the item's line)."""
+    index = 0
+    for line, item in stream.items():
+        for obj in _flatten(item, stream.display, line):
+            yield Document(obj=obj, file=stream.display, line=line, index=index)
+            index += 1
+
+
+def _flatten(obj: Any, display: str, line: int) -> Iterator[dict[str, Any]]:
+    if obj is None:
+        return
+    if not isinstance(obj, dict):
+        raise InputError(
+            f"expected a Kubernetes object (a mapping), found {type(obj).__name__}", Location(display, line)
+        )
+    kind, items = obj.get("kind"), obj.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        for item in items:
+            yield from _flatten(item, display, line)
+        return
+    yield obj

@@ -1,0 +1,135 @@
+"""A large JSON List is streamed (kubedra.simulate.inputs): the simulation is the same as reading it whole."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kubedra.errors import InputError
+from kubedra.simulate import inputs as inputs_mod
+from kubedra.simulate.inputs import load_inputs
+from kubedra.simulate.run import SimulateOptions, simulate
+from kubedra.sources import nvidia
+
+
+def _pod(name: str, node: str | None, gpus: int, ns: str = "ml") -> dict:
+    pod: dict = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns, "labels": {"app": name[:3]}},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "x",
+                    "resources": {"requests": {"cpu": "1"}, "limits": {"nvidia.com/gpu": str(gpus)}},
+                }
+            ]
+        },
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+    if node:
+        pod["spec"]["nodeName"] = node
+    return pod
+
+
+def _snapshot(tmp_path, kubectl_order: bool = False):
+    objs = nvidia.cluster("3x8xH100-80GB", "full", "1.37", device_plugin=False)
+    objs += [_pod(f"run-{i}", f"h100-80gb-{i % 3}", 2) for i in range(6)]
+    objs += [_pod(f"new-{i}", None, 4) for i in range(5)]
+    objs.append(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "web", "namespace": "ml"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {
+                    "metadata": {"labels": {"app": "web"}},
+                    "spec": {
+                        "containers": [
+                            {"name": "c", "image": "x", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+                        ]
+                    },
+                },
+            },
+        }
+    )
+    objs.append(
+        {"apiVersion": "resource.k8s.io/v1alpha2", "kind": "ResourceClass", "metadata": {"name": "old"}}
+    )
+    doc = (
+        {"apiVersion": "v1", "items": objs, "kind": "List", "metadata": {"resourceVersion": ""}}
+        if kubectl_order
+        else {"apiVersion": "v1", "kind": "List", "metadata": {}, "kubedra": {"cluster": "c"}, "items": objs}
+    )
+    path = tmp_path / "snap.json"
+    path.write_text(json.dumps(doc, indent=4 if kubectl_order else 1))
+    return path
+
+
+def _run(paths, stream: bool, monkeypatch):
+    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0 if stream else 1 << 40)
+    inp = load_inputs([str(p) for p in paths])
+    assert (inp.inventory is not None) == stream
+    sim = simulate(inp, SimulateOptions())
+    return inp, sim
+
+
+@pytest.mark.parametrize("kubectl_order", [False, True])
+def test_streamed_snapshot_simulates_like_the_whole_file(tmp_path, monkeypatch, kubectl_order):
+    path = _snapshot(tmp_path, kubectl_order)
+    extra = tmp_path / "more.yaml"
+    extra.write_text(json.dumps(_pod("yaml-0", None, 8)))
+    whole_inp, whole = _run([extra, path], False, monkeypatch)
+    inp, streamed = _run([extra, path], True, monkeypatch)
+    assert streamed.to_dict() == whole.to_dict()
+    assert streamed.notes == whole.notes
+    assert simulate(inp, SimulateOptions()).to_dict() == whole.to_dict()  # the shared model is not spent
+    assert [(s.what, s.reason) for s in streamed.skipped] == [(s.what, s.reason) for s in whole.skipped]
+    assert any("classic DRA" in s.reason for s in streamed.skipped)
+    # 3 nodes x 8 GPUs, 6 running pods hold 2 each: 4 free per node, so 3 of the 4-GPU pods fit
+    assert streamed.to_dict()["modes"]["dra"]["placed"] == 3
+    # the streamed documents keep only what the workload expansion reads; others (the Deployment) whole
+    pod = next(d for d in inp.documents if d.name == "run-0")
+    assert pod.obj == {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "run-0", "namespace": "ml", "labels": {"app": "run"}},
+    }
+    assert next(d for d in inp.documents if d.kind == "Deployment").obj["spec"]["replicas"] == 2
+    assert [d.index for d in inp.documents] == list(range(len(inp.documents)))
+    assert [(d.kind, d.name) for d in inp.documents] == [(d.kind, d.name) for d in whole_inp.documents]
+
+
+def test_streamed_items_keep_their_own_lines(tmp_path, monkeypatch):
+    path = _snapshot(tmp_path)
+    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0)
+    lines = path.read_text().splitlines()
+    for d in load_inputs([str(path)]).documents:
+        assert lines[d.line - 1] == "  {", d.describe()
+        assert f'"name": "{d.name}"' in "\n".join(lines[d.line - 1 : d.line + 12]) or d.kind == "Node"
+
+
+def test_a_malformed_streamed_object_names_its_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0)
+    path = tmp_path / "bad.json"
+    bad = _pod("bad", "n0", 1)
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    path.write_text(
+        json.dumps({"kind": "List", "apiVersion": "v1", "items": [_pod("ok", "n0", 1), bad]}, indent=1)
+    )
+    with pytest.raises(InputError) as e:
+        load_inputs([str(path)])
+    assert e.value.location.line == path.read_text().splitlines().index("  {", 5) + 1  # the second item
+
+
+def test_a_json_object_that_is_not_a_list_is_read_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0)
+    path = tmp_path / "pod.json"
+    path.write_text(json.dumps(_pod("solo", None, 1)))
+    inp = load_inputs([str(path)])
+    assert inp.inventory is None
+    assert [d.name for d in inp.documents] == ["solo"]
