@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import difflib
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kubedra.commands._common import (
+    CommonOptions,
     exit_codes_epilog,
     input_options,
     output_option,
@@ -19,6 +21,67 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, Usage
 from kubedra.k8s.versions import supported_range
 from kubedra.report.output import emit, print_table
 from kubedra.text import count
+
+if TYPE_CHECKING:
+    from kubedra.migrate.context import MigrateOptions
+
+
+@dataclass(frozen=True)
+class MigrateCommandOptions:
+    """``kubedra migrate``'s options as parsed: inputs, -o and --target-version in ``common``, where the result
+    goes (--out, --in-place, --diff), and the rewrite's own flags, from which :meth:`engine_options` builds the
+    use case's :class:`kubedra.migrate.context.MigrateOptions`."""
+
+    common: CommonOptions
+    out_dir: str | None = None
+    force: bool = False
+    in_place: bool = False
+    show_diff: bool = False
+    gpu_strategy: str = "claim-template"
+    sharing: str | None = None
+    min_memory: str | None = None
+    prefer: str | None = None
+    interval: str = "Default"
+    no_gang: bool = False
+    no_validate: bool = False
+    show_changes: bool = True
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> MigrateCommandOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def engine_options(self) -> MigrateOptions:
+        """The rewrite's options (``--sharing`` parsed, ``--prefer`` split); a bad --sharing is a usage error."""
+        from kubedra.migrate.context import MigrateOptions, Sharing
+
+        prefer = self.prefer
+        return MigrateOptions(
+            target_version=self.common.target_version,
+            gpu_strategy=self.gpu_strategy,
+            sharing=Sharing.parse(self.sharing) if self.sharing else None,
+            min_memory=self.min_memory,
+            prefer=tuple(p.strip() for p in prefer.split(",") if p.strip()) if prefer else (),
+            interval=self.interval,
+            gang=not self.no_gang,
+        )
+
+    def validate(self) -> None:
+        modes = [
+            m
+            for m, on in (
+                ("--out", self.out_dir is not None),
+                ("--in-place", self.in_place),
+                ("--diff", self.show_diff),
+            )
+            if on
+        ]
+        if len(modes) > 1:
+            raise UsageError(f"{' and '.join(modes)} cannot be combined")
+        if self.in_place and "-" in self.common.files:
+            raise UsageError("--in-place cannot rewrite stdin")
+        self.engine_options()
+        if self.force and self.out_dir is None:
+            raise UsageError("--force only applies to --out")
 
 
 def _diff(name: str, before: str, after: str) -> str:
@@ -187,23 +250,7 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     "--show-changes/--hide-changes", default=True, help="List every change in the table, not only warnings."
 )
 @output_option()
-def migrate(
-    files: tuple[str, ...],
-    target_version: str,
-    out_dir: str | None,
-    force: bool,
-    in_place: bool,
-    show_diff: bool,
-    gpu_strategy: str,
-    sharing: str | None,
-    min_memory: str | None,
-    prefer: str | None,
-    interval: str,
-    no_gang: bool,
-    no_validate: bool,
-    show_changes: bool,
-    output: str,
-) -> None:
+def migrate(**params: Any) -> None:
     """Rewrite manifests to DRA resource.k8s.io/v1 for --target-version.
 
     Device-plugin requests (nvidia.com/gpu, MIG, time-slicing ConfigMaps) become claims and DeviceClasses,
@@ -215,27 +262,17 @@ def migrate(
     otherwise a unified diff (--diff, the default), or files (--out DIR, --in-place). The table of
     changes and manual items goes to stderr whenever stdout carries YAML or a diff.
     """
-    from kubedra.migrate.context import MigrateOptions, Sharing
+    options = MigrateCommandOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(command: MigrateCommandOptions) -> None:
     from kubedra.migrate.engine import Migrator, attach_validation, load_sources
 
-    modes = [
-        m for m, on in (("--out", out_dir is not None), ("--in-place", in_place), ("--diff", show_diff)) if on
-    ]
-    if len(modes) > 1:
-        raise UsageError(f"{' and '.join(modes)} cannot be combined")
-    if in_place and "-" in files:
-        raise UsageError("--in-place cannot rewrite stdin")
-    options = MigrateOptions(
-        target_version=target_version,
-        gpu_strategy=gpu_strategy,
-        sharing=Sharing.parse(sharing) if sharing else None,
-        min_memory=min_memory,
-        prefer=tuple(p.strip() for p in prefer.split(",") if p.strip()) if prefer else (),
-        interval=interval,
-        gang=not no_gang,
-    )
-    if force and out_dir is None:
-        raise UsageError("--force only applies to --out")
+    files, output = command.common.files, command.common.output
+    out_dir, force, in_place, show_diff = command.out_dir, command.force, command.in_place, command.show_diff
+    options = command.engine_options()
     migrator = Migrator(options)
     sources = load_sources(files)
     targets: dict[str, str] = {}
@@ -243,7 +280,7 @@ def migrate(
         targets = _out_paths(files, [s.name for s in sources], out_dir)
         _check_out(files, out_dir, targets, force)
     report = migrator.migrate(sources)
-    if not no_validate:
+    if not command.no_validate:
         attach_validation(report)
     stdin_only = files == ("-",)
     data = report.to_dict()
@@ -266,7 +303,7 @@ def migrate(
                 f["diff"] = diffs.get(f["file"], "")
     if output in ("table", "wide"):
         # stdout carries the artefact (YAML or diff); the report goes to stderr unless files were written
-        _table(report, show_changes, err=out_dir is None and not in_place)
+        _table(report, command.show_changes, err=out_dir is None and not in_place)
     else:
         emit(data, output)
     invalid = report.validation is not None and not report.validation.get("valid", True)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import click
 
 from kubedra.commands._cluster import time_options
 from kubedra.commands._common import (
+    CommonOptions,
     cluster_options,
     exit_codes_epilog,
     input_options,
@@ -15,6 +19,25 @@ from kubedra.commands._common import (
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.report.output import emit, print_table
 from kubedra.text import count
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    """``kubedra validate``'s options as parsed (inputs, -o, --target-version, --kubeconfig/--context in
+    ``common``)."""
+
+    common: CommonOptions
+    server_dry_run: bool = False
+    strict_refs: bool = False
+    timeout: float = 30.0
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> ValidateOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        if (self.common.kubeconfig or self.common.context) and not self.server_dry_run:
+            raise UsageError("--kubeconfig/--context are only used with --server-dry-run")
 
 
 @click.command(
@@ -38,39 +61,36 @@ from kubedra.text import count
 @click.option("--strict-refs", is_flag=True, help="References to objects not among the inputs are errors.")
 @output_option()
 @time_options()
-def validate(
-    files: tuple[str, ...],
-    target_version: str,
-    kubeconfig: str | None,
-    context: str | None,
-    server_dry_run: bool,
-    strict_refs: bool,
-    output: str,
-    timeout: float,
-) -> None:
+def validate(**params: Any) -> None:
     """Validate manifests for --target-version: strict schemas (unknown fields are errors), DRA limits and
     name formats, quantities, enums, CEL selectors in the target's environment, and references between the
     inputs. With --server-dry-run the cluster's apiserver checks every object too (server-side apply with
     dryRun=All: nothing is persisted; it needs create/patch RBAC on those kinds). Without a kubeconfig, the
     in-cluster ServiceAccount config is used.
     """
+    options = ValidateOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: ValidateOptions) -> None:
     from kubedra.sources.files import load
     from kubedra.validate.engine import Validator
 
-    if (kubeconfig or context) and not server_dry_run:
-        raise UsageError("--kubeconfig/--context are only used with --server-dry-run")
+    c = options.common
+    files, target_version, output = c.files, c.target_version, c.output
     loaded = load(files, strict=False)  # every file is read and reported; a bad one does not stop the rest
     documents = loaded.documents
     if not documents and not loaded.errors:  # nothing validated is not "valid"
         raise InputError(
             f"no manifests found in {', '.join('<stdin>' if f == '-' else f for f in files)}: nothing to validate"
         )
-    result = Validator(target_version, strict_refs=strict_refs).validate(documents)
+    result = Validator(target_version, strict_refs=options.strict_refs).validate(documents)
     result.add_unreadable(loaded.errors)
-    if server_dry_run:
+    if options.server_dry_run:
         from kubedra.validate.dryrun import dry_run
 
-        result.errors.extend(dry_run(documents, kubeconfig=kubeconfig, context=context))
+        result.errors.extend(dry_run(documents, kubeconfig=c.kubeconfig, context=c.context))
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     if output in ("table", "wide"):
         rows = [
