@@ -20,7 +20,10 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+import jinja2
+
 from kubedra import __version__
+from kubedra.report import templating
 from kubedra.safewrite import write_atomic
 
 
@@ -32,29 +35,22 @@ class Section:
 
 
 @functools.cache
-def _asset(name: str) -> str:
-    return resources.files("kubedra.data").joinpath(f"report/{name}").read_text(encoding="utf-8")
+def _asset(name: str) -> Markup:
+    return Markup(resources.files("kubedra.data").joinpath(f"report/{name}").read_text(encoding="utf-8"))
 
 
 class Markup(str):
-    """HTML already built (and escaped) by a helper here: :func:`esc` and :func:`table` keep it as it is."""
+    """HTML already built (and escaped) by a helper here: :func:`esc`, :func:`table` and the templates keep
+    it as it is."""
+
+    def __html__(self) -> str:
+        return str(self)
 
 
 def esc(value: Any) -> str:
-    if isinstance(value, Markup):
-        return str(value)
+    if hasattr(value, "__html__"):
+        return str(value.__html__())
     return escape("" if value is None else str(value), quote=True)
-
-
-def link(text: str, href: str) -> Markup:
-    """``<a href>`` to an http(s) page (a link to follow, nothing the page loads); other schemes: the text."""
-    if not href.startswith(("https://", "http://")):
-        return Markup(esc(text))
-    return Markup(f'<a href="{esc(href)}" rel="noopener noreferrer">{esc(text)}</a>')
-
-
-def badge(text: str, cls: str) -> Markup:
-    return Markup(f'<span class="{esc(cls)}">{esc(text)}</span>')
 
 
 def _slug(text: str) -> str:
@@ -62,25 +58,33 @@ def _slug(text: str) -> str:
     return "-".join(p for p in out.split("-") if p) or "section"
 
 
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = templating.html()
+    env.globals.update(asset=_asset, slug=_slug, version=__version__)
+    return env
+
+
+def template(name: str) -> jinja2.Template:
+    """A template of ``data/templates/`` in the HTML environment (its macros: ``template(name).module``)."""
+    return _environment().get_template(name)
+
+
+def _macro(name: str, *args: Any, template_name: str = "macros.html.j2", **kwargs: Any) -> str:
+    return str(getattr(template(template_name).module, name)(*args, **kwargs))
+
+
+def link(text: str, href: str) -> Markup:
+    """``<a href>`` to an http(s) page (a link to follow, nothing the page loads); other schemes: the text."""
+    return Markup(_macro("link", text, href))
+
+
+def badge(text: str, cls: str) -> Markup:
+    return Markup(_macro("badge", text, cls))
+
+
 def render_report(title: str, sections: Sequence[Section], subtitle: str = "") -> str:
-    nav = "".join(f'<a href="#{esc(s.id or _slug(s.title))}">{esc(s.title)}</a>' for s in sections)
-    body = "".join(
-        f'<section id="{esc(s.id or _slug(s.title))}"><h2>{esc(s.title)}</h2>{s.body}</section>'
-        for s in sections
-    )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
-        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
-        f"<title>{esc(title)}</title><style>{_asset('report.css')}</style></head>"
-        f'<body data-ready="0"><header><h1>{esc(title)}</h1>'
-        + (f'<p class="sub">{esc(subtitle)}</p>' if subtitle else "")
-        + f"<nav>{nav}</nav></header><main>{body}</main>"
-        f'<footer>kubedra {esc(__version__)}</footer><ul id="kubedra-errors" hidden></ul>'
-        f"<script>{_asset('report.js')}</script></body></html>\n"
-    )
+    return _macro("page", title, sections, subtitle, template_name="page.html.j2")
 
 
 def table(
@@ -91,43 +95,28 @@ def table(
     row_classes: Sequence[str] | None = None,
     filterable: bool = True,
 ) -> str:
-    rows = list(rows)
-    head = "".join(f"<th>{esc(h)}</th>" for h in headers)
-    body = []
-    for i, r in enumerate(rows):
-        cls = f' class="{esc(row_classes[i])}"' if row_classes and row_classes[i] else ""
-        body.append(f"<tr{cls}>" + "".join(f"<td>{esc(v)}</td>" for v in r) + "</tr>")
-    filt = (
-        '<input class="filter" type="search" placeholder="Filter rows" aria-label="Filter rows">'
-        if filterable and len(rows) > 5
-        else ""
-    )
-    ident = f' id="{esc(id)}"' if id else ""
-    empty = '<p class="empty">None.</p>' if not rows else ""
-    return f'{filt}<table{ident} class="data"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>{empty}'
+    return _macro("table", headers, rows, id=id, row_classes=row_classes, filterable=filterable)
 
 
 def para(text: str, cls: str = "") -> str:
-    c = f' class="{esc(cls)}"' if cls else ""
-    return f"<p{c}>{esc(text)}</p>"
+    return _macro("para", text, cls)
 
 
 def items(values: Iterable[str]) -> str:
-    return "<ul>" + "".join(f"<li>{esc(v)}</li>" for v in values) + "</ul>"
+    return _macro("items", values)
 
 
 def code(lines: Sequence[str]) -> str:
-    return "<pre><code>" + esc("\n".join(lines)) + "</code></pre>"
+    return _macro("code", lines)
 
 
 def details(summary: str, inner: str, open_: bool = False) -> str:
-    return f"<details{' open' if open_ else ''}><summary>{esc(summary)}</summary>{inner}</details>"
+    return _macro("details", summary, inner, open_)
 
 
 def raw_svg(svg: str) -> str:
     """Embed an SVG document (from a trusted generator) inline, without its XML prolog."""
-    start = svg.find("<svg")
-    return f'<div class="chart">{svg[start:] if start >= 0 else svg}</div>'
+    return _macro("raw_svg", svg)
 
 
 PALETTE = ("#e4572e", "#17a398", "#3b6ea5", "#f3a712", "#8e5572", "#6c757d")
