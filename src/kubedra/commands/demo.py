@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 import click
 import yaml
 
-from kubedra.commands._common import TABLE_FORMATS, exit_codes_epilog, output_option, target_version_option
+from kubedra.commands._common import (
+    TABLE_FORMATS,
+    CommonOptions,
+    exit_codes_epilog,
+    output_option,
+    target_version_option,
+)
 from kubedra.commands.simulate import build_options, report
 from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.sources.files import parse_text
@@ -34,6 +41,32 @@ def example_inputs(name: str) -> Any:
     return Inputs(documents=parsed.documents)
 
 
+@dataclass(frozen=True)
+class DemoOptions:
+    """``kubedra demo``'s options as parsed (-o and --target-version in ``common``)."""
+
+    common: CommonOptions
+    example: str = "inference"
+    list_examples: bool = False
+    chart: str | None = None
+    bound: bool = False
+    html_file: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> DemoOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        if self.list_examples:
+            return
+        if self.example not in examples():
+            raise UsageError(f"unknown example {self.example!r} (known: {', '.join(examples())})")
+        if self.chart:
+            from kubedra.report.simulate_chart import check_chart_path
+
+            check_chart_path(self.chart)
+
+
 @click.command(
     "demo", epilog=exit_codes_epilog({EXIT_OK: "the demo ran", EXIT_INPUT: "usage error (unknown example)"})
 )
@@ -52,26 +85,23 @@ def example_inputs(name: str) -> Any:
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 @target_version_option()
 @output_option((*TABLE_FORMATS, "markdown"))
-def demo(
-    example: str,
-    list_examples: bool,
-    chart: str | None,
-    bound: bool,
-    target_version: str,
-    output: str,
-    html_file: str | None = None,
-) -> None:
+def demo(**params: Any) -> None:
     """Simulate a built-in example: device-plugin pods, then the same pods migrated to DRA claims.
 
     Same output as kubedra simulate (-o json has the same shape). The example's cluster, GPU modes and
     workloads are data files under kubedra/data/demo/; kubedra simulate takes the same flags.
     """
-    if list_examples:
+    options = DemoOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: DemoOptions) -> None:
+    if options.list_examples:
         for name, spec in examples().items():
             click.echo(f"{name}: {spec['title']}")
         return
-    if example not in examples():
-        raise UsageError(f"unknown example {example!r} (known: {', '.join(examples())})")
+    example, chart, output = options.example, options.chart, options.common.output
     spec = examples()[example]
     from kubedra.simulate.run import simulate
 
@@ -80,7 +110,7 @@ def demo(
         nodes=spec["nodes"],
         gpu_mode=spec.get("gpuMode"),
         dp_gpu_mode=spec.get("dpGpuMode"),
-        target_version=target_version,
+        target_version=options.common.target_version,
         feature_gates=None,
         scoring=spec.get("scoring", "LeastAllocated"),
         dra_sizing=spec.get("draSizing", "gpu"),
@@ -88,10 +118,6 @@ def demo(
         sharing=None,
         preemption=True,
     )
-    if chart:
-        from kubedra.report.simulate_chart import check_chart_path
-
-        check_chart_path(chart)
     sim = simulate(example_inputs(example), opts)
     flags = (
         f"kubedra simulate -f <workloads> --nodes {spec['nodes']} --gpu-mode {spec.get('gpuMode', 'full')}"
@@ -101,12 +127,12 @@ def demo(
     preface = [f"kubedra demo: {spec['title']}\n\n", spec["story"].rstrip() + "\n\n", f"Same as: {flags}\n\n"]
     if output == "markdown":
         preface = [f"# kubedra demo: {spec['title']}\n\n", spec["story"].rstrip() + "\n\n", f"`{flags}`\n\n"]
-    report(sim, opts, output, chart=chart, bound=bound, preface=preface)
-    if html_file:
+    report(sim, opts, output, chart=chart, bound=options.bound, preface=preface)
+    if options.html_file:
         from kubedra.commands._record import run_record
         from kubedra.report.pages import write_simulation
 
         record = run_record(
             (), opts.target_version, [("example", f"{example}: {spec['title']}"), ("same as", flags)]
         )
-        write_simulation(html_file, sim, record, title=f"kubedra demo: {spec['title']}")
+        write_simulation(options.html_file, sim, record, title=f"kubedra demo: {spec['title']}")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from kubedra.commands._common import (
     TABLE_FORMATS,
+    CommonOptions,
     exit_codes_epilog,
     feature_gates_option,
     input_options,
@@ -81,6 +83,63 @@ def build_options(
         max_pods=max_pods,
         percentage_of_nodes_to_score=percentage_of_nodes_to_score,
     )
+
+
+@dataclass(frozen=True)
+class SimulateCommandOptions:
+    """``kubedra simulate``'s options as parsed: inputs, -o and --target-version in ``common``, the simulation's
+    flags (from which :meth:`engine_options` builds the use case's :class:`SimulateOptions`) and the outputs."""
+
+    common: CommonOptions
+    mode: str = "both"
+    nodes: str | None = None
+    gpu_mode: str | None = None
+    dp_gpu_mode: str | None = None
+    dra_sizing: str = "gpu"
+    gpu_memory: str | None = None
+    sharing: str | None = None
+    scoring: str = "LeastAllocated"
+    no_preemption: bool = False
+    percentage_of_nodes_to_score: int = ADAPTIVE
+    max_pods: int = MAX_PODS
+    max_nodes: int = MAX_NODES
+    feature_gates: str | None = None
+    chart: str | None = None
+    bound: bool = False
+    save_cluster: str | None = None
+    fail_on_pending: bool = False
+    show_pods: bool = False
+    html_file: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> SimulateCommandOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def engine_options(self) -> SimulateOptions:
+        """The simulation's options (usage errors, exit 2, for GPU modes, --sharing and --gpu-memory)."""
+        return build_options(
+            mode=self.mode,
+            nodes=self.nodes,
+            gpu_mode=self.gpu_mode,
+            dp_gpu_mode=self.dp_gpu_mode,
+            target_version=self.common.target_version,
+            feature_gates=self.feature_gates,
+            scoring=self.scoring,
+            dra_sizing=self.dra_sizing,
+            gpu_memory=self.gpu_memory,
+            sharing=self.sharing,
+            preemption=not self.no_preemption,
+            max_pods=self.max_pods,
+            max_nodes=self.max_nodes,
+            percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+        )
+
+    def validate(self) -> None:
+        self.engine_options()
+        if self.chart:
+            from kubedra.report.simulate_chart import check_chart_path
+
+            check_chart_path(self.chart)
 
 
 def write_cluster(sim: Simulation, path: str) -> None:
@@ -269,30 +328,7 @@ def simulation_options(f: Any) -> Any:
     help="Also list every pod with its node and devices (as -o wide does).",
 )
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
-def simulate(
-    files: tuple[str, ...],
-    mode: str,
-    nodes: str | None,
-    gpu_mode: str | None,
-    dp_gpu_mode: str | None,
-    dra_sizing: str,
-    gpu_memory: str | None,
-    sharing: str | None,
-    scoring: str,
-    no_preemption: bool,
-    percentage_of_nodes_to_score: int,
-    max_pods: int,
-    max_nodes: int,
-    target_version: str,
-    feature_gates: str | None,
-    chart: str | None,
-    bound: bool,
-    output: str,
-    save_cluster: str | None,
-    fail_on_pending: bool,
-    show_pods: bool,
-    html_file: str | None = None,
-) -> None:
+def simulate(**params: Any) -> None:
     """Schedule the same workloads with the NVIDIA device plugin and with DRA, and compare.
 
     The cluster comes from the input (Nodes, ResourceSlices, DeviceClasses, DeviceTaintRules, bound Pods,
@@ -300,45 +336,33 @@ def simulate(
     DaemonSets, Jobs, CronJobs, Kubeflow jobs, Volcano Jobs, Ray clusters, JobSets, LeaderWorkerSets) are
     expanded into pods; each pod gets a DRA and a device-plugin version.
     """
+    options = SimulateCommandOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: SimulateCommandOptions) -> None:
     from kubedra.simulate.inputs import load_inputs
-    from kubedra.simulate.run import simulate as run
+    from kubedra.simulate.run import simulate as simulate_inputs
 
-    opts = build_options(
-        mode=mode,
-        nodes=nodes,
-        gpu_mode=gpu_mode,
-        dp_gpu_mode=dp_gpu_mode,
-        target_version=target_version,
-        feature_gates=feature_gates,
-        scoring=scoring,
-        dra_sizing=dra_sizing,
-        gpu_memory=gpu_memory,
-        sharing=sharing,
-        preemption=not no_preemption,
-        max_pods=max_pods,
-        max_nodes=max_nodes,
-        percentage_of_nodes_to_score=percentage_of_nodes_to_score,
-    )
-    if chart:
-        from kubedra.report.simulate_chart import check_chart_path
-
-        check_chart_path(chart)
+    files, output, chart = options.common.files, options.common.output, options.chart
+    opts = options.engine_options()
     # One short-lived process: no cyclic collection at all between reading the input and printing the
     # report (the objects built are acyclic and live to the end; kubedra.gcpause has the figures).
     with paused_gc(freeze=True):
         inputs = load_inputs(files)
-        sim = run(inputs, opts)
-        if save_cluster:
-            write_cluster(sim, save_cluster)
-        report(sim, opts, output, chart=chart, bound=bound)
-    if html_file:
+        sim = simulate_inputs(inputs, opts)
+        if options.save_cluster:
+            write_cluster(sim, options.save_cluster)
+        report(sim, opts, output, chart=chart, bound=options.bound)
+    if options.html_file:
         from kubedra.commands._record import run_record
         from kubedra.report.pages import write_simulation
 
-        write_simulation(html_file, sim, run_record(files, opts.target_version))
-    if (show_pods or output == "wide") and output in ("table", "wide"):
+        write_simulation(options.html_file, sim, run_record(files, opts.target_version))
+    if (options.show_pods or output == "wide") and output in ("table", "wide"):
         from kubedra.report.simulate import pods_table
 
         click.echo("\n" + pods_table(sim), nl=False)
     last = sim.results[DRA] if DRA in sim.results else next(iter(sim.results.values()))
-    sys.exit(EXIT_FINDINGS if fail_on_pending and last.pending else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if options.fail_on_pending and last.pending else EXIT_OK)
