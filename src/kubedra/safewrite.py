@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
 import stat
 import threading
@@ -124,7 +123,9 @@ def _rmtree(path: str) -> None:
 
 
 def temp_name(folder: str) -> str:
-    return os.path.join(folder, f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
+    return os.path.join(
+        folder, f"{TEMP_PREFIX}{os.getpid()}-{os.urandom(4).hex()}"
+    )  # secrets.token_hex(4), without importing secrets
 
 
 class _Terminated(BaseException):

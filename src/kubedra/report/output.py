@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -124,6 +123,8 @@ def line_table(
     fits the terminal; a first-column value found in ``colours`` is coloured (when colour is enabled)."""
     cells = [[str(h).upper() for h in headers]] + [["" if v is None else str(v) for v in r] for r in rows]
     if shorten is not None and sys.stdout.isatty():
+        import shutil  # only here: with its archive modules it is a tenth of a small run's start-up
+
         width = shutil.get_terminal_size((120, 24)).columns
         others = sum(max(len(r[i]) for r in cells) + 3 for i in range(len(headers)) if i != shorten)
         room = max(width - others - 1, 20)

@@ -10,12 +10,10 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
-import yaml
-
 from kubedra.errors import InputError
+from kubedra.k8s import datafiles
 
 MEMORY_SLICES = 8  # memory-slice axis of every MIG-capable board modelled here
 COMPUTE_SLICES = 7
@@ -191,9 +189,7 @@ def _model(key: str, raw: dict[str, Any]) -> GpuModel:
 
 @functools.cache
 def _data() -> dict[str, Any]:
-    text = resources.files("kubedra.data").joinpath("gpus/models.yaml").read_text(encoding="utf-8")
-    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    data: dict[str, Any] = yaml.load(text, Loader=loader)  # C loader when PyYAML has it
+    data: dict[str, Any] = datafiles.load("gpus/models.yaml")
     return data
 
 
