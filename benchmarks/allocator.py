@@ -21,7 +21,7 @@ from kubedra.allocator import AllocatedState, Allocator
 from kubedra.allocator.session import engine_config
 from kubedra.model.objects import DeviceClaim, ObjectMeta, ResourceClaim
 from kubedra.model.parse import parse_object
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 
 def _obj(d: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.cel import SelectorEnvironment
-from kubedra.model.quantity import Quantity
+from kubedra.k8s.quantity import Quantity
 
 DRIVER = "gpu.nvidia.com"
 SELECTORS = {

@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.differential.compare import kubedra_outcome, oracle_outcome
 
-from kubedra.sources import nvidia
 from kubedra.testing import binaries
 from kubedra.testing.oracle import DEFAULT_FEATURES, scenario
+from kubedra.vendors import nvidia
 
 LIMIT = 10.0  # seconds: DRASchedulerFilterTimeout's default filterTimeout
 REPEAT = 3

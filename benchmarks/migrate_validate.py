@@ -14,10 +14,10 @@ import time
 
 from kubedra.migrate.context import MigrateOptions
 from kubedra.migrate.engine import Migrator, SourceFile
-from kubedra.migrate.yamldoc import YamlFile
 from kubedra.policy.evaluate import Evaluator
 from kubedra.policy.generate import PolicyOptions, generate, render
 from kubedra.sources.files import parse_text
+from kubedra.sources.yamldoc import YamlFile
 from kubedra.validate.engine import Validator
 from kubedra.validate.schema import SchemaValidator
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 SHAPES = [
     ("8xH100-80GB", "mig-dynamic", False),

@@ -21,6 +21,7 @@ import click
 
 from kubedra import cli
 from kubedra.errors import EXIT_INPUT
+from kubedra.sources import cluster as cs
 
 PROG = "kubectl dra"
 _NAMESPACED = {"explain"}  # verbs with -n/--namespace
@@ -45,7 +46,6 @@ def _given(ctx: click.Context, name: str) -> bool:
 def context_namespace(kubeconfig: str | None, context: str | None) -> str | None:
     """The namespace of ``context`` (default: the current context) in the kubeconfig kubedra would read, or
     None when it sets none or there is no kubeconfig (in-cluster: kubedra's own default applies)."""
-    from kubedra.sources import cluster as cs
 
     try:
         source = cs.kubeconfig_source(kubeconfig)

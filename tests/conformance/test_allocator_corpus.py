@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 import yaml
 
+from kubedra.k8s.quantity import parse_quantity
 from kubedra.model.objects import AllocationResult
 from kubedra.model.parse import parse_object
-from kubedra.model.quantity import parse_quantity
 from kubedra.model.serialize import allocation_dict
 
 CORPUS = Path(__file__).parent / "allocator"

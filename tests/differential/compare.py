@@ -26,8 +26,8 @@ from kubedra.allocator import (
     apply_taint_rules,
 )
 from kubedra.errors import InputError
+from kubedra.k8s.quantity import parse_quantity
 from kubedra.model.parse import parse_object
-from kubedra.model.quantity import parse_quantity
 from kubedra.model.serialize import allocation_dict
 from kubedra.testing.oracle import FIXED_SHARE_ID
 

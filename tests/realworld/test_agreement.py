@@ -17,10 +17,10 @@ import pytest
 from kubedra.audit.checks.gpu import CUSTOM_RESOURCE_RULE, REQUEST_RULES
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
-from kubedra.migrate.gpu import classify
 from kubedra.model.objects import Pod
 from kubedra.scheduler.workloads import expand
 from kubedra.simulate.inputs import load_inputs
+from kubedra.vendors.nvidia.resources import classify
 from realworld import outcomes
 
 GPU_RULES = {*REQUEST_RULES, CUSTOM_RESOURCE_RULE}

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from kubedra.errors import InputError
-from kubedra.sources import nvidia
-from kubedra.sources.nvidia import dra_objects
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra_objects
 
 # ----------------------------------------------------------------- helpers
 

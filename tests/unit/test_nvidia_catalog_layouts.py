@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubedra.errors import InputError
-from kubedra.sources import nvidia
-from kubedra.sources.nvidia.layouts import overlaps
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.layouts import overlaps
 
 H100 = nvidia.get_model("H100-80GB")
 A100_40 = nvidia.get_model("A100-40GB")

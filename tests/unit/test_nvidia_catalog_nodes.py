@@ -8,8 +8,8 @@ import re
 import pytest
 
 from kubedra.errors import InputError
-from kubedra.sources import nvidia
 from kubedra.sources.files import parse_text
+from kubedra.vendors import nvidia
 
 
 def gpu_resources(node):

@@ -10,7 +10,7 @@ import pytest
 from kubernetes_validate import utils as kv
 from referencing import Registry, Resource
 
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 _SCHEMA_FILES = {
     "ResourceSlice": "resourceslice-resource-v1",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubedra.sources.nvidia import driver_releases as dr
+from kubedra.vendors.nvidia import driver_releases as dr
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubedra.model.quantity import Quantity, QuantityError
+from kubedra.k8s.quantity import Quantity, QuantityError
 
 DATA = yaml.safe_load((Path(__file__).parents[1] / "conformance" / "quantity" / "parse.yaml").read_text())
 

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubedra.k8s.quantity import NANO, Quantity
 from kubedra.model.objects import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
-from kubedra.model.quantity import NANO, Quantity
 
 Consumed = dict[str, Quantity]
 MAX_INT64 = (1 << 63) - 1

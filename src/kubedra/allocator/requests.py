@@ -8,6 +8,7 @@ from typing import Any
 
 from kubedra.allocator.pools import Pool
 from kubedra.allocator.state import DeviceID
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     ALLOCATION_MODE_EXACT,
     Device,
@@ -16,7 +17,6 @@ from kubedra.model.objects import (
     ResourceClaim,
     ResourceSlice,
 )
-from kubedra.model.quantity import Quantity
 
 
 def claim_ref(claim: ResourceClaim) -> str:

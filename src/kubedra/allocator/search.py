@@ -23,6 +23,7 @@ from kubedra.allocator.result import build_result
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.state import DeviceID, device_id_str
 from kubedra.allocator.taints import taint_blocks
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT,
@@ -33,7 +34,6 @@ from kubedra.model.objects import (
     ResourceClaim,
     ResourceSlice,
 )
-from kubedra.model.quantity import Quantity
 
 if TYPE_CHECKING:
     from kubedra.allocator.core import Allocator

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import Device
 
@@ -94,8 +95,6 @@ class SelectorMatcher:
 
     def _environment(self) -> Any:
         if self._env is None:
-            from kubedra.cel import SelectorEnvironment
-
             self._env = SelectorEnvironment(
                 self.target_version,
                 consumable_capacity=self.consumable_capacity,
@@ -107,8 +106,6 @@ class SelectorMatcher:
     def compile(self, index: int, expression: str) -> Any:
         prog = self._programs.get(expression)
         if prog is None:
-            from kubedra.cel import CELCompileError
-
             try:
                 prog = self._environment().compile(expression)
             except CELCompileError as e:
@@ -135,7 +132,6 @@ class SelectorMatcher:
                 value = cached
             else:
                 prog = self.compile(index, expression)
-                from kubedra.cel import CELRuntimeError
 
                 self.evaluations += 1
                 try:

@@ -6,8 +6,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import ClassVar
 
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import ResourceClaim
-from kubedra.model.quantity import Quantity
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
 SharedDeviceID = tuple[str, str, str, str]  # (driver, pool, device, shareID)

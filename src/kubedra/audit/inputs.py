@@ -17,9 +17,12 @@ from typing import Any
 
 import yaml
 
+from kubedra.audit import snapshot as snapshot_audit
 from kubedra.audit.engine import IgnoreEntry, Scope
 from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
 from kubedra.errors import InputError, Location, UsageError
+from kubedra.model.snapshot import HEADER_KEY, Header, Snapshot
+from kubedra.sources import cluster as cluster_source
 from kubedra.sources import files
 from kubedra.text import noun
 
@@ -94,7 +97,6 @@ def _documents(text: str, name: str) -> list[Any] | None:
 
 
 def _is_snapshot(doc: Any) -> bool:
-    from kubedra.snapshot.format import HEADER_KEY
 
     return (
         isinstance(doc, dict) and isinstance(doc.get(HEADER_KEY), dict) and isinstance(doc.get("items"), list)
@@ -106,9 +108,6 @@ def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[F
     be read, items that are not objects), or None when ``text`` is an ordinary manifest file.
 
     Raises InputError for a snapshot of another format, or one that shares its file with other documents."""
-    from kubedra.snapshot import audit as snapshot_audit
-    from kubedra.snapshot.format import HEADER_KEY, Header, Snapshot
-    from kubedra.sources import cluster as cluster_source
 
     display = "<stdin>" if name == files.STDIN else name
     docs = _documents(text, name)

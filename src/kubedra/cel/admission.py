@@ -10,6 +10,8 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from kubedra.cel import build_env
+
 VARIABLES = ("object", "oldObject", "params", "namespaceObject", "request", "variables")
 
 
@@ -17,8 +19,6 @@ VARIABLES = ("object", "oldObject", "params", "namespaceObject", "request", "var
 def admission_env(version: str) -> Any:
     """kubedra's Kubernetes CEL environment for ``version`` with the admission variables (all dyn)."""
     from cel_expr_python import cel
-
-    from kubedra.cel import build_env
 
     return build_env({n: cel.Type.DYN for n in VARIABLES}, version)
 

@@ -1,7 +1,7 @@
 """Kubernetes CEL object values (Quantity, Semver, URL, IP, CIDR, NamedFormat) as protobuf messages.
 
 cel-expr-python carries custom object types as protobuf messages; these helpers convert between kubedra's
-Python model (:class:`~kubedra.model.quantity.Quantity`, :class:`~kubedra.model.semver.Semver`) and the
+Python model (:class:`~kubedra.k8s.quantity.Quantity`, :class:`~kubedra.model.semver.Semver`) and the
 messages of the runtime descriptor pool. Conversions are cached: the same capacity string or version string
 is converted once per process.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from google.protobuf import message_factory as _mf
 
 from kubedra.cel import _protos
-from kubedra.model.quantity import Quantity
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.semver import PreRelease, Semver
 
 RUNTIME_POOL = _protos.new_pool(None)

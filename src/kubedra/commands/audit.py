@@ -217,10 +217,11 @@ def run(options: AuditOptions) -> None:
     clusters: list[engine.ClusterFacts] = [s.facts for s in snapshots if s.facts is not None]
     unreachable = False
     if live:
+        from kubedra.audit import cluster as audit_cluster
         from kubedra.sources import cluster as cluster_source
 
         names = cluster_source.resolve_contexts(kubeconfig, contexts, o.all_contexts)
-        results = cluster_source.collect_many(
+        results = audit_cluster.collect_many(
             kubeconfig,
             names,
             timeout=timeout,

@@ -25,8 +25,7 @@ def completion(shell: str) -> None:
     """
     from click.shell_completion import get_completion_class
 
-    from kubedra.cli import cli
-
+    root = click.get_current_context().find_root().command  # the kubedra group (commands sit below the CLI)
     cls = get_completion_class(shell)
     assert cls is not None  # click ships all three
-    click.echo(cls(cli, {}, "kubedra", "_KUBEDRA_COMPLETE").source())
+    click.echo(cls(root, {}, "kubedra", "_KUBEDRA_COMPLETE").source())

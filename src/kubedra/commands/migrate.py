@@ -269,6 +269,7 @@ def migrate(**params: Any) -> None:
 
 def run(command: MigrateCommandOptions) -> None:
     from kubedra.migrate.engine import Migrator, attach_validation, load_sources
+    from kubedra.validate.engine import validate_texts
 
     files, output = command.common.files, command.common.output
     out_dir, force, in_place, show_diff = command.out_dir, command.force, command.in_place, command.show_diff
@@ -281,7 +282,7 @@ def run(command: MigrateCommandOptions) -> None:
         _check_out(files, out_dir, targets, force)
     report = migrator.migrate(sources)
     if not command.no_validate:
-        attach_validation(report)
+        attach_validation(report, validate_texts)
     stdin_only = files == ("-",)
     data = report.to_dict()
     if out_dir is not None:

@@ -21,13 +21,13 @@ from kubedra.commands._common import (
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.gcpause import paused_gc
-from kubedra.model.quantity import QuantityError, parse_quantity
+from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.report.output import emit, to_yaml, write_atomic
 from kubedra.scheduler.sampling import ADAPTIVE
 from kubedra.simulate.cluster import DP, DRA, MAX_NODES, MAX_PODS, MODES, ClusterOptions
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
-from kubedra.sources.nvidia.modes import parse_gpu_mode
+from kubedra.vendors.nvidia.modes import parse_gpu_mode
 
 MODE_CHOICES = ("both", DP, DRA)
 

@@ -66,7 +66,8 @@ def snapshot(
     -o names the file to write here (the snapshot is the artefact), not a format.
     Without a kubeconfig, the in-cluster ServiceAccount config is used.
     """
-    from kubedra.snapshot import capture, format
+    from kubedra.model import snapshot as format
+    from kubedra.snapshot import capture
 
     ctx = capture.resolve_context(kubeconfig, context)
     snap = capture.capture(kubeconfig, ctx, name=name, timeout=timeout, helm_releases=helm_releases)

@@ -81,8 +81,8 @@ def verify(
     events in the last --since, device taints and health, and no GPU workload lost or stuck Pending compared
     with --baseline.
     """
+    from kubedra.model import snapshot as snapfmt
     from kubedra.report import output as out
-    from kubedra.snapshot import format as snapfmt
     from kubedra.verify import checks as vc
 
     if len(files) > 1:

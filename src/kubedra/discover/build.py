@@ -1,6 +1,6 @@
 """From a node's GPU inventory to the ResourceSlices the NVIDIA DRA driver would publish there.
 
-The slices come from the catalogue (:func:`kubedra.sources.nvidia.dra_objects`), so discover and every other
+The slices come from the catalogue (:func:`kubedra.vendors.nvidia.dra_objects`), so discover and every other
 part of kubedra agree on the driver's model: the GPU model is recognised from its PCI device ID or product name,
 the node's MIG layout is written as one ``mig-static`` layout per GPU (``profile@start``), and the driver and
 CUDA versions are the node's. The real hardware identities then replace the catalogue's stand-ins: GPU UUIDs,
@@ -18,11 +18,11 @@ from kubedra.discover.inventory import GpuInfo, MigInstance, NodeInventory
 from kubedra.errors import InputError
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
-from kubedra.sources import nvidia
-from kubedra.sources.nvidia import health as nvhealth
-from kubedra.sources.nvidia import identity
-from kubedra.sources.nvidia.models import GpuModel, MigProfile, platform
 from kubedra.text import count, noun
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import health as nvhealth
+from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia.models import GpuModel, MigProfile, platform
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
@@ -292,7 +292,7 @@ def apply_health(
     notes: list[str],
 ) -> None:
     """Taint the devices of unhealthy GPUs as the driver's NVML health monitor would (see
-    :mod:`kubedra.sources.nvidia.health`); healthy GPUs are left alone."""
+    :mod:`kubedra.vendors.nvidia.health`); healthy GPUs are left alone."""
     dynamic = gpu_mode == "mig-dynamic"
     unhealthy = sum(not g.health.healthy for g in gpus)
     if dynamic and unhealthy:

@@ -15,7 +15,7 @@ from typing import Any
 from kubedra.errors import UsageError
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.model.convert import taint_rule_api_version
-from kubedra.sources.nvidia.health import DRIVER
+from kubedra.vendors.nvidia.health import DRIVER
 
 DRAIN_KEY = "kubedra.io/drain"
 _DNS = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")

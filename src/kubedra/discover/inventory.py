@@ -3,11 +3,11 @@
 What is read per GPU: product name, PCI device ID, UUID, minor number, PCI bus ID, total memory, current MIG
 mode, and its MIG devices (GPU/compute instance IDs, shared engine counts, memory, and, from NVML only, the
 placement start and MIG device UUID), and its health (volatile uncorrectable ECC errors, pending or failed row
-remaps and page retirements, "GPU requires reset", a lost GPU: :class:`kubedra.sources.nvidia.health.GpuHealth`).
+remaps and page retirements, "GPU requires reset", a lost GPU: :class:`kubedra.vendors.nvidia.health.GpuHealth`).
 A GPU nvidia-smi reports lost may have unreadable fields; it is kept (its identity from the others) so its
 devices can be published tainted. ``nvidia-smi -q`` does not print a MIG device's profile, placement or
 UUID: the profile is recognised from its engine counts and memory, the placement is the one NVML picks when
-instances are created without one (:func:`kubedra.sources.nvidia.place`), and the MIG UUID stays unknown.
+instances are created without one (:func:`kubedra.vendors.nvidia.place`), and the MIG UUID stays unknown.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location, UsageError
-from kubedra.sources.nvidia.health import GpuHealth
+from kubedra.sources.files import read_text
 from kubedra.text import count
+from kubedra.vendors.nvidia.health import GpuHealth
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,6 @@ def _fill_lost(gpus: list[GpuInfo], where: Location) -> None:
 
 
 def read_xml(path: str) -> NodeInventory:
-    from kubedra.sources.files import read_text
 
     return parse_xml(read_text(path), "<stdin>" if path == "-" else path)
 

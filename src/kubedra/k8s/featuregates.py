@@ -4,6 +4,7 @@ read here only; the releases themselves are :mod:`kubedra.k8s.versions`)."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -97,3 +98,21 @@ def effective_gates(version: str | Version, overrides: Mapping[str, bool] | None
             )
         gates[name] = value
     return gates
+
+
+_FEATURE = re.compile(r"^kubernetes_feature_enabled\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)", re.M)
+_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def parse_feature_metrics(text: str) -> dict[str, tuple[bool, str]]:
+    """name -> (enabled, stage) from kube-apiserver /metrics."""
+    out: dict[str, tuple[bool, str]] = {}
+    for m in _FEATURE.finditer(text):
+        labels = dict(_LABEL.findall(m.group("labels")))
+        if "name" in labels:
+            try:
+                enabled = float(m.group("value")) > 0
+            except ValueError:
+                continue
+            out[labels["name"]] = (enabled, labels.get("stage", ""))
+    return out

@@ -7,10 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import UsageError
+from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, require_supported
 from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Finding, Level, ObjectRef
 from kubedra.migrate.sharing_scope import Scope
+from kubedra.vendors.nvidia.names import MIG_RESOURCE
 
 SUPPORTED_TARGETS = SUPPORTED
 STRATEGIES = ("claim-template", "extended-resource")
@@ -34,8 +36,6 @@ class Sharing:
         if t in ("exclusive", "time-slicing", "mps"):
             return Sharing(t)
         if t.startswith("mig:") and len(t) > 4:
-            from kubedra.migrate.nvidia import MIG_RESOURCE
-
             profile = t[4:]
             if not MIG_RESOURCE.match(f"nvidia.com/mig-{profile}"):
                 raise UsageError(f"--sharing {text}: not a MIG profile name like mig:1g.10gb")
@@ -69,8 +69,6 @@ class MigrateOptions:
                 "--gpu-strategy claim-template"
             )
         if self.min_memory is not None:
-            from kubedra.model.quantity import QuantityError, parse_quantity
-
             try:
                 q = parse_quantity(self.min_memory)
             except QuantityError as e:

@@ -12,7 +12,9 @@ from typing import Any
 
 from kubedra.k8s.workloads import PodTemplate, api_group, get_path
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.yamldoc import splice
+from kubedra.model import convert
+from kubedra.model.convert import EXACT_FIELDS
+from kubedra.sources.yamldoc import splice
 
 RESOURCE_GROUP = "resource.k8s.io"
 CLASSIC = ("v1alpha1", "v1alpha2")
@@ -77,7 +79,6 @@ def report_vendor_parameters(ctx: ObjectContext) -> None:
 
 def _comment_moves(obj: Mapping[str, Any]) -> list[tuple[Any, str, dict[Any, Any]]]:
     """Comments of the fields the conversion moves into a new mapping, to put back afterwards."""
-    from kubedra.model.convert import EXACT_FIELDS
 
     moves: list[tuple[Any, str, dict[Any, Any]]] = []
     spec = obj.get("spec")
@@ -102,7 +103,6 @@ def _comment_moves(obj: Mapping[str, Any]) -> list[tuple[Any, str, dict[Any, Any
 
 def upgrade(ctx: ObjectContext) -> bool:
     """Convert ``ctx.obj`` in place to v1; False when it needs a human."""
-    from kubedra.model import convert
 
     moves = _comment_moves(ctx.obj)
     try:

@@ -9,7 +9,7 @@ migration on its own output changes nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +21,7 @@ from kubedra.migrate import dra, gang, gpu, shared_claims, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
 from kubedra.migrate.sharing_scope import Scope
-from kubedra.migrate.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
+from kubedra.model import convert
 from kubedra.sources.files import (
     HELM_TEMPLATE,
     iter_documents,
@@ -31,6 +31,7 @@ from kubedra.sources.files import (
     template_line,
 )
 from kubedra.sources.files import read_text as files_read_text
+from kubedra.sources.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
 
 try:  # pragma: no cover - depends on how PyYAML was built
     _Loader: Any = yaml.CSafeLoader
@@ -358,7 +359,6 @@ class Migrator:
     ) -> None:
         if not slices or self.options.target[1] < 35:
             return
-        from kubedra.model import convert
 
         objs = [s[2] for s in slices]
         out = convert.split_partitionable_slices(objs)
@@ -392,13 +392,15 @@ def migrate_paths(paths: Iterable[str], options: MigrateOptions) -> MigrationRep
     return Migrator(options).migrate(sources)
 
 
-def attach_validation(report: MigrationReport) -> None:
-    """Validate the migrated output at the target version; errors become manual items of their file.
+def attach_validation(
+    report: MigrationReport, validate_texts: Callable[[list[tuple[str, str]], str], Any]
+) -> None:
+    """Validate the migrated output at the target version with ``validate_texts`` (the caller passes
+    :func:`kubedra.validate.engine.validate_texts`: migrate and validate are sibling use cases, so the one that
+    composes them, the CLI, wires them); errors become manual items of their file.
 
     Objects already reported as manual (classic DRA, fragments) are not reported twice.
     """
-    from kubedra.validate.engine import validate_texts
-
     result = validate_texts(
         [(r.file, r.output) for r in report.files if not r.template], report.target_version
     )

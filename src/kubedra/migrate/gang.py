@@ -20,7 +20,7 @@ from typing import Any
 from kubedra.k8s import workloads
 from kubedra.k8s.workloads import Gang, PodTemplate, api_group, get_path
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.yamldoc import to_ruamel
+from kubedra.sources.yamldoc import splice, to_ruamel
 
 DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
 
@@ -181,7 +181,6 @@ def upgrade_scheduling(ctx: ObjectContext) -> None:
         if isinstance(ref, Mapping):
             wl = ref.get("workload") if isinstance(ref.get("workload"), Mapping) else {}
             assert isinstance(wl, Mapping)
-            from kubedra.migrate.yamldoc import splice
 
             splice(
                 spec,
@@ -211,7 +210,6 @@ def upgrade_scheduling(ctx: ObjectContext) -> None:
                     if g.get("policy") is not None:
                         t["schedulingPolicy"] = g.get("policy")
                     templates.append(t)
-            from kubedra.migrate.yamldoc import splice
 
             splice(spec, "podGroups", [("podGroupTemplates", templates)])
             ctx.note("change", "podGroups[].policy -> podGroupTemplates[].schedulingPolicy", ("spec",))

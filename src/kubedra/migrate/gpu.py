@@ -22,38 +22,10 @@ from typing import Any
 
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
-from kubedra.migrate import nvidia
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.yamldoc import remove_empty, remove_key, to_ruamel
-
-
-@dataclass(frozen=True)
-class GpuResource:
-    name: str
-    kind: str  # gpu | shared | mig | manual
-    profile: str | None = None
-    shared: bool = False
-    reason: str = ""
-
-
-def classify(name: str) -> GpuResource | None:
-    """What a resource name means for the migration; ``None`` when it is not an NVIDIA GPU resource."""
-    if not name.startswith("nvidia.com/"):
-        return None
-    if name == nvidia.GPU_RESOURCE:
-        return GpuResource(name, "gpu")
-    if name == nvidia.GPU_RESOURCE + nvidia.SHARED_SUFFIX:
-        return GpuResource(name, "shared", shared=True)
-    base, shared = (
-        (name[: -len(nvidia.SHARED_SUFFIX)], True) if name.endswith(nvidia.SHARED_SUFFIX) else (name, False)
-    )
-    m = nvidia.MIG_RESOURCE.match(base)
-    if m:
-        return GpuResource(name, "mig", profile=m.group("profile"), shared=shared)
-    other = resource_scheme(name)
-    if other is not None:
-        return GpuResource(name, "manual", reason=other.manual())
-    return GpuResource(name, "manual", reason="unknown NVIDIA resource name")
+from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
+from kubedra.vendors.nvidia import names as nvidia
+from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 
 @dataclass

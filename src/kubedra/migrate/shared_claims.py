@@ -32,7 +32,7 @@ from kubedra.migrate import gpu
 from kubedra.migrate.context import ObjectContext
 from kubedra.migrate.sharing import SharedClass
 from kubedra.migrate.sharing_scope import Scope
-from kubedra.migrate.yamldoc import to_plain, to_ruamel
+from kubedra.sources.yamldoc import to_plain, to_ruamel
 from kubedra.text import count
 
 SHARE_LABEL = "kubedra.io/gpu-share"

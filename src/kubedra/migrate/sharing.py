@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from kubedra.migrate import nvidia
+from kubedra.vendors.nvidia import names as nvidia
 
 
 @dataclass

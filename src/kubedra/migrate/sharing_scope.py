@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.migrate.nvidia import SHARED_SUFFIX
 from kubedra.migrate.sharing import SharedClass
 from kubedra.text import count
+from kubedra.vendors.nvidia.names import SHARED_SUFFIX
 
 NODE_LABEL = "nvidia.com/device-plugin.config"
 NAMED_FALLBACK = "default"

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.model.objects import (
     ALLOCATION_MODE_EXACT,
     ATTRIBUTE_KINDS,
@@ -35,7 +36,6 @@ from kubedra.model.objects import (
     ObjectMeta,
     OpaqueDeviceConfiguration,
 )
-from kubedra.model.quantity import Quantity, QuantityError, parse_quantity
 
 T = TypeVar("T")
 

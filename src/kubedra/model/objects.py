@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kubedra.model.quantity import Quantity
+from kubedra.k8s.quantity import Quantity
 
 AttributeKind = Literal["int", "bool", "string", "version", "ints", "bools", "strings", "versions"]
 ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = (

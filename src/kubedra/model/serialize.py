@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.convert import V1
 from kubedra.model.objects import (
     AllocationResult,
@@ -24,7 +25,6 @@ from kubedra.model.objects import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
-from kubedra.model.quantity import Quantity
 
 
 def _put(d: dict[str, Any], key: str, value: Any) -> None:

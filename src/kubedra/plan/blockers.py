@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedra.audit import snapshot as snapshot_audit
+from kubedra.k8s import workloads
+from kubedra.model.snapshot import Snapshot
 from kubedra.plan import templates
 from kubedra.plan.fleet import CRITICALITY
 from kubedra.plan.inventory import ClusterState
 from kubedra.plan.model import Step
-from kubedra.snapshot.format import Snapshot
+from kubedra.snapshot.capture import uses_gpu
 from kubedra.text import count
 
 
@@ -18,7 +21,6 @@ def audit_blockers(
 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """Audit errors (blockers), the audit summary, and the findings about the cluster's own configuration
     that become plan steps (``clusterSteps`` in data/plan/common.yaml)."""
-    from kubedra.snapshot import audit as snapshot_audit
 
     report = snapshot_audit.run([snap], target)
     blockers = [f.to_dict() for f in report.findings if f.severity == "error"]
@@ -52,8 +54,6 @@ def cluster_config_steps(findings: list[dict[str, Any]]) -> list[Step]:
 def _gang_count(snap: Snapshot) -> int:
     """Workloads whose migration writes a scheduling.k8s.io PodGroup (or Workload): operator gangs that are
     not per group, not already grouped, and can start (see kubedra.migrate.gang)."""
-    from kubedra.k8s import workloads
-    from kubedra.snapshot.capture import uses_gpu
 
     n = 0
     for obj in snap.items:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import math
 
 from kubedra.errors import InputError, UsageError
+from kubedra.k8s import featuregates
+from kubedra.model import snapshot as snapfmt
+from kubedra.model.snapshot import Snapshot
 from kubedra.plan import templates
 from kubedra.plan.blockers import audit_blockers, cluster_config_steps, gang_gate_step, rate_risk
 from kubedra.plan.fleet import ClusterSpec, Fleet
@@ -19,7 +22,8 @@ from kubedra.plan.inventory import GpuNode, analyse
 from kubedra.plan.model import ClusterPlan, Plan, Wave
 from kubedra.plan.versions import hops, parse_pool_sizes, parse_target
 from kubedra.plan.waves import control_plane_wave, node_wave, wave_values
-from kubedra.snapshot.format import Snapshot
+from kubedra.snapshot import capture
+from kubedra.sources import files
 from kubedra.text import count
 
 __all__ = ["build", "cluster_spec_for", "load_snapshots", "parse_pool_sizes", "parse_target"]
@@ -41,7 +45,6 @@ def build(
         raise UsageError("--soak must not be negative")
     target_minor, target_patch = parse_target(target_version)
     target = f"1.{target_minor}"
-    from kubedra.k8s import featuregates
 
     bridge = bool(featuregates.default_gates(target).get("DRAExtendedResource"))
     order = sorted(enumerate(fleet.clusters), key=lambda ic: (ic[1].rank, ic[0]))
@@ -178,8 +181,6 @@ def build(
 
 def load_snapshots(fleet: Fleet, timeout: float = 20.0) -> dict[str, Snapshot]:
     """Each cluster's snapshot: its file, or a live capture (read-only) of its context."""
-    from kubedra.snapshot import capture
-    from kubedra.snapshot import format as snapfmt
 
     out: dict[str, Snapshot] = {}
     for spec in fleet.clusters:
@@ -188,7 +189,6 @@ def load_snapshots(fleet: Fleet, timeout: float = 20.0) -> dict[str, Snapshot]:
             continue
         snap = capture.capture(spec.kubeconfig, spec.context, name=spec.name, timeout=timeout)
         # documents for audit/simulate: round-trip through the loader so every object has a place
-        from kubedra.sources import files
 
         text = snapfmt.render(snap, "yaml")
         parsed = files.parse_text(text, f"<live {spec.name}>")

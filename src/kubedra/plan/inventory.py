@@ -18,8 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.errors import KubedraError
+from kubedra.model.inventory import build_inventory
+from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
-from kubedra.snapshot.format import Snapshot
+from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
 
 POOL_LABELS = (
     "kubedra.io/node-pool",
@@ -141,12 +144,8 @@ def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespac
 
 def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, int], dict[str, int]]:
     """(device-plugin GPUs per node, DRA GPUs per node) from the simulator's two cluster views."""
-    from kubedra.errors import KubedraError
 
     try:
-        from kubedra.model.inventory import build_inventory
-        from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
-
         opts = ClusterOptions(target_version=target)
         cluster = build_cluster(build_inventory(snap.documents), opts)
         dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}

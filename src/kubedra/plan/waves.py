@@ -10,8 +10,8 @@ from kubedra.plan import templates
 from kubedra.plan.inventory import ClusterState, GpuNode, PoolState
 from kubedra.plan.model import Capacity, Step, Wave
 from kubedra.plan.versions import minor_of
-from kubedra.sources.nvidia import driver_releases
 from kubedra.text import count
+from kubedra.vendors.nvidia import driver_releases
 
 
 def wave_values(state: ClusterState, target: str, target_patch: str) -> dict[str, str]:

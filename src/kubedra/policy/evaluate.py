@@ -20,7 +20,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.cel import CELCompileError
 from kubedra.cel.admission import admission_env
+from kubedra.cel.checks import clean_status
 from kubedra.errors import InputError, Location
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group, dotted
@@ -193,7 +195,6 @@ class _Error:
 
 
 def _clean(message: str) -> str:
-    from kubedra.cel.checks import clean_status
 
     text = clean_status(message)
     m = re.match(r'Key not found in map ?: ?"?([^"]*)"?', text)
@@ -240,7 +241,6 @@ class Evaluator:
 
     # -- compile -----------------------------------------------------------------------------------
     def _compile(self, doc: Document, path: list[str | int], text: Any) -> _Compiled:
-        from kubedra.cel import CELCompileError
 
         where = Location(doc.file, doc.line_of(path))
         if not isinstance(text, str) or not text.strip():

@@ -17,8 +17,8 @@ from ruamel.yaml.comments import CommentedMap
 
 from kubedra.errors import InputError
 from kubedra.k8s.workloads import api_group
-from kubedra.migrate.yamldoc import to_ruamel
 from kubedra.sources.files import Document
+from kubedra.sources.yamldoc import to_ruamel
 
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 

@@ -1,6 +1,6 @@
 """Each pod in both worlds: the DRA version of a device-plugin pod, the device-plugin version of a DRA pod.
 
-Pure functions on the typed model; the resource names are classified by :func:`kubedra.migrate.gpu.classify`
+Pure functions on the typed model; the resource names are classified by :func:`kubedra.vendors.nvidia.resources.classify`
 (the same rules as ``kubedra migrate``).
 
 Device plugin → DRA (:func:`to_dra`): every ``nvidia.com/...`` GPU resource of a container becomes one
@@ -35,8 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kubedra.errors import InputError, Location
-from kubedra.migrate import nvidia as names
-from kubedra.migrate.gpu import GpuResource, classify
+from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.model.objects import (
     ALLOCATION_MODE_EXACT,
     Container,
@@ -50,7 +49,8 @@ from kubedra.model.objects import (
     Pod,
     PodResourceClaim,
 )
-from kubedra.model.quantity import Quantity, QuantityError, parse_quantity
+from kubedra.vendors.nvidia import names as names
+from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 GPU_MEMORY_ANNOTATION = "kubedra.io/gpu-memory"
 SIZINGS = ("gpu", "mig")

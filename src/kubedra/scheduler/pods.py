@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import Container, Pod, ResourceClaim
-from kubedra.model.quantity import Quantity
 
 CPU = "cpu"
 MEMORY = "memory"

@@ -44,13 +44,13 @@ from kubedra.k8s.workloads import (
     get_path,
     pod_templates,
 )
-from kubedra.migrate import nvidia as migrate_nvidia
-from kubedra.migrate.gpu import classify
 from kubedra.model.fields import ParseContext, object_meta, path_steps
 from kubedra.model.objects import Node, ObjectMeta, Pod
-from kubedra.model.parse import pod_spec
+from kubedra.model.parse import parse_object, pod_spec
 from kubedra.scheduler import filters
 from kubedra.sources.files import Document
+from kubedra.vendors.nvidia import names as nvidia_names
+from kubedra.vendors.nvidia.resources import classify
 
 DEFAULT_SCHEDULERS = ("", "default-scheduler")
 GATED_GANG_API = ("scheduling.k8s.io",)
@@ -382,7 +382,7 @@ class _Expander:
                 self.out.gang_sources[gang_key] = f"{doc.describe()} {gang.source}"
         by_role: dict[tuple[str, int], list[str]] = {}  # (role, group) -> pod keys, for pods that wait
         for t, pod in _creation_order(parsed):
-            role = migrate_nvidia.dns_label(t.role) if t.role else ""
+            role = nvidia_names.dns_label(t.role) if t.role else ""
             base = name if single or not role else f"{name}-{role}"
             what = f"{doc.describe()}" + (f" {t.role}" if t.role else "")
             frac = _fraction_annotation(pod)
@@ -563,8 +563,6 @@ def expand(
         if doc.kind == "Pod" and doc.api_version == "v1":
             pod = (pods or {}).get(id(doc))
             if pod is None:
-                from kubedra.model.parse import parse_object
-
                 parsed = parse_object(doc.obj, doc.location)
                 assert parsed is not None
                 pod = parsed.obj

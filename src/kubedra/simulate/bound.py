@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import UsageError
+from kubedra.k8s.quantity import parse_quantity
 from kubedra.scheduler.pods import SimPod
 from kubedra.simulate.cluster import DP, ClusterView, is_gpu_resource
 from kubedra.simulate.results import TITLES, ModeResult, Simulation
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 MEMORY_SLICES = 8
 COMPUTE_SLICES = 7
@@ -93,7 +94,6 @@ class Bound:
 
 
 def _quantity(text: str) -> int:
-    from kubedra.model.quantity import parse_quantity
 
     return parse_quantity(text).value()
 

@@ -1,7 +1,7 @@
 """Typed objects of a generated cluster, fast: one node per node group goes through the catalogue and the
 parser, the others are copies with their own identities.
 
-``kubedra.sources.nvidia`` returns plain dicts, which the loader parses into the typed model; for 1,000
+``kubedra.vendors.nvidia`` returns plain dicts, which the loader parses into the typed model; for 1,000
 dynamic-MIG nodes (208,000 devices) that is a minute of work for objects that differ only in the node's
 name, its UID and its GPUs' UUIDs. Here the first node of each group is generated and parsed; every other
 node's ResourceSlices are that node's with the names, pool, nodeName, owner reference and the
@@ -25,9 +25,9 @@ from kubedra.model.objects import (
     ResourceSlice,
 )
 from kubedra.model.parse import parse_object
-from kubedra.sources import nvidia
-from kubedra.sources.nvidia import identity
-from kubedra.sources.nvidia.cluster import mode_for
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia.cluster import mode_for
 
 
 def _parse(obj: dict[str, Any]) -> Any:

@@ -1,6 +1,6 @@
 """The two views of one cluster: what the NVIDIA device plugin advertises, and what the DRA driver publishes.
 
-- ``--nodes 4x8xH100-80GB`` generates both from the catalogue (:mod:`kubedra.sources.nvidia`): device-plugin
+- ``--nodes 4x8xH100-80GB`` generates both from the catalogue (:mod:`kubedra.vendors.nvidia`): device-plugin
   Nodes with ``nvidia.com/gpu`` / ``nvidia.com/mig-<profile>`` (time-slicing: replicas per GPU), and DRA
   Nodes without GPU extended resources plus the ResourceSlices and DeviceClasses of the DRA driver.
   ``mig-dynamic`` has no device-plugin equivalent: the device-plugin side then runs the GPUs whole
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, UsageError
+from kubedra.k8s.quantity import Quantity
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import (
@@ -34,11 +35,12 @@ from kubedra.model.objects import (
     ResourceClaim,
     ResourceSlice,
 )
-from kubedra.model.quantity import Quantity
-from kubedra.sources import nvidia
+from kubedra.simulate.catalogue import typed_cluster
 from kubedra.sources.files import Document
-from kubedra.sources.nvidia.nodes import sanitise  # GFD's product-name sanitising
 from kubedra.text import noun
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.nodes import sanitise  # GFD's product-name sanitising
+from kubedra.vendors.nvidia.specs import parse_node_spec
 
 DP = "device-plugin"
 DRA = "dra"
@@ -279,7 +281,6 @@ def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> st
 
 def generated_cluster(opts: ClusterOptions) -> Cluster:
     assert opts.nodes is not None
-    from kubedra.sources.nvidia.specs import parse_node_spec
 
     total = sum(g.nodes for g in parse_node_spec(opts.nodes))
     if total > opts.max_nodes:
@@ -289,7 +290,6 @@ def generated_cluster(opts: ClusterOptions) -> Cluster:
         )
     cluster = Cluster(generated=True, spec=opts.nodes)
     gpu_mode = opts.gpu_mode or "full"
-    from kubedra.simulate.catalogue import typed_cluster
 
     spec, target = opts.nodes, opts.target_version
     if DP in opts.modes:

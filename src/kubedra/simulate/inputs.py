@@ -17,6 +17,7 @@ from typing import Any
 
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
+from kubedra.model import convert
 from kubedra.model.inventory import Inventory, add_document
 from kubedra.scheduler.workloads import Skipped
 from kubedra.sources import jsonstream
@@ -165,7 +166,6 @@ def _merge(into: Inventory, part: Inventory) -> None:
 
 def _not_simulated(d: Document) -> str | None:
     """Documents that are not objects the simulation can use (reported, not fatal)."""
-    from kubedra.model import convert
 
     if not d.api_version or not d.kind:
         return "not a Kubernetes object (no apiVersion/kind): a fragment or a tool's own configuration"

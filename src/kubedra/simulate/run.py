@@ -19,7 +19,6 @@ from kubedra.allocator.session import EngineConfig, engine_config
 from kubedra.errors import UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.migrate import nvidia as names
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import (
     DeviceClaim,
@@ -49,9 +48,11 @@ from kubedra.simulate.cluster import (
 )
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect
-from kubedra.sources import nvidia
-from kubedra.sources.nvidia.modes import GpuMode
+from kubedra.sources.files import Document
 from kubedra.text import count
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import names as names
+from kubedra.vendors.nvidia.modes import GpuMode
 
 SCORINGS = ("LeastAllocated", "MostAllocated")
 
@@ -439,7 +440,6 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
 
 
 def demo_inputs(documents: Sequence[dict[str, object]], origin: str) -> Inputs:
-    from kubedra.sources.files import Document
 
     return Inputs(
         documents=[Document(obj=dict(d), file=origin, line=0, index=i) for i, d in enumerate(documents)]

@@ -1,6 +1,6 @@
 """``kubedra snapshot``: a read-only, scrubbed capture of one cluster into one file (see :mod:`.format`)."""
 
-from kubedra.snapshot.format import (
+from kubedra.model.snapshot import (
     FORMAT,
     Header,
     HelmRelease,

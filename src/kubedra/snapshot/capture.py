@@ -1,4 +1,4 @@
-"""Read one live cluster into a :class:`~kubedra.snapshot.format.Snapshot` (GET requests only).
+"""Read one live cluster into a :class:`~kubedra.model.snapshot.Snapshot` (GET requests only).
 
 The listing reuses :mod:`kubedra.sources.cluster` (raw JSON, discovery, pagination). What is captured:
 Nodes; GPU workloads (Pods, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and operator CRs whose pod
@@ -18,9 +18,12 @@ from typing import Any
 
 from kubedra import __version__
 from kubedra.errors import ClusterError, UsageError
-from kubedra.snapshot.format import Header, HelmRelease, Snapshot
+from kubedra.k8s import gpuschemes
+from kubedra.k8s.featuregates import parse_feature_metrics
+from kubedra.model.snapshot import Header, HelmRelease, Snapshot
 from kubedra.snapshot.scrub import scrub
 from kubedra.sources import cluster as cs
+from kubedra.sources import files, helm
 
 # (group, resource) listed when served
 RESOURCES: tuple[tuple[str, str], ...] = (
@@ -142,8 +145,6 @@ def _trim(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def feature_gates(metrics: str) -> dict[str, bool]:
-    from kubedra.audit.checks.cluster_config import parse_feature_metrics
-
     return {name: enabled for name, (enabled, _stage) in parse_feature_metrics(metrics).items()}
 
 
@@ -160,8 +161,6 @@ def _recorder(header: Header) -> Callable[[str, str], None]:
 
 
 def _helm_releases(client: cs.Client, header: Header) -> None:
-    from kubedra.sources import files, helm
-
     secrets = cs.ResourceType("", "v1", "secrets", "Secret", True)
     raw = cs.attempt(
         _recorder(header),
@@ -221,8 +220,6 @@ def capture(
     now: dt.datetime | None = None,
 ) -> Snapshot:
     """Capture one cluster. Raises ClusterError when it cannot be reached (exit 2)."""
-    from kubedra.audit.model import load_data
-
     label = name or cs.label(kubeconfig, context)
     client = cs.Client(kubeconfig, context, timeout)
     header = Header(cluster=label, kubedra_version=__version__)
@@ -241,7 +238,7 @@ def capture(
         raise
     header.served_apis = sorted(disc.served)
     record = _recorder(header)
-    operator_groups = [str(g) for g in load_data("cluster-features.yaml").get("gpuOperatorGroups", [])]
+    operator_groups = list(gpuschemes.operator_groups())
     wanted = {g for g, _ in RESOURCES}
     plan = cs.listing_plan(client, disc, RESOURCES, operator_groups, record)
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from kubedra.errors import InputError, Location
-from kubedra.sources import files
+from kubedra.sources import binaries, files
 
 RELEASE_SECRET_TYPE = "helm.sh/release.v1"
 _SOURCE = re.compile(r"^# Source: (?P<path>\S.*?)\s*$", re.M)
@@ -39,11 +39,7 @@ def find_helm() -> str | None:
     found = shutil.which("helm")
     if found:
         return found
-    try:
-        from kubedra.testing import binaries
-    except ImportError:  # pragma: no cover - the testing package ships with kubedra
-        return None
-    path = binaries.find("helm")
+    path = binaries.find_any("helm")
     return str(path) if path else None
 
 

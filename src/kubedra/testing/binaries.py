@@ -11,12 +11,12 @@ allocator oracle and ``helm`` into a cache directory outside the clone:
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 from kubedra.k8s import versions
 from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.sources import binaries
 
 DEFAULT_VERSION = DEFAULT_TARGET  # the testbed builds the release kubedra targets by default
 SUPPORTED_VERSIONS = tuple(versions.testbed())  # newest first (data/versions.yaml testbed)
@@ -36,24 +36,17 @@ class TestbedMissing(RuntimeError):
 
 def cache_dir() -> Path:
     """``$KUBEDRA_CACHE``, or ``~/.cache/kubedra``."""
-    env = os.environ.get("KUBEDRA_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "kubedra"
+    return binaries.cache_dir()
 
 
 def bin_dir(version: str = DEFAULT_VERSION) -> Path:
-    """The directory the testbed Makefile builds into for Kubernetes ``version`` (``1.37``, ``1.36``)."""
-    env = os.environ.get("KUBEDRA_TESTBED_BIN")
-    if env:
-        return Path(env)
-    return cache_dir() / "testbed" / version / "bin"
+    """The directory the testbed Makefile builds into for Kubernetes ``version``."""
+    return binaries.bin_dir(version)
 
 
 def find(name: str, version: str = DEFAULT_VERSION) -> Path | None:
     """The path of testbed binary ``name`` (e.g. ``"helm"``, ``"kube-apiserver"``), or None when absent."""
-    path = bin_dir(version) / name
-    if path.is_file() and os.access(path, os.X_OK):
-        return path
-    return None
+    return binaries.executable(bin_dir(version) / name)
 
 
 def require(name: str, version: str = DEFAULT_VERSION) -> Path:

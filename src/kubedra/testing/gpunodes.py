@@ -14,7 +14,7 @@ Names, attributes and capacities follow the driver (``cmd/gpu-kubelet-plugin``):
 on the NVIDIA DRA driver's ResourceSlice model. With ``dra=False`` a node is a device-plugin node instead:
 ``nvidia.com/gpu`` in capacity/allocatable and no slices.
 
-This is a minimal stand-in kept in ``kubedra.testing`` until the catalogue in ``kubedra.sources.nvidia``
+This is a minimal stand-in kept in ``kubedra.testing`` until the catalogue in ``kubedra.vendors.nvidia``
 generates the same objects; the two should then be unified.
 """
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.workloads import get_path, pod_templates
-from kubedra.model.quantity import QuantityError, parse_quantity
 from kubedra.validate.rules import Issue, dns_label, dns_subdomain
 
 Path = tuple[str | int, ...]

@@ -15,10 +15,10 @@ from typing import Any
 
 from kubedra.cel import CELCompileError, SelectorEnvironment
 from kubedra.cel.admission import admission_env, admission_expressions
+from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import api_group, dotted, get_path, pod_templates
 from kubedra.model import convert
-from kubedra.model.quantity import QuantityError, parse_quantity
 from kubedra.sources.files import Document, load, parse_text
 from kubedra.validate.basics import apiserver_basics, negative, server_fields, whole
 from kubedra.validate.objects import duplicate_keys, object_issues

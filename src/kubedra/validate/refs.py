@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubedra.k8s.workloads import api_group, get_path
-from kubedra.migrate.nvidia import known_class_names
 from kubedra.sources.files import Document
 from kubedra.validate.rules import Issue
+from kubedra.vendors.nvidia.names import known_class_names
 
 Path = tuple[str | int, ...]
 

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.allocator.selectors import required_drivers
-from kubedra.snapshot.format import Snapshot
-from kubedra.sources.nvidia import driver_releases
-from kubedra.sources.nvidia.nodes import sanitise
+from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
+from kubedra.vendors.nvidia import driver_releases
+from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
@@ -200,7 +200,7 @@ def _is_plugin_pod(p: dict[str, Any]) -> bool:
 
 def _driver_preflight(chk: Check, plugin_pods: list[dict[str, Any]], server_version: str) -> None:
     """The driver release of the kubelet-plugin pods (image tag) against the cluster's Kubernetes version
-    (:mod:`kubedra.sources.nvidia.driver_releases`); problems warn."""
+    (:mod:`kubedra.vendors.nvidia.driver_releases`); problems warn."""
     m = re.match(r"v?1\.(\d+)", server_version or "")
     tags = {
         str(c.get("image") or "").rpartition(":")[2]

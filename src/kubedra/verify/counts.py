@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.allocator.taints import rule_matches
-from kubedra.snapshot.format import Snapshot
+from kubedra.model.snapshot import Snapshot
 from kubedra.verify.taints import published_taints, rule_of
 
 UNKNOWN_CLASS = "<unknown>"

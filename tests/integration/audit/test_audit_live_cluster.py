@@ -31,6 +31,7 @@ from helpers import (
     with_contexts,
 )
 
+from kubedra.audit import cluster as audit_cluster
 from kubedra.sources import cluster as cluster_source
 from kubedra.sources.helm import encode_release
 from kubedra.testing.controlplane import ControlPlane
@@ -433,7 +434,7 @@ def test_cluster_and_files_together(world: ControlPlane, tmp_path: Path) -> None
 def test_progress_bar_does_not_change_results(world: ControlPlane, tmp_path: Path) -> None:
     kc = str(with_contexts(world, tmp_path / "two.kubeconfig", ["a", "b"]))
 
-    def ours(results: list[cluster_source.ClusterResult]) -> list[set[tuple[str, str, str]]]:
+    def ours(results: list[audit_cluster.ClusterResult]) -> list[set[tuple[str, str, str]]]:
         return [
             {
                 (it.kind, it.namespace or "", it.name)
@@ -443,8 +444,8 @@ def test_progress_bar_does_not_change_results(world: ControlPlane, tmp_path: Pat
             for r in results
         ]
 
-    plain = cluster_source.collect_many(kc, ["a", "b"], helm_releases=False)
-    shown = cluster_source.collect_many(kc, ["a", "b"], helm_releases=False, progress=True)
+    plain = audit_cluster.collect_many(kc, ["a", "b"], helm_releases=False)
+    shown = audit_cluster.collect_many(kc, ["a", "b"], helm_releases=False, progress=True)
     assert [r.context for r in shown] == ["a", "b"] and [r.error for r in shown] == [None, None]
     assert ours(shown) == ours(plain)
     assert (("Node", "", f"{PREFIX}-dual")) in ours(shown)[0]

@@ -1,7 +1,7 @@
 """Run one scheduling scenario twice: on the testbed (the real kube-scheduler binds the pods and allocates
 their claims) and in kubedra's simulation (:mod:`kubedra.scheduler`), and summarise both the same way.
 
-Nodes, slices and DeviceClasses come from kubedra's NVIDIA catalogue (:mod:`kubedra.sources.nvidia`) and
+Nodes, slices and DeviceClasses come from kubedra's NVIDIA catalogue (:mod:`kubedra.vendors.nvidia`) and
 are created through the API; the simulation is then fed what the API server stored (nodes, slices,
 classes, DeviceTaintRules read back), and the pods and ResourceClaimTemplates that were sent. Pods are
 created in *phases*: each phase's pods are created in order and the next phase starts once every one of
@@ -27,11 +27,11 @@ from kubedra.allocator.session import engine_config
 from kubedra.model.parse import parse_object
 from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.simulator import Scheduler
-from kubedra.sources.nvidia.dra import device_classes, dra_objects
-from kubedra.sources.nvidia.nodes import dra_node
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import GROUP_LABEL, create_ignore_exists
 from kubedra.testing.kubeapi import ApiError, KubeAPI, resource_path
+from kubedra.vendors.nvidia.dra import device_classes, dra_objects
+from kubedra.vendors.nvidia.nodes import dra_node
 
 RESOURCE = "resource.k8s.io/v1"
 CLASS_LABEL = "kubedra.dev/e2e-class"

@@ -21,8 +21,8 @@ import pytest
 from click.testing import Result
 from helpers import Objects, Request, kubedra_inprocess, record_requests, sa_kubeconfig
 
-from kubedra.snapshot import audit as snapshot_audit
-from kubedra.snapshot import format as snapfmt
+from kubedra.audit import snapshot as snapshot_audit
+from kubedra.model import snapshot as snapfmt
 from kubedra.snapshot.scrub import rules as scrub_rules
 from kubedra.sources import cluster as cluster_source
 from kubedra.sources import files

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     CounterSet,
     Device,
@@ -24,7 +25,6 @@ from kubedra.model.objects import (
     ResourcePool,
     ResourceSlice,
 )
-from kubedra.model.quantity import Quantity
 
 DRIVER = "driver-a"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.model.quantity import Quantity
+from kubedra.k8s.quantity import Quantity
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
-from kubedra.model.quantity import Quantity
+from kubedra.k8s.quantity import Quantity
 
 D = "device.attributes['gpu.nvidia.com']"
 C = "device.capacity['gpu.nvidia.com']"

@@ -6,7 +6,7 @@ import pytest
 
 from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment, build_env, library_groups
 from kubedra.errors import InputError, UsageError
-from kubedra.model.quantity import Quantity
+from kubedra.k8s.quantity import Quantity
 
 from .stubs import Attr, Cap, Dev
 

@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from kubedra.discover import build, inventory
-from kubedra.sources import nvidia
-from kubedra.sources.nvidia import identity
+from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import identity
 
 from .helpers import run
 

@@ -13,7 +13,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubedra.sources.nvidia import health
+from kubedra.vendors.nvidia import health
 
 from .helpers import run
 

@@ -10,7 +10,7 @@ import yaml
 from kubedra.migrate.context import MigrateOptions, Sharing
 from kubedra.migrate.engine import Migrator, SourceFile
 from kubedra.migrate.report import MigrationReport
-from kubedra.migrate.yamldoc import YamlFile
+from kubedra.sources.yamldoc import YamlFile
 
 REPO = Path(__file__).resolve().parents[3]
 CORPUS = REPO / "tests" / "corpus"

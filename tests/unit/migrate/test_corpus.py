@@ -40,7 +40,7 @@ def test_corpus_folder_migrates_or_is_manual(folder: str) -> None:
     sources = load_sources([str(p) for p in files])
     assert len(sources) == len(files), "every file of the folder is an input"
     report = Migrator(MigrateOptions(target_version="1.37")).migrate(sources)
-    attach_validation(report)
+    attach_validation(report, validate_texts)
     result = validate_texts([(r.file, r.output) for r in report.files if not r.template], "1.37")
     invalid_files = {e.file for e in result.errors}
     manual_files = set()
@@ -65,7 +65,7 @@ def test_migrating_the_migrated_corpus_changes_nothing() -> None:
         files = [str(p) for p in sorted((CORPUS / folder).iterdir()) if p.is_file() and p.name != "README.md"]
         first = Migrator(MigrateOptions()).migrate(load_sources(files))
         from kubedra.migrate.engine import SourceFile
-        from kubedra.migrate.yamldoc import YamlFile
+        from kubedra.sources.yamldoc import YamlFile
 
         again = [
             SourceFile(r.file, r.output, None if r.template else YamlFile(r.output, r.file))

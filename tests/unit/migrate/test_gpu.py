@@ -8,7 +8,7 @@ import pytest
 
 from kubedra.errors import UsageError
 from kubedra.migrate.context import MigrateOptions, Sharing
-from kubedra.migrate.gpu import classify
+from kubedra.vendors.nvidia.resources import classify
 
 from .helpers import by_kind, docs, migrate_text, output
 

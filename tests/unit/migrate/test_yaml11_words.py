@@ -4,6 +4,7 @@ output's validation reads them as kubectl does (booleans), so a request named ``
 from __future__ import annotations
 
 from kubedra.migrate.engine import attach_validation
+from kubedra.validate.engine import validate_texts
 
 from .helpers import migrate_text
 
@@ -35,6 +36,6 @@ def test_rewrite_keeps_the_words_as_written() -> None:
 
 def test_validation_of_the_output_sees_booleans_like_kubectl() -> None:
     report = migrate_text(POD.replace("    enabled: yes\n", "    enabled: 'yes'\n"))
-    attach_validation(report)
+    attach_validation(report, validate_texts)
     manual = [f.message for f in report.manual]
     assert any("containers[0].name" in m and "boolean" in m for m in manual), manual

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kubedra.migrate.yamldoc import (
+from kubedra.sources.yamldoc import (
     Style,
     YamlFile,
     detect_style,

@@ -172,8 +172,8 @@ def test_markdown_runbook() -> None:
 
 
 def test_no_workloads_is_said(tmp_path: Path) -> None:
-    from kubedra.snapshot.format import Header, Snapshot, write
-    from kubedra.sources import nvidia
+    from kubedra.model.snapshot import Header, Snapshot, write
+    from kubedra.vendors import nvidia
 
     write(
         Snapshot(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from allocator.helpers import cls, dev, node, req, slice_
 
 from kubedra.allocator.session import engine_config
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     Container,
     DeviceClaim,
@@ -15,7 +16,6 @@ from kubedra.model.objects import (
     Taint,
     Toleration,
 )
-from kubedra.model.quantity import Quantity
 from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.sampling import num_feasible_nodes_to_find
 from kubedra.scheduler.simulator import Scheduler
@@ -196,7 +196,7 @@ def test_dra_extended_resource_uses_class_when_node_has_no_device_plugin():
 def test_dynamic_mig_counters_bound_partitions_across_pods():
     """Regression: counters must be recomputed after each bind (one Allocator serves many pods)."""
     from kubedra.model.parse import parse_object
-    from kubedra.sources import nvidia
+    from kubedra.vendors import nvidia
 
     objs = [parse_object(o).obj for o in nvidia.cluster("1x8xH100-80GB", "mig-dynamic", "1.37")]
     classes = [o for o in objs if type(o).__name__ == "DeviceClass"]

@@ -6,7 +6,7 @@ from kubedra.simulate.cluster import ClusterOptions
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.run import SimulateOptions, simulate
 from kubedra.sources.files import parse_text
-from kubedra.sources.nvidia.modes import parse_gpu_mode
+from kubedra.vendors.nvidia.modes import parse_gpu_mode
 
 MIB = 2**20
 GI = 2**30

@@ -6,7 +6,7 @@ import pytest
 
 from kubedra.model.parse import parse_object
 from kubedra.simulate.catalogue import typed_cluster
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubedra.errors import InputError
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     Container,
     DeviceClaim,
@@ -17,7 +18,6 @@ from kubedra.model.objects import (
     ObjectMeta,
     Pod,
 )
-from kubedra.model.quantity import Quantity
 from kubedra.scheduler.convert import DraOptions, MigOffer, to_device_plugin, to_dra
 
 GI = 2**30

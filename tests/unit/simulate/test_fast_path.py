@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubedra.allocator.session import engine_config
+from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     Container,
     DeviceClaim,
@@ -19,7 +20,6 @@ from kubedra.model.objects import (
     Taint,
     Toleration,
 )
-from kubedra.model.quantity import Quantity
 from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.simulator import Scheduler
 

@@ -9,7 +9,7 @@ from tests.unit.migrate.test_gpu import TS_CONFIGMAP, TS_POLICY
 
 from kubedra.migrate.context import MigrateOptions
 from kubedra.migrate.engine import Migrator, SourceFile
-from kubedra.migrate.yamldoc import YamlFile
+from kubedra.sources.yamldoc import YamlFile
 
 from .helpers import deployment, run
 

@@ -11,7 +11,7 @@ from kubedra.report.output import to_yaml
 from kubedra.simulate.cluster import ClusterOptions
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 from .helpers import GI, MIB, deployment, inputs, run
 

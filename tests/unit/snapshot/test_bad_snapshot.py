@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubedra.snapshot.format import FORMAT, HEADER_KEY
+from kubedra.model.snapshot import FORMAT, HEADER_KEY
 from kubedra.testing.cli import run
 
 HEADER = {"format": FORMAT, "cluster": "c", "serverVersion": "v1.37.0"}

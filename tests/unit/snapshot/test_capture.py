@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from kubedra.errors import InputError
+from kubedra.model import snapshot as snapfmt
 from kubedra.snapshot import capture
-from kubedra.snapshot import format as snapfmt
 
 from .helpers import run
 

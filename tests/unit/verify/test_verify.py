@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubedra.snapshot.format import Header, Snapshot, write
+from kubedra.model.snapshot import Header, Snapshot, write
 from kubedra.testing import gpunodes
 
 from .helpers import run

@@ -7,8 +7,8 @@ import re
 from typing import Any
 
 from kubedra.audit.deprecations import Lifecycle
-from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, ObjectRef
+from kubedra.audit.scope import Context, Scope, check
 from kubedra.audit.versions import Version, split_api_version
 from kubedra.k8s import versions
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import yaml
 
-from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, ObjectRef, load_data
+from kubedra.audit.scope import Context, Scope, check
 from kubedra.audit.versions import Version
-from kubedra.k8s.featuregates import gate_histories, merged_into
+from kubedra.k8s.featuregates import gate_histories, merged_into, parse_feature_metrics
 
 SYSTEM = "kube-system"
 
@@ -160,24 +160,6 @@ def cgroup_v1(ctx: Context, scope: Scope) -> None:
                     f"kubelet configuration {key!r} sets failCgroupV1: false, so kubelets keep running on cgroup v1 hosts",
                     path=("data", key),
                 )
-
-
-_FEATURE = re.compile(r"^kubernetes_feature_enabled\{(?P<labels>[^}]*)\}\s+(?P<value>\S+)", re.M)
-_LABEL = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
-
-
-def parse_feature_metrics(text: str) -> dict[str, tuple[bool, str]]:
-    """name -> (enabled, stage) from kube-apiserver /metrics."""
-    out: dict[str, tuple[bool, str]] = {}
-    for m in _FEATURE.finditer(text):
-        labels = dict(_LABEL.findall(m.group("labels")))
-        if "name" in labels:
-            try:
-                enabled = float(m.group("value")) > 0
-            except ValueError:
-                continue
-            out[labels["name"]] = (enabled, labels.get("stage", ""))
-    return out
 
 
 def _gate_at(spec: dict[str, str], v: Version) -> str | None:

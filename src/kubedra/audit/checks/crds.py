@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kubedra.audit.engine import Context, Scope, check
-from kubedra.audit.model import Item, load_data
+from kubedra.audit.model import Item
+from kubedra.audit.scope import Context, Scope, check
+from kubedra.k8s.gpuschemes import operator_groups
 
 
 @check("crd.deprecated-version")
@@ -52,7 +53,7 @@ def gpu_operator_crds(ctx: Context, scope: Scope) -> None:
     crds = scope.kind("CustomResourceDefinition")
     if not crds:
         return
-    groups = [str(g) for g in load_data("cluster-features.yaml").get("gpuOperatorGroups", [])]
+    groups = list(operator_groups())
     by_group: dict[str, list[Item]] = defaultdict(list)
     for crd in crds:
         group = str(crd.spec.get("group") or "")

@@ -11,9 +11,10 @@ from collections import defaultdict
 from typing import Any
 
 from kubedra.audit.checks.gpu import node_gpu_allocatable, slices_by_node
-from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
+from kubedra.audit.scope import Context, Scope, check
 from kubedra.text import count, noun
+from kubedra.vendors.nvidia import driver_releases
 
 _DRA_DRIVER_IMAGE = re.compile(r"dra-driver|dra-example-driver|dra-plugin|kubelet-plugin")
 _GPU_NODE_LABELS = (
@@ -83,7 +84,6 @@ _NVIDIA_DRIVER_IMAGE = re.compile(r"(k8s-dra-driver-gpu|dra-driver-nvidia-gpu)[^
 def driver_release(ctx: Context, scope: Scope) -> None:
     """The NVIDIA DRA driver's release (its DaemonSet's image tag) against the target: minimum Kubernetes,
     resource.k8s.io versions, or a release kubedra's table does not know (it cannot say)."""
-    from kubedra.sources.nvidia import driver_releases
 
     seen: set[str] = set()
     for ds in scope.kind("DaemonSet"):

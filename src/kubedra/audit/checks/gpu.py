@@ -8,9 +8,9 @@ from typing import Any
 
 import yaml
 
-from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
+from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.podspecs import format_path
+from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s.featuregates import gate_info
 
 Path = tuple[str | int, ...]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubedra.audit.engine import Context, Scope, check
 from kubedra.audit.model import Item, load_data
+from kubedra.audit.scope import Context, Scope, check
 
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 _DRA_RESOURCES = {

@@ -18,7 +18,7 @@ from kubedra.cel.values import (
     msg_to_quantity,
     quantity_to_msg,
 )
-from kubedra.model.quantity import NANO, Quantity, QuantityError
+from kubedra.k8s.quantity import NANO, Quantity, QuantityError
 
 
 @functools.lru_cache(maxsize=16384)

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kubedra.snapshot.format import Header, HelmRelease, Snapshot, write
-from kubedra.sources import nvidia
+from kubedra.model.snapshot import Header, HelmRelease, Snapshot, write
+from kubedra.vendors import nvidia
 
 HERE = Path(__file__).parent
 CAPTURED = "2026-06-01T08:00:00Z"

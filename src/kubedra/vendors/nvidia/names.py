@@ -3,7 +3,7 @@
 Source of the shapes: the NVIDIA DRA driver for GPUs (``gpu.nvidia.com``, DeviceClasses ``gpu.nvidia.com``,
 ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``; opaque config ``resource.nvidia.com/v1beta1`` ``GpuConfig`` and
 ``MigDeviceConfig`` with ``sharing{strategy: TimeSlicing|MPS, timeSlicingConfig{interval}, mpsConfig{...}}``).
-When ``kubedra.sources.nvidia`` provides the driver's DeviceClasses they are used instead of the fallback.
+When :mod:`kubedra.vendors.nvidia.dra` provides the driver's DeviceClasses they are used instead of the fallback.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import re
 from typing import Any
+
+from kubedra.vendors.nvidia.dra import device_classes
 
 DRIVER = "gpu.nvidia.com"
 GPU_CLASS = "gpu.nvidia.com"
@@ -84,20 +86,12 @@ def _fallback_classes() -> list[dict[str, Any]]:
 
 def driver_device_classes() -> list[dict[str, Any]]:
     """The DeviceClasses the NVIDIA driver's chart installs (resource.k8s.io/v1 shape)."""
-    try:
-        from kubedra.sources import nvidia  # type: ignore[attr-defined,unused-ignore]
-
-        classes = nvidia.device_classes()
-        out = []
-        for c in classes:
-            d = c.to_dict() if hasattr(c, "to_dict") else c
-            if isinstance(d, dict) and d.get("kind") == "DeviceClass":
-                out.append(copy.deepcopy(d))
-        if out:
-            return out
-    except (ImportError, AttributeError, TypeError):
-        pass
-    return _fallback_classes()
+    out = []
+    for c in device_classes():
+        d = c.to_dict() if hasattr(c, "to_dict") else c
+        if isinstance(d, dict) and d.get("kind") == "DeviceClass":
+            out.append(copy.deepcopy(d))
+    return out or _fallback_classes()
 
 
 def known_class_names() -> set[str]:

@@ -33,14 +33,14 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.gcpause import paused_gc
+from kubedra.k8s.quantity import Quantity
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.model.quantity import Quantity
-from kubedra.sources.nvidia import identity
-from kubedra.sources.nvidia.layouts import GpuLayout, MigPlacement
-from kubedra.sources.nvidia.limits import is_dns_label, is_dns_subdomain, pool_violations, slice_violations
-from kubedra.sources.nvidia.models import GpuModel, MigProfile, default_driver_versions, get_model
-from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
-from kubedra.sources.nvidia.specs import k8s_minor
+from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia.layouts import GpuLayout, MigPlacement
+from kubedra.vendors.nvidia.limits import is_dns_label, is_dns_subdomain, pool_violations, slice_violations
+from kubedra.vendors.nvidia.models import GpuModel, MigProfile, default_driver_versions, get_model
+from kubedra.vendors.nvidia.modes import GpuMode, parse_gpu_mode
+from kubedra.vendors.nvidia.specs import k8s_minor
 
 DRIVER_NAME = "gpu.nvidia.com"
 RESOURCE_API = "resource.k8s.io/v1"

@@ -4,17 +4,17 @@ Everything returns plain, JSON-serialisable Kubernetes objects (camelCase dicts:
 resource.k8s.io/v1 ResourceSlice and DeviceClass), so callers feed them through the same loader
 as user manifests.
 
-    from kubedra.sources import nvidia
+    from kubedra.vendors import nvidia
     nvidia.cluster("4x8xH100-80GB,2x8xA100-80GB", "mig-static:all-balanced", "1.37", device_plugin=False)
     nvidia.dra_objects("h100-80gb-0", "H100-80GB", 8, "mig-dynamic")      # 9 slices, 208 devices
     nvidia.device_plugin_node("a100-80gb-0", "A100-80GB", 8, "mig-static:all-1g.10gb")
 
 Modes: ``full``, ``mig-static:<layout>``, ``mig-dynamic``, ``time-slicing:<n>``, ``mps:<n>``
-(see :mod:`kubedra.sources.nvidia.modes` and :mod:`kubedra.sources.nvidia.layouts`).
+(see :mod:`kubedra.vendors.nvidia.modes` and :mod:`kubedra.vendors.nvidia.layouts`).
 """
 
-from kubedra.sources.nvidia.cluster import cluster, node_names
-from kubedra.sources.nvidia.dra import (
+from kubedra.vendors.nvidia.cluster import cluster, node_names
+from kubedra.vendors.nvidia.dra import (
     DRIVER_NAME,
     DriverInfo,
     counter_set_name,
@@ -24,9 +24,9 @@ from kubedra.sources.nvidia.dra import (
     mig_device_name,
     nvidia_semver,
 )
-from kubedra.sources.nvidia.layouts import GpuLayout, MigPlacement, parse_layout, place
-from kubedra.sources.nvidia.limits import pool_violations, slice_violations
-from kubedra.sources.nvidia.models import (
+from kubedra.vendors.nvidia.layouts import GpuLayout, MigPlacement, parse_layout, place
+from kubedra.vendors.nvidia.limits import pool_violations, slice_violations
+from kubedra.vendors.nvidia.models import (
     GpuModel,
     MigProfile,
     NodeShape,
@@ -34,8 +34,8 @@ from kubedra.sources.nvidia.models import (
     gpu_models,
     mig_memory_gb,
 )
-from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
-from kubedra.sources.nvidia.nodes import (
+from kubedra.vendors.nvidia.modes import GpuMode, parse_gpu_mode
+from kubedra.vendors.nvidia.nodes import (
     POOL_LABEL,
     device_plugin_node,
     device_plugin_resources,
@@ -43,7 +43,7 @@ from kubedra.sources.nvidia.nodes import (
     gfd_labels,
     mig_resource_name,
 )
-from kubedra.sources.nvidia.specs import NodeGroup, k8s_minor, parse_node_spec
+from kubedra.vendors.nvidia.specs import NodeGroup, k8s_minor, parse_node_spec
 
 __all__ = [
     "DRIVER_NAME",

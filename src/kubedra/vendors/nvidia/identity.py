@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 
-from kubedra.sources.nvidia.models import GpuModel, platform
+from kubedra.vendors.nvidia.models import GpuModel, platform
 
 _NAMESPACE = uuid.UUID("6f1c8a52-2b9e-5c3d-9a61-6b7564726101")  # kubedra's own uuid5 namespace
 

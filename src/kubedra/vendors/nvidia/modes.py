@@ -2,7 +2,7 @@
 
 - ``full``                   whole GPUs, MIG off.
 - ``mig-static:<layout>``    MIG instances created beforehand (mig-parted / GPU Operator); see
-                             :mod:`kubedra.sources.nvidia.layouts` for the layout syntax.
+                             :mod:`kubedra.vendors.nvidia.layouts` for the layout syntax.
 - ``mig-dynamic``            NVIDIA DRA driver with the ``DynamicMIG`` gate: every profile and
                              placement is announced and created on demand. On Ampere this assumes
                              MIG mode is on (otherwise the driver announces only the full GPU).
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from kubedra.errors import InputError
-from kubedra.sources.nvidia.layouts import GpuLayout, LayoutSpec, layouts_for_gpus, parse_layout
-from kubedra.sources.nvidia.models import GpuModel
+from kubedra.vendors.nvidia.layouts import GpuLayout, LayoutSpec, layouts_for_gpus, parse_layout
+from kubedra.vendors.nvidia.models import GpuModel
 
 ModeKind = Literal["full", "mig-static", "mig-dynamic", "time-slicing", "mps"]
 MIN_REPLICAS = 2  # the device plugin rejects fewer ("number of replicas must be >= 2")

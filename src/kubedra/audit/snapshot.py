@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubedra.snapshot.format import Snapshot
+from kubedra.audit import engine
+from kubedra.audit.deprecations import DeprecationDB
+from kubedra.audit.engine import ClusterFacts, Scope
+from kubedra.audit.model import Item, RuleBook
+from kubedra.audit.versions import Version
+from kubedra.model.snapshot import Snapshot
 
 
 def scope(snap: Snapshot) -> Any:
     """A :class:`kubedra.audit.engine.Scope` for the snapshot (live-like: it has ClusterFacts)."""
-    from kubedra.audit.engine import ClusterFacts, Scope
-    from kubedra.audit.model import Item
-    from kubedra.audit.versions import Version
 
     h = snap.header
     facts = ClusterFacts(
@@ -43,10 +45,6 @@ def scope(snap: Snapshot) -> Any:
 
 def run(snaps: list[Snapshot], target: str) -> Any:
     """Audit findings for the snapshots: an :class:`kubedra.audit.engine.Report`."""
-    from kubedra.audit import engine
-    from kubedra.audit.deprecations import DeprecationDB
-    from kubedra.audit.model import RuleBook
-    from kubedra.audit.versions import Version
 
     rules = RuleBook.load()
     tv = Version.parse(target, what="--target-version")

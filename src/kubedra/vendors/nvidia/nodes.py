@@ -27,14 +27,14 @@ from dataclasses import replace
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.k8s.quantity import Quantity, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.model.quantity import Quantity, parse_quantity
-from kubedra.sources.nvidia import identity
-from kubedra.sources.nvidia.dra import DriverInfo, check_node_name
-from kubedra.sources.nvidia.layouts import GpuLayout
-from kubedra.sources.nvidia.models import GpuModel, MigProfile, NodeShape, get_model
-from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
-from kubedra.sources.nvidia.specs import k8s_minor
+from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia.dra import DriverInfo, check_node_name
+from kubedra.vendors.nvidia.layouts import GpuLayout
+from kubedra.vendors.nvidia.models import GpuModel, MigProfile, NodeShape, get_model
+from kubedra.vendors.nvidia.modes import GpuMode, parse_gpu_mode
+from kubedra.vendors.nvidia.specs import k8s_minor
 
 POOL_LABEL = "kubedra.io/node-pool"
 GFD_TIMESTAMP = "1767225600"  # nvidia.com/gfd.timestamp is the labelling time; fixed for stable output

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from kubedra.errors import InputError
-from kubedra.sources.nvidia.models import MEMORY_SLICES, GpuModel, MigProfile
+from kubedra.vendors.nvidia.models import MEMORY_SLICES, GpuModel, MigProfile
 
 _ITEM_RE = re.compile(r"^(?P<p>\d+g\.\d+gb(?:[+.-][a-z][a-z.+]*)?)(?:\*(?P<n>\d+)|@(?P<s>\d+))?$")
 _NAMED = ("all-disabled", "all-enabled", "all-balanced")

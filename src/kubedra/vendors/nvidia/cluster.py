@@ -8,11 +8,11 @@ from typing import Any
 from kubedra.errors import InputError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.sources.nvidia.dra import DriverInfo, device_classes, dra_objects
-from kubedra.sources.nvidia.models import GpuModel
-from kubedra.sources.nvidia.modes import GpuMode, parse_gpu_mode
-from kubedra.sources.nvidia.nodes import device_plugin_node, dra_node
-from kubedra.sources.nvidia.specs import NodeGroup, parse_node_spec
+from kubedra.vendors.nvidia.dra import DriverInfo, device_classes, dra_objects
+from kubedra.vendors.nvidia.models import GpuModel
+from kubedra.vendors.nvidia.modes import GpuMode, parse_gpu_mode
+from kubedra.vendors.nvidia.nodes import device_plugin_node, dra_node
+from kubedra.vendors.nvidia.specs import NodeGroup, parse_node_spec
 
 ModeArg = str | GpuMode | Mapping[str, str | GpuMode]
 

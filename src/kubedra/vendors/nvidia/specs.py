@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from kubedra.errors import InputError, UsageError
 from kubedra.k8s.versions import SUPPORTED, Version, require_supported
-from kubedra.sources.nvidia.models import GpuModel, get_model
+from kubedra.vendors.nvidia.models import GpuModel, get_model
 
 MAX_GPUS_PER_NODE = 64
 SUPPORTED_MINORS = tuple(Version.parse(v).minor for v in SUPPORTED)  # resource.k8s.io/v1 from the oldest

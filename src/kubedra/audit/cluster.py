@@ -1,0 +1,223 @@
+"""Audit a live cluster: list what the rules read (read-only, bounded, every unread resource named), decode
+Helm releases, and hand the objects to the audit engine; several clusters in parallel."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubedra.audit.engine import ClusterFacts, Scope
+from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
+from kubedra.audit.versions import Version
+from kubedra.errors import ClusterError, Location, UsageError
+from kubedra.k8s.gpuschemes import operator_groups
+from kubedra.sources import files, helm
+from kubedra.sources.cluster import (
+    BUILTIN_RESOURCES,
+    HELM_SECRETS,
+    METRICS,
+    Client,
+    HTTPError,
+    ResourceType,
+    Unread,
+    attempt,
+    connection_error,
+    discover,
+    label,
+    listing_plan,
+    short_error,
+)
+
+
+@dataclass
+class ClusterResult:
+    context: str
+    scope: Any = None  # kubedra.audit.engine.Scope
+    findings: list[Any] = field(default_factory=list)
+    error: ClusterError | UsageError | None = None
+
+
+Progress = Callable[[str, int, int, str], None]
+
+
+def collect(
+    kubeconfig: str | None,
+    context: str | None,
+    *,
+    timeout: float = 20.0,
+    helm_releases: bool = True,
+    operator_groups: Iterable[str] = (),
+    progress: Progress | None = None,
+) -> ClusterResult:
+    """Inventory one cluster. Unreachable clusters come back with ``error`` set (never raised)."""
+
+    rules = RuleBook.load()
+    name = label(kubeconfig, context)
+    result = ClusterResult(context=name)
+    try:
+        client = Client(kubeconfig, context, timeout)
+    except (UsageError, ClusterError) as e:
+        result.error = e
+        return result
+    facts = ClusterFacts(name=name)
+    scope = Scope(name=name, facts=facts)
+
+    def not_inspected(resource: str, reason: str) -> None:
+        facts.not_inspected.append((resource, reason))
+        meta = rules["cluster.not-inspected"]
+        result.findings.append(
+            Finding(
+                rule=meta.id,
+                severity="warning" if resource == METRICS else meta.severity,
+                object=ObjectRef("", "", None, resource),
+                source=Location(cluster=name),
+                message=f"{resource} not inspected ({Unread.of(resource, reason).cause}: {reason})",
+                fix=meta.render_fix({"resource": resource}),
+            )
+        )
+
+    try:
+        ver = client.get_json("/version")
+        facts.git_version = str(ver.get("gitVersion") or "")
+        facts.server_version = Version.maybe(facts.git_version) or Version.maybe(
+            f"{ver.get('major')}.{ver.get('minor')}".rstrip("+")
+        )
+        disc = discover(client)
+    except HTTPError as e:
+        if e.status in (401, 403) and e.path == "/version":
+            result.error = ClusterError(
+                f"cluster {name} ({client.host}) refused our credentials: {e.reason()}"
+            )
+        else:
+            result.error = ClusterError(f"cluster {name} ({client.host}): API discovery failed: {e.reason()}")
+        return result
+    except ClusterError as e:
+        result.error = e
+        return result
+    except Exception as e:
+        if connection_error(e) or isinstance(e, ValueError | AttributeError):
+            result.error = ClusterError(f"cannot reach cluster {name} at {client.host}: {short_error(e)}")
+            return result
+        raise
+    facts.served = disc.served
+
+    plan = listing_plan(client, disc, BUILTIN_RESOURCES, operator_groups, not_inspected)
+    total = len(plan) + int(helm_releases) + 1
+    done = 0
+
+    def step(what: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(name, done, total, what)
+
+    for rt in plan:
+        for obj in attempt(not_inspected, rt.display, functools.partial(client.list_all, rt)) or []:
+            scope.items.append(Item(obj=obj, cluster=name))
+        step(rt.display)
+
+    if helm_releases:
+        secrets = ResourceType("", "v1", "secrets", "Secret", True)
+        raw = attempt(
+            not_inspected,
+            HELM_SECRETS,
+            lambda: client.list_all(
+                secrets,
+                [("labelSelector", "owner=helm"), ("fieldSelector", f"type={helm.RELEASE_SECRET_TYPE}")],
+            ),
+        )
+        releases = []
+        for s in raw or []:
+            try:
+                releases.append(helm.decode_release_secret(s))
+            except (ValueError, OSError) as e:
+                meta = rules["input.malformed"]
+                sm = s.get("metadata") or {}
+                result.findings.append(
+                    Finding(
+                        meta.id,
+                        meta.severity,
+                        ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
+                        Location(cluster=name),
+                        f"Helm release secret could not be decoded: {e}",
+                        meta.render_fix({}),
+                    )
+                )
+        for rel in helm.current_releases(releases):
+            parsed = files.parse_text(rel.manifest, f"helm:{rel.namespace}/{rel.name}", keep_nodes=False)
+            for d in parsed.documents:
+                scope.items.append(Item(obj=d.obj, cluster=name, via=rel.describe()))
+            for err in parsed.errors:
+                meta = rules["input.malformed"]
+                result.findings.append(
+                    Finding(
+                        meta.id,
+                        meta.severity,
+                        ObjectRef(),
+                        Location(cluster=name),
+                        f"{rel.describe()}: manifest: {err.message}",
+                        meta.render_fix({}),
+                    )
+                )
+        step("helm releases")
+
+    metrics = attempt(not_inspected, METRICS, lambda: client.get_raw("/metrics", accept="text/plain"))
+    if metrics is not None:
+        facts.metrics = metrics.decode("utf-8", "replace")
+    step("metrics")
+    facts.objects = len(scope.items)
+    result.scope = scope
+    return result
+
+
+def collect_many(
+    kubeconfig: str | None,
+    contexts: Sequence[str | None],
+    *,
+    timeout: float = 20.0,
+    helm_releases: bool = True,
+    progress: bool = False,
+) -> list[ClusterResult]:
+    """Inventory several clusters in parallel (threads: the work is network-bound), in the given order."""
+
+    groups = list(operator_groups())
+    workers = max(1, min(len(contexts), int(os.environ.get("KUBEDRA_AUDIT_CONCURRENCY", "8"))))
+
+    def run(ctx: str | None, cb: Progress | None) -> ClusterResult:
+        return collect(
+            kubeconfig, ctx, timeout=timeout, helm_releases=helm_releases, operator_groups=groups, progress=cb
+        )
+
+    if not progress:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda c: run(c, None), contexts))
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
+    from rich.progress import Progress as Bar
+
+    lock = threading.Lock()
+    with Bar(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[what]}"),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        tasks = {
+            label(kubeconfig, c): bar.add_task(label(kubeconfig, c), total=None, what="discovery")
+            for c in contexts
+        }
+
+        def cb(name: str, done: int, total: int, what: str) -> None:
+            with lock:
+                bar.update(tasks[name], completed=done, total=total, what=what)
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(lambda c: run(c, cb), contexts))
