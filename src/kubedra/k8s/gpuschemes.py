@@ -69,6 +69,5 @@ def annotation_schemes(annotations: Mapping[str, Any] | None) -> list[Scheme]:
 def operator_groups() -> tuple[str, ...]:
     """API groups of the GPU and batch operators whose objects are read whole (``gpuOperatorGroups`` in
     data/rules/cluster-features.yaml): every listable resource of these groups is audited and captured."""
-    path = resources.files("kubedra") / "data" / "rules" / "cluster-features.yaml"
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    data = datafiles.load("rules/cluster-features.yaml")
     return tuple(str(g) for g in (data or {}).get("gpuOperatorGroups", []))
