@@ -13,7 +13,7 @@ with ``--nodes 8x8xH100-80GB --gpu-mode mig-dynamic``), one ResourceClaimTemplat
   Then the same with the cluster in the file instead (DeviceClasses, Nodes and 72 ResourceSlices as YAML, as
   a saved cluster or snapshot gives them): there reading 2.3 MiB of YAML is most of the time.
 - the real kube-scheduler of the testbed's default Kubernetes version (``make testbed``): the same DeviceClasses,
-  Nodes and ResourceSlices (``kubedra.sources.nvidia.cluster``, the objects ``--nodes`` builds) through a real
+  Nodes and ResourceSlices (``kubedra.vendors.nvidia.cluster``, the objects ``--nodes`` builds) through a real
   API server (the DRA gates dynamic MIG needs, partitionable devices and consumable capacity, are on by default
   at that version), the templates, then the 160 pods 8 at a time; timed from the first pod created to the last
   one bound (polled every 0.25 s), after which every pod is bound or marked unschedulable.
@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 NODES = "8x8xH100-80GB"
 GPU_MODE = "mig-dynamic"
