@@ -410,7 +410,7 @@ def fleet_snapshot_items(nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE, t
     for the pod), and CPU service pods for the rest; on the fourth node only service pods, so its 8 GPUs are
     free. Then ``nodes // 20`` pending pods of a second Job ask for 8 GPUs each (a whole node): the
     simulation places them on the free nodes. All generated lazily: the file is written item by item."""
-    from kubedra.sources import nvidia
+    from kubedra.vendors import nvidia
 
     names = [f"h100-80gb-{i}" for i in range(nodes)]
     for name in names:

@@ -10,7 +10,7 @@ from kubedra.errors import InputError
 from kubedra.simulate import inputs as inputs_mod
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
-from kubedra.sources import nvidia
+from kubedra.vendors import nvidia
 
 
 def _pod(name: str, node: str | None, gpus: int, ns: str = "ml") -> dict:
