@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -11,6 +12,7 @@ from kubedra.allocator import AllocationError, InvalidPoolsError
 from kubedra.allocator.explain import explain
 from kubedra.allocator.session import allocator_for, check_class_selectors, engine_config
 from kubedra.commands._common import (
+    CommonOptions,
     exit_codes_epilog,
     feature_gates_option,
     input_options,
@@ -109,6 +111,22 @@ def _short_reason(explanation: list[dict[str, Any]]) -> str:
     return f"{summary}: {blocked['message'].split(' — ', 1)[-1]}"
 
 
+@dataclass(frozen=True)
+class AllocateOptions:
+    """``kubedra allocate``'s options as parsed (inputs, -o, --target-version in ``common``)."""
+
+    common: CommonOptions
+    node_name: str | None = None
+    feature_gates: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> AllocateOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        """Nothing conflicts here (no input at all is refused while the flags are parsed)."""
+
+
 @click.command(
     "allocate",
     epilog=exit_codes_epilog(
@@ -124,16 +142,23 @@ def _short_reason(explanation: list[dict[str, Any]]) -> str:
 @target_version_option()
 @feature_gates_option()
 @output_option()
-def allocate(
-    files: tuple[str, ...], node_name: str | None, target_version: str, feature_gates: str | None, output: str
-) -> None:
+def allocate(**params: Any) -> None:
     """Allocate the unallocated ResourceClaims in the input together (as one pod's claims) on each node.
 
     Inputs: ResourceSlices, DeviceClasses, DeviceTaintRules, Nodes and ResourceClaims; claims that already
     have status.allocation count as in use. Without Node objects, nodes are taken from the slices'
     nodeName.
     """
-    out, pending = allocate_on_nodes(files, node_name, target_version, feature_gates, with_explanation=True)
+    options = AllocateOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: AllocateOptions) -> None:
+    c = options.common
+    out, pending = allocate_on_nodes(
+        c.files, options.node_name, c.target_version, options.feature_gates, with_explanation=True
+    )
 
     def table() -> None:
         rows = []
@@ -151,5 +176,5 @@ def allocate(
         )
         print_table(["node", "allocated", "devices / reason"], rows, title=f"claims: {names}")
 
-    emit(out, output, table)
+    emit(out, c.output, table)
     sys.exit(EXIT_OK if any(e["allocated"] for e in out) else EXIT_FINDINGS)

@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import click
@@ -20,6 +21,7 @@ from kubedra.allocator.explain import explain as explain_claims
 from kubedra.allocator.session import allocator_for, check_class_selectors, engine_config
 from kubedra.commands._cluster import allow_missing_option, incomplete_rows, report_incomplete, time_options
 from kubedra.commands._common import (
+    CommonOptions,
     cluster_options,
     exit_codes_epilog,
     feature_gates_option,
@@ -47,6 +49,48 @@ def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
         raise UsageError(f"{hits[0][1]} reads the cluster: give no files with it")
     m = hits[0][0]
     return ("pod" if m.group(1).startswith("po") else "claim"), m.group(2)
+
+
+@dataclass(frozen=True)
+class ExplainOptions:
+    """``kubedra explain``'s options as parsed: inputs (or ``pod/NAME``, ``claim/NAME``), -o, --target-version
+    and --kubeconfig/--context in ``common``."""
+
+    common: CommonOptions
+    claim_ref: str | None = None
+    namespace: str = "default"
+    timeout: float = 20.0
+    allow_missing: tuple[str, ...] = ()
+    node_name: str | None = None
+    feature_gates: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> ExplainOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def live_target(self) -> tuple[str, str] | None:
+        """(``pod`` or ``claim``, NAME) when the only PATH names an object in the cluster, else None."""
+        return _live_target(self.common.files)
+
+    def claim(self) -> tuple[str, str]:
+        """(namespace, name) of ``--claim`` (no slash: the name alone, namespace empty)."""
+        ns, sep, name = (self.claim_ref or "").rpartition("/")
+        if not sep:
+            ns, name = "", self.claim_ref or ""
+        if not name:
+            raise UsageError("--claim must be NAMESPACE/NAME")
+        return ns, name
+
+    def validate(self) -> None:
+        if self.live_target() is not None:
+            return
+        if not self.common.files:
+            raise UsageError(
+                "no input: give ResourceSlices and the claim as PATH... or -f PATH, or pod/NAME or claim/NAME"
+            )
+        if not self.claim_ref:
+            raise UsageError("--claim NAMESPACE/NAME is required with files")
+        self.claim()
 
 
 @click.command(
@@ -78,49 +122,35 @@ def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
 @target_version_option()
 @feature_gates_option()
 @output_option()
-def explain(
-    files: tuple[str, ...],
-    claim_ref: str | None,
-    namespace: str,
-    kubeconfig: str | None,
-    context: str | None,
-    timeout: float,
-    allow_missing: tuple[str, ...],
-    node_name: str | None,
-    target_version: str,
-    feature_gates: str | None,
-    output: str,
-) -> None:
+def explain(**params: Any) -> None:
     """Explain, per node, why a claim can or cannot be allocated: per request, how many devices the class
     selects, how many survive each selector, how many are in use, tainted, out of counters or capacity,
     and which constraint rejects a combination. With pod/NAME or claim/NAME (and -n, --context) the objects
     are read from the cluster, read-only; for a pod, node-level reasons (taints, affinity, unschedulable)
     come first."""
-    live = _live_target(files)
+    options = ExplainOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: ExplainOptions) -> None:
+    c = options.common
+    files, output, claim_ref, namespace = c.files, c.output, options.claim_ref, options.namespace
+    live = options.live_target()
     incomplete: list[dict[str, Any]] = []
     pod: Pod | None = None
     if live is None:
-        if not files:
-            raise UsageError(
-                "no input: give ResourceSlices and the claim as PATH... or -f PATH, or pod/NAME or claim/NAME"
-            )
-        if not claim_ref:
-            raise UsageError("--claim NAMESPACE/NAME is required with files")
         inv = load_inventory(files)
-        ns, sep, name = claim_ref.rpartition("/")
-        if not sep:
-            ns, name = "", claim_ref
-        if not name:
-            raise UsageError("--claim must be NAMESPACE/NAME")
-        subject = claim_ref
+        ns, name = options.claim()
+        subject = str(claim_ref)
     else:
         from kubedra.sources import live as live_source
         from kubedra.sources.files import Document
 
         kind, name = live
         ns = namespace
-        read = live_source.read(kubeconfig, context, namespace, kind, name, timeout)
-        incomplete = incomplete_rows(((read.context, u) for u in read.not_read), allow_missing)
+        read = live_source.read(c.kubeconfig, c.context, namespace, kind, name, options.timeout)
+        incomplete = incomplete_rows(((read.context, u) for u in read.not_read), options.allow_missing)
         inv = build_inventory(
             [
                 Document(obj=o, file=f"cluster {read.context}", line=0, index=i)
@@ -135,7 +165,7 @@ def explain(
     for n in inv.notes:
         warn(n)
     report_incomplete(incomplete)
-    cfg = engine_config(target_version, feature_gates)
+    cfg = engine_config(c.target_version, options.feature_gates)
     pod_reason: Callable[[Node], str | None] = lambda _node: None  # noqa: E731
     if pod is not None:
         from kubedra.scheduler import why
@@ -168,7 +198,7 @@ def explain(
             inv.claims = [c for c in inv.claims if c is not claims[0]]
             claims[0].allocation = None
             warn(f"{subject} is already allocated; explaining a fresh allocation without it")
-    nodes = pick_nodes(inv.nodes_or_synthesized(), node_name)
+    nodes = pick_nodes(inv.nodes_or_synthesized(), options.node_name)
     if not nodes:
         raise InputError("no nodes: add Node objects, or ResourceSlices with spec.nodeName")
     _finish(
