@@ -9,7 +9,7 @@ read it). A newline the output needs is written ``{{ "\\n" }}``; text and ``{{ }
 stay on one line.
 
 Every value printed in HTML goes through :func:`html.escape` (``quote=True``), and ``None`` prints as
-nothing; values that are already HTML (macro output, ``|safe``, :class:`kubedra.report.html.Markup`)
+nothing (in Markdown, values print as ``str()`` does); values that are already HTML (macro output, ``|safe``, :class:`kubedra.report.html.Markup`)
 are printed as they are.
 """
 
@@ -44,10 +44,6 @@ def _escape(value: Any) -> Any:
     return Markup(_html.escape("" if value is None else str(value), quote=True))
 
 
-def _blank(value: Any) -> Any:
-    return "" if value is None else value
-
-
 def _env(**options: Any) -> jinja2.Environment:
     return jinja2.Environment(
         loader=_Loader("kubedra", "data/templates"),
@@ -65,4 +61,4 @@ def html() -> jinja2.Environment:
 
 @functools.cache
 def markdown() -> jinja2.Environment:
-    return _env(autoescape=False, finalize=_blank, trim_blocks=True, lstrip_blocks=True)
+    return _env(autoescape=False, trim_blocks=True, lstrip_blocks=True)
