@@ -60,20 +60,25 @@ class _Unusual(Exception):
     """The document needs the full constructor."""
 
 
-class _FastLoader(_Loader):
-    """The C loader with implicit tags resolved like go-yaml v2 (kubectl), cached per (value, plain):
-    manifests repeat the same keys and values over and over, and resolution is called from C for every
-    scalar."""
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is yaml.ScalarNode:
-            return _resolve_scalar(value, bool(implicit[0]))
-        return _Loader.resolve(self, kind, value, implicit)
+_RESOLVER = yaml.resolver.Resolver()  # collections' default tags (no path resolvers are registered)
 
 
 @functools.lru_cache(maxsize=1 << 16)
-def _resolve_scalar(value: str, plain: bool) -> str:
-    return scalars.resolve_plain(value) if plain else _STR
+def _resolve(kind: Any, value: Any, implicit: Any) -> Any:
+    """The tag of a node without an explicit one: go-yaml v2's for a plain scalar (kubectl), str for a quoted
+    one, PyYAML's default for a collection (``value`` is None and ``implicit`` a bool there)."""
+    if kind is yaml.ScalarNode:
+        return scalars.resolve_plain(value) if implicit[0] else _STR
+    return yaml.resolver.Resolver.resolve(_RESOLVER, kind, value, implicit)
+
+
+class _FastLoader(_Loader):
+    """The C loader with implicit tags resolved like go-yaml v2 (kubectl), cached per (kind, value, implicit):
+    manifests repeat the same keys and values over and over, and resolution is called from C for every node.
+    The cache itself is the method (a static one), so a hit runs no Python code at all (10,000 manifests:
+    0.56 -> 0.45 s to compose them, fastest of 5)."""
+
+    resolve = staticmethod(_resolve)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
