@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
-from kubedra.model.inventory import build_inventory
+from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.safewrite import write_atomic
 from kubedra.sources import files
 
@@ -154,6 +154,14 @@ class Snapshot:
     items: list[dict[str, Any]] = field(default_factory=list)
     documents: list[files.Document] = field(default_factory=list)  # set by load(): items with file:line
     path: str | None = None
+    built: tuple[list[files.Document], Inventory] | None = field(default=None, repr=False, compare=False)
+
+    def inventory(self) -> Inventory:
+        """The documents as the model reads them, built once per list of documents (load() builds it to check
+        them; plan's capacity check reuses it instead of modelling the same documents again)."""
+        if self.built is None or self.built[0] is not self.documents:
+            self.built = (self.documents, build_inventory(self.documents))
+        return self.built[1]
 
     def kind(self, *kinds: str) -> list[dict[str, Any]]:
         return [o for o in self.items if o.get("kind") in kinds]
@@ -243,10 +251,11 @@ def load(path: str) -> Snapshot:
             raise InputError("snapshot has no items list", d.location)
     # every object as the model reads it: a malformed one is one line with file:line (exit 2), not a crash
     # of a check that trusts the API's shapes
-    build_inventory(result.documents)
-    return Snapshot(
+    snap = Snapshot(
         header=header, items=[d.obj for d in result.documents], documents=result.documents, path=path
     )
+    snap.inventory()
+    return snap
 
 
 def load_many(paths: Sequence[str]) -> list[Snapshot]:

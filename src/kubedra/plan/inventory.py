@@ -23,6 +23,7 @@ from kubedra.model.inventory import build_inventory
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
 from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
+from kubedra.vendors.nvidia import names as nvidia_names
 
 POOL_LABELS = (
     "kubedra.io/node-pool",
@@ -36,7 +37,7 @@ POOL_LABELS = (
     "nvidia.com/gpu.product",
 )
 STACK_LABEL = "kubedra.io/gpu-stack"
-NVIDIA_DRIVER = "gpu.nvidia.com"
+NVIDIA_DRIVER = nvidia_names.DRIVER
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+)g\.")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "ReplicaSet")
 
@@ -126,7 +127,7 @@ def gpu_equivalents(resources: dict[str, Any]) -> float:
         m = _MIG.match(str(k))
         if m:
             total += n * int(m.group(1)) / 7
-        elif str(k) in ("nvidia.com/gpu", "nvidia.com/gpu.shared"):
+        elif str(k) in (nvidia_names.GPU_RESOURCE, nvidia_names.GPU_RESOURCE + nvidia_names.SHARED_SUFFIX):
             total += n
     return total
 
@@ -147,7 +148,7 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
 
     try:
         opts = ClusterOptions(target_version=target)
-        cluster = build_cluster(build_inventory(snap.documents), opts)
+        cluster = build_cluster(snap.inventory(), opts)
         dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}
         dra = cluster.views[DRA].physical_gpus() if DRA in cluster.views else {}
         notes.extend(n for n in cluster.notes if "derived" in n)

@@ -49,7 +49,7 @@ from kubedra.model.objects import (
     Pod,
     PodResourceClaim,
 )
-from kubedra.vendors.nvidia import names as names
+from kubedra.vendors.nvidia import names
 from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 GPU_MEMORY_ANNOTATION = "kubedra.io/gpu-memory"
@@ -377,7 +377,7 @@ def _explain_request(
     if profile is not None and not ex.selectors:
         return DEVICEPLUGIN_MIG + profile.replace("+", "."), ex.count
     if cls == names.GPU_CLASS and not ex.selectors:
-        return "nvidia.com/gpu", ex.count
+        return names.GPU_RESOURCE, ex.count
     if ex.device_class_name == names.MIG_CLASS and len(ex.selectors) == 1:
         m = _PROFILE_SELECTOR.match(ex.selectors[0])
         if m:

@@ -27,6 +27,7 @@ from kubedra.scheduler.pods import SimPod
 from kubedra.simulate.cluster import DP, ClusterView, is_gpu_resource
 from kubedra.simulate.results import TITLES, ModeResult, Simulation
 from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import names as nvidia_names
 
 MEMORY_SLICES = 8
 COMPUTE_SLICES = 7
@@ -111,7 +112,7 @@ def _dra_option(class_name: str, selectors: Sequence[str], count: int) -> Option
             profile = p.group("p")
             continue
         return None  # some other CEL: not modelled
-    if class_name == "gpu.nvidia.com" and profile is None:
+    if class_name == nvidia_names.GPU_CLASS and profile is None:
         return Option("full", "", count, need)
     if class_name == "mig.nvidia.com" and profile is not None:
         return Option("mig", profile, count, need)

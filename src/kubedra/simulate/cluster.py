@@ -39,13 +39,14 @@ from kubedra.simulate.catalogue import typed_cluster
 from kubedra.sources.files import Document
 from kubedra.text import noun
 from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.nodes import sanitise  # GFD's product-name sanitising
 from kubedra.vendors.nvidia.specs import parse_node_spec
 
 DP = "device-plugin"
 DRA = "dra"
 MODES = (DP, DRA)
-GPU = "nvidia.com/gpu"
+GPU = nvidia_names.GPU_RESOURCE
 GPU_SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
 NVIDIA_DRIVER = nvidia.DRIVER_NAME

@@ -31,6 +31,7 @@ from kubedra.scheduler.pods import SimPod
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import Skipped, Workloads
 from kubedra.simulate.cluster import DP, Cluster, ClusterView, is_gpu_resource
+from kubedra.vendors.nvidia import names as nvidia_names
 
 # How a mode is named in every output (tables, charts, the bound's line).
 TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
@@ -151,7 +152,7 @@ def _given(sp: SimPod, view: ClusterView) -> list[str]:
         out = []
         for res, n in sp.requests.items():
             if is_gpu_resource(res) and n > 0:
-                label = "whole GPU" if res == "nvidia.com/gpu" else res.removeprefix("nvidia.com/")
+                label = "whole GPU" if res == nvidia_names.GPU_RESOURCE else res.removeprefix("nvidia.com/")
                 out += [label] * n
         return out
     labels = []

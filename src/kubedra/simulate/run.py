@@ -51,7 +51,7 @@ from kubedra.simulate.results import ModeResult, Simulation, collect
 from kubedra.sources.files import Document
 from kubedra.text import count
 from kubedra.vendors import nvidia
-from kubedra.vendors.nvidia import names as names
+from kubedra.vendors.nvidia import names
 from kubedra.vendors.nvidia.modes import GpuMode
 
 SCORINGS = ("LeastAllocated", "MostAllocated")

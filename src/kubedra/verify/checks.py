@@ -30,11 +30,12 @@ from kubedra.allocator.selectors import required_drivers
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
 from kubedra.vendors.nvidia import driver_releases
+from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
-NVIDIA_DRIVER = "gpu.nvidia.com"
+NVIDIA_DRIVER = nvidia_names.DRIVER
 DRA_LABELS = {"kubedra.io/gpu-stack": "dra", "nvidia.com/dra-kubelet-plugin": "true"}
 ERROR_REASONS = frozenset(
     {"FailedPrepareDynamicResources", "FailedUnprepareDynamicResources", "FailedResourceClaimCreation"}

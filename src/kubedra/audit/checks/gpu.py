@@ -14,9 +14,10 @@ from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
+from kubedra.vendors.nvidia import names as nvidia_names
 
-NVIDIA_GPU = "nvidia.com/gpu"
-NVIDIA_DRA_DRIVER = "gpu.nvidia.com"
+NVIDIA_GPU = nvidia_names.GPU_RESOURCE
+NVIDIA_DRA_DRIVER = nvidia_names.DRIVER
 _MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+g\.\d+gb(?:\+\w+)?)$")
 
 
