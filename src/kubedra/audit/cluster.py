@@ -15,10 +15,10 @@ from kubedra.audit.engine import ClusterFacts, Scope
 from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
 from kubedra.audit.versions import Version
 from kubedra.errors import ClusterError, Location, UsageError
+from kubedra.k8s import clusterreads
 from kubedra.k8s.gpuschemes import operator_groups
 from kubedra.sources import files, helm
 from kubedra.sources.cluster import (
-    BUILTIN_RESOURCES,
     HELM_SECRETS,
     METRICS,
     Client,
@@ -106,7 +106,7 @@ def collect(
         raise
     facts.served = disc.served
 
-    plan = listing_plan(client, disc, BUILTIN_RESOURCES, operator_groups, not_inspected)
+    plan = listing_plan(client, disc, clusterreads.resources("audit"), operator_groups, not_inspected)
     total = len(plan) + int(helm_releases) + 1
     done = 0
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from kubedra import __version__
 from kubedra.errors import ClusterError, UsageError
-from kubedra.k8s import gpuschemes
+from kubedra.k8s import clusterreads, gpuschemes
 from kubedra.k8s.featuregates import parse_feature_metrics
 from kubedra.model.snapshot import Header, HelmRelease, Snapshot
 from kubedra.snapshot.scrub import scrub
@@ -26,30 +26,7 @@ from kubedra.sources import cluster as cs
 from kubedra.sources import files, helm
 
 # (group, resource) listed when served
-RESOURCES: tuple[tuple[str, str], ...] = (
-    ("", "nodes"),
-    ("", "pods"),
-    ("", "configmaps"),
-    ("", "events"),
-    ("apps", "deployments"),
-    ("apps", "daemonsets"),
-    ("apps", "statefulsets"),
-    ("batch", "jobs"),
-    ("batch", "cronjobs"),
-    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
-    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
-    ("apiextensions.k8s.io", "customresourcedefinitions"),
-    ("resource.k8s.io", "deviceclasses"),
-    ("resource.k8s.io", "resourceslices"),
-    ("resource.k8s.io", "resourceclaims"),
-    ("resource.k8s.io", "resourceclaimtemplates"),
-    ("resource.k8s.io", "devicetaintrules"),
-    ("scheduling.k8s.io", "priorityclasses"),
-    ("scheduling.k8s.io", "workloads"),
-    ("scheduling.k8s.io", "podgroups"),
-)
+RESOURCES = clusterreads.resources("snapshot")
 WORKLOAD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 SYSTEM_NAMESPACES = frozenset({"kube-system"})
 _INFRA = re.compile(

@@ -33,29 +33,6 @@ SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KUBEDRA_SERVICE_ACCOUNT_DIR"  # for tests: a temp dir with token, ca.crt, namespace
 IN_CLUSTER = "in-cluster"
 
-# (group, resource) the audit lists when served; "" is the core group. GPU operator groups are added from
-# discovery (every listable resource of those groups), see OPERATOR_GROUPS in data/rules/cluster-features.yaml.
-BUILTIN_RESOURCES: tuple[tuple[str, str], ...] = (
-    ("", "nodes"),
-    ("", "pods"),
-    ("", "configmaps"),
-    ("apps", "deployments"),
-    ("apps", "daemonsets"),
-    ("apps", "statefulsets"),
-    ("apps", "replicasets"),
-    ("batch", "jobs"),
-    ("batch", "cronjobs"),
-    ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
-    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
-    ("apiextensions.k8s.io", "customresourcedefinitions"),
-    ("resource.k8s.io", "deviceclasses"),
-    ("resource.k8s.io", "resourceslices"),
-    ("resource.k8s.io", "resourceclaims"),
-    ("resource.k8s.io", "resourceclaimtemplates"),
-    ("resource.k8s.io", "devicetaintrules"),
-    ("scheduling.k8s.io", "workloads"),
-    ("scheduling.k8s.io", "podgroups"),
-)
 __all__ = ["HELM_SECRETS", "METRICS", "Unread"]
 
 

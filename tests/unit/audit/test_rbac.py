@@ -8,8 +8,7 @@ from pathlib import Path
 import yaml
 
 from kubedra.audit.model import load_data
-from kubedra.snapshot import capture
-from kubedra.sources import cluster
+from kubedra.k8s import clusterreads
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 CORE_FILE = DEPLOY / "kubedra-clusterrole.yaml"
@@ -35,7 +34,7 @@ def _allows(rules: list[dict], group: str, resource: str, verb: str = "list") ->
 
 def test_core_role_covers_every_resource_the_verbs_read() -> None:
     rules = _roles(CORE_FILE)["kubedra"]
-    for group, resource in {*cluster.BUILTIN_RESOURCES, *capture.RESOURCES}:
+    for group, resource in {*clusterreads.resources("audit"), *clusterreads.resources("snapshot")}:
         assert _allows(rules, group, resource), (group, resource)
     # the ones the first role lacked (issue: events, admission policies and bindings, priority classes)
     for group, resource in (
