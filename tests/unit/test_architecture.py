@@ -40,20 +40,37 @@ def _pair_of(node: ast.AST) -> list[ast.expr]:
     return []
 
 
+def _is_minor_comparison(node: ast.AST) -> bool:
+    """``minor >= 36``, ``target.minor < 35``: a release's minor compared with a two-digit constant."""
+    if not isinstance(node, ast.Compare):
+        return False
+    sides = [node.left, *node.comparators]
+    minor = any(
+        (isinstance(s, ast.Attribute) and "minor" in s.attr) or (isinstance(s, ast.Name) and "minor" in s.id)
+        for s in sides
+    )
+    return minor and any(
+        isinstance(s, ast.Constant) and type(s.value) is int and 20 <= s.value < 100 for s in sides
+    )
+
+
 def version_literals(root: Path = SRC) -> list[str]:
     """``file:line: literal`` for every release written in Python under ``root``: strings such as ``"1.37"``,
-    tuples such as ``(1, 36)`` and calls such as ``Version(1, 35)``; docstrings and comments are not code."""
+    tuples such as ``(1, 36)``, calls such as ``Version(1, 35)`` and a minor compared with a number
+    (``minor >= 36``); docstrings and comments are not code."""
     found: list[str] = []
     for path in sorted(root.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         docs = _docstrings(tree)
         where = path.relative_to(root.parent)
+        hits: list[tuple[int, int, str]] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if id(node) not in docs and _RELEASE.match(node.value):
-                    found.append(f"{where}:{node.lineno}: {node.value!r}")
-            elif _is_release_pair(_pair_of(node)):
-                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+                    hits.append((node.lineno, node.col_offset, repr(node.value)))
+            elif _is_release_pair(_pair_of(node)) or _is_minor_comparison(node):
+                hits.append((node.lineno, node.col_offset, ast.unparse(node)))
+        found += [f"{where}:{line}: {text}" for line, _, text in sorted(hits)]
     return found
 
 
@@ -74,6 +91,7 @@ def test_the_scan_sees_each_form(tmp_path: Path) -> None:
         'DEFAULT = "1.37"\n'
         "if release >= (1, 36) or target < Version(1, 35):\n"
         "    pass\n"
+        "ok = v.minor >= 36 and minor - 1 > 0\n"
         'for i in range(1, 10):\n    """1.36"""\n'
         "# 1.34 in a comment\n",
         encoding="utf-8",
@@ -82,4 +100,5 @@ def test_the_scan_sees_each_form(tmp_path: Path) -> None:
         "pkg/m.py:2: '1.37'",
         "pkg/m.py:3: (1, 36)",
         "pkg/m.py:3: Version(1, 35)",
+        "pkg/m.py:5: v.minor >= 36",
     ]

@@ -158,7 +158,7 @@ class SelectorEnvironment:
         self.target_version = target_version
         self.stored = stored
         self.consumable_capacity = consumable_capacity
-        has_list_types = holds("cel.listTypeAttributes", Version(*release))
+        has_list_types = holds("dra.listTypeAttributes", Version(*release))
         self.list_type_attributes = list_type_attributes and has_list_types
         groups = set(library_groups(target_version, stored, "dra"))
         if has_list_types and (stored or self.list_type_attributes):

@@ -16,6 +16,7 @@ from typing import Any
 
 from kubedra.discover.inventory import GpuInfo, MigInstance, NodeInventory
 from kubedra.errors import InputError
+from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.text import count, noun
@@ -337,7 +338,7 @@ def apply_health(
         notes.append(
             "the driver's health monitor does not watch dynamic MIG devices: only full GPUs are tainted"
         )
-    if parse_version(k8s_version).minor < 36:
+    if not (gate_info("DRADeviceTaints", parse_version(k8s_version)) or {}).get("default"):
         notes.append(
             f"Kubernetes {k8s_version}: device taints need the DRADeviceTaints feature gate (alpha, off); without "
             "it the API server drops them"

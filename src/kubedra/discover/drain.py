@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from kubedra.errors import UsageError
+from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.model.convert import taint_rule_api_version
 from kubedra.vendors.nvidia.health import DRIVER
@@ -48,15 +49,18 @@ def drain_rule(node: str, device: str, k8s_version: str, reason: str = "unhealth
 
 
 def gates_note(k8s_version: str) -> str | None:
-    minor = parse_version(k8s_version).minor
-    if minor >= 37:
+    """What the API server needs before it takes a DeviceTaintRule (data/feature-gates.yaml), or None."""
+    release = parse_version(k8s_version)
+    rules = gate_info("DRADeviceTaintRules", release) or {}
+    if rules.get("default"):
         return None
-    if minor == 36:
+    api = taint_rule_api_version(str(release))
+    if (gate_info("DRADeviceTaints", release) or {}).get("default"):
         return (
-            "Kubernetes 1.36: DeviceTaintRule needs the DRADeviceTaintRules feature gate (beta, off) and "
-            "--runtime-config=resource.k8s.io/v1beta2=true on the API server"
+            f"Kubernetes {release}: DeviceTaintRule needs the DRADeviceTaintRules feature gate "
+            f"({rules.get('stage')}, off) and --runtime-config={api}=true on the API server"
         )
     return (
         f"Kubernetes {k8s_version}: DeviceTaintRule needs the DRADeviceTaints and DRADeviceTaintRules feature gates "
-        "(alpha, off) and --runtime-config=resource.k8s.io/v1alpha3=true on the API server"
+        f"(alpha, off) and --runtime-config={api}=true on the API server"
     )

@@ -1,7 +1,8 @@
 """Kubernetes minor releases: the one parser and the one list of what kubedra supports.
 
 The data lives in ``kubedra/data/versions.yaml``; :data:`SUPPORTED`, :data:`DEFAULT_TARGET`, the partly
-known range, the behaviour that changed in a minor (:func:`since`, :func:`holds`) and the testbed's releases
+known range, the behaviour that changed in a minor (:func:`since`, :func:`holds`), the API versions that moved
+(:func:`api`) and the testbed's releases
 (:func:`testbed`) come from it, so adding a minor is a data change.
 """
 
@@ -115,8 +116,20 @@ def holds(fact: str, release: str | Version) -> bool:
     return v >= since(fact)
 
 
+def api(name: str, release: str | Version) -> Any:
+    """What the table ``name`` of ``apis`` in data/versions.yaml says for ``release``: the entry of the newest
+    release at or before it, or None when ``release`` is older than the table."""
+    v = release if isinstance(release, Version) else Version.parse(release, what="Kubernetes version")
+    try:
+        table: dict[str, Any] = _data()["apis"][name]
+    except KeyError:
+        raise KeyError(f"{name!r} is not a table of data/versions.yaml (apis)") from None
+    known = [(Version.parse(r), value) for r, value in table.items() if Version.parse(r) <= v]
+    return max(known, key=lambda kv: kv[0])[1] if known else None
+
+
 def testbed() -> dict[str, dict[str, Any]]:
     """The releases the Go testbed builds (newest first), each with what differs (``testbed`` in
-    data/versions.yaml): ``workloadGates``, ``workloadApi``, ``allocatorFeatures``."""
+    data/versions.yaml): ``workloadGates``, ``allocatorFeatures``."""
     releases: dict[str, dict[str, Any]] = _data()["testbed"]
     return {str(Version.parse(v)): dict(info) for v, info in releases.items()}

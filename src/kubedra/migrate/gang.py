@@ -17,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from kubedra.k8s import workloads
+from kubedra.k8s import versions, workloads
+from kubedra.k8s.featuregates import gate_info
+from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import Gang, PodTemplate, api_group, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import splice, to_ruamel
@@ -40,7 +42,9 @@ def _already_grouped(ctx: ObjectContext, templates: list[PodTemplate]) -> bool:
 
 def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> list[dict[str, Any]]:
     """Add the gang objects for ``ctx.obj`` and link its pod templates; returns the new objects."""
-    minor = ctx.options.target[1]
+    release = Version(*ctx.options.target)
+    minor = release.minor
+    gang_api: Mapping[str, str] | None = versions.api("gang", release)  # data/versions.yaml apis.gang
     if _already_grouped(ctx, templates):
         return []
     if gang.problem:
@@ -54,7 +58,7 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "support (LWS schedulerProvider) or a gang scheduler",
         )
         return []
-    if minor < 35:
+    if gang_api is None:
         ctx.note(
             "warning",
             f"gang of {gang.min_count} pods ({gang.source}): Kubernetes 1.{minor} has no scheduling.k8s.io gang "
@@ -71,8 +75,9 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
     obj_meta: dict[str, Any] = {"name": name}
     if namespace:
         obj_meta["namespace"] = namespace
-    if minor == 35:
-        kind, api = "Workload", "scheduling.k8s.io/v1alpha1"
+    kind, api = gang_api["kind"], gang_api["apiVersion"]
+    stage = (gate_info("GenericWorkload", release) or {}).get("stage", "alpha")
+    if kind == "Workload":
         group = api_group(ctx.ref.api_version)
         controller: dict[str, Any] = {"kind": ctx.ref.kind, "name": name}
         if group:
@@ -87,10 +92,10 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             },
         }
         link: dict[str, Any] = {"workloadRef": {"name": name, "podGroup": "gang"}}
-        gate = "GenericWorkload is alpha (off) in 1.35 and scheduling.k8s.io/v1alpha1 must be enabled with --runtime-config"
+        gate = (
+            f"GenericWorkload is {stage} (off) in 1.{minor} and {api} must be enabled with --runtime-config"
+        )
     else:
-        kind = "PodGroup"
-        api = "scheduling.k8s.io/v1alpha2" if minor == 36 else "scheduling.k8s.io/v1beta1"
         new = {
             "apiVersion": api,
             "kind": kind,
@@ -98,7 +103,6 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "spec": {"schedulingPolicy": {"gang": {"minCount": gang.min_count}}},
         }
         link = {"schedulingGroup": {"podGroupName": name}}
-        stage = "alpha" if minor == 36 else "beta"
         gate = (
             f"GenericWorkload is {stage} and off by default in 1.{minor}: enable it on kube-apiserver and "
             f"kube-scheduler and serve {api} with --runtime-config, or the PodGroup is rejected and "

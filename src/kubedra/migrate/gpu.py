@@ -20,7 +20,9 @@ from collections.abc import Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
+from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
@@ -462,14 +464,16 @@ def _fits(init: ContainerGpus, host: ContainerGpus) -> bool:
 
 
 def extended_resource_warning(target: tuple[int, int]) -> str:
-    minor = target[1]
-    if minor >= 37:
-        gate = "DRAExtendedResource is GA (on) in 1.37"
-    elif minor == 36:
-        gate = "DRAExtendedResource is beta and on by default in 1.36"
+    release = Version(*target)
+    info = gate_info("DRAExtendedResource", release) or {}  # data/feature-gates.yaml
+    stage = info.get("stage", "alpha")
+    if stage == "ga":
+        gate = f"DRAExtendedResource is GA (on) in {release}"
+    elif info.get("default"):
+        gate = f"DRAExtendedResource is {stage} and on by default in {release}"
     else:
         gate = (
-            f"DRAExtendedResource is alpha and OFF in 1.{minor}: enable the feature gate on kube-apiserver, "
+            f"DRAExtendedResource is {stage} and OFF in {release}: enable the feature gate on kube-apiserver, "
             "kube-scheduler and kubelet, or extendedResourceName is dropped and pods stay Pending"
         )
     return (

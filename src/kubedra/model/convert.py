@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedra.errors import InputError, Location
-from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.k8s import versions
+from kubedra.k8s.versions import DEFAULT_TARGET, Version
 
 GROUP = "resource.k8s.io"
 V1 = f"{GROUP}/v1"
@@ -271,12 +272,9 @@ def upgrade_to_v1(
 
 
 def taint_rule_api_version(target_version: str) -> str:
-    minor = int(target_version.split(".")[1]) if "." in target_version else 37
-    if minor >= 37:
-        return V1
-    if minor == 36:
-        return f"{GROUP}/v1beta2"
-    return f"{GROUP}/v1alpha3"
+    """The DeviceTaintRule version ``target_version`` serves (data/versions.yaml ``apis.deviceTaintRule``)."""
+    release = Version.maybe(target_version) or Version.parse(DEFAULT_TARGET)
+    return str(versions.api("deviceTaintRule", release) or f"{GROUP}/v1alpha3")
 
 
 def _upgrade_taint_rule(

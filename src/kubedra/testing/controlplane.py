@@ -51,7 +51,7 @@ class VersionProfile:
 
 
 PROFILES: dict[str, VersionProfile] = {
-    version: VersionProfile(version, dict(info["workloadGates"]), str(info["workloadApi"]))
+    version: VersionProfile(version, dict(info["workloadGates"]), versions.api("gang", version)["apiVersion"])
     for version, info in versions.testbed().items()
 }
 

@@ -16,7 +16,7 @@ from typing import Any
 from kubedra.cel import CELCompileError, SelectorEnvironment
 from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.k8s.quantity import QuantityError, parse_quantity
-from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds, require_supported
 from kubedra.k8s.workloads import api_group, dotted, get_path, pod_templates
 from kubedra.model import convert
 from kubedra.sources.files import Document, load, parse_text
@@ -230,7 +230,9 @@ class Validator:
                         out.append(Issue(p, f"extended resource {name} must be a whole number"))
                     elif len(secs) == 2 and whole(secs["requests"]) != whole(secs["limits"]):
                         out.append(Issue(p, f"extended resource {name}: requests must equal limits"))
-                    elif "limits" not in secs and self.minor < 36:
+                    elif "limits" not in secs and not holds(
+                        "pod.extendedResourceWithoutLimit", Version(1, self.minor)
+                    ):
                         out.append(Issue(p, f"extended resource {name}: limits must be set"))
         return out
 

@@ -13,6 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s.featuregates import gate_info
+from kubedra.k8s.versions import Version, holds, since
+
 Path = tuple[str | int, ...]
 
 # resource/v1/types.go
@@ -167,6 +170,7 @@ class RuleChecker:
         cel: Callable[[str], str | None] | None,
     ) -> None:
         self.minor = minor
+        self.release = Version(1, minor)
         self.quantity = quantity
         self.cel = cel
         self.issues: list[Issue] = []
@@ -323,7 +327,9 @@ class RuleChecker:
         elif t.get("value"):
             self.check_name((*p, "value"), t.get("value"), label_value)
         effect = t.get("effect") or ""
-        if effect not in TOLERATION_EFFECTS or (effect == "None" and self.minor < 35):
+        if effect not in TOLERATION_EFFECTS or (
+            effect == "None" and not holds("dra.taintEffectNone", self.release)
+        ):
             self.err((*p, "effect"), f"unsupported effect {effect!r}")
 
     def opaque(self, p: Path, o: Any) -> None:
@@ -353,11 +359,12 @@ class RuleChecker:
         ext = spec.get("extendedResourceName")
         if ext is not None:
             self.check_name(("spec", "extendedResourceName"), ext, extended_resource_name)
-            if self.minor < 36:
+            gate = gate_info("DRAExtendedResource", self.release) or {}  # data/feature-gates.yaml
+            if not gate.get("default"):
                 self.warn(
                     ("spec", "extendedResourceName"),
-                    f"DRAExtendedResource is alpha and off by default in 1.{self.minor}: the field is dropped "
-                    "unless the feature gate is enabled",
+                    f"DRAExtendedResource is {gate.get('stage', 'alpha')} and off by default in 1.{self.minor}: the "
+                    "field is dropped unless the feature gate is enabled",
                 )
 
     # --- DeviceTaintRule / taints ---------------------------------------------------------------
@@ -370,7 +377,7 @@ class RuleChecker:
         if t.get("value"):
             self.check_name((*p, "value"), t.get("value"), label_value)
         effect = t.get("effect")
-        allowed = TAINT_EFFECTS_135 if self.minor >= 35 else TAINT_EFFECTS_135[1:]
+        allowed = TAINT_EFFECTS_135 if holds("dra.taintEffectNone", self.release) else TAINT_EFFECTS_135[1:]
         if effect not in allowed:
             self.err((*p, "effect"), f"must be one of {', '.join(allowed)}, got {effect!r}")
 
@@ -417,7 +424,7 @@ class RuleChecker:
         terms = _seq(_map(spec.get("nodeSelector")).get("nodeSelectorTerms"))
         if spec.get("nodeSelector") and len(terms) != 1:
             self.err((*sp, "nodeSelector", "nodeSelectorTerms"), "must have exactly one term")
-        if devices and counters and self.minor >= 35:
+        if devices and counters and holds("dra.countersOnlySlices", self.release):
             self.err(sp, "only one of devices and sharedCounters can be set in a ResourceSlice (1.35+)")
         advanced = any(_map(d).get("taints") or _map(d).get("consumesCounters") for d in devices)
         limit = MAX_DEVICES_ADVANCED if advanced else MAX_DEVICES
@@ -477,9 +484,11 @@ class RuleChecker:
             val = v[f]
             items = _seq(val) if f.endswith("s") else [val]
             values += len(items)
-            if f.endswith("s") and self.minor < 36:
+            if f.endswith("s") and not holds("dra.listTypeAttributes", self.release):
                 self.err(
-                    (*ap, f), f"list attributes need 1.36+ (DRAListTypeAttributes), target is 1.{self.minor}"
+                    (*ap, f),
+                    f"list attributes need {since('dra.listTypeAttributes')}+ (DRAListTypeAttributes), "
+                    f"target is 1.{self.minor}",
                 )
             for item in items:
                 if f.startswith("string") and isinstance(item, str) and len(item) > MAX_ATTRIBUTE_LENGTH:

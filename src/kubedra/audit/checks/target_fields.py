@@ -11,6 +11,7 @@ from typing import Any
 from kubedra.audit.podspecs import format_path
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s.featuregates import gate_info
+from kubedra.k8s.versions import holds
 
 Path = tuple[str | int, ...]
 # request field -> the feature gate that makes the apiserver keep it (k8s.io/kubernetes pkg/registry/resource
@@ -79,7 +80,7 @@ def target_fields(ctx: Context, scope: Scope) -> None:
                 severity="error" if "does not exist" in why else None,
                 gate=gate,
             )
-    if ctx.target.minor < 36:
+    if not holds("scheduling.podGroupLink", ctx.target):
         return
     for item in scope.items:
         for at in item.pod_specs:
