@@ -130,6 +130,6 @@ def api(name: str, release: str | Version) -> Any:
 
 def testbed() -> dict[str, dict[str, Any]]:
     """The releases the Go testbed builds (newest first), each with what differs (``testbed`` in
-    data/versions.yaml): ``workloadGates``, ``allocatorFeatures``."""
+    data/versions.yaml): ``allocatorFeatures``."""
     releases: dict[str, dict[str, Any]] = _data()["testbed"]
     return {str(Version.parse(v)): dict(info) for v, info in releases.items()}

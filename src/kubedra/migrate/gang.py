@@ -143,11 +143,8 @@ _DISRUPTION = {"Pod": "single", "PodGroup": "all", "Single": "single", "All": "a
 
 def target_api(minor: int) -> str | None:
     """The PodGroup/Workload version kubedra writes for a target release (None: no gang API)."""
-    return {
-        35: "scheduling.k8s.io/v1alpha1",
-        36: "scheduling.k8s.io/v1alpha2",
-        37: "scheduling.k8s.io/v1beta1",
-    }.get(minor)
+    gang_api = versions.api("gang", Version(1, minor))  # data/versions.yaml apis.gang
+    return str(gang_api["apiVersion"]) if gang_api else None
 
 
 def _disruption(container: MutableMapping[str, Any], path: tuple[str | int, ...], ctx: ObjectContext) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from kubedra.audit import snapshot as snapshot_audit
-from kubedra.k8s import workloads
+from kubedra.k8s import versions, workloads
+from kubedra.k8s.versions import Version
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan import templates
 from kubedra.plan.fleet import CRITICALITY
@@ -80,7 +81,7 @@ def gang_gate_step(
     gangs = _gang_count(snap)
     if not gangs:
         return None
-    need = (templates.common().get("gangScheduling") or {}).get(f"1.{target_minor}")
+    need = versions.api("gang", Version(1, target_minor))  # data/versions.yaml apis.gang
     if need is None:
         return Step(
             f"Gang scheduling: {count(gangs, 'gang workload')} and no scheduling.k8s.io gang API in 1.{target_minor}",
@@ -88,7 +89,7 @@ def gang_gate_step(
             note="migrate writes no PodGroup for this target; keep the operator's own gang scheduler",
         )
     gates = ",".join(f"{g}=true" for g in need["gates"])
-    api = str(need["api"])
+    api = str(need["apiVersion"])
     cmds = [
         f"# kube-apiserver: --feature-gates={gates} --runtime-config={api}=true",
         f"# kube-scheduler and kube-controller-manager: --feature-gates={gates}",

@@ -51,8 +51,12 @@ class VersionProfile:
 
 
 PROFILES: dict[str, VersionProfile] = {
-    version: VersionProfile(version, dict(info["workloadGates"]), versions.api("gang", version)["apiVersion"])
-    for version, info in versions.testbed().items()
+    version: VersionProfile(
+        version,
+        dict.fromkeys(versions.api("gang", version)["gates"], True),
+        versions.api("gang", version)["apiVersion"],
+    )
+    for version in versions.testbed()
 }
 
 # resourceclaim-controller turns ResourceClaimTemplates into claims; serviceaccount-controller creates the
