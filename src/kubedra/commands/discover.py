@@ -4,16 +4,51 @@ from __future__ import annotations
 
 import re
 import socket
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
-from kubedra.commands._common import exit_codes_epilog, output_option, target_version_option
+from kubedra.commands._common import CommonOptions, exit_codes_epilog, output_option, target_version_option
 from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
 
 
 def _default_node_name() -> str:
     name = socket.gethostname().split(".")[0].lower()
     return re.sub(r"[^a-z0-9-]", "-", name).strip("-") or "node"
+
+
+@dataclass(frozen=True)
+class DiscoverOptions:
+    """``kubedra discover``'s options as parsed (-o and --target-version in ``common``)."""
+
+    common: CommonOptions
+    xml_file: str | None = None
+    nvml: bool = False
+    node_name: str | None = None
+    mode: str = "auto"
+    with_node: bool = False
+    no_classes: bool = False
+    no_health_taints: bool = False
+    drain_rule: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> DiscoverOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def drain_target(self) -> tuple[str, str]:
+        """(node, device) of --drain-rule NODE/DEVICE."""
+        from kubedra.discover import drain
+
+        return drain.parse_target(self.drain_rule or "")
+
+    def validate(self) -> None:
+        if self.drain_rule:
+            if self.xml_file or self.nvml:
+                raise UsageError("--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml)")
+            self.drain_target()
+        elif bool(self.xml_file) == self.nvml:
+            raise UsageError("give exactly one of --nvidia-smi-xml FILE or --nvml")
 
 
 @click.command(
@@ -53,18 +88,7 @@ def _default_node_name() -> str:
     help="Instead: write the NoExecute DeviceTaintRule that evicts the pods on one device (no GPU input).",
 )
 @output_option(("yaml", "json"))
-def discover(
-    xml_file: str | None,
-    nvml: bool,
-    node_name: str | None,
-    mode: str,
-    target_version: str,
-    with_node: bool,
-    no_classes: bool,
-    no_health_taints: bool,
-    drain_rule: str | None,
-    output: str,
-) -> None:
+def discover(**params: Any) -> None:
     """Build the ResourceSlices the NVIDIA DRA driver (gpu.nvidia.com) would publish for this node: full GPUs,
     the MIG instances that exist (mig-static), or every MIG profile and placement with counter sets
     (mig-dynamic), from `nvidia-smi -q -x` output or NVML. Give the YAML to `kubedra simulate` with your
@@ -73,33 +97,36 @@ def discover(
     is published with the device taint the driver's health monitor puts on it (never NoExecute).
     --drain-rule NODE/DEVICE writes the NoExecute DeviceTaintRule that drains one device instead.
     """
+    options = DiscoverOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: DiscoverOptions) -> None:
     from kubedra.discover import build, inventory
     from kubedra.report.output import to_json, to_yaml
 
-    if drain_rule:
+    output, target_version, xml_file = options.common.output, options.common.target_version, options.xml_file
+    if options.drain_rule:
         from kubedra.discover import drain
         from kubedra.k8s.versions import require_supported as parse_version
 
-        if xml_file or nvml:
-            raise UsageError("--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml)")
         version = str(parse_version(target_version))
-        rule = drain.drain_rule(*drain.parse_target(drain_rule), version)
+        rule = drain.drain_rule(*options.drain_target(), version)
         note = drain.gates_note(version)
         click.echo(to_json(rule) if output == "json" else to_yaml(rule), nl=False)
         if note:
             click.echo(f"kubedra: note: {note}", err=True)
         return
-    if bool(xml_file) == nvml:
-        raise UsageError("give exactly one of --nvidia-smi-xml FILE or --nvml")
     inv = inventory.read_xml(xml_file) if xml_file else inventory.read_nvml()
     found = build.discover(
         inv,
-        node_name or _default_node_name(),
-        mode,
+        options.node_name or _default_node_name(),
+        options.mode,
         target_version,
-        include_classes=not no_classes,
-        include_node=with_node,
-        health_taints=not no_health_taints,
+        include_classes=not options.no_classes,
+        include_node=options.with_node,
+        health_taints=not options.no_health_taints,
     )
     doc = {"apiVersion": "v1", "kind": "List", "items": found.objects}
     if output == "json":

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -12,8 +14,53 @@ from kubedra.commands._cluster import (
     snapshot_incomplete,
     time_options,
 )
-from kubedra.commands._common import exit_codes_epilog, input_options, output_option, target_version_option
+from kubedra.commands._common import (
+    CommonOptions,
+    exit_codes_epilog,
+    input_options,
+    output_option,
+    target_version_option,
+)
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """``kubedra plan``'s options as parsed (the fleet file as input, -o, --target-version in ``common``)."""
+
+    common: CommonOptions
+    fleet_file: str | None = None
+    wave_size: int = 10
+    pool_wave_sizes: tuple[str, ...] = ()
+    soak: int = 72
+    html_file: str | None = None
+    allow_missing: tuple[str, ...] = ()
+    timeout: float = 30.0
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> PlanOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    @property
+    def fleet(self) -> str:
+        """The one fleet file (FLEET.yaml, -f or --fleet)."""
+        given = [*self.common.files, *([self.fleet_file] if self.fleet_file else [])]
+        if len(given) != 1:
+            raise UsageError("give exactly one fleet file: FLEET.yaml, -f FLEET.yaml or --fleet FLEET.yaml")
+        return given[0]
+
+    def pool_sizes(self) -> dict[str, int]:
+        from kubedra.plan import engine
+
+        return engine.parse_pool_sizes(self.pool_wave_sizes)
+
+    def validate(self) -> None:
+        """Usage errors before the fleet file or any cluster is read."""
+        from kubedra.plan import engine
+
+        self.fleet  # noqa: B018 - one fleet file
+        engine.parse_target(self.common.target_version)
+        self.pool_sizes()
 
 
 @click.command(
@@ -52,18 +99,7 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 @click.option("--html", "html_file", metavar="FILE", help="Also write a self-contained HTML report to FILE.")
 @allow_missing_option()
 @time_options()
-def plan(
-    files: tuple[str, ...],
-    fleet_file: str | None,
-    target_version: str,
-    wave_size: int,
-    pool_wave_sizes: tuple[str, ...],
-    soak: int,
-    output: str,
-    html_file: str | None,
-    allow_missing: tuple[str, ...],
-    timeout: float,
-) -> None:
+def plan(**params: Any) -> None:
     """Plan the move of a GPU fleet from the NVIDIA device plugin to DRA in waves: clusters from low to high
     criticality, node pool by node pool, about --wave-size percent of the GPU nodes per wave, a soak between
     waves and a go/no-go gate for each, with exact commands for the distribution (etcd backup, control-plane
@@ -73,28 +109,35 @@ def plan(
     Audit errors are blockers to fix before wave 1; the GPU capacity of every pool is shown before, during
     and after each wave, and a wave that would leave workloads without GPUs is flagged.
     """
+    options = PlanOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: PlanOptions) -> None:
     from kubedra.plan import engine, fleet
     from kubedra.report import output as out
     from kubedra.report import runbook
 
-    given = [*files, *([fleet_file] if fleet_file else [])]
-    if len(given) != 1:
-        raise UsageError("give exactly one fleet file: FLEET.yaml, -f FLEET.yaml or --fleet FLEET.yaml")
-    fl = fleet.load_fleet(given[0])
-    engine.parse_target(target_version)
-    snaps = engine.load_snapshots(fl, timeout=timeout)
+    target_version, output, html_file = (
+        options.common.target_version,
+        options.common.output,
+        options.html_file,
+    )
+    fl = fleet.load_fleet(options.fleet)
+    snaps = engine.load_snapshots(fl, timeout=options.timeout)
     p = engine.build(
         fl,
         snaps,
         target_version,
-        wave_size=wave_size,
-        soak_hours=soak,
-        pool_wave_sizes=engine.parse_pool_sizes(pool_wave_sizes),
+        wave_size=options.wave_size,
+        soak_hours=options.soak,
+        pool_wave_sizes=options.pool_sizes(),
     )
     incomplete = [
         row
         for name, snap in snaps.items()
-        for row in snapshot_incomplete(name, snap.header.not_inspected, allow_missing)
+        for row in snapshot_incomplete(name, snap.header.not_inspected, options.allow_missing)
     ]
     html_text = None
     if html_file or output == "html":

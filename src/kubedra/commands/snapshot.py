@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -12,8 +14,28 @@ from kubedra.commands._cluster import (
     snapshot_incomplete,
     time_options,
 )
-from kubedra.commands._common import cluster_options, exit_codes_epilog
+from kubedra.commands._common import CommonOptions, cluster_options, exit_codes_epilog
 from kubedra.errors import EXIT_INPUT, EXIT_OK
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """``kubedra snapshot``'s options as parsed (--kubeconfig/--context in ``common``). Its ``-o`` names the file
+    to write (``out``), not a format."""
+
+    common: CommonOptions
+    name: str | None = None
+    out: str = "-"
+    helm_releases: bool = True
+    allow_missing: tuple[str, ...] = ()
+    timeout: float = 30.0
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> SnapshotOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        """Nothing conflicts here (-o FILE is required while the flags are parsed)."""
 
 
 @click.command(
@@ -46,15 +68,7 @@ from kubedra.errors import EXIT_INPUT, EXIT_OK
 )
 @allow_missing_option()
 @time_options()
-def snapshot(
-    context: str | None,
-    kubeconfig: str | None,
-    name: str | None,
-    out: str,
-    helm_releases: bool,
-    allow_missing: tuple[str, ...],
-    timeout: float,
-) -> None:
+def snapshot(**params: Any) -> None:
     """Capture what kubedra needs from a cluster into one file (a Kubernetes List with a kubedra header):
     nodes, GPU workloads, DRA objects, webhooks, CRDs, kube-system configuration, feature gates and versions.
 
@@ -66,11 +80,20 @@ def snapshot(
     -o names the file to write here (the snapshot is the artefact), not a format.
     Without a kubeconfig, the in-cluster ServiceAccount config is used.
     """
+    options = SnapshotOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: SnapshotOptions) -> None:
     from kubedra.model import snapshot as format
     from kubedra.snapshot import capture
 
-    ctx = capture.resolve_context(kubeconfig, context)
-    snap = capture.capture(kubeconfig, ctx, name=name, timeout=timeout, helm_releases=helm_releases)
+    kubeconfig, out = options.common.kubeconfig, options.out
+    ctx = capture.resolve_context(kubeconfig, options.common.context)
+    snap = capture.capture(
+        kubeconfig, ctx, name=options.name, timeout=options.timeout, helm_releases=options.helm_releases
+    )
     format.write(snap, out)
     if out != "-":
         kinds: dict[str, int] = {}
@@ -83,7 +106,7 @@ def snapshot(
             + (f"; not inspected: {len(snap.header.not_inspected)}" if snap.header.not_inspected else ""),
             err=True,
         )
-    rows = snapshot_incomplete(snap.header.cluster, snap.header.not_inspected, allow_missing)
+    rows = snapshot_incomplete(snap.header.cluster, snap.header.not_inspected, options.allow_missing)
     report_incomplete(rows)
     if rows:
         sys.exit(EXIT_INPUT)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import re
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 import click
 
@@ -16,6 +18,7 @@ from kubedra.commands._cluster import (
 )
 from kubedra.commands._common import (
     TABLE_FORMATS,
+    CommonOptions,
     cluster_options,
     exit_codes_epilog,
     input_options,
@@ -33,6 +36,43 @@ def parse_duration(text: str) -> dt.timedelta:
         raise UsageError(f"invalid duration {text!r} (expected e.g. 90s, 10m, 2h)")
     n, unit = int(m.group(1)), m.group(2)
     return dt.timedelta(seconds=n * {"s": 1, "m": 60, "h": 3600}[unit])
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    """``kubedra verify``'s options as parsed (a snapshot file as input, -o, --kubeconfig/--context in
+    ``common``); the durations are checked by :meth:`validate` and read with :meth:`window` and :meth:`grace`."""
+
+    common: CommonOptions
+    baseline: str | None = None
+    since: str = "10m"
+    pending_grace: str = "5m"
+    allow_missing: tuple[str, ...] = ()
+    timeout: float = 30.0
+    metrics_file: str | None = None
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> VerifyOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    @property
+    def snapshot_file(self) -> str | None:
+        return self.common.files[0] if self.common.files else None
+
+    def window(self) -> dt.timedelta:
+        return parse_duration(self.since)
+
+    def grace(self) -> dt.timedelta:
+        return parse_duration(self.pending_grace)
+
+    def validate(self) -> None:
+        c = self.common
+        if len(c.files) > 1:
+            raise UsageError("verify checks one snapshot at a time (give one SNAPSHOT)")
+        self.window()
+        self.grace()
+        if self.snapshot_file and (c.context or c.kubeconfig):
+            raise UsageError("-f SNAPSHOT and --context/--kubeconfig are exclusive")
 
 
 @click.command(
@@ -64,34 +104,25 @@ def parse_duration(text: str) -> dt.timedelta:
 @metrics_file_option()
 @allow_missing_option()
 @time_options()
-def verify(
-    files: tuple[str, ...],
-    context: str | None,
-    kubeconfig: str | None,
-    baseline: str | None,
-    since: str,
-    pending_grace: str,
-    output: str,
-    allow_missing: tuple[str, ...],
-    timeout: float,
-    metrics_file: str | None = None,
-) -> None:
+def verify(**params: Any) -> None:
     """Check a cluster after a wave: every ResourceClaim allocated and reserved, pods with claims Running,
     DRA driver kubelet-plugin pods Ready, each GPU node's ResourceSlices matching its GPUs, no DRA error
     events in the last --since, device taints and health, and no GPU workload lost or stuck Pending compared
     with --baseline.
     """
+    options = VerifyOptions.complete(params)
+    options.validate()
+    run(options)
+
+
+def run(options: VerifyOptions) -> None:
     from kubedra.model import snapshot as snapfmt
     from kubedra.report import output as out
     from kubedra.verify import checks as vc
 
-    if len(files) > 1:
-        raise UsageError("verify checks one snapshot at a time (give one SNAPSHOT)")
-    snapshot_file = files[0] if files else None
-    window = parse_duration(since)
-    grace = parse_duration(pending_grace)
-    if snapshot_file and (context or kubeconfig):
-        raise UsageError("-f SNAPSHOT and --context/--kubeconfig are exclusive")
+    common = options.common
+    output, baseline, metrics_file = common.output, options.baseline, options.metrics_file
+    snapshot_file, window, grace = options.snapshot_file, options.window(), options.grace()
     base = snapfmt.load(baseline) if baseline else None
     if snapshot_file:
         state = snapfmt.load(snapshot_file)
@@ -99,12 +130,12 @@ def verify(
     else:
         from kubedra.snapshot import capture
 
-        ctx = capture.resolve_context(kubeconfig, context)
-        state = capture.capture(kubeconfig, ctx, timeout=timeout, helm_releases=False)
+        ctx = capture.resolve_context(common.kubeconfig, common.context)
+        state = capture.capture(common.kubeconfig, ctx, timeout=options.timeout, helm_releases=False)
         now = dt.datetime.now(dt.UTC)
     results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
     summ = vc.summary(results)
-    incomplete = snapshot_incomplete(state.header.cluster, state.header.not_inspected, allow_missing)
+    incomplete = snapshot_incomplete(state.header.cluster, state.header.not_inspected, options.allow_missing)
     data = {
         "cluster": state.header.cluster,
         "serverVersion": state.header.server_version,
