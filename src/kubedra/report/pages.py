@@ -31,23 +31,16 @@ SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings
 
 
 def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> str:
-    """The audit page; ``docs`` maps a rule id to its documentation URL (the rule column links there)."""
+    """The audit page (``data/templates/audit.html.j2``); ``docs`` maps a rule id to its documentation URL
+    (the rule column links there)."""
     docs = docs or {}
     summary = report.get("summary") or {}
     sev = summary.get("bySeverity") or {}
     findings = report.get("findings") or []
-    groups = [(rule, [("findings", float(n))]) for rule, n in sorted((summary.get("byRule") or {}).items())]
-    per_severity = ", ".join(count(int(n), *SEVERITY_WORDS.get(k, (k, k))) for k, n in sev.items())
     scanned = [count(int(summary.get("objectsScanned") or 0), "object")]
     if summary.get("filesScanned"):
         scanned.insert(0, count(int(summary["filesScanned"]), "file"))
-    head = h.para(
-        f"Target {report.get('targetVersion')}: {count(int(summary.get('total', len(findings))), 'finding')}"
-        + (f" ({per_severity})" if per_severity else "")
-        + f"; {' and '.join(scanned)} scanned."
-    )
     rows = []
-    classes = []
     for f in findings:
         src = f.get("source") or {}
         where = (
@@ -68,27 +61,25 @@ def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> st
                 f.get("fix"),
             )
         )
-        classes.append(f"sev-{f.get('severity')}")
-    table = h.table(
-        ("Severity", "Rule", "Object", "Where", "Finding", "Fix"), rows, id="findings", row_classes=classes
+    return h.template("audit.html.j2").render(
+        Section=h.Section,
+        count=count,
+        bar_chart=_bar_chart,
+        target=str(report.get("targetVersion")),
+        total=int(summary.get("total", len(findings))),
+        per_severity=", ".join(count(int(n), *SEVERITY_WORDS.get(k, (k, k))) for k, n in sev.items()),
+        scanned=" and ".join(scanned),
+        groups=[
+            (rule, [("findings", float(n))]) for rule, n in sorted((summary.get("byRule") or {}).items())
+        ],
+        rows=rows,
+        row_classes=[f"sev-{f.get('severity')}" for f in findings],
+        not_inspected=[(x["cluster"], x["resource"], x["reason"]) for x in summary.get("notInspected") or []],
     )
-    chart = h.bar_chart(groups, title="Findings per rule", id="rules-chart") if groups else ""
-    not_inspected = summary.get("notInspected") or []
-    extra = (
-        h.table(
-            ("Cluster", "Resource", "Reason"),
-            [(x["cluster"], x["resource"], x["reason"]) for x in not_inspected],
-        )
-        if not_inspected
-        else ""
-    )
-    sections = [
-        h.Section("Summary", head + chart, id="summary"),
-        h.Section("Findings", table, id="findings-section"),
-    ]
-    if extra:
-        sections.append(h.Section("Not inspected", extra, id="not-inspected"))
-    return h.render_report(f"kubedra audit: Kubernetes {report.get('targetVersion')}", sections)
+
+
+def _bar_chart(*args: Any, **kwargs: Any) -> h.Markup:
+    return h.Markup(h.bar_chart(*args, **kwargs))
 
 
 def _pools(sim: Simulation) -> dict[str, str]:
@@ -105,7 +96,8 @@ def simulation_page(
     title: str = "kubedra simulate: device plugin vs DRA",
     inputs: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The simulation page; ``inputs`` is the record of the run (what, value): files, command, versions, time."""
+    """The simulation page (``data/templates/simulation.html.j2``); ``inputs`` is the record of the run
+    (what, value): files, command, versions, time."""
     headers, rows = render.summary_rows(sim)
     pool_of = _pools(sim)
     per_pool: dict[str, dict[str, list[int]]] = defaultdict(dict)  # pool -> mode -> [pods, used, physical]
@@ -126,51 +118,32 @@ def simulation_page(
                 (pool, render.TITLES.get(mode, mode), pods, f"{used} / {physical}", f"{density:.2f}")
             )
         groups.append((pool, bars))
-    density_html = h.bar_chart(groups, title="Pods per physical GPU, per node pool", id="density-chart")
-    density_html += h.table(("Node pool", "Mode", "Pods", "GPUs used / physical", "Pods per GPU"), table_rows)
     savings, ratio = render.savings_line(sim), render.density_line(sim)
-    headline = savings or ratio  # when every pod fits both ways, the pod ratio is 1.00x: GPUs saved lead
-    summary = (
-        (f'<p id="headline" class="headline">{h.esc(headline)}</p>' if headline else "")
-        + h.table(headers, rows, id="summary-table", filterable=False)
-        + (h.para(ratio) if savings and ratio else "")
+    return h.template("simulation.html.j2").render(
+        Section=h.Section,
+        bar_chart=_bar_chart,
+        title=title,
+        headline=savings or ratio,  # when every pod fits both ways, the pod ratio is 1.00x: GPUs saved lead
+        savings=savings,
+        ratio=ratio,
+        summary_headers=headers,
+        summary_rows=rows,
+        notes=[*sim.notes, *(str(s) for s in sim.skipped)],
+        pending=[
+            (render.TITLES.get(mode, mode), *row)
+            for mode, res in sim.results.items()
+            for row in render.pending_groups(res.pods)
+        ],
+        density_groups=groups,
+        density_rows=table_rows,
+        node_chart=svg(sim),
+        evicted=[
+            (render.TITLES.get(mode, mode), *row)
+            for mode, res in sim.results.items()
+            for row in render.evicted_rows(res)
+        ],
+        inputs=inputs,
     )
-    notes = [*sim.notes, *(str(s) for s in sim.skipped)]
-    pending = [
-        (render.TITLES.get(mode, mode), *row)
-        for mode, res in sim.results.items()
-        for row in render.pending_groups(res.pods)
-    ]
-    sections = [
-        h.Section("Summary", summary + (h.items(notes) if notes else ""), id="summary"),
-        h.Section(
-            "Pending pods",
-            h.table(("Mode", "Namespace", "Pods", "Reason"), pending, id="pending")
-            if pending
-            else h.para("Every pod was placed in every mode.", "okbox"),
-            id="pending-section",
-        ),
-        h.Section("Density per node pool", density_html, id="density"),
-        h.Section("GPU use per node", h.raw_svg(svg(sim)), id="nodes"),
-    ]
-    evicted = [
-        (render.TITLES.get(mode, mode), *row)
-        for mode, res in sim.results.items()
-        for row in render.evicted_rows(res)
-    ]
-    if evicted:
-        sections.append(
-            h.Section(
-                "Evicted pods (preemption, NoExecute device taints)",
-                h.table(("Mode", "Namespace", "Pod", "Reason"), evicted),
-                id="evicted",
-            )
-        )
-    if inputs:
-        sections.append(
-            h.Section("Inputs", h.table(("Input", "Value"), inputs, id="inputs"), id="inputs-section")
-        )
-    return h.render_report(title, sections)
 
 
 def write_audit(path: str, report: dict[str, Any], docs: dict[str, str] | None = None) -> None:
