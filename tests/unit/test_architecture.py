@@ -102,3 +102,32 @@ def test_the_scan_sees_each_form(tmp_path: Path) -> None:
         "pkg/m.py:3: Version(1, 35)",
         "pkg/m.py:5: v.minor >= 36",
     ]
+
+
+# No module longer than this: a longer one is split by concern (as sources/files.py and validate/engine.py were).
+MAX_MODULE_LINES = 600
+
+
+def long_modules(root: Path = SRC, limit: int = MAX_MODULE_LINES) -> list[str]:
+    """``file: N lines`` for every module under ``root`` longer than ``limit`` lines (as ``wc -l`` counts)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        lines = path.read_bytes().count(b"\n")
+        if lines > limit:
+            found.append(f"{path.relative_to(root.parent)}: {lines} lines")
+    return found
+
+
+def test_no_module_over_the_limit() -> None:
+    found = long_modules()
+    assert not found, (
+        f"modules over {MAX_MODULE_LINES} lines in src/kubedra (split them by concern):\n" + "\n".join(found)
+    )
+
+
+def test_the_size_check_counts_lines(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "short.py").write_text("x = 1\n" * 3, encoding="utf-8")
+    (pkg / "long.py").write_text("x = 1\n" * 5, encoding="utf-8")
+    assert long_modules(pkg, limit=4) == ["pkg/long.py: 5 lines"]
