@@ -35,6 +35,7 @@ from kubedra.allocator.errors import (
 )
 from kubedra.allocator.pools import Pool, PoolError, gather_pools
 from kubedra.allocator.requests import Dev
+from kubedra.allocator.reuse import Reuse
 from kubedra.allocator.search import Search
 from kubedra.allocator.selectors import SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features
@@ -69,8 +70,12 @@ class Allocator:
         pool_counters: bool = True,
         share_id_factory: Callable[[], str] | None = None,
         target_version: str = DEFAULT_TARGET,
+        reuse_results: bool = False,
     ) -> None:
         self.features = features
+        # results reused between nodes that look the same to the claims (kubedra.allocator.reuse); the
+        # simulator turns it on, one-off callers (conformance corpus, differential tests) search every time
+        self.reuse = Reuse() if reuse_results else None
         self.target_version = target_version
         # result configs: a claim config once, requests cleared when it covers all (data/versions.yaml)
         self.clears_all_request_configs = versions.holds("allocator.clearsAllRequestConfigs", target_version)
@@ -184,6 +189,9 @@ class Allocator:
             for r in result.results
         ]
         return out
+
+    def shared_ids_in_use(self) -> bool:
+        return bool(self._shared_index)
 
     def is_allocated(self, did: DeviceID) -> bool:
         a = self.allocated

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator import capacity as cap
 from kubedra.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
@@ -112,10 +112,18 @@ class Search:
                         f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
                     )
             self.constraints.append(cons)
+        reuse = self.a.reuse
+        key = reuse.key(self) if reuse is not None else None
+        if key is not None and reuse is not None:
+            kept = reuse.replay(key, self)
+            if kept is not None:
+                return [build_result(self, ci) for ci in range(len(self.claims))] if kept else None
         try:
             done = self._one(0, 0, 0, 0, False, 0)
         except StopSearch:
-            return None
+            done = False
+        if key is not None and reuse is not None:
+            reuse.keep(key, self, done)
         if not done:
             if any(p.invalid for p in self.pools):
                 raise InvalidPoolsError("invalid resource pools were encountered")
@@ -207,18 +215,31 @@ class Search:
             return False
         # selectors and per-device node selection only depend on the device, the class and the request's
         # selectors (and the node, for per-device node selection): remembered across Allocate calls
-        sel_key = rd.sel_key
-        if sel_key is None:
-            sel_key = rd.sel_key = (rd.cls.name if rd.cls is not None else None, tuple(rd.req.selectors))
+        sel_key = rd.sel_key or self.sel_key(rd)
         key = (sel_key, did, self.node.name) if s.per_device_node_selection else (sel_key, did)
         cache = self.a._selectable
         cached = cache.get(key)
         if cached is not None:
             return cached
+        ok = self._selectable_uncached(ci, rd, s, d, did)
+        cache[key] = ok
+        return ok
+
+    def sel_key(self, rd: ReqData) -> tuple[Any, ...]:
+        rd.sel_key = (rd.cls.name if rd.cls is not None else None, tuple(rd.req.selectors))
+        return rd.sel_key
+
+    def selectable_now(self, ci: int, ri: int, si: int, rd: ReqData, dev: Dev) -> bool:
+        """``_selectable`` without remembering the answer per device (the caller keeps a whole node's)."""
+        d = dev.device
+        if not self.f.device_binding_and_status and d.binding_conditions:
+            return False
+        return self._selectable_uncached(ci, rd, dev.slice, d, dev.id)
+
+    def _selectable_uncached(self, ci: int, rd: ReqData, s: ResourceSlice, d: Device, did: DeviceID) -> bool:
         claim = self.claims[ci]
         try:
             if rd.cls is not None and not self.a.matcher.all_match(rd.cls.selectors, d, s.driver):
-                cache[key] = False
                 return False
         except SelectorError as e:
             raise AllocationError(
@@ -226,7 +247,6 @@ class Search:
             ) from None
         try:
             if not self.a.matcher.all_match(rd.req.selectors, d, s.driver):
-                cache[key] = False
                 return False
         except SelectorError as e:
             raise AllocationError(e.describe(f"claim {claim_ref(claim)}", device_id_str(did))) from None
@@ -236,9 +256,7 @@ class Search:
             except PoolError as e:
                 raise AllocationError(str(e)) from None
             if not ok:
-                cache[key] = False
                 return False
-        cache[key] = True
         return True
 
     def _capacity_fits(self, r: Req, did: DeviceID, d: Device) -> bool:

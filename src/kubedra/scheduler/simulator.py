@@ -103,6 +103,7 @@ class Scheduler:
             self.allocated,
             pool_counters=cfg.pool_counters,
             target_version=cfg.target_version,
+            reuse_results=True,
         )
         if dra:
             # like kube-scheduler, which compiles a DeviceClass's CEL when the class arrives (informer), not

@@ -190,3 +190,68 @@ def test_counter_availability_stays_exact_through_binds_and_evictions(spec):
         assert (got is None) == (want is None)
         if got is not None and want is not None:
             assert [r.device for r in got[0].results] == [r.device for r in want[0].results]
+
+
+# --------------------------------------------------------------------------- results reused between nodes
+
+
+def _fleet_outcome(spec, reuse: bool):
+    from kubedra.simulate.catalogue import typed_cluster
+
+    nodes, slices, classes = typed_cluster("3x2xH100-80GB", "mig-dynamic", "1.37", device_plugin=False)
+    # a selector naming one node's GPU (its parent UUID): nodes that differ only there must not share
+    parent = next(
+        d.attributes["parentUUID"].value
+        for s in slices
+        if s.node_name == nodes[1].name
+        for d in s.devices
+        if "parentUUID" in d.attributes
+    )
+    selectors = {p: [f"device.attributes['gpu.nvidia.com'].profile == '{p}'"] for p in PROFILES}
+    selectors["pinned"] = [f"device.attributes['gpu.nvidia.com'].parentUUID == '{parent}'"]
+    templates = [
+        ResourceClaimTemplate(
+            meta=ObjectMeta(name=p.replace(".", "-"), namespace="default"),
+            spec=DeviceClaim(requests=[req("gpu", 1, klass="mig.nvidia.com", selectors=sel)]),
+        )
+        for p, sel in selectors.items()
+    ]
+    s = Scheduler(CFG, nodes, classes, slices)
+    if not reuse:
+        s.allocator.reuse = None
+    pods_ = [
+        Pod(
+            meta=ObjectMeta(name=f"p{i}", namespace="default"),
+            containers=[Container(name="c")],
+            resource_claims=[PodResourceClaim(name="gpu", resource_claim_template_name=p.replace(".", "-"))],
+            priority=prio,
+        )
+        for i, (p, prio) in enumerate(spec)
+    ]
+    sims = build_sim_pods(pods_, templates, [])
+    s.run([p for p in sims if p.priority < 50])
+    s.run([p for p in sims if p.priority >= 50])
+    hits = s.allocator.reuse.hits if s.allocator.reuse is not None else 0
+    return [(p.name, p.node, tuple(p.devices), p.reason) for p in sims], hits
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from([*PROFILES, "pinned"]), st.sampled_from([0, 5, 50])),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_results_reused_between_alike_nodes_are_what_a_search_finds(spec):
+    """Generated nodes are copies of one another (only names and GPU UUIDs differ): the allocator reuses
+    a search's picks on a node in the same state; placements, devices and reasons stay those of a search
+    on every node, also for a selector that names one node's GPU."""
+    assert _fleet_outcome(spec, True)[0] == _fleet_outcome(spec, False)[0]
+
+
+def test_alike_nodes_reuse_results():
+    spec = [("1g.10gb", 0)] * 12
+    placed, hits = _fleet_outcome(spec, True)
+    assert all(node for _, node, _, _ in placed)
+    assert hits > 0
