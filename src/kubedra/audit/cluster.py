@@ -13,10 +13,10 @@ from typing import Any
 
 from kubedra.audit.engine import ClusterFacts, Scope
 from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
-from kubedra.audit.versions import Version
 from kubedra.errors import ClusterError, Location, UsageError
 from kubedra.k8s import clusterreads
 from kubedra.k8s.gpuschemes import operator_groups
+from kubedra.k8s.versions import Version
 from kubedra.sources import files, helm
 from kubedra.sources.cluster import (
     HELM_SECRETS,

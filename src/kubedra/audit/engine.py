@@ -12,7 +12,7 @@ from kubedra.audit import checks  # noqa: F401  (registers the checks)
 from kubedra.audit.deprecations import DeprecationDB
 from kubedra.audit.model import SEVERITIES, SEVERITY_RANK, Finding, RuleBook
 from kubedra.audit.scope import CHECKS, CheckFn, ClusterFacts, Context, Scope, check  # noqa: F401  (re-exported)
-from kubedra.audit.versions import Version
+from kubedra.k8s.versions import Version
 
 
 @dataclass

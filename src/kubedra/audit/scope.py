@@ -9,8 +9,8 @@ from typing import Any
 
 from kubedra.audit.deprecations import DeprecationDB
 from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
-from kubedra.audit.versions import Version
 from kubedra.errors import Location
+from kubedra.k8s.versions import Version
 
 
 @dataclass

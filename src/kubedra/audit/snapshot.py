@@ -10,7 +10,7 @@ from kubedra.audit import engine
 from kubedra.audit.deprecations import DeprecationDB
 from kubedra.audit.engine import ClusterFacts, Scope
 from kubedra.audit.model import Item, RuleBook
-from kubedra.audit.versions import Version
+from kubedra.k8s.versions import Version
 from kubedra.model.snapshot import Snapshot
 
 

@@ -25,7 +25,7 @@ from kubedra.text import count
 
 if TYPE_CHECKING:
     from kubedra.audit.model import RuleBook
-    from kubedra.audit.versions import Version
+    from kubedra.k8s.versions import Version
 
 FORMATS = (*TABLE_FORMATS, "markdown", "csv", "sarif", "prometheus")
 
@@ -64,7 +64,7 @@ class AuditOptions:
 
     def versions(self) -> tuple[Version, Version | None]:
         """(--target-version, --current-version) parsed; the current one must not be newer."""
-        from kubedra.audit.versions import Version
+        from kubedra.k8s.versions import Version
 
         target = Version.parse(self.common.target_version, what="--target-version")
         current = (

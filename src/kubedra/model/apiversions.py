@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 
-from kubedra.k8s.versions import Version as Version
-
 _STABILITY = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
 
 

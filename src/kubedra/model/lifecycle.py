@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
-from kubedra.model.apiversions import Version, split_api_version, version_rank
+from kubedra.k8s.versions import Version
+from kubedra.model.apiversions import split_api_version, version_rank
 from kubedra.text import noun
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import api_group
-from kubedra.model.apiversions import Version
 from kubedra.model.lifecycle import DeprecationDB
 from kubedra.validate.rules import Issue
 

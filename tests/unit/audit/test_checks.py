@@ -9,7 +9,7 @@ import pytest
 from kubedra.audit import engine
 from kubedra.audit.deprecations import DeprecationDB
 from kubedra.audit.model import Finding, Item, RuleBook
-from kubedra.audit.versions import Version
+from kubedra.k8s.versions import Version
 from kubedra.sources.files import parse_text
 
 DB = DeprecationDB.load()

@@ -13,7 +13,7 @@ import yaml
 from kubedra.audit import engine, inputs
 from kubedra.audit.deprecations import DeprecationDB
 from kubedra.audit.model import RuleBook
-from kubedra.audit.versions import Version
+from kubedra.k8s.versions import Version
 
 from .helpers import DATA, run
 

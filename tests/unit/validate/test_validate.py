@@ -454,7 +454,7 @@ def test_v1beta1_dra_is_one_story_in_audit_and_validate() -> None:
     from kubedra.audit import engine
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import Item, RuleBook
-    from kubedra.audit.versions import Version
+    from kubedra.k8s.versions import Version
 
     text = RCT.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1").replace(
         "        exactly:\n          deviceClassName", "        deviceClassName"

@@ -9,8 +9,9 @@ from typing import Any
 from kubedra.audit.deprecations import Lifecycle
 from kubedra.audit.model import Item, ObjectRef
 from kubedra.audit.scope import Context, Scope, check
-from kubedra.audit.versions import Version, split_api_version
 from kubedra.k8s import versions
+from kubedra.k8s.versions import Version
+from kubedra.model.apiversions import split_api_version
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 

@@ -9,8 +9,8 @@ import yaml
 
 from kubedra.audit.model import Item, ObjectRef, load_data
 from kubedra.audit.scope import Context, Scope, check
-from kubedra.audit.versions import Version
 from kubedra.k8s.featuregates import gate_histories, merged_into, parse_feature_metrics
+from kubedra.k8s.versions import Version
 
 SYSTEM = "kube-system"
 
