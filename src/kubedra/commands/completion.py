@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from kubedra.commands._common import exit_codes_epilog
 from kubedra.errors import EXIT_INPUT, EXIT_OK
 
 SHELLS = ("bash", "zsh", "fish")
+
+
+@dataclass(frozen=True)
+class CompletionOptions:
+    """``kubedra completion``'s one argument (click refuses a shell it has no script for)."""
+
+    shell: str
 
 
 @click.command(
@@ -23,9 +32,13 @@ def completion(shell: str) -> None:
     zsh:   kubedra completion zsh > "${fpath[1]}/_kubedra"
     fish:  kubedra completion fish > ~/.config/fish/completions/kubedra.fish
     """
+    run(CompletionOptions(shell))
+
+
+def run(options: CompletionOptions) -> None:
     from click.shell_completion import get_completion_class
 
     root = click.get_current_context().find_root().command  # the kubedra group (commands sit below the CLI)
-    cls = get_completion_class(shell)
+    cls = get_completion_class(options.shell)
     assert cls is not None  # click ships all three
     click.echo(cls(root, {}, "kubedra", "_KUBEDRA_COMPLETE").source())

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from kubedra.commands._common import (
+    CommonOptions,
     exit_codes_epilog,
     input_options,
     output_option,
@@ -14,6 +19,9 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK
 from kubedra.report.output import emit, print_table
 from kubedra.text import count
 
+if TYPE_CHECKING:
+    from kubedra.policy.generate import PolicyOptions
+
 
 @click.group("policy")
 def policy() -> None:
@@ -22,6 +30,72 @@ def policy() -> None:
 
 def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(x.strip() for v in values for x in v.split(",") if x.strip())
+
+
+@dataclass(frozen=True)
+class PolicyGenerateOptions:
+    """``kubedra policy generate``'s options as parsed (the manifests whose DeviceClasses are allowed in
+    ``common``); :meth:`engine_options` builds the use case's :class:`kubedra.policy.generate.PolicyOptions`."""
+
+    common: CommonOptions
+    only: tuple[str, ...] = ()
+    labels: tuple[str, ...] = ()
+    dra_pool_label: str | None = None
+    classes: tuple[str, ...] = ()
+    params_namespace: str = "kube-system"
+    actions: str = "Warn,Audit"
+    list_only: bool = False
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> PolicyGenerateOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        """Nothing conflicts here (policy names and actions are checked by the use case)."""
+
+    def engine_options(self, defined_classes: Sequence[str]) -> PolicyOptions:
+        from kubedra.policy.generate import PolicyOptions
+
+        return PolicyOptions(
+            required_labels=_split(self.labels),
+            dra_pool_label=self.dra_pool_label,
+            device_classes=_split(self.classes),
+            defined_classes=tuple(defined_classes),
+            params_namespace=self.params_namespace,
+            actions=_split((self.actions,)),
+            only=_split(self.only),
+        )
+
+
+@dataclass(frozen=True)
+class PolicyTestOptions:
+    """``kubedra policy test``'s options as parsed (manifests, -o and --target-version in ``common``)."""
+
+    common: CommonOptions
+    policy_paths: tuple[str, ...] = ()
+    params_paths: tuple[str, ...] = ()
+    default_namespace: str = "default"
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> PolicyTestOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        """Nothing conflicts here (--policy and the inputs are required while the flags are parsed)."""
+
+
+@dataclass(frozen=True)
+class PolicyFromWebhookOptions:
+    """``kubedra policy from-webhook``'s options: the webhook configurations in ``common``."""
+
+    common: CommonOptions
+
+    @classmethod
+    def complete(cls, params: dict[str, Any]) -> PolicyFromWebhookOptions:
+        return cls(common=CommonOptions.take(params), **params)
+
+    def validate(self) -> None:
+        """Nothing to check beyond the required input."""
 
 
 @policy.command(
@@ -53,16 +127,7 @@ def _split(values: tuple[str, ...]) -> tuple[str, ...]:
     required=False,
     help="Manifests (e.g. kubedra migrate's output) whose DeviceClasses are allowed too; - for stdin. Repeatable.",
 )
-def generate_cmd(
-    files: tuple[str, ...],
-    only: tuple[str, ...],
-    labels: tuple[str, ...],
-    dra_pool_label: str | None,
-    classes: tuple[str, ...],
-    params_namespace: str,
-    actions: str,
-    list_only: bool,
-) -> None:
+def generate_cmd(**params: Any) -> None:
     """Print the baseline policies, bindings and params ConfigMaps as YAML.
 
     Policies: disallow-latest-tag, disallow-privileged, require-requests-limits, require-labels,
@@ -70,22 +135,23 @@ def generate_cmd(
     generate again with --actions Deny to enforce. DeviceClasses defined in the PATHs (such as the
     time-slicing and MPS classes migrate writes) join the allowed list.
     """
-    from kubedra.policy.generate import PolicyOptions, available, defined_device_classes, generate, render
+    options = PolicyGenerateOptions.complete(params)
+    options.validate()
+    run_generate(options)
+
+
+def run_generate(options: PolicyGenerateOptions) -> None:
+    from kubedra.policy.generate import available, defined_device_classes, generate, render
     from kubedra.sources import files as manifest_files
 
-    if list_only:
+    files = options.common.files
+    if options.list_only:
         click.echo("\n".join(available()))
         return
-    opts = PolicyOptions(
-        required_labels=_split(labels),
-        dra_pool_label=dra_pool_label,
-        device_classes=_split(classes),
-        defined_classes=defined_device_classes(
+    opts = options.engine_options(
+        defined_device_classes(
             [d.obj for d in manifest_files.load(files, keep_nodes=False).documents] if files else []
-        ),
-        params_namespace=params_namespace,
-        actions=_split((actions,)),
-        only=_split(only),
+        )
     )
     click.echo(render(generate(opts)), nl=False)
 
@@ -114,24 +180,25 @@ def generate_cmd(
 )
 @output_option()
 @input_options(missing="no input: give the manifests to test as PATH... or -f PATH (- for stdin)")
-def test_cmd(
-    policy_paths: tuple[str, ...],
-    params_paths: tuple[str, ...],
-    target_version: str,
-    default_namespace: str,
-    output: str,
-    files: tuple[str, ...],
-) -> None:
+def test_cmd(**params: Any) -> None:
     """Evaluate policies offline against manifests (each object as a CREATE) and print what they reject."""
+    options = PolicyTestOptions.complete(params)
+    options.validate()
+    run_test(options)
+
+
+def run_test(options: PolicyTestOptions) -> None:
     from kubedra.policy.evaluate import Evaluator
     from kubedra.sources.files import load
 
+    files, output, target_version = options.common.files, options.common.output, options.common.target_version
+    policy_paths, params_paths = options.policy_paths, options.params_paths
     evaluator = Evaluator(load(policy_paths).documents, target_version)
     if params_paths:
         evaluator.add_params(load(params_paths).documents)
     documents = load(files).documents
     evaluator.add_params(d for d in documents if d.kind == "ConfigMap")
-    verdicts = evaluator.evaluate(documents, default_namespace)
+    verdicts = evaluator.evaluate(documents, options.default_namespace)
     if output in ("table", "wide"):
         if verdicts:
             print_table(
@@ -165,10 +232,16 @@ def test_cmd(
 @input_options(
     missing="give a ValidatingWebhookConfiguration or MutatingWebhookConfiguration file (PATH or -f PATH)"
 )
-def from_webhook_cmd(files: tuple[str, ...]) -> None:
+def from_webhook_cmd(**params: Any) -> None:
     """A ValidatingAdmissionPolicy skeleton (+ Warn/Audit binding) per webhook in the given configurations."""
+    options = PolicyFromWebhookOptions.complete(params)
+    options.validate()
+    run_from_webhook(options)
+
+
+def run_from_webhook(options: PolicyFromWebhookOptions) -> None:
     from kubedra.policy.generate import render
     from kubedra.policy.webhook import from_webhooks
     from kubedra.sources.files import load
 
-    click.echo(render(from_webhooks(load(files).documents)), nl=False)
+    click.echo(render(from_webhooks(load(options.common.files).documents)), nl=False)
