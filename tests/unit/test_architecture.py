@@ -11,7 +11,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "kubedra"
 
 # At most this many version literals may stay in Python; each one left should have a reason.
 MAX_VERSION_LITERALS = 10
-_RELEASE = re.compile(r"^v?1\.\d\d$")
+_RELEASE = re.compile(r"^v?1\.\d\d(\.\d+)?$")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -55,7 +55,8 @@ def _is_minor_comparison(node: ast.AST) -> bool:
 
 
 def version_literals(root: Path = SRC) -> list[str]:
-    """``file:line: literal`` for every release written in Python under ``root``: strings such as ``"1.37"``,
+    """``file:line: literal`` for every release written in Python under ``root``: strings such as ``"1.37"`` or
+    ``"v1.37.2"``,
     tuples such as ``(1, 36)``, calls such as ``Version(1, 35)`` and a minor compared with a number
     (``minor >= 36``); docstrings and comments are not code."""
     found: list[str] = []
@@ -92,6 +93,7 @@ def test_the_scan_sees_each_form(tmp_path: Path) -> None:
         "if release >= (1, 36) or target < Version(1, 35):\n"
         "    pass\n"
         "ok = v.minor >= 36 and minor - 1 > 0\n"
+        'KUBELET = "v1.37.2"\n'
         'for i in range(1, 10):\n    """1.36"""\n'
         "# 1.34 in a comment\n",
         encoding="utf-8",
@@ -101,6 +103,7 @@ def test_the_scan_sees_each_form(tmp_path: Path) -> None:
         "pkg/m.py:3: (1, 36)",
         "pkg/m.py:3: Version(1, 35)",
         "pkg/m.py:5: v.minor >= 36",
+        "pkg/m.py:6: 'v1.37.2'",
     ]
 
 

@@ -32,7 +32,7 @@ def add_node(
     name: str,
     shape: str,
     dra: bool = True,
-    kubelet_version: str = "v1.37.2",
+    kubelet_version: str = gpunodes.KUBELET_VERSION,
     labels: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Create one Ready node of ``shape`` and, for DRA nodes, publish its ResourceSlices."""
@@ -54,7 +54,7 @@ def add_gpu_nodes(
     count: int,
     prefix: str | None = None,
     dra: bool = True,
-    kubelet_version: str = "v1.37.2",
+    kubelet_version: str = gpunodes.KUBELET_VERSION,
 ) -> list[str]:
     """Create ``count`` nodes of ``shape`` named ``<prefix>-<i>`` (plus the DeviceClasses); return the names.
 

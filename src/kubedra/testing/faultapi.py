@@ -21,6 +21,8 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kubedra.k8s.versions import DEFAULT_TARGET, Version
+
 FAULTS = ("stall", "drip", "endless-continue", "repeated-continue", "huge", "gzip-bomb", "forbidden")
 
 # What discovery serves: core v1 with pods and nodes, nothing else.
@@ -147,7 +149,8 @@ class FaultAPI:
 
     def _normal(self, path: str, query: dict[str, list[str]], fault: str | None) -> Any:
         if path == "/version":
-            return {"major": "1", "minor": "37", "gitVersion": "v1.37.0"}
+            v = Version.parse(DEFAULT_TARGET)
+            return {"major": str(v.major), "minor": str(v.minor), "gitVersion": f"v{v}.0"}
         if path == "/api":
             return {"kind": "APIVersions", "versions": ["v1"]}
         if path == "/apis":

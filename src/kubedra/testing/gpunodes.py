@@ -24,6 +24,10 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s.versions import DEFAULT_TARGET
+
+KUBELET_VERSION = f"v{DEFAULT_TARGET}.2"  # what fake nodes report: a patch of the default target
+
 DRIVER = "gpu.nvidia.com"
 RESOURCE_API = "resource.k8s.io/v1"
 MEMORY_SLICES = 8
@@ -314,7 +318,7 @@ def node(name: str, shape_name: str, dra: bool = True) -> dict[str, Any]:
 
 
 def node_status(
-    name: str, shape_name: str, dra: bool = True, kubelet_version: str = "v1.37.2"
+    name: str, shape_name: str, dra: bool = True, kubelet_version: str = KUBELET_VERSION
 ) -> dict[str, Any]:
     """Capacity, allocatable, a Ready condition and node info as a kubelet would report them."""
     sh = shape(shape_name)

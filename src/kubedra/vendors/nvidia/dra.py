@@ -33,8 +33,9 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.gcpause import paused_gc
+from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.quantity import Quantity
-from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds
 from kubedra.vendors.nvidia import identity
 from kubedra.vendors.nvidia.layouts import GpuLayout, MigPlacement
 from kubedra.vendors.nvidia.limits import is_dns_label, is_dns_subdomain, pool_violations, slice_violations
@@ -386,7 +387,7 @@ def dra_objects(
         with paused_gc():
             per_gpu = [_dynamic_gpu(gpu_model, g, driver) for g in sorted(gpu_list, key=lambda g: g.bus_id)]
         sets = [s.counter_set for s in per_gpu if s.counter_set is not None]
-        if minor >= 35:
+        if holds("dra.countersOnlySlices", Version(1, minor)):  # counter sets in a slice of their own
             bodies.append({"sharedCounters": sets} if sets else {})
             bodies += [{"devices": s.devices} for s in per_gpu]
         else:
@@ -442,8 +443,10 @@ def device_classes(
     resource.k8s.io/v1; the API server keeps it only with the DRAExtendedResource gate (beta, on by
     default from 1.36), so by default it is included from 1.36 on. Pass ``extended_resource`` to force.
     """
-    minor = k8s_minor(k8s_version)
-    with_ext = minor >= 36 if extended_resource is None else extended_resource
+    on_by_default = bool(
+        (gate_info("DRAExtendedResource", Version(1, k8s_minor(k8s_version))) or {}).get("default")
+    )
+    with_ext = on_by_default if extended_resource is None else extended_resource
     return [
         _device_class("gpu.nvidia.com", "gpu", "nvidia.com/gpu" if with_ext else None),
         _device_class("mig.nvidia.com", "mig"),

@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds, since
+
+DEFAULT_MINOR = Version.parse(DEFAULT_TARGET).minor
+
 MAX_DEVICES = 128
 MAX_DEVICES_ADVANCED = 64  # any device with taints or consumesCounters (or list-type attributes)
 MAX_COUNTER_SETS = 8
@@ -43,7 +47,7 @@ def is_qualified_attribute_name(s: str) -> bool:
     return len(ident) <= 32 and bool(_C_IDENTIFIER.match(ident))
 
 
-def slice_violations(obj: dict[str, Any], k8s_minor: int = 37) -> list[str]:
+def slice_violations(obj: dict[str, Any], k8s_minor: int = DEFAULT_MINOR) -> list[str]:
     """What the API server would reject in this ResourceSlice (empty list: valid)."""
     out: list[str] = []
     name = obj.get("metadata", {}).get("name", "")
@@ -62,8 +66,13 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = 37) -> list[str]:
 
     devices = spec.get("devices") or []
     sets = spec.get("sharedCounters") or []
-    if devices and sets and k8s_minor >= 35:
-        out.append(f"{where}: devices and sharedCounters in one slice (only one may be set since 1.35)")
+    # 1.35+: counter sets in slices of their own, pool-wide; before, in the device's slice (data/versions.yaml)
+    pool_counters = holds("dra.countersOnlySlices", Version(1, k8s_minor))
+    if devices and sets and pool_counters:
+        out.append(
+            f"{where}: devices and sharedCounters in one slice (only one may be set since "
+            f"{since('dra.countersOnlySlices')})"
+        )
 
     if len(sets) > MAX_COUNTER_SETS:
         out.append(f"{where}: {len(sets)} counter sets (max {MAX_COUNTER_SETS})")
@@ -85,7 +94,7 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = 37) -> list[str]:
                 f"{where}: counter set {cs_name!r} has {len(counters)} counters (max {MAX_COUNTERS_PER_SET})"
             )
         out += [f"{where}: counter name {c!r} is not a DNS label" for c in counters if not is_dns_label(c)]
-    if k8s_minor <= 34 and total_counters > MAX_COUNTERS_PER_SLICE_1_34:
+    if not pool_counters and total_counters > MAX_COUNTERS_PER_SLICE_1_34:
         out.append(
             f"{where}: {total_counters} counters in all sets (max {MAX_COUNTERS_PER_SLICE_1_34} in 1.34)"
         )
@@ -128,18 +137,18 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = 37) -> list[str]:
             consumed += len(counters)
             if len(counters) > MAX_COUNTERS_PER_CONSUMPTION:
                 out.append(f"{where}: device {dname} consumes {len(counters)} counters from one set (max 32)")
-            if k8s_minor <= 34 and use.get("counterSet") not in set_names:
+            if not pool_counters and use.get("counterSet") not in set_names:
                 out.append(
                     f"{where}: device {dname} consumes from counter set {use.get('counterSet')!r} not in this slice"
                 )
-    if k8s_minor <= 34 and consumed > MAX_CONSUMED_COUNTERS_PER_SLICE_1_34:
+    if not pool_counters and consumed > MAX_CONSUMED_COUNTERS_PER_SLICE_1_34:
         out.append(
             f"{where}: {consumed} consumed counters (max {MAX_CONSUMED_COUNTERS_PER_SLICE_1_34} in 1.34)"
         )
     return out
 
 
-def pool_violations(slices: list[dict[str, Any]], k8s_minor: int = 37) -> list[str]:
+def pool_violations(slices: list[dict[str, Any]], k8s_minor: int = DEFAULT_MINOR) -> list[str]:
     """Pool-wide checks: unique device names, and (1.35+) counter sets referenced exist in the pool."""
     out: list[str] = []
     devices: set[str] = set()
