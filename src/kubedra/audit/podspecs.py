@@ -13,6 +13,7 @@ from typing import Any
 Path = tuple[str | int, ...]
 _SKIP_KEYS = frozenset({"metadata", "status", "data", "stringData", "binaryData"})
 _MAX_DEPTH = 14
+_COLLECTIONS = (dict, list)
 
 
 @dataclass(frozen=True)
@@ -67,14 +68,14 @@ def find_pod_specs(obj: dict[str, Any]) -> Iterator[PodSpecAt]:
                 meta = parent.get("metadata") if parent is not None else None
                 yield PodSpecAt(path, node, meta_path, meta if isinstance(meta, dict) else {})
                 continue
-            for k in reversed(list(node)):
-                v = node[k]
-                if isinstance(v, dict | list) and k not in _SKIP_KEYS:
+            # reversed, so that the stack pops them in the object's order (a tuple of types: faster than dict | list)
+            for k, v in reversed(node.items()):
+                if isinstance(v, _COLLECTIONS) and k not in _SKIP_KEYS:
                     stack.append(((*path, k), v, node))
         elif isinstance(node, list):
             for i in range(len(node) - 1, -1, -1):
                 v = node[i]
-                if isinstance(v, dict | list):
+                if isinstance(v, _COLLECTIONS):
                     stack.append(((*path, i), v, None))
 
 
