@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from kubedra.report import charts
 from kubedra.report import html as h
 from kubedra.report import simulate as render
 from kubedra.report.simulate_chart import svg
@@ -64,7 +65,7 @@ def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> st
     return h.template("audit.html.j2").render(
         Section=h.Section,
         count=count,
-        bar_chart=_bar_chart,
+        bar_chart=charts.bar_chart,
         target=str(report.get("targetVersion")),
         total=int(summary.get("total", len(findings))),
         per_severity=", ".join(count(int(n), *SEVERITY_WORDS.get(k, (k, k))) for k, n in sev.items()),
@@ -76,10 +77,6 @@ def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> st
         row_classes=[f"sev-{f.get('severity')}" for f in findings],
         not_inspected=[(x["cluster"], x["resource"], x["reason"]) for x in summary.get("notInspected") or []],
     )
-
-
-def _bar_chart(*args: Any, **kwargs: Any) -> h.Markup:
-    return h.Markup(h.bar_chart(*args, **kwargs))
 
 
 def _pools(sim: Simulation) -> dict[str, str]:
@@ -121,7 +118,7 @@ def simulation_page(
     savings, ratio = render.savings_line(sim), render.density_line(sim)
     return h.template("simulation.html.j2").render(
         Section=h.Section,
-        bar_chart=_bar_chart,
+        bar_chart=charts.bar_chart,
         title=title,
         headline=savings or ratio,  # when every pod fits both ways, the pod ratio is 1.00x: GPUs saved lead
         savings=savings,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubedra.plan.model import Plan, Wave
+from kubedra.report import charts
 from kubedra.report import html as h
 from kubedra.text import count
 
@@ -50,19 +51,17 @@ def _timeline(plan: Plan) -> h.Markup:
         )
         soaks.append(w.soak_hours / 24)
         t += dur + w.soak_hours / 24
-    return h.Markup(
-        h.timeline(
-            entries,
-            title="Wave timeline (days)",
-            unit="d",
-            id="wave-timeline",
-            soaks=soaks,
-            legend=(
-                ("nodes", "wave (work)"),
-                ("soak", f"soak ({plan.soak_hours} h)"),
-                ("flagged", "short of GPUs"),
-            ),
-        )
+    return charts.timeline(
+        entries,
+        title="Wave timeline (days)",
+        unit="d",
+        id="wave-timeline",
+        soaks=soaks,
+        legend=(
+            ("nodes", "wave (work)"),
+            ("soak", f"soak ({plan.soak_hours} h)"),
+            ("flagged", "short of GPUs"),
+        ),
     )
 
 
@@ -79,9 +78,7 @@ def _capacity_chart(plan: Plan) -> h.Markup:
         for c in plan.clusters
         for p in c.pools
     ]
-    return h.Markup(
-        h.bar_chart(groups, title="GPUs per node pool: device plugin vs DRA", id="capacity-chart")
-    )
+    return charts.bar_chart(groups, title="GPUs per node pool: device plugin vs DRA", id="capacity-chart")
 
 
 def _object(o: dict[str, Any]) -> str:
