@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ import click
 import yaml
 
 # Writing a file safely is a plain utility below every layer; verbs reach it here or in kubedra.safewrite.
+from kubedra.report.jsontext import dumps_indented
 from kubedra.safewrite import write_atomic as write_atomic
 
 FORMATS = ("table", "json", "yaml", "markdown", "csv")
@@ -38,7 +38,7 @@ def output_option(
 
 
 def to_json(data: Any) -> str:
-    return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    return dumps_indented(data) + "\n"  # json.dumps(indent=2, ensure_ascii=False), byte for byte, faster
 
 
 class _Dumper(yaml.SafeDumper):
