@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.audit.engine import ClusterFacts, Scope
-from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
+from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import ClusterError, Location, UsageError
 from kubedra.k8s import clusterreads
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.gpuschemes import operator_groups
 from kubedra.k8s.versions import Version
 from kubedra.sources import files, helm
@@ -140,12 +141,12 @@ def collect(
                 sm = s.get("metadata") or {}
                 result.findings.append(
                     Finding(
-                        meta.id,
-                        meta.severity,
-                        ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
-                        Location(cluster=name),
-                        f"Helm release secret could not be decoded: {e}",
-                        meta.render_fix({}),
+                        rule=meta.id,
+                        severity=meta.severity,
+                        object=ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
+                        source=Location(cluster=name),
+                        message=f"Helm release secret could not be decoded: {e}",
+                        fix=meta.render_fix({}),
                     )
                 )
         for rel in helm.current_releases(releases):
@@ -156,12 +157,12 @@ def collect(
                 meta = rules["input.malformed"]
                 result.findings.append(
                     Finding(
-                        meta.id,
-                        meta.severity,
-                        ObjectRef(),
-                        Location(cluster=name),
-                        f"{rel.describe()}: manifest: {err.message}",
-                        meta.render_fix({}),
+                        rule=meta.id,
+                        severity=meta.severity,
+                        object=ObjectRef(),
+                        source=Location(cluster=name),
+                        message=f"{rel.describe()}: manifest: {err.message}",
+                        fix=meta.render_fix({}),
                     )
                 )
         step("helm releases")

@@ -10,8 +10,9 @@ from typing import Any
 
 from kubedra.audit import checks  # noqa: F401  (registers the checks)
 from kubedra.audit.deprecations import DeprecationDB
-from kubedra.audit.model import SEVERITIES, SEVERITY_RANK, Finding, RuleBook
+from kubedra.audit.model import SEVERITIES, SEVERITY_RANK, RuleBook, finding_dict
 from kubedra.audit.scope import CHECKS, CheckFn, ClusterFacts, Context, Scope, check  # noqa: F401  (re-exported)
+from kubedra.k8s.findings import Finding
 from kubedra.k8s.versions import Version
 
 
@@ -33,9 +34,9 @@ class IgnoreEntry:
 
         return (
             ok(self.rule, f.rule)
-            and ok(self.kind, f.object.kind)
-            and ok(self.namespace, f.object.namespace)
-            and ok(self.name, f.object.name)
+            and ok(self.kind, f.kind)
+            and ok(self.namespace, f.namespace)
+            and ok(self.name, f.name)
             and (self.file is None or (f.source.file is not None and _file_matches(self.file, f.source.file)))
         )
 
@@ -88,7 +89,7 @@ class Report:
         out: dict[str, Any] = {"targetVersion": str(self.target)}
         if self.current is not None:
             out["currentVersion"] = str(self.current)
-        out["findings"] = [f.to_dict() for f in self.findings]
+        out["findings"] = [finding_dict(f) for f in self.findings]
         out["summary"] = self.summary()
         out["incomplete"] = self.incomplete
         return out
@@ -98,12 +99,12 @@ def sort_key(f: Finding) -> tuple[Any, ...]:
     return (
         -SEVERITY_RANK[f.severity],
         f.source.cluster or "",
-        f.object.namespace or "",
+        f.namespace or "",
         f.source.file or "",
         f.source.line or 0,
         f.rule,
-        f.object.kind,
-        f.object.name,
+        f.kind,
+        f.name,
     )
 
 

@@ -19,8 +19,9 @@ import yaml
 
 from kubedra.audit import snapshot as snapshot_audit
 from kubedra.audit.engine import IgnoreEntry, Scope
-from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
+from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import InputError, Location, UsageError
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.model.snapshot import HEADER_KEY, Header, Snapshot
 from kubedra.sources import cluster as cluster_source
 from kubedra.sources import files

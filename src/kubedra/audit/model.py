@@ -14,6 +14,7 @@ import yaml
 
 from kubedra.audit.podspecs import PodSpecAt, find_pod_specs
 from kubedra.errors import Location
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.sources.files import Document
 
 SEVERITIES = ("error", "warning", "info")
@@ -83,50 +84,16 @@ class Item:
         return ObjectRef(self.api_version, self.kind, self.namespace, self.name)
 
 
-@dataclass(frozen=True)
-class ObjectRef:
-    api_version: str = ""
-    kind: str = ""
-    namespace: str | None = None
-    name: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-        }
-
-    def __str__(self) -> str:
-        if not self.kind:
-            return ""
-        ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}"
-
-
-@dataclass
-class Finding:
-    rule: str
-    severity: str
-    object: ObjectRef
-    source: Location
-    message: str
-    fix: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "severity": self.severity,
-            "object": self.object.to_dict(),
-            "source": self.source.to_dict(),
-            "message": self.message,
-            "fix": self.fix,
-        }
-
-    @property
-    def where(self) -> str:
-        return str(self.source)
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """An audit finding as audit's JSON, SARIF properties and plan blockers show it."""
+    return {
+        "rule": f.rule,
+        "severity": f.severity,
+        "object": (f.object or ObjectRef()).to_dict(),
+        "source": f.source.to_dict(),
+        "message": f.message,
+        "fix": f.fix,
+    }
 
 
 class _Blank(dict[str, Any]):

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.audit.deprecations import DeprecationDB
-from kubedra.audit.model import Finding, Item, ObjectRef, RuleBook
+from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import Location
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.versions import Version
 
 

@@ -161,8 +161,9 @@ def run(options: AuditOptions) -> None:
     from kubedra import __version__
     from kubedra.audit import engine, inputs
     from kubedra.audit.deprecations import DeprecationDB
-    from kubedra.audit.model import Finding, ObjectRef, RuleBook
+    from kubedra.audit.model import RuleBook
     from kubedra.errors import Location
+    from kubedra.k8s.findings import Finding, ObjectRef
     from kubedra.report import audit as render
     from kubedra.report import output as out
     from kubedra.sources.access import Unread

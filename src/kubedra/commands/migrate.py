@@ -175,11 +175,13 @@ def _write_out(out: str, files: dict[str, str], force: bool) -> None:
 
 
 def _table(report: Any, show_changes: bool, *, err: bool) -> None:
+    from kubedra.migrate.report import object_text
+
     rows = []
     for f in report.findings:
-        if f.level == "change" and not show_changes:
+        if f.severity == "change" and not show_changes:
             continue
-        rows.append([f.where, str(f.object or ""), f.level.upper(), f.message])
+        rows.append([f.where, object_text(f.object), f.severity.upper(), f.message])
     files = len(report.files)
     changed = sum(1 for r in report.files if r.changed)
     new = sum(r.new_objects for r in report.files)

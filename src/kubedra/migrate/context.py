@@ -6,11 +6,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.errors import UsageError
+from kubedra.errors import Location, UsageError
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, require_supported
 from kubedra.k8s.workloads import Path, dotted
-from kubedra.migrate.report import Finding, Level, ObjectRef
+from kubedra.migrate.report import Level
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.vendors.nvidia.names import MIG_RESOURCE
 
@@ -145,10 +146,9 @@ class ObjectContext:
         line = self.line_of(path) if path is not None else self.line_of(())
         self.out.append(
             Finding(
-                level=level,
+                severity=level,
                 message=message,
-                file=self.file,
-                line=line,
+                source=Location(file=self.file, line=line),
                 object=self.ref,
                 path=dotted(path) if path else None,
             )

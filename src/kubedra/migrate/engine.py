@@ -16,10 +16,11 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.workloads import api_group, custom_resource_gpu_fields, dotted, get_path, pod_templates
 from kubedra.migrate import dra, gang, gpu, shared_claims, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
-from kubedra.migrate.report import FileResult, Finding, MigrationReport, ObjectRef
+from kubedra.migrate.report import FileResult, MigrationReport
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.model import convert
 from kubedra.sources.files import (
@@ -77,14 +78,18 @@ def _is_template(name: str, text: str) -> bool:
     return template_line(name, text) is not None
 
 
+def _manual(message: str, file: str, line: int | None) -> Finding:
+    """A manual item about a document that is not an object (no object to name)."""
+    return Finding(severity="manual", message=message, source=Location(file=file, line=line))
+
+
 def _template_findings(name: str, text: str) -> list[Finding]:
     out = [
         Finding(
-            "manual",
-            f"{HELM_TEMPLATE} (helm template ... | kubedra migrate -), migrate the rendered manifests, then "
-            "carry the change back into the chart; the template is not written to --out",
-            name,
-            template_line(name, text) or 1,
+            severity="manual",
+            message=f"{HELM_TEMPLATE} (helm template ... | kubedra migrate -), migrate the rendered manifests, "
+            "then carry the change back into the chart; the template is not written to --out",
+            source=Location(file=name, line=template_line(name, text) or 1),
         )
     ]
     for i, ln in enumerate(text.splitlines(), 1):
@@ -93,10 +98,9 @@ def _template_findings(name: str, text: str) -> list[Finding]:
         if _GPU_TEXT.search(ln):
             out.append(
                 Finding(
-                    "manual",
-                    f"GPU request inside a template: {ln.strip()}",
-                    name,
-                    i,
+                    severity="manual",
+                    message=f"GPU request inside a template: {ln.strip()}",
+                    source=Location(file=name, line=i),
                 )
             )
     return out
@@ -240,18 +244,18 @@ class Migrator:
         if not _RELEVANT.search(chunk.body):
             for d in plain:
                 if not isinstance(d, Mapping) or not d.get("apiVersion") or not d.get("kind"):
-                    result.findings.append(Finding("manual", _NOT_AN_OBJECT, src.name, chunk.line))
+                    result.findings.append(_manual(_NOT_AN_OBJECT, src.name, chunk.line))
             return
         data = src.doc.load(chunk)
         if not isinstance(data, MutableMapping):
             result.findings.append(
-                Finding("manual", "not a Kubernetes object (expected a mapping)", src.name, chunk.line)
+                _manual("not a Kubernetes object (expected a mapping)", src.name, chunk.line)
             )
             return
         for prefix, obj in iter_objects(data):
             ctx = ObjectContext(self.run, src.name, data, prefix, chunk.line, result.findings)
             if not obj.get("apiVersion") or not obj.get("kind"):
-                result.findings.append(Finding("manual", _NOT_AN_OBJECT, src.name, ctx.line_of(())))
+                result.findings.append(_manual(_NOT_AN_OBJECT, src.name, ctx.line_of(())))
                 continue
             before = to_plain(obj)
             new_before, new_after = self._object(ctx, obj, slices, src, chunk)
@@ -411,16 +415,15 @@ def attach_validation(
         if fr is None or not err.kind:
             continue  # not a Kubernetes object: already reported by the migration
         ref = ObjectRef(err.api_version, err.kind, err.namespace, err.name)
-        if any(f.level == "manual" and f.object == ref for f in fr.findings):
+        if any(f.severity == "manual" and f.object == ref for f in fr.findings):
             continue
         fr.findings.append(
             Finding(
-                "manual",
-                f"migrated output does not validate at {report.target_version}: "
+                severity="manual",
+                message=f"migrated output does not validate at {report.target_version}: "
                 f"{err.path + ': ' if err.path else ''}{err.message}",
-                err.file,
-                err.line,
-                ref,
-                err.path or None,
+                source=Location(file=err.file, line=err.line),
+                object=ref,
+                path=err.path or None,
             )
         )

@@ -2,66 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from kubedra.k8s.findings import Finding, ObjectRef
 
 Level = Literal["change", "warning", "manual"]
 
 
-@dataclass(frozen=True)
-class ObjectRef:
-    api_version: str = ""
-    kind: str = ""
-    namespace: str | None = None
-    name: str = ""
-
-    @staticmethod
-    def of(obj: Mapping[str, Any]) -> ObjectRef:
-        meta = obj.get("metadata")
-        meta = meta if isinstance(meta, Mapping) else {}
-        ns = meta.get("namespace")
-        return ObjectRef(
-            api_version=str(obj.get("apiVersion", "")),
-            kind=str(obj.get("kind", "")),
-            namespace=str(ns) if ns else None,
-            name=str(meta.get("name") or meta.get("generateName") or ""),
-        )
-
-    def __str__(self) -> str:
-        ns = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {ns}{self.name}".strip()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "namespace": self.namespace,
-            "name": self.name,
-        }
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """A migrate finding as ``kubedra migrate -o json`` shows it (``level`` is its severity)."""
+    return {
+        "level": f.severity,
+        "source": f.source.to_dict(),
+        "object": f.object.to_dict() if f.object else None,
+        "path": f.path,
+        "message": f.message,
+    }
 
 
-@dataclass(frozen=True)
-class Finding:
-    level: Level
-    message: str
-    file: str
-    line: int | None = None
-    object: ObjectRef | None = None
-    path: str | None = None
-
-    @property
-    def where(self) -> str:
-        return f"{self.file}:{self.line}" if self.line else self.file
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "level": self.level,
-            "source": {"file": self.file, "line": self.line},
-            "object": self.object.to_dict() if self.object else None,
-            "path": self.path,
-            "message": self.message,
-        }
+def object_text(ref: ObjectRef | None) -> str:
+    """``Kind namespace/name`` as migrate's table shows it (no trailing space, the name alone without a kind)."""
+    if ref is None:
+        return ""
+    ns = f"{ref.namespace}/" if ref.namespace else ""
+    return f"{ref.kind} {ns}{ref.name}".strip()
 
 
 @dataclass
@@ -90,7 +55,7 @@ class MigrationReport:
 
     @property
     def manual(self) -> list[Finding]:
-        return [f for f in self.findings if f.level == "manual"]
+        return [f for f in self.findings if f.severity == "manual"]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,7 +66,7 @@ class MigrationReport:
                     "file": r.file,
                     "changed": r.changed,
                     "newObjects": r.new_objects,
-                    "findings": [f.to_dict() for f in r.findings],
+                    "findings": [finding_dict(f) for f in r.findings],
                 }
                 for r in self.files
             ],

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubedra.audit import snapshot as snapshot_audit
+from kubedra.audit.model import finding_dict
 from kubedra.k8s import versions, workloads
 from kubedra.k8s.versions import Version
 from kubedra.model.snapshot import Snapshot
@@ -24,9 +25,9 @@ def audit_blockers(
     that become plan steps (``clusterSteps`` in data/plan/common.yaml)."""
 
     report = snapshot_audit.run([snap], target)
-    blockers = [f.to_dict() for f in report.findings if f.severity == "error"]
+    blockers = [finding_dict(f) for f in report.findings if f.severity == "error"]
     wanted = templates.common().get("clusterSteps") or {}
-    config = [f.to_dict() for f in report.findings if f.rule in wanted]
+    config = [finding_dict(f) for f in report.findings if f.rule in wanted]
     return blockers, report.summary(), config
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import click
 
 from kubedra.audit.engine import Report
-from kubedra.audit.model import SEVERITIES, Finding, RuleBook
+from kubedra.audit.model import SEVERITIES, RuleBook
+from kubedra.k8s.findings import Finding
 from kubedra.report import output
 from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
 from kubedra.text import count
@@ -19,8 +20,8 @@ HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
 
 def _row(f: Finding) -> list[Any]:
     where = f.where
-    if f.source.cluster is not None and f.object.namespace:
-        where = f"{where} ns/{f.object.namespace}"
+    if f.source.cluster is not None and f.namespace:
+        where = f"{where} ns/{f.namespace}"
     return [f.severity, f.rule, str(f.object), where, f.message, f.fix]
 
 
@@ -100,9 +101,7 @@ def sarif(report: Report, rules: RuleBook, version: str) -> dict[str, Any]:
         SarifResult(
             rule_id=f.rule,
             level=f.severity,
-            message=f"{f.object}: {f.message}. Fix: {f.fix}"
-            if f.object.kind
-            else f"{f.message}. Fix: {f.fix}",
+            message=f"{f.object}: {f.message}. Fix: {f.fix}" if f.kind else f"{f.message}. Fix: {f.fix}",
             file=f.source.file,
             line=f.source.line,
             logical=f.source.cluster and f"{f.source.cluster}/{f.object}",

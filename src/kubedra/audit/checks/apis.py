@@ -7,9 +7,10 @@ import re
 from typing import Any
 
 from kubedra.audit.deprecations import Lifecycle
-from kubedra.audit.model import Item, ObjectRef
+from kubedra.audit.model import Item
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s import versions
+from kubedra.k8s.findings import ObjectRef
 from kubedra.k8s.versions import Version
 from kubedra.model.apiversions import split_api_version
 

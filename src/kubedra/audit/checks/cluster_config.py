@@ -7,9 +7,10 @@ from typing import Any
 
 import yaml
 
-from kubedra.audit.model import Item, ObjectRef, load_data
+from kubedra.audit.model import Item, load_data
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s.featuregates import gate_histories, merged_into, parse_feature_metrics
+from kubedra.k8s.findings import ObjectRef
 from kubedra.k8s.versions import Version
 
 SYSTEM = "kube-system"
