@@ -98,11 +98,11 @@ def run(options: ValidateOptions) -> None:
             for e in result.unreadable
         ]
         rows += [
-            [f"{e.file}:{e.line}" if e.line else e.file, _obj(e), "ERROR", e.path, e.message]
+            [f"{e.file}:{e.line}" if e.line else e.file, _obj(e), "ERROR", e.path or "", e.message]
             for e in result.errors
         ]
         rows += [
-            [f"{w.file}:{w.line}" if w.line else w.file, _obj(w), "WARNING", w.path, w.message]
+            [f"{w.file}:{w.line}" if w.line else w.file, _obj(w), "WARNING", w.path or "", w.message]
             for w in result.warnings
         ]
         if rows:

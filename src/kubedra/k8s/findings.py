@@ -2,7 +2,7 @@
 
 audit, migrate, validate and verify report through this one type. Each verb keeps its own words and its
 own JSON (serialised by the verb: ``audit.model.finding_dict``, ``migrate.report.finding_dict``,
-``validate.engine.error_dict``), so the type carries the union of what they need:
+``validate.result.error_dict``), so the type carries the union of what they need:
 
 - ``severity``: the verb's level — audit ``error|warning|info``, validate ``error|warning``, migrate
   ``change|warning|manual``, verify ``fail|warn`` (``level`` is the same value, migrate's word for it);

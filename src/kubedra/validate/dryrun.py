@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from kubedra.errors import ClusterError
-from kubedra.k8s.workloads import dotted
+from kubedra.k8s.findings import Finding
 from kubedra.sources import cluster as cs
 from kubedra.sources.files import Document
-from kubedra.validate.result import ValidationError
+from kubedra.validate.result import doc_finding
 
 FIELD_MANAGER = "kubedra"
 _STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]|\[([^\]]*)\]")
@@ -100,7 +100,7 @@ def dry_run(
     kubeconfig: str | None = None,
     context: str | None = None,
     client: Any = None,
-) -> list[ValidationError]:
+) -> list[Finding]:
     """Dry-run every document on the cluster; returns the server's rejections."""
     from kubernetes.client.exceptions import ApiException
     from kubernetes.dynamic.exceptions import ResourceNotFoundError
@@ -109,21 +109,10 @@ def dry_run(
     label = _label(kubeconfig, context) if client is None else context or "cluster"
     host = str(getattr(getattr(getattr(dyn, "client", None), "configuration", None), "host", "") or "?")
     namespace_default = _default_namespace(kubeconfig, context) if client is None else "default"
-    errors: list[ValidationError] = []
+    errors: list[Finding] = []
 
     def report(doc: Document, path: Sequence[str | int], message: str) -> None:
-        errors.append(
-            ValidationError(
-                file=doc.file,
-                line=doc.line_of(list(path)),
-                api_version=doc.api_version,
-                kind=doc.kind,
-                namespace=doc.namespace,
-                name=doc.name,
-                path=dotted(tuple(path)),
-                message=f"server: {message}",
-            )
-        )
+        errors.append(doc_finding(doc, path, f"server: {message}"))
 
     for doc in documents:
         if not doc.api_version or not doc.kind:

@@ -15,22 +15,23 @@ from typing import Any
 
 from kubedra.cel import CELCompileError, SelectorEnvironment
 from kubedra.cel.admission import admission_env, admission_expressions
+from kubedra.errors import Location
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds, require_supported
-from kubedra.k8s.workloads import api_group, dotted, get_path, pod_templates
+from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
 from kubedra.sources.files import Document, load, parse_text
 from kubedra.validate.basics import apiserver_basics, negative, server_fields, whole
 from kubedra.validate.objects import duplicate_keys, object_issues
 from kubedra.validate.refs import KNOWN_CLASSES, Index, class_refs, pod_refs
-from kubedra.validate.result import ValidationError, ValidationResult
+from kubedra.validate.result import ValidationResult, doc_finding, doc_ref
 from kubedra.validate.rules import Issue, RuleChecker, pod_claim_issues
 from kubedra.validate.schema import BUILTIN_GROUPS, NoSchema, SchemaValidator
 from kubedra.validate.served import not_served, served_warnings
 
 __all__ = [
     "KNOWN_CLASSES",
-    "ValidationError",
     "ValidationResult",
     "Validator",
     "not_served",
@@ -100,29 +101,29 @@ class Validator:
         index = Index(documents)
         if self.cel is None and index.has_selectors:
             result.warnings.append(
-                ValidationError(
-                    "", None, "", "", None, "", "", "CEL selectors were not compiled (kubedra.cel missing)"
+                Finding(
+                    severity="warning",
+                    message="CEL selectors were not compiled (kubedra.cel missing)",
+                    object=ObjectRef(),
+                    source=Location(file=""),
+                    path="",
                 )
             )
         for doc in documents:
             result.objects += 1
             for line, message in duplicate_keys(doc._node):
                 result.errors.append(
-                    ValidationError(
-                        doc.file, line, doc.api_version, doc.kind, doc.namespace, doc.name, "", message
+                    Finding(
+                        severity="error",
+                        message=message,
+                        object=doc_ref(doc),
+                        source=Location(file=doc.file, line=line),
+                        path="",
                     )
                 )
             for issue in self._document(doc, index, result):
-                err = ValidationError(
-                    file=doc.file,
-                    line=doc.line_of(list(issue.path)),
-                    api_version=doc.api_version,
-                    kind=doc.kind,
-                    namespace=doc.namespace,
-                    name=doc.name,
-                    path=dotted(issue.path),
-                    message=issue.message,
-                    warning=issue.warning,
+                err = doc_finding(
+                    doc, issue.path, issue.message, severity="warning" if issue.warning else "error"
                 )
                 (result.warnings if issue.warning else result.errors).append(err)
         result.errors.sort(key=lambda e: (e.file, e.line or 0))

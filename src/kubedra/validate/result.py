@@ -1,49 +1,54 @@
-"""What ``kubedra validate`` finds: one :class:`ValidationError` per problem (file:line, object, field path,
-message), gathered with the warnings and unreadable inputs in a :class:`ValidationResult`."""
+"""What ``kubedra validate`` finds: one :class:`kubedra.k8s.findings.Finding` per problem (file:line, object,
+field path, message; severity ``error`` or ``warning``), gathered with the unreadable inputs in a
+:class:`ValidationResult`, and validate's JSON for it (:func:`error_dict`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.errors import InputError
+from kubedra.errors import InputError, Location
+from kubedra.k8s.findings import Finding, ObjectRef
+from kubedra.k8s.workloads import dotted
+from kubedra.sources.files import Document
 
 
-@dataclass(frozen=True)
-class ValidationError:
-    file: str
-    line: int | None
-    api_version: str
-    kind: str
-    namespace: str | None
-    name: str
-    path: str
-    message: str
-    warning: bool = False
+def doc_ref(doc: Document) -> ObjectRef:
+    return ObjectRef(doc.api_version, doc.kind, doc.namespace, doc.name)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": {"file": self.file, "line": self.line},
-            "object": {
-                "apiVersion": self.api_version,
-                "kind": self.kind,
-                "namespace": self.namespace,
-                "name": self.name,
-            },
-            "path": self.path,
-            "message": self.message,
-        }
+
+def doc_finding(
+    doc: Document, path: Sequence[str | int], message: str, *, severity: str = "error"
+) -> Finding:
+    """An error (or warning) about ``path`` in the document's object, at the path's line."""
+    return Finding(
+        severity=severity,
+        message=message,
+        object=doc_ref(doc),
+        source=Location(file=doc.file, line=doc.line_of(list(path))),
+        path=dotted(tuple(path)),
+    )
+
+
+def error_dict(e: Finding) -> dict[str, Any]:
+    """An error or warning as ``kubedra validate -o json`` shows it."""
+    return {
+        "source": e.source.to_dict(),
+        "object": (e.object or ObjectRef()).to_dict(),
+        "path": e.path or "",
+        "message": e.message,
+    }
 
 
 @dataclass
 class ValidationResult:
     target_version: str
     objects: int = 0
-    errors: list[ValidationError] = field(default_factory=list)
-    warnings: list[ValidationError] = field(default_factory=list)
+    errors: list[Finding] = field(default_factory=list)  # severity "error"
+    warnings: list[Finding] = field(default_factory=list)  # severity "warning"
     not_schema_checked: list[str] = field(default_factory=list)  # CRD kinds without a schema
-    unreadable: list[ValidationError] = field(default_factory=list)  # files/documents that did not parse
+    unreadable: list[Finding] = field(default_factory=list)  # files/documents that did not parse
 
     @property
     def valid(self) -> bool:
@@ -54,15 +59,14 @@ class ValidationResult:
         for e in errors:
             loc = e.location
             self.unreadable.append(
-                ValidationError(
-                    loc.file if loc and loc.file else "<input>",
-                    loc.line if loc else None,
-                    "",
-                    "",
-                    None,
-                    "",
-                    "",
-                    e.message,
+                Finding(
+                    severity="error",
+                    message=e.message,
+                    object=ObjectRef(),
+                    source=Location(
+                        file=loc.file if loc and loc.file else "<input>", line=loc.line if loc else None
+                    ),
+                    path="",
                 )
             )
 
@@ -71,8 +75,8 @@ class ValidationResult:
             "valid": self.valid,
             "targetVersion": self.target_version,
             "objects": self.objects,
-            "errors": [e.to_dict() for e in self.errors],
-            "warnings": [w.to_dict() for w in self.warnings],
+            "errors": [error_dict(e) for e in self.errors],
+            "warnings": [error_dict(w) for w in self.warnings],
             "notSchemaChecked": sorted(set(self.not_schema_checked)),
-            "unreadable": [u.to_dict() for u in self.unreadable],
+            "unreadable": [error_dict(u) for u in self.unreadable],
         }

@@ -417,7 +417,7 @@ def check_health(state: Snapshot) -> Check:
         _bound_claim_users(state),
     )
     for f in findings:
-        (chk.fail if f.level == FAIL else chk.warn)(f.message)
+        (chk.fail if f.severity == FAIL else chk.warn)(f.message)
     for claim in state.kind("ResourceClaim"):
         status = claim.get("status") or {}
         for dev in status.get("devices") or []:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubedra.allocator.taints import NO_EXECUTE, eviction_delay, rule_matches
+from kubedra.k8s.findings import Finding
 from kubedra.model.objects import (
     DeviceTaint,
     DeviceTaintRule,
@@ -32,10 +33,12 @@ from kubedra.model.objects import (
 DeviceKey = tuple[str, str, str]  # driver, pool, device
 
 
-@dataclass(frozen=True)
-class Finding:
-    level: str  # "fail" | "warn"
-    message: str
+def _warn(message: str) -> Finding:
+    return Finding(severity="warn", message=message)
+
+
+def _fail(message: str) -> Finding:
+    return Finding(severity="fail", message=message)
 
 
 @dataclass(frozen=True)
@@ -141,15 +144,9 @@ def judge(
     out: list[Finding] = []
     for r in typed:
         if r.device_selector is None:
-            out.append(
-                Finding("warn", f"DeviceTaintRule {r.meta.name} has no deviceSelector: it taints no device")
-            )
+            out.append(_warn(f"DeviceTaintRule {r.meta.name} has no deviceSelector: it taints no device"))
         elif not any(rule_matches(r, *k) for k in devices):
-            out.append(
-                Finding(
-                    "warn", f"DeviceTaintRule {r.meta.name} ({_text(r.taint)}) selects no published device"
-                )
-            )
+            out.append(_warn(f"DeviceTaintRule {r.meta.name} ({_text(r.taint)}) selects no published device"))
     checked = 0
     allocated: set[DeviceKey] = set()
     for claim in claims:
@@ -174,24 +171,19 @@ def judge(
     for key, ts in sorted(taints.items()):
         if key not in allocated:
             effects = ", ".join(sorted({_text(t.taint) for t in ts}))
-            out.append(
-                Finding("warn", f"device {key[2]} of pool {key[1]} is tainted ({effects}; not allocated)")
-            )
+            out.append(_warn(f"device {key[2]} of pool {key[1]} is tainted ({effects}; not allocated)"))
     return out, checked
 
 
 def _verdict(taint: DeviceTaint, tolerations: list[DeviceToleration], where: str, pods: list[str]) -> Finding:
     if taint.effect != NO_EXECUTE:
-        return Finding("warn", where)
+        return _warn(where)
     delay = eviction_delay(taint, tolerations)
     if delay is None:
-        return Finding("warn", f"{where} (tolerated: not evicted)")
+        return _warn(f"{where} (tolerated: not evicted)")
     if not pods:
-        return Finding(
-            "warn", f"{where}: not tolerated; no bound pod uses the claim yet, any that does is evicted"
-        )
+        return _warn(f"{where}: not tolerated; no bound pod uses the claim yet, any that does is evicted")
     when = f" {delay} s after the taint was added" if delay else ""
-    return Finding(
-        "fail",
+    return _fail(
         f"{where}: not tolerated; the device-taint eviction controller evicts {', '.join(pods)}{when}",
     )
