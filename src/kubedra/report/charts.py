@@ -45,7 +45,7 @@ class _Bars:
 
 
 def _render(macro: str, chart: Any) -> h.Markup:
-    return h.Markup(str(getattr(h.template("charts.svg.j2").module, macro)(chart)))
+    return h.Markup(h.macro("charts.svg.j2", macro, chart))
 
 
 def bar_chart(

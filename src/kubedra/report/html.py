@@ -70,8 +70,13 @@ def template(name: str) -> jinja2.Template:
     return _environment().get_template(name)
 
 
-def _macro(name: str, *args: Any, template_name: str = "macros.html.j2", **kwargs: Any) -> str:
+def macro(template_name: str, name: str, *args: Any, **kwargs: Any) -> str:
+    """Call the macro ``name`` of the template ``template_name``; its output (HTML or SVG) as a string."""
     return str(getattr(template(template_name).module, name)(*args, **kwargs))
+
+
+def _macro(name: str, *args: Any, template_name: str = "macros.html.j2", **kwargs: Any) -> str:
+    return macro(template_name, name, *args, **kwargs)
 
 
 def link(text: str, href: str) -> Markup:

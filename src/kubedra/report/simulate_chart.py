@@ -1,6 +1,6 @@
 """``--chart FILE``: GPU and GPU-memory use per node, device plugin next to DRA.
 
-SVG is written by hand (no dependency). PNG is drawn with matplotlib when it is installed
+SVG comes from a template (``data/templates/nodes.svg.j2``). PNG is drawn with matplotlib when it is installed
 (``pip install 'kubedra[chart]'``); without it, ``.png`` is a usage error that says so. Past
 :data:`MAX_NODES` nodes the chart shows the busiest ones and says how many it left out.
 """
@@ -8,10 +8,11 @@ SVG is written by hand (no dependency). PNG is drawn with matplotlib when it is 
 from __future__ import annotations
 
 import importlib.util
-from html import escape
+from dataclasses import dataclass
 from pathlib import Path
 
 from kubedra.errors import UsageError
+from kubedra.report import html
 from kubedra.report.simulate import gib
 from kubedra.safewrite import resolve_target, write_atomic
 from kubedra.simulate.results import TITLES, NodeUse, Simulation
@@ -37,52 +38,58 @@ def _nodes(sim: Simulation) -> tuple[list[str], int]:
     return [n for n in names if n in keep], len(names) - MAX_NODES
 
 
-def _bar(x: float, y: float, frac: float, color: str, label: str) -> str:
-    frac = max(0.0, min(frac, 1.0))
-    return (
-        f'<rect x="{x:.1f}" y="{y:.1f}" width="{BAR_W}" height="14" fill="#eeeeee"/>'
-        f'<rect x="{x:.1f}" y="{y:.1f}" width="{BAR_W * frac:.1f}" height="14" fill="{color}"/>'
-        f'<text x="{x + BAR_W + 6:.1f}" y="{y + 11:.1f}" font-size="11">{escape(label)}</text>'
-    )
+@dataclass
+class _Bar:
+    x: float
+    y: float
+    frac: float
+    color: str
+    label: str
+    full: int = BAR_W
+
+
+def _bar(x: float, y: float, frac: float, color: str, label: str) -> _Bar:
+    return _Bar(x, y, max(0.0, min(frac, 1.0)), color, label)
 
 
 def svg(sim: Simulation) -> str:
+    """The chart as an SVG document (``data/templates/nodes.svg.j2``)."""
     names, hidden = _nodes(sim)
     modes = list(sim.results)
     col_w = BAR_W + 150 + GAP
-    width = LEFT + col_w * len(modes) + 20
-    height = 70 + ROW * len(names) + (20 if hidden else 0) + 10
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" font-family="sans-serif">',
-        f'<rect width="{width}" height="{height}" fill="white"/>',
-        '<text x="10" y="22" font-size="15" font-weight="bold">GPU and GPU memory use per node</text>',
-    ]
-    for i, mode in enumerate(modes):
-        r = sim.results[mode]
-        x = LEFT + i * col_w
-        parts.append(
-            f'<text x="{x}" y="48" font-size="13" font-weight="bold" fill="{COLORS.get(mode, "#333")}">'
-            f"{escape(TITLES.get(mode, mode))}: {r.placed} placed, {r.pending} pending</text>"
-        )
+    nodes = []
     for j, name in enumerate(names):
         y = 62 + j * ROW
-        parts.append(f'<text x="10" y="{y + 19}" font-size="12">{escape(name)}</text>')
+        bars = []
         for i, mode in enumerate(modes):
             use = sim.results[mode].nodes.get(name, NodeUse())
             x = LEFT + i * col_w
             color = COLORS.get(mode, "#555")
             gpus = use.used / use.physical if use.physical else 0.0
             mem = use.allocated / use.memory if use.memory else 0.0
-            parts.append(_bar(x, y, gpus, color, f"GPUs {use.used}/{use.physical}"))
-            parts.append(
+            bars.append(_bar(x, y, gpus, color, f"GPUs {use.used}/{use.physical}"))
+            bars.append(
                 _bar(x, y + 18, mem, color + "99", f"memory {gib(use.allocated)} / {gib(use.memory)}")
             )
-    if hidden:
-        y = 62 + len(names) * ROW + 10
-        parts.append(f'<text x="10" y="{y}" font-size="11">{count(hidden, "more node")} not shown</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+        nodes.append({"name": name, "y": y, "bars": bars})
+    chart = {
+        "width": LEFT + col_w * len(modes) + 20,
+        "height": 70 + ROW * len(names) + (20 if hidden else 0) + 10,
+        "modes": [
+            {
+                "x": LEFT + i * col_w,
+                "color": COLORS.get(mode, "#333"),
+                "title": TITLES.get(mode, mode),
+                "placed": sim.results[mode].placed,
+                "pending": sim.results[mode].pending,
+            }
+            for i, mode in enumerate(modes)
+        ],
+        "nodes": nodes,
+        "hidden": count(hidden, "more node") if hidden else "",
+        "hidden_y": 62 + len(names) * ROW + 10,
+    }
+    return html.macro("nodes.svg.j2", "nodes", chart)
 
 
 def _png(sim: Simulation, path: Path) -> None:
