@@ -1,5 +1,5 @@
 """Kubernetes releases in one place: data/versions.yaml read by kubedra.k8s.versions, gates by
-kubedra.k8s.featuregates; Python code names no release except where a test harness pins its builds."""
+kubedra.k8s.featuregates (that Python names no release is tests/unit/test_architecture.py's check)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tests.unit.source_strings import string_literals
 
 from kubedra.errors import UsageError
 from kubedra.k8s import featuregates, versions
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "kubedra"
-RELEASE = re.compile(r"^v?1\.\d{1,2}$")
 
 
 def test_supported_and_default_come_from_the_data_file() -> None:
@@ -43,17 +41,24 @@ def test_gate_history_marks_removed_gates_absent() -> None:
     assert featuregates.merged_into()["GangScheduling"] == "GenericWorkload"
 
 
-def _release_literals(path: Path) -> list[str]:
-    return [
-        f"{path.relative_to(SRC)}:{line}: {text!r}"
-        for line, text in string_literals(path)
-        if RELEASE.match(text)
-    ]
+def test_behaviour_facts_and_api_tables() -> None:
+    assert versions.holds("dra.countersOnlySlices", "1.35") and not versions.holds(
+        "dra.countersOnlySlices", "1.34"
+    )
+    assert versions.holds("allocator.clearsAllRequestConfigs", versions.Version(1, 37))
+    assert versions.api("gang", "1.34") is None
+    assert versions.api("gang", "v1.36.2")["apiVersion"] == "scheduling.k8s.io/v1alpha2"
+    assert versions.api("deviceTaintRule", "1.35") == "resource.k8s.io/v1alpha3"  # the 1.33 row holds
+    with pytest.raises(KeyError, match="not a fact"):
+        versions.since("no.such.fact")
 
 
-def test_few_release_literals_left_in_python() -> None:
-    """Defaults and supported lists come from the data file; what is left pins the testbed's builds."""
-    found = [lit for path in sorted(SRC.rglob("*.py")) for lit in _release_literals(path)]
-    outside_testing = [f for f in found if not f.startswith("testing/")]
-    assert len(found) <= 10, "\n".join(found)
-    assert not outside_testing, "\n".join(outside_testing)
+def test_the_testbed_builds_the_releases_of_the_data_file() -> None:
+    """testbed/Makefile pins a patch per minor; they are the minors of ``testbed`` in data/versions.yaml, and it
+    builds the default target unless told otherwise."""
+    makefile = (SRC.parents[1] / "testbed" / "Makefile").read_text(encoding="utf-8")
+    pinned = re.findall(r"^K8S_PATCH_(\S+) := v(\S+)$", makefile, re.M)
+    assert sorted(minor for minor, _ in pinned) == sorted(versions.testbed())
+    assert all(patch.startswith(f"{minor}.") for minor, patch in pinned)
+    default = re.search(r"^K8S_VERSION \?= (\S+)$", makefile, re.M)
+    assert default is not None and default.group(1) == versions.DEFAULT_TARGET
