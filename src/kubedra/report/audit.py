@@ -11,7 +11,7 @@ import click
 from kubedra.audit.engine import Report
 from kubedra.audit.model import SEVERITIES, RuleBook
 from kubedra.k8s.findings import Finding
-from kubedra.report import output
+from kubedra.report import output, templating
 from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
 from kubedra.text import count
 
@@ -76,12 +76,23 @@ def print_table(report: Report, *, wide: bool = False) -> None:
 
 
 def markdown(report: Report) -> str:
-    lines = [f"# kubedra audit: target Kubernetes {report.target}", "", summary_line(report), ""]
+    """The findings per severity in Markdown (``data/templates/audit.md.j2``)."""
+    sections = []
     for sev in SEVERITIES:
         rows = [_row(f)[1:] for f in report.findings if f.severity == sev]
         if rows:
-            lines += [f"## {sev.capitalize()} ({len(rows)})", "", output.markdown_table(HEADERS[1:], rows)]
-    return "\n".join(lines)
+            sections.append((f"{sev.capitalize()} ({len(rows)})", rows))
+    return (
+        templating.markdown()
+        .get_template("audit.md.j2")
+        .render(
+            target=report.target,
+            summary=summary_line(report),
+            sections=sections,
+            headers=HEADERS[1:],
+            tbl=lambda h, r: output.markdown_table(h, r)[:-1],
+        )
+    )
 
 
 def csv(report: Report) -> str:

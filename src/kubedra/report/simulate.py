@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from kubedra.report import templating
 from kubedra.report.output import markdown_table, plain_table
 from kubedra.simulate.results import TITLES, ModeResult, PodOutcome, Simulation
 from kubedra.text import count, noun
@@ -122,43 +123,33 @@ def savings_line(sim: Simulation) -> str | None:
 def text(
     sim: Simulation, target: str, scoring: str, *, markdown: bool = False, extra: Sequence[str] = ()
 ) -> str:
-    """The whole report as plain text (table) or Markdown."""
+    """The whole report as plain text (table) or Markdown (``data/templates/simulate.md.j2``)."""
     table = markdown_table if markdown else plain_table
-    out: list[str] = []
-    title = header_line(sim, target, scoring)
-    out.append(f"## kubedra simulate\n\n{title}\n" if markdown else f"{title}\n")
     headers, rows = summary_rows(sim)
-    out.append(table(headers, rows))
-    line = density_line(sim)
-    if line:
-        out.append(f"\n**{line}**\n" if markdown else f"\n{line}\n")
-    for mode, r in sim.results.items():
-        groups = pending_groups(r.pods)
-        label = TITLES.get(mode, mode)
-        if not groups:
-            out.append(f"\nNo pending pods {WITH.get(mode, 'with ' + mode)}.\n")
-        else:
-            heading = f"Pending pods, {label} ({r.pending})"
-            out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")
-            out.append(table(["namespace", "pods", "reason"], groups))
-        if r.evicted:
-            ev = f"Evicted pods, {label} ({len(r.evicted)})"
-            out.append(f"\n### {ev}\n\n" if markdown else f"\n{ev}:\n")
-            out.append(table(["namespace", "pod", "reason"], evicted_rows(r)))
-    if sim.skipped:
-        heading = f"Not simulated ({len(sim.skipped)})"
-        out.append(f"\n### {heading}\n\n" if markdown else f"\n{heading}:\n")
-        out.append(
-            table(
-                ["where", "what", "why"],
-                [[str(s.location or ""), s.what, s.reason] for s in sim.skipped],
-            )
+    return (
+        templating.markdown()
+        .get_template("simulate.md.j2")
+        .render(
+            markdown=markdown,
+            tbl=lambda h, r: table(h, r)[:-1],
+            title=header_line(sim, target, scoring),
+            headers=headers,
+            rows=rows,
+            density=density_line(sim),
+            modes=[
+                {
+                    "label": TITLES.get(mode, mode),
+                    "with_": WITH.get(mode, "with " + mode),
+                    "pending": pending_groups(r.pods),
+                    "pending_count": r.pending,
+                    "evicted": evicted_rows(r),
+                }
+                for mode, r in sim.results.items()
+            ],
+            skipped=[[str(s.location or ""), s.what, s.reason] for s in sim.skipped],
+            notes=[*sim.notes, *extra],
         )
-    notes = [*sim.notes, *extra]
-    if notes:
-        out.append("\n### Notes\n\n" if markdown else "\nNotes:\n")
-        out.append("".join(f"- {n}\n" for n in notes))
-    return "".join(out)
+    )
 
 
 def pods_table(sim: Simulation) -> str:
