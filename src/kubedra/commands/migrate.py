@@ -175,7 +175,7 @@ def _write_out(out: str, files: dict[str, str], force: bool) -> None:
 
 
 def _table(report: Any, show_changes: bool, *, err: bool) -> None:
-    from kubedra.migrate.report import object_text
+    from kubedra.k8s.findings import object_text
 
     rows = []
     for f in report.findings:

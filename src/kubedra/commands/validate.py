@@ -17,6 +17,7 @@ from kubedra.commands._common import (
     target_version_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
+from kubedra.k8s.findings import object_text
 from kubedra.report.output import emit, print_table
 from kubedra.text import count
 
@@ -93,17 +94,10 @@ def run(options: ValidateOptions) -> None:
         result.errors.extend(dry_run(documents, kubeconfig=c.kubeconfig, context=c.context))
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     if output in ("table", "wide"):
-        rows = [
-            [f"{e.file}:{e.line}" if e.line else e.file, "-", "UNREADABLE", "", e.message]
-            for e in result.unreadable
-        ]
+        rows = [[e.where, "-", "UNREADABLE", "", e.message] for e in result.unreadable]
+        rows += [[e.where, object_text(e.object), "ERROR", e.path or "", e.message] for e in result.errors]
         rows += [
-            [f"{e.file}:{e.line}" if e.line else e.file, _obj(e), "ERROR", e.path or "", e.message]
-            for e in result.errors
-        ]
-        rows += [
-            [f"{w.file}:{w.line}" if w.line else w.file, _obj(w), "WARNING", w.path or "", w.message]
-            for w in result.warnings
+            [w.where, object_text(w.object), "WARNING", w.path or "", w.message] for w in result.warnings
         ]
         if rows:
             print_table(["SOURCE", "OBJECT", "LEVEL", "PATH", "MESSAGE"], rows)
@@ -119,10 +113,3 @@ def run(options: ValidateOptions) -> None:
     if result.unreadable:  # incomplete is not clean: what could not be read was not validated
         click.get_current_context().exit(EXIT_INPUT)
     click.get_current_context().exit(EXIT_OK if result.valid else EXIT_FINDINGS)
-
-
-def _obj(e: object) -> str:
-    kind = getattr(e, "kind", "")
-    ns = getattr(e, "namespace", None)
-    name = getattr(e, "name", "")
-    return f"{kind} {ns + '/' if ns else ''}{name}".strip()

@@ -58,6 +58,15 @@ class ObjectRef:
         return f"{self.kind} {ns}{self.name}"
 
 
+def object_text(ref: ObjectRef | None) -> str:
+    """``Kind namespace/name`` as migrate's and validate's tables show it: no trailing space, the name alone
+    without a kind, empty for no object (``str(ref)`` is audit's form: empty without a kind)."""
+    if ref is None:
+        return ""
+    ns = f"{ref.namespace}/" if ref.namespace else ""
+    return f"{ref.kind} {ns}{ref.name}".strip()
+
+
 @dataclass(frozen=True, kw_only=True)
 class Finding:
     """One thing a verb found; see the module's docstring for what each verb puts in each field."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from kubedra.k8s.findings import Finding, ObjectRef
+from kubedra.k8s.findings import Finding
 
 Level = Literal["change", "warning", "manual"]
 
@@ -19,14 +19,6 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "path": f.path,
         "message": f.message,
     }
-
-
-def object_text(ref: ObjectRef | None) -> str:
-    """``Kind namespace/name`` as migrate's table shows it (no trailing space, the name alone without a kind)."""
-    if ref is None:
-        return ""
-    ns = f"{ref.namespace}/" if ref.namespace else ""
-    return f"{ref.kind} {ns}{ref.name}".strip()
 
 
 @dataclass
