@@ -86,11 +86,30 @@ def template_line(name: str, text: str) -> int | None:
     if first is None:
         return None
     try:  # parse events only: nothing is constructed, so aliases are not expanded (bounded, linear)
-        for _ in yaml.parse(text, Loader=SafeLoader):
-            pass
+        previous = None
+        for event in yaml.parse(text, Loader=SafeLoader):
+            if _nested_flow_mapping(previous, event):
+                # `{{` unquoted: a flow mapping whose first key is a flow mapping. Valid YAML, but no manifest
+                # has a mapping as a key (`name: {{ include "x" . }}`, the commonest Helm line): a template
+                return (
+                    event.start_mark.line + 1
+                    if _TEMPLATE_EXPR.search(text.splitlines()[event.start_mark.line])
+                    else first
+                )
+            previous = event
     except yaml.YAMLError:
         return first
     return None
+
+
+def _nested_flow_mapping(previous: object, event: object) -> bool:
+    return (
+        isinstance(previous, yaml.MappingStartEvent)
+        and isinstance(event, yaml.MappingStartEvent)
+        and bool(previous.flow_style)
+        and bool(event.flow_style)
+        and previous.end_mark.index + 1 >= event.start_mark.index
+    )
 
 
 def template_error(name: str, line: int) -> TemplateInput:
@@ -199,7 +218,7 @@ def parse_text(text: str, name: str, *, keep_nodes: bool | Literal["lazy", "line
                 keep="lines" if keep_nodes == "lines" else bool(keep_nodes) and not is_lazy,
             )
     except InputError as e:
-        line = template_line(name, text) if e.message.startswith("invalid YAML") else None
+        line = template_line(name, text)  # invalid YAML, or valid YAML no object can be built from
         result.errors.append(e if line is None else template_error(display, line))
     for i, d in enumerate(result.documents):
         d.index = i
