@@ -53,7 +53,7 @@ def context_namespace(kubeconfig: str | None, context: str | None) -> str | None
         return None
     if source is None:
         return None
-    from kubernetes import config
+    from kubernetes import config  # noqa: PLC0415
 
     try:
         contexts, current = config.list_kube_config_contexts(config_file=source)

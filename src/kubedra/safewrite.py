@@ -117,7 +117,7 @@ def _alive(pid: int) -> bool:
 
 
 def _rmtree(path: str) -> None:
-    import shutil
+    import shutil  # noqa: PLC0415
 
     shutil.rmtree(path, ignore_errors=True)
 

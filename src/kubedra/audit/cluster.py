@@ -198,9 +198,9 @@ def collect_many(
         with ThreadPoolExecutor(max_workers=workers) as pool:
             return list(pool.map(lambda c: run(c, None), contexts))
 
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn
-    from rich.progress import Progress as Bar
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, TextColumn  # noqa: PLC0415
+    from rich.progress import Progress as Bar  # noqa: PLC0415
 
     lock = threading.Lock()
     with Bar(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -204,7 +205,6 @@ def load_ignore_file(path: str) -> list[IgnoreEntry]:
 
 
 def check_rule_ids(patterns: Iterable[str], rules: RuleBook) -> None:
-    from fnmatch import fnmatchcase
 
     for p in patterns:
         if not any(fnmatchcase(r, p) for r in rules.rules):

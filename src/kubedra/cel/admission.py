@@ -18,7 +18,7 @@ VARIABLES = ("object", "oldObject", "params", "namespaceObject", "request", "var
 @lru_cache(maxsize=4)
 def admission_env(version: str) -> Any:
     """kubedra's Kubernetes CEL environment for ``version`` with the admission variables (all dyn)."""
-    from cel_expr_python import cel
+    from cel_expr_python import cel  # noqa: PLC0415
 
     return build_env({n: cel.Type.DYN for n in VARIABLES}, version)
 

@@ -295,7 +295,7 @@ def _nvml_health(pynvml: Any, h: Any) -> GpuHealth:  # pragma: no cover - needs 
 def read_nvml() -> NodeInventory:  # pragma: no cover - needs an NVIDIA GPU; run on a GPU machine
     """The same inventory through NVML (``pip install 'kubedra[nvml]'``), with MIG placements and UUIDs."""
     try:
-        import pynvml
+        import pynvml  # noqa: PLC0415
     except ImportError as e:
         raise UsageError("--nvml needs nvidia-ml-py: pip install 'kubedra[nvml]'") from e
     try:

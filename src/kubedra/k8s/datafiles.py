@@ -22,7 +22,7 @@ def read_text(name: str) -> str:
     path = _DATA / name
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    from importlib import resources  # a zip or other non-directory installation
+    from importlib import resources  # noqa: PLC0415  (a zip or other non-directory installation)
 
     return resources.files("kubedra.data").joinpath(name).read_text(encoding="utf-8")
 

@@ -13,6 +13,7 @@ Kinds not known here return ``None``: their GPU requests cannot be rewritten or 
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import re
@@ -428,7 +429,6 @@ def trainjob_runtime(obj: Mapping[str, Any]) -> tuple[str, str] | None:
 def trainjob_jobset(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
     """The JobSet the trainer controller creates for ``trainjob`` from ``runtime`` (numNodes and
     resourcesPerNode applied to the trainer job), for counting and simulating its pods."""
-    import copy
 
     f = facts()["trainer"]
     template = copy.deepcopy(get_path(runtime, ("spec", "template")) or {})

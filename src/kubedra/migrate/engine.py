@@ -8,6 +8,7 @@ migration on its own output changes nothing.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass
@@ -120,8 +121,6 @@ def _check_syntax(name: str, chunk: Chunk) -> list[Any]:
 def _open(text: str, name: str) -> YamlFile:
     stripped = text.lstrip()
     if name.endswith(".json") or (name == "<stdin>" and stripped.startswith("{")):
-        import json
-
         try:
             load_json(text)  # bounded like every JSON kubedra reads (depth, number size, no NaN)
         except json.JSONDecodeError as e:

@@ -404,7 +404,7 @@ def _keep_ray_gpu_count(ctx: ObjectContext, p: _Plan) -> None:
     params = group.get("rayStartParams")
     if isinstance(params, Mapping) and "num-gpus" in params:
         return
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString  # noqa: PLC0415
 
     value = DoubleQuotedScalarString(str(n))  # KubeRay's params are strings; "1", as in its samples
     if isinstance(params, MutableMapping):

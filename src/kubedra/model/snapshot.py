@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,8 +203,6 @@ def write(snap: Snapshot, path: str) -> None:
     fmt = "json" if path.endswith(".json") else "yaml"
     text = render(snap, fmt)
     if path == "-":
-        import sys
-
         sys.stdout.write(text)
         return
     write_atomic(path, text)

@@ -95,8 +95,8 @@ def print_table(
             click.echo(title, err=err)
         click.echo(plain_table(headers, rows), nl=False, err=err)
         return
-    from rich.console import Console
-    from rich.table import Table
+    from rich.console import Console  # noqa: PLC0415
+    from rich.table import Table  # noqa: PLC0415
 
     table = Table(title=title, show_lines=False, header_style="bold")
     for h in headers:
@@ -123,7 +123,7 @@ def line_table(
     fits the terminal; a first-column value found in ``colours`` is coloured (when colour is enabled)."""
     cells = [[str(h).upper() for h in headers]] + [["" if v is None else str(v) for v in r] for r in rows]
     if shorten is not None and sys.stdout.isatty():
-        import shutil  # only here: with its archive modules it is a tenth of a small run's start-up
+        import shutil  # noqa: PLC0415  (with its archive modules, a tenth of a small run's start-up)
 
         width = shutil.get_terminal_size((120, 24)).columns
         others = sum(max(len(r[i]) for r in cells) + 3 for i in range(len(headers)) if i != shorten)

@@ -93,10 +93,10 @@ def svg(sim: Simulation) -> str:
 
 
 def _png(sim: Simulation, path: Path) -> None:
-    import matplotlib
+    import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # noqa: PLC0415
 
     names, _hidden = _nodes(sim)
     modes = list(sim.results)

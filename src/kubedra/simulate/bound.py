@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -212,9 +213,8 @@ def problem(sim: Simulation, mode: str, result: ModeResult) -> Problem:
 
 def solve(p: Problem, time_limit: float = TIME_LIMIT_S) -> tuple[int, bool, float]:
     """(pods placed at best incl. assumed ones, proven optimal, seconds)."""
-    import time
 
-    from ortools.sat.python import cp_model
+    from ortools.sat.python import cp_model  # noqa: PLC0415
 
     m = cp_model.CpModel()
     nodes = sorted(set(p.gpus) | set(p.units))

@@ -163,8 +163,8 @@ def _first_line(e: BaseException) -> str:
 def api_client(kubeconfig: str | None, context: str | None) -> Any:
     """A kubernetes ApiClient for the kubeconfig context (or in-cluster config); every request it sends is
     bounded by :func:`limits` and not retried. Bad or missing config: UsageError (exit 2, one line)."""
-    from kubernetes import client, config
-    from kubernetes.config.incluster_config import InClusterConfigLoader
+    from kubernetes import client, config  # noqa: PLC0415
+    from kubernetes.config.incluster_config import InClusterConfigLoader  # noqa: PLC0415
 
     source = kubeconfig_source(kubeconfig)
     cfg = client.Configuration()
@@ -193,7 +193,7 @@ def api_client(kubeconfig: str | None, context: str | None) -> Any:
 
 @functools.cache
 def _bounded_api_client_type() -> type:
-    from kubernetes.client import ApiClient
+    from kubernetes.client import ApiClient  # noqa: PLC0415
 
     class BoundedApiClient(ApiClient):
         def call_api(self, *args: Any, **kwargs: Any) -> Any:
@@ -215,7 +215,7 @@ class Client:
     def get_raw(
         self, path: str, query: Sequence[tuple[str, Any]] = (), accept: str = "application/json"
     ) -> bytes:
-        from kubernetes.client.exceptions import ApiException
+        from kubernetes.client.exceptions import ApiException  # noqa: PLC0415
 
         method, url, headers, body, post = self.api.param_serialize(
             "GET",
@@ -324,7 +324,7 @@ def label(kubeconfig: str | None, context: str | None) -> str:
 
 
 def connection_error(e: BaseException) -> bool:
-    import urllib3
+    import urllib3  # noqa: PLC0415
 
     return isinstance(e, urllib3.exceptions.HTTPError | OSError | TimeoutError)
 
@@ -332,7 +332,7 @@ def connection_error(e: BaseException) -> bool:
 def resolve_contexts(kubeconfig: str | None, contexts: Sequence[str], all_contexts: bool) -> list[str | None]:
     """Context names to audit; [None] means the kubeconfig's current context (or, without a kubeconfig, the
     in-cluster config)."""
-    from kubernetes import config
+    from kubernetes import config  # noqa: PLC0415
 
     source = kubeconfig_source(kubeconfig)
     if source is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import io
 import itertools
+import json
 import re
 from collections import Counter
 from collections.abc import Iterator, MutableMapping, MutableSequence
@@ -539,7 +540,6 @@ class JsonFile(YamlFile):
     def render(self) -> str:
         if not self.changed:
             return self.text
-        import json
 
         data = to_plain(self.chunks[0].data) if len(self.chunks) == 1 else None
         if data is None:  # pragma: no cover - JSON has no document separators

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import os
 import shutil
 import signal
@@ -111,8 +112,6 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
     os.setsid()
     if sys.platform.startswith("linux"):
         with contextlib.suppress(Exception):
-            import ctypes
-
             pr_set_pdeathsig = 1
             ctypes.CDLL("libc.so.6", use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 

@@ -41,8 +41,8 @@ def field_path(text: str) -> list[str | int]:
 def _client(kubeconfig: str | None, context: str | None) -> Any:
     """A DynamicClient on kubedra's bounded API client (kubeconfig or in-cluster config; every request under
     --request-timeout/--deadline). Its discovery cache lives in the per-user cache dir, not the shared temp dir."""
-    from kubernetes import dynamic
-    from kubernetes.client.exceptions import ApiException
+    from kubernetes import dynamic  # noqa: PLC0415
+    from kubernetes.client.exceptions import ApiException  # noqa: PLC0415
 
     api = cs.api_client(kubeconfig, context)
     label = _label(kubeconfig, context)
@@ -81,7 +81,7 @@ def _discovery_cache(host: str) -> Path:
 
 def _default_namespace(kubeconfig: str | None, context: str | None) -> str:
     try:
-        from kubernetes import config
+        from kubernetes import config  # noqa: PLC0415
 
         source = cs.kubeconfig_source(kubeconfig)
         if source is None:  # in-cluster: the ServiceAccount's namespace
@@ -102,8 +102,8 @@ def dry_run(
     client: Any = None,
 ) -> list[Finding]:
     """Dry-run every document on the cluster; returns the server's rejections."""
-    from kubernetes.client.exceptions import ApiException
-    from kubernetes.dynamic.exceptions import ResourceNotFoundError
+    from kubernetes.client.exceptions import ApiException  # noqa: PLC0415
+    from kubernetes.dynamic.exceptions import ResourceNotFoundError  # noqa: PLC0415
 
     dyn = client if client is not None else _client(kubeconfig, context)
     label = _label(kubeconfig, context) if client is None else context or "cluster"

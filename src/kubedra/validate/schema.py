@@ -57,7 +57,7 @@ class NoSchema(Exception):
 
 
 def _schema_version(version: str) -> str:
-    from kubernetes_validate.utils import all_versions, major_minor
+    from kubernetes_validate.utils import all_versions, major_minor  # noqa: PLC0415
 
     want = major_minor(version.lstrip("v"))
     candidates = [v for v in all_versions() if _key(major_minor(v)) <= _key(want)]
@@ -72,7 +72,7 @@ def _key(v: str) -> tuple[int, ...]:
 
 @lru_cache(maxsize=8)
 def _definitions(schema_dir: str) -> Resource[Any]:
-    from kubernetes_validate.utils import schema_contents
+    from kubernetes_validate.utils import schema_contents  # noqa: PLC0415
 
     return Resource.from_contents(
         schema_contents(f"kubernetes-json-schema/{schema_dir}/_definitions.json", "")
@@ -81,7 +81,7 @@ def _definitions(schema_dir: str) -> Resource[Any]:
 
 @lru_cache(maxsize=512)
 def _validator(schema_dir: str, filename: str) -> jsonschema.Draft202012Validator:
-    from kubernetes_validate.utils import schema_contents
+    from kubernetes_validate.utils import schema_contents  # noqa: PLC0415
 
     try:
         schema = schema_contents(f"kubernetes-json-schema/{schema_dir}/{filename}", "")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from kubedra.cel.library.registry import (
     UT,
@@ -62,7 +62,6 @@ def _url_port(m: Any) -> str:
 
 
 def _url_query(m: Any) -> dict[str, list[str]]:
-    from urllib.parse import parse_qs
 
     return {k: v for k, v in parse_qs(_url_parts(m).query, keep_blank_values=True).items()}
 
