@@ -91,11 +91,9 @@ def template_line(name: str, text: str) -> int | None:
             if _nested_flow_mapping(previous, event):
                 # `{{` unquoted: a flow mapping whose first key is a flow mapping. Valid YAML, but no manifest
                 # has a mapping as a key (`name: {{ include "x" . }}`, the commonest Helm line): a template
-                return (
-                    event.start_mark.line + 1
-                    if _TEMPLATE_EXPR.search(text.splitlines()[event.start_mark.line])
-                    else first
-                )
+                at = event.start_mark.line if event.start_mark is not None else -1
+                lines = text.splitlines()
+                return at + 1 if 0 <= at < len(lines) and _TEMPLATE_EXPR.search(lines[at]) else first
             previous = event
     except yaml.YAMLError:
         return first
@@ -108,6 +106,8 @@ def _nested_flow_mapping(previous: object, event: object) -> bool:
         and isinstance(event, yaml.MappingStartEvent)
         and bool(previous.flow_style)
         and bool(event.flow_style)
+        and previous.end_mark is not None
+        and event.start_mark is not None
         and previous.end_mark.index + 1 >= event.start_mark.index
     )
 
