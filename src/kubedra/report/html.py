@@ -6,8 +6,10 @@ The API is small::
     from kubedra.report.html import Section, render_report, table
     html = render_report("kubedra audit", [Section("Findings", table(headers, rows), id="findings")])
 
-``render_report`` escapes the title; section bodies are HTML built with the helpers here (which escape every
-value). The page's script makes tables filterable, and records any JavaScript error in ``#kubedra-errors``
+The page is ``data/templates/page.html.j2`` and the building blocks (table, paragraph, list, code, details,
+link, badge) are the macros of ``macros.html.j2``; pages are templates that import them (``plan.html.j2``,
+``audit.html.j2``, ``simulation.html.j2``). ``render_report`` escapes the title; section bodies are HTML.
+The page's script makes tables filterable, and records any JavaScript error in ``#kubedra-errors``
 (the browser tests read it), then marks ``<body data-ready="1">``.
 """
 
@@ -16,7 +18,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from html import escape
 from importlib import resources
 from typing import Any
 
@@ -40,17 +41,10 @@ def _asset(name: str) -> Markup:
 
 
 class Markup(str):
-    """HTML already built (and escaped) by a helper here: :func:`esc`, :func:`table` and the templates keep
-    it as it is."""
+    """HTML already built (and escaped) by a helper or a chart here: the templates print it as it is."""
 
     def __html__(self) -> str:
         return str(self)
-
-
-def esc(value: Any) -> str:
-    if hasattr(value, "__html__"):
-        return str(value.__html__())
-    return escape("" if value is None else str(value), quote=True)
 
 
 def _slug(text: str) -> str:
@@ -75,21 +69,17 @@ def macro(template_name: str, name: str, *args: Any, **kwargs: Any) -> str:
     return str(getattr(template(template_name).module, name)(*args, **kwargs))
 
 
-def _macro(name: str, *args: Any, template_name: str = "macros.html.j2", **kwargs: Any) -> str:
-    return macro(template_name, name, *args, **kwargs)
-
-
 def link(text: str, href: str) -> Markup:
     """``<a href>`` to an http(s) page (a link to follow, nothing the page loads); other schemes: the text."""
-    return Markup(_macro("link", text, href))
+    return Markup(macro("macros.html.j2", "link", text, href))
 
 
 def badge(text: str, cls: str) -> Markup:
-    return Markup(_macro("badge", text, cls))
+    return Markup(macro("macros.html.j2", "badge", text, cls))
 
 
 def render_report(title: str, sections: Sequence[Section], subtitle: str = "") -> str:
-    return _macro("page", title, sections, subtitle, template_name="page.html.j2")
+    return macro("page.html.j2", "page", title, sections, subtitle)
 
 
 def table(
@@ -100,28 +90,9 @@ def table(
     row_classes: Sequence[str] | None = None,
     filterable: bool = True,
 ) -> str:
-    return _macro("table", headers, rows, id=id, row_classes=row_classes, filterable=filterable)
-
-
-def para(text: str, cls: str = "") -> str:
-    return _macro("para", text, cls)
-
-
-def items(values: Iterable[str]) -> str:
-    return _macro("items", values)
-
-
-def code(lines: Sequence[str]) -> str:
-    return _macro("code", lines)
-
-
-def details(summary: str, inner: str, open_: bool = False) -> str:
-    return _macro("details", summary, inner, open_)
-
-
-def raw_svg(svg: str) -> str:
-    """Embed an SVG document (from a trusted generator) inline, without its XML prolog."""
-    return _macro("raw_svg", svg)
+    return macro(
+        "macros.html.j2", "table", headers, rows, id=id, row_classes=row_classes, filterable=filterable
+    )
 
 
 def write_file(path: str, text: str) -> None:
