@@ -18,7 +18,7 @@ against the target.
 Memory: the 65,000-node file is ~6.5 GB; measure smaller sizes first and read the extrapolation before
 running a size whose predicted peak RSS does not fit the machine (``--max-rss-gb``, default 12, refuses it).
 
-Run: .venv/bin/python benchmarks/snapshot.py --nodes 500,2000,5000 [--keep DIR] [--runs N]
+Run: .venv/bin/python benchmarks/snapshot.py [--nodes 2000,5000,20000] [--keep DIR] [--runs N]
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def run_size(nodes: int, pods_per_node: int, runs: int, workdir: Path) -> dict[s
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nodes", default="500,2000", help="comma-separated node counts (default 500,2000)")
+    ap.add_argument("--nodes", default="2000,5000", help="comma-separated node counts (default 2000,5000)")
     ap.add_argument("--pods-per-node", type=int, default=FLEET_PODS_PER_NODE)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--extrapolate", type=int, default=65_000, help="node count to extrapolate to")

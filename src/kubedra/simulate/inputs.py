@@ -11,6 +11,7 @@ modelling the documents again."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,7 @@ from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.model import convert
 from kubedra.model.inventory import Inventory, add_document
+from kubedra.model.objects import Pod
 from kubedra.scheduler.workloads import Skipped
 from kubedra.sources import jsonstream
 from kubedra.sources.files import (
@@ -115,8 +117,11 @@ def _stream(name: str, out: Inputs) -> bool:
                 if reason is not None:
                     skipped.append(Skipped(d.location, d.describe().strip() or "document", reason))
                     continue
-                if add_document(inv, d) is not None:
-                    d.obj = _slim(d.obj)
+                obj = add_document(inv, d)
+                if isinstance(obj, Pod):
+                    _intern_pod(obj)
+                if obj is not None:
+                    d.obj = _slim(d.obj, obj)
                 docs.append(d)
     except jsonstream.NotAList:
         return False
@@ -138,12 +143,35 @@ def _stream(name: str, out: Inputs) -> bool:
     return True
 
 
-def _slim(obj: dict[str, Any]) -> dict[str, Any]:
+def _intern_pod(pod: Pod) -> None:
+    """One copy of the strings that repeat across a cluster's pods (namespaces, node names, labels, owners,
+    tolerations): a running pod's model is 0.9 KB smaller (issue 16: 100,000 pods, 765 -> 676 MiB)."""
+    i = sys.intern
+    m = pod.meta
+    m.namespace, m.generate_name = i(m.namespace), i(m.generate_name)
+    m.creation_timestamp = i(m.creation_timestamp)
+    if m.labels:
+        m.labels = {i(k): i(v) for k, v in m.labels.items()}
+    for ref in m.owner_references:
+        for k, v in ref.items():
+            if k != "uid" and isinstance(v, str):
+                ref[k] = i(v)
+    pod.node_name, pod.phase = i(pod.node_name), i(pod.phase)
+    pod.scheduler_name, pod.priority_class_name = i(pod.scheduler_name), i(pod.priority_class_name)
+    for t in pod.tolerations:
+        t.key, t.operator, t.value, t.effect = i(t.key), i(t.operator), i(t.value), i(t.effect)
+    for c in pod.containers:
+        c.name = i(c.name)
+
+
+def _slim(obj: dict[str, Any], model: Any) -> dict[str, Any]:
     """What the workload expansion reads of a modelled object (the model has the rest)."""
     slim: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
     meta = obj.get("metadata")
     if isinstance(meta, dict):
         slim["metadata"] = {k: meta[k] for k in _KEEP_META if k in meta}
+        if isinstance(model, Pod) and "labels" in meta:
+            slim["metadata"]["labels"] = model.meta.labels  # the interned copy
     spec = obj.get("spec")
     if isinstance(spec, dict) and "workloadRef" in spec:
         slim["spec"] = {"workloadRef": spec["workloadRef"]}
