@@ -98,12 +98,14 @@ class Allocator:
                 self.slices_shared.append(s)
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
         self._overdrawn: set[str] = set()  # counter caches with a negative counter (full check needed)
-        self._devices_by_id: dict[DeviceID, tuple[Device, ResourceSlice]] | None = None
+        self._devices_by_pool: dict[tuple[str, str], dict[str, tuple[Device, ResourceSlice]]] = {}
         # (class name, request selectors[, node]) and device -> selectable; classes and slices are fixed
         self._selectable: dict[tuple[Any, ...], bool] = {}
         self._pool_slice_names: dict[str, list[str]] = {}
+        self._slices_by_name: dict[str, list[ResourceSlice]] = {}
         for s in self.all_slices:
             self._pool_slice_names.setdefault(s.pool.name, []).append(s.name)
+            self._slices_by_name.setdefault(s.name, []).append(s)
         self._shared_index: set[DeviceID] = {(s[0], s[1], s[2]) for s in self.allocated.shared_ids}
         self.allocate_one_calls = 0
         # node name -> (node, its pools, its candidate devices); slices are fixed for the allocator's life
@@ -139,19 +141,19 @@ class Allocator:
         """Devices of ``results`` just became allocated (``sign`` -1) or free (+1) in ``self.allocated``:
         update the cached counter availability of their pools instead of dropping it (what
         :meth:`invalidate_pool` does, and still does for shared or capacity-consuming results)."""
-        if self._devices_by_id is None:
-            self._devices_by_id = {
-                (sl.driver, sl.pool.name, d.name): (d, sl) for sl in self.all_slices for d in sl.devices
-            }
         for r in results:
             if r.share_id or r.consumed_capacity:
                 self.invalidate_pool(r.pool, r.driver)
                 continue
-            entry = self._devices_by_id.get((r.driver, r.pool, r.device))
+            key = f"{r.driver}/{r.pool}"
+            if self.pool_counters and key not in self._available_counters:
+                continue  # nothing cached for this pool (most pools, once searches are reused)
+            entry = self._pool_devices(r.driver, r.pool).get(r.device)
             if entry is None or not entry[0].consumes_counters:
                 continue
             dev, sl = entry
-            key = f"{r.driver}/{r.pool}" if self.pool_counters else sl.name
+            if not self.pool_counters:
+                key = sl.name
             avail = self._available_counters.get(key)
             if avail is None:
                 continue
@@ -172,6 +174,19 @@ class Allocator:
                 and not any(v < 0 for c in avail.values() for v in c.values())
             ):
                 self._overdrawn.discard(key)
+
+    def _pool_devices(self, driver: str, pool: str) -> dict[str, tuple[Device, ResourceSlice]]:
+        """Device name -> (device, slice) in one pool, built when first asked for."""
+        hit = self._devices_by_pool.get((driver, pool))
+        if hit is None:
+            hit = self._devices_by_pool[(driver, pool)] = {
+                d.name: (d, sl)
+                for name in self._pool_slice_names.get(pool, ())
+                for sl in self._slices_by_name[name]
+                if sl.driver == driver and sl.pool.name == pool
+                for d in sl.devices
+            }
+        return hit
 
     def fresh_share_ids(self, result: AllocationResult) -> AllocationResult:
         """A copy of ``result`` with new shareIDs (a cached result may be reused for another claim)."""

@@ -57,7 +57,7 @@ class ReqData:
     order: list[int] | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Dev:
     id: DeviceID
     device: Device
@@ -75,7 +75,7 @@ class Rollback:
     capacity_existed: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class DeviceResult:
     req: Req
     dev: Dev

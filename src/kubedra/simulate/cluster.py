@@ -60,7 +60,7 @@ def is_gpu_resource(name: str) -> bool:
     return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DeviceInfo:
     gpu: str  # physical GPU identity
     memory: int  # bytes (0: unknown)
@@ -176,6 +176,10 @@ def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], 
     consume the same counter set are one GPU, named after the first of them."""
     out: dict[tuple[str, str, str], DeviceInfo] = {}
     by_set: dict[tuple[str, str, str], str] = {}
+    # a fleet has a few distinct facts per GPU: one DeviceInfo and one GPU name each, shared by its devices
+    infos: dict[tuple[str, int, str, str], DeviceInfo] = {}
+    names: dict[tuple[str, str], str] = {}
+    sizes: dict[int, int] = {}  # id(DeviceCapacity) -> bytes; the capacities live as long as the slices
     for s in slices:
         driver = s.driver
         pool = s.pool.name
@@ -192,7 +196,9 @@ def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], 
             if parent is None:
                 parent = attrs.get("uuid") or attrs.get(prefix + "uuid")
             if parent is not None:
-                gpu = f"{node}/{parent.value}"
+                gpu = names.get((node, parent.value)) or names.setdefault(
+                    (node, parent.value), f"{node}/{parent.value}"
+                )
             elif d.consumes_counters:
                 gpu = f"{driver}/{pool}/{d.consumes_counters[0].counter_set}"
             else:
@@ -200,13 +206,20 @@ def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], 
             if d.consumes_counters:
                 gpu = by_set.setdefault((driver, pool, d.consumes_counters[0].counter_set), gpu)
             cap = d.capacity.get("memory") or d.capacity.get(prefix + "memory")
+            size = 0
+            if cap is not None:
+                size = sizes.get(id(cap), -1)
+                if size < 0:
+                    size = sizes[id(cap)] = cap.value.value()
             label = "whole GPU"
             if typ == "mig":
                 prof = attrs.get("profile") or attrs.get(prefix + "profile")
                 label = str(prof.value) if prof is not None else "MIG device"
-            out[(driver, pool, d.name)] = DeviceInfo(
-                gpu, cap.value.value() if cap is not None else 0, node, label
-            )
+            key = (gpu, size, node, label)
+            info = infos.get(key)
+            if info is None:
+                info = infos[key] = DeviceInfo(gpu, size, node, label)
+            out[(driver, pool, d.name)] = info
     return out
 
 
