@@ -291,7 +291,9 @@ def run(options: AuditOptions) -> None:
     elif output == "yaml":
         click.echo(out.to_yaml(report.to_dict()), nl=False)
     elif output == "markdown":
-        click.echo(render.markdown(report), nl=False)
+        from kubedra.report.audit_markdown import markdown
+
+        click.echo(markdown(report), nl=False)
     elif output == "csv":
         click.echo(render.csv(report), nl=False)
     elif output == "sarif":

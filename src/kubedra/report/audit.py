@@ -1,5 +1,5 @@
 """Human and machine renderings of an audit report (JSON/YAML go through kubedra.report.output directly):
-the table, Markdown, CSV and SARIF."""
+the table, CSV and SARIF; Markdown is :mod:`kubedra.report.audit_markdown` (a template)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ import click
 from kubedra.audit.engine import Report
 from kubedra.audit.model import SEVERITIES, RuleBook
 from kubedra.k8s.findings import Finding
-from kubedra.report import output, templating
+from kubedra.report import output
 from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
 from kubedra.text import count
 
 HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
 
 
-def _row(f: Finding) -> list[Any]:
+def finding_row(f: Finding) -> list[Any]:
     where = f.where
     if f.source.cluster is not None and f.namespace:
         where = f"{where} ns/{f.namespace}"
@@ -66,7 +66,7 @@ def print_table(report: Report, *, wide: bool = False) -> None:
         return
     order = {sev: i for i, sev in enumerate(SEVERITIES)}
     findings = sorted(report.findings, key=lambda f: order.get(f.severity, len(order)))
-    rows = [_row(f) for f in findings]
+    rows = [finding_row(f) for f in findings]
     if wide:
         click.echo(output.line_table(HEADERS, rows, colours=SEVERITY_COLOURS), nl=False)
     else:
@@ -75,28 +75,8 @@ def print_table(report: Report, *, wide: bool = False) -> None:
     click.echo(summary_line(report))
 
 
-def markdown(report: Report) -> str:
-    """The findings per severity in Markdown (``data/templates/audit.md.j2``)."""
-    sections = []
-    for sev in SEVERITIES:
-        rows = [_row(f)[1:] for f in report.findings if f.severity == sev]
-        if rows:
-            sections.append((f"{sev.capitalize()} ({len(rows)})", rows))
-    return (
-        templating.markdown()
-        .get_template("audit.md.j2")
-        .render(
-            target=report.target,
-            summary=summary_line(report),
-            sections=sections,
-            headers=HEADERS[1:],
-            tbl=lambda h, r: output.markdown_table(h, r)[:-1],
-        )
-    )
-
-
 def csv(report: Report) -> str:
-    return output.csv_table(HEADERS, [_row(f) for f in report.findings])
+    return output.csv_table(HEADERS, [finding_row(f) for f in report.findings])
 
 
 def sarif(report: Report, rules: RuleBook, version: str) -> dict[str, Any]:
