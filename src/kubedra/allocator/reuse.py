@@ -20,8 +20,8 @@ Only the plain case is reused, which keeps the equivalence exact:
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from itertools import chain, compress, count
+from dataclasses import dataclass, field
+from itertools import chain
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +29,6 @@ from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.pools import Pool
 from kubedra.allocator.requests import Dev, DeviceResult, ReqData
 from kubedra.allocator.selectors import mentioned_names
-from kubedra.allocator.state import DeviceID
 from kubedra.model.objects import ALLOCATION_MODE_EXACT, DeviceClaim, Node
 
 if TYPE_CHECKING:
@@ -46,10 +45,17 @@ class Shape:
     node: Node
     pools: list[Pool]
     shape: int | None  # None: this node is never reused (see the module docstring)
-    ids: list[DeviceID]
-    groups: int  # interned: per candidate, what a selector sees besides attribute and capacity values
+    groups: int = -1  # interned: per candidate, what a selector sees besides attribute and capacity values
     # per group: its candidates' attribute and capacity maps, in candidate order
-    by_group: list[tuple[int, list[dict[str, Any]], list[dict[str, Any]]]]
+    by_group: list[tuple[int, list[dict[str, Any]], list[dict[str, Any]]]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Layout:
+    """What nodes of one shape have in common: where each candidate is, and each device's position."""
+
+    where: list[tuple[int, int, int]]  # position -> (pool, slice in the pool, device in the slice)
+    position: dict[tuple[int, str], int]  # (pool, device name) -> position
 
 
 @dataclass(slots=True)
@@ -62,6 +68,7 @@ class Outcome:
 class Reuse:
     def __init__(self) -> None:
         self._shapes: dict[str, Shape] = {}
+        self._layouts: dict[int, Layout] = {}
         self._interned: dict[tuple[Any, ...], int] = {}
         self._groups: list[tuple[Any, ...]] = []
         self._readers: dict[tuple[int, frozenset[str]], tuple[Callable[[Any], Any] | None, bool, bool]] = {}
@@ -77,70 +84,71 @@ class Reuse:
             self._groups.append(key)
         return n
 
-    def shape(self, node: Node, pools: list[Pool], cands: list[Dev]) -> Shape:
+    def shape(self, node: Node, pools: list[Pool]) -> Shape:
         hit = self._shapes.get(node.name)
         if hit is not None and hit.node is node and hit.pools is pools:
             return hit
-        s = Shape(node, pools, None, [d.id for d in cands], -1, [])
-        s.shape = self._shape_of(node, pools, cands)
+        s = Shape(node, pools, self._shape_of(node, pools))
         if s.shape is not None:
             intern = self._intern
+            devices = [(sl.driver, d) for p in pools for sl in p.slices for d in sl.devices]
             # what a selector can see of a device besides its attribute and capacity values
             groups = [
                 intern(
                     (
-                        dev.slice.driver,
+                        driver,
                         tuple(d.attributes),
                         tuple(d.capacity),
                         d.allow_multiple_allocations,
                         bool(d.binding_conditions),
                     )
                 )
-                for dev in cands
-                for d in (dev.device,)
+                for driver, d in devices
             ]
             s.groups = intern(tuple(groups))
             members: dict[int, list[int]] = {}
             for i, g in enumerate(groups):
                 members.setdefault(g, []).append(i)
             s.by_group = [
-                (g, [cands[i].device.attributes for i in pos], [cands[i].device.capacity for i in pos])
+                (g, [devices[i][1].attributes for i in pos], [devices[i][1].capacity for i in pos])
                 for g, pos in members.items()
             ]
         self._shapes[node.name] = s
         return s
 
-    def _shape_of(self, node: Node, pools: list[Pool], cands: list[Dev]) -> int | None:
-        pool_index: dict[int, int] = {}
-        slice_index: dict[int, int] = {}
+    def _shape_of(self, node: Node, pools: list[Pool]) -> int | None:
+        """The interned shape of the node's candidates (the same order as Allocator._candidates)."""
         head: list[Any] = []
+        devices: list[Any] = []
+        where: list[tuple[int, int, int]] = []
         for pi, p in enumerate(pools):
             if p.incomplete or p.invalid or p.slices_not_targeting_node:
                 return None
-            pool_index[id(p)] = pi
             head.append((p.driver, tuple((n, id(cs)) for n, cs in p.counter_sets.items())))
-            for s in p.slices:
-                if s.node_name != node.name or s.per_device_node_selection:
+            for si, sl in enumerate(p.slices):
+                if sl.node_name != node.name or sl.per_device_node_selection:
                     return None
-                slice_index[id(s)] = len(slice_index)
-                head.append((s.driver, id(s.shared_counters)))
-        devices = tuple(
-            (
-                pool_index[id(dev.pool)],
-                slice_index[id(dev.slice)],
-                id(d.capacity),
-                id(d.consumes_counters),
-                id(d.taints),
-                id(d.binding_conditions),
-                id(d.binding_failure_conditions),
-                d.binds_to_node,
-                d.allow_multiple_allocations,
-            )
-            for dev in cands
-            for d in (dev.device,)
-        )
+                head.append((sl.driver, id(sl.shared_counters)))
+                for di, d in enumerate(sl.devices):
+                    where.append((pi, si, di))
+                    devices.append(
+                        (
+                            d.name,
+                            id(d.capacity),
+                            id(d.consumes_counters),
+                            id(d.taints),
+                            id(d.binding_conditions),
+                            id(d.binding_failure_conditions),
+                            d.binds_to_node,
+                            d.allow_multiple_allocations,
+                        )
+                    )
         # the objects behind the ids stay alive with the allocator's slices
-        return self._intern((tuple(head), devices))
+        shape = self._intern((tuple(head), tuple(where), tuple(devices)))
+        if shape not in self._layouts:
+            position = {(pi, devices[i][0]): i for i, (pi, _, _) in enumerate(where)}
+            self._layouts[shape] = Layout(where, position)
+        return shape
 
     def _reader(self, group: int, names: frozenset[str]) -> tuple[Callable[[Any], Any] | None, bool, bool]:
         """For devices of ``group``: a getter of the attributes whose name is in ``names``, whether it
@@ -211,7 +219,7 @@ class Reuse:
             return None
         if any(run.constraints):
             return None
-        shape = self.shape(run.node, run.pools, run.candidates)
+        shape = self.shape(run.node, run.pools)
         if shape.shape is None:
             return None
         orders = []
@@ -223,11 +231,21 @@ class Reuse:
                 return None
             rd.order = list(order)
             orders.append(order)
-        used = tuple(compress(count(), map(a.allocated.devices.__contains__, shape.ids)))
+        position = self._layouts[shape.shape].position
+        by_pool = a.allocated.by_pool
+        used = tuple(
+            sorted(
+                position[(pi, name)]
+                for pi, p in enumerate(run.pools)
+                for name in by_pool.get((p.driver, p.name), ())
+                if (pi, name) in position
+            )
+        )
         specs = tuple(id(c.spec) for c in run.claims)
         return (shape.shape, specs, tuple(orders), used)
 
     def replay(self, key: tuple[Any, ...], run: Search) -> bool | None:
+        shape = key[0]
         """True/False: the kept outcome was applied to ``run`` (fits / does not); None: nothing kept."""
         out = self._outcomes.get(key)
         if out is None or any(s is not c.spec for s, c in zip(out.specs, run.claims, strict=True)):
@@ -235,12 +253,19 @@ class Reuse:
         self.hits += 1
         if out.picks is None:
             return False
-        cands = run.candidates
+        assert shape is not None
+        where = self._layouts[shape].where
+        pools = run.pools
         for ci, picks in enumerate(out.picks):
             results = run.results[ci]
             for rkey, pos in picks:
                 r = run.req_data[rkey].req
-                results.append(DeviceResult(r, cands[pos], None, None, True if r.admin else None))
+                pi, si, di = where[pos]
+                p = pools[pi]
+                sl = p.slices[si]
+                d = sl.devices[di]
+                dev = Dev((p.driver, p.name, d.name), d, sl, p)
+                results.append(DeviceResult(r, dev, None, None, True if r.admin else None))
         for (ci, ri), sub in out.subs:
             run.req_data[(ci, ri, 0)].selected_sub = sub
         return True

@@ -48,7 +48,7 @@ class Search:
         self.node = node
         self.claims = claims
         self.pools = pools
-        self.candidates: list[Dev] = a._candidates(node, pools)
+        self._candidates: list[Dev] | None = None
         self.req_data: dict[tuple[int, int, int], ReqData] = {}
         self.constraints: list[list[Constraint]] = []
         self.allocating: dict[DeviceID, set[int]] = {}
@@ -57,6 +57,14 @@ class Search:
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.deadline: float | None = None
         self._fits_cache: dict[tuple[int, DeviceID], bool] = {}
+
+    @property
+    def candidates(self) -> list[Dev]:
+        """Every device of the node's usable pools, in order (made when a search first needs them: a
+        reused outcome only needs the devices it picks)."""
+        if self._candidates is None:
+            self._candidates = self.a._candidates(self.node, self.pools)
+        return self._candidates
 
     # ------------------------------------------------------------------ setup
     def allocate(self) -> list[AllocationResult] | None:

@@ -127,6 +127,12 @@ class AllocatedState:
     shared_ids: set[SharedDeviceID] = field(default_factory=set)
     # aggregated consumed capacity of multi-allocatable devices
     capacity: dict[DeviceID, dict[str, Quantity]] = field(default_factory=dict)
+    # (driver, pool) -> names of the devices in ``devices`` (kept by add_claim/remove_claim)
+    by_pool: dict[tuple[str, str], set[str]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for driver, pool, name in self.devices:
+            self.by_pool.setdefault((driver, pool), set()).add(name)
 
     @classmethod
     def from_claims(cls, claims: Iterable[ResourceClaim]) -> AllocatedState:
@@ -152,6 +158,7 @@ class AllocatedState:
                         agg[k] = agg[k].add(q) if k in agg else q
             else:
                 self.devices.add(did)
+                self.by_pool.setdefault((r.driver, r.pool), set()).add(r.device)
 
     def remove_claim(self, claim: ResourceClaim) -> None:
         if claim.allocation is None:
@@ -171,6 +178,9 @@ class AllocatedState:
                         del self.capacity[did]
             else:
                 self.devices.discard(did)
+                names = self.by_pool.get((r.driver, r.pool))
+                if names is not None:
+                    names.discard(r.device)
 
     def is_allocated(self, did: DeviceID) -> bool:
         """upstream ``IsDeviceAllocated``: exclusive use, any share, or consumed capacity."""
