@@ -84,6 +84,20 @@ def _with_attributes(d: Device, attributes: dict[str, DeviceAttribute]) -> Devic
     )
 
 
+def share_attributes(slices: list[ResourceSlice]) -> None:
+    """Devices whose attribute maps are equal (in order) get one map: the MIG devices of one GPU and
+    profile differ only in their placement, which no attribute names (a node's 208 dynamic-MIG devices
+    have 64 distinct maps). Maps are never mutated; clone_slices then makes one copy per shared map."""
+    seen: dict[tuple[Any, ...], dict[str, DeviceAttribute]] = {}
+    for s in slices:
+        for d in s.devices:
+            key = tuple(
+                (k, a.kind, tuple(a.value) if isinstance(a.value, list) else a.value)
+                for k, a in d.attributes.items()
+            )
+            d.attributes = seen.setdefault(key, d.attributes)
+
+
 def clone_slices(
     template: str,
     slices: list[ResourceSlice],
@@ -96,6 +110,9 @@ def clone_slices(
         {"apiVersion": "v1", "kind": "Node", "name": node, "uid": identity.node_uid(node), "controller": True}
     ]
     out = []
+    # template attribute map -> this node's (devices of one GPU and profile share one; see share_attributes)
+    new_attrs: dict[int, dict[str, DeviceAttribute]] = {}
+    new_attr: dict[tuple[str, str], DeviceAttribute] = {}
     for i, s in enumerate(slices):
         generate = s.meta.generate_name.replace(f"-{template}-", f"-{node}-")
         meta = ObjectMeta(
@@ -104,9 +121,12 @@ def clone_slices(
             owner_references=[dict(o) for o in owner],
         )
         devices = []
-        new_attr: dict[tuple[str, str], DeviceAttribute] = {}
         for d in s.devices:
             attrs = d.attributes
+            made = new_attrs.get(id(attrs))
+            if made is not None:
+                devices.append(d if made is attrs else _with_attributes(d, made))
+                continue
             changed = None
             for key in ("uuid", "parentUUID"):
                 a = attrs.get(key)
@@ -118,6 +138,7 @@ def clone_slices(
                     if na is None:
                         na = new_attr[ak] = DeviceAttribute(a.kind, subs[a.value])
                     changed[key] = na
+            new_attrs[id(attrs)] = changed if changed is not None else attrs
             devices.append(d if changed is None else _with_attributes(d, changed))
         out.append(
             dataclasses.replace(
@@ -162,6 +183,7 @@ def typed_cluster(
                     _parse(o)
                     for o in nvidia.dra_objects(name, group.model, group.gpus_per_node, gpu_mode, k8s_version)
                 ]
+                share_attributes(template)
                 slices += template
                 first = name
                 keys = _gpu_keys(template)

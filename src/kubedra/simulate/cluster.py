@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,7 +115,7 @@ class ClusterView:
         return self.source() if self.source is not None else list(self.objects)
 
     dp_info: dict[str, DpNodeInfo] = field(default_factory=dict)
-    devices: dict[tuple[str, str, str], DeviceInfo] = field(default_factory=dict)
+    devices: Mapping[tuple[str, str, str], DeviceInfo] = field(default_factory=dict)
 
     def physical_gpus(self) -> dict[str, int]:
         if self.mode == DP:
@@ -169,12 +169,45 @@ def _capacity_bytes(capacity: Mapping[str, Any], driver: str) -> int:
     return c.value.value() if c is not None else 0
 
 
-def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], DeviceInfo]:
+class DeviceInfos(Mapping[tuple[str, str, str], DeviceInfo]):
+    """(driver, pool, device) -> DeviceInfo, kept per pool: a fleet's millions of devices need no key
+    tuple each (their names repeat from node to node)."""
+
+    def __init__(self) -> None:
+        self._pools: dict[tuple[str, str], dict[str, DeviceInfo]] = {}
+        self._len = 0
+
+    def put(self, driver: str, pool: str, name: str, info: DeviceInfo) -> None:
+        devices = self._pools.setdefault((driver, pool), {})
+        self._len += name not in devices
+        devices[name] = info
+
+    def __getitem__(self, key: tuple[str, str, str]) -> DeviceInfo:
+        return self._pools[(key[0], key[1])][key[2]]
+
+    def get(self, key: tuple[str, str, str], default: Any = None) -> Any:
+        devices = self._pools.get((key[0], key[1]))
+        return default if devices is None else devices.get(key[2], default)
+
+    def __iter__(self) -> Iterator[tuple[str, str, str]]:
+        for (driver, pool), devices in self._pools.items():
+            for name in devices:
+                yield (driver, pool, name)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def values(self) -> Iterator[DeviceInfo]:  # type: ignore[override]
+        for devices in self._pools.values():
+            yield from devices.values()
+
+
+def device_infos(slices: Iterable[ResourceSlice]) -> DeviceInfos:
     """Physical GPU and memory of every GPU device: MIG devices and partitions belong to their parent
     (``parentUUID``, else the counter set they consume), a whole GPU is itself (``uuid``, else its name).
     NVIDIA devices of type ``vfio`` are not counted (they re-announce a GPU for passthrough). Devices that
     consume the same counter set are one GPU, named after the first of them."""
-    out: dict[tuple[str, str, str], DeviceInfo] = {}
+    out = DeviceInfos()
     by_set: dict[tuple[str, str, str], str] = {}
     # a fleet has a few distinct facts per GPU: one DeviceInfo and one GPU name each, shared by its devices
     infos: dict[tuple[str, int, str, str], DeviceInfo] = {}
@@ -219,7 +252,7 @@ def device_infos(slices: Iterable[ResourceSlice]) -> dict[tuple[str, str, str], 
             info = infos.get(key)
             if info is None:
                 info = infos[key] = DeviceInfo(gpu, size, node, label)
-            out[(driver, pool, d.name)] = info
+            out.put(driver, pool, d.name, info)
     return out
 
 
