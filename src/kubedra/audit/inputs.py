@@ -42,6 +42,7 @@ class FileInputs:
 
 
 def malformed(rules: RuleBook, err: InputError) -> Finding:
+    err = files.with_advice(err, "audit")
     meta = rules["input.helm-template" if isinstance(err, files.TemplateInput) else "input.malformed"]
     loc = err.location or Location()
     return Finding(

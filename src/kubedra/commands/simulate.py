@@ -27,6 +27,7 @@ from kubedra.scheduler.sampling import ADAPTIVE
 from kubedra.simulate.cluster import DP, DRA, MAX_NODES, MAX_PODS, MODES, ClusterOptions
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
+from kubedra.text import count
 from kubedra.vendors.nvidia.modes import parse_gpu_mode
 
 MODE_CHOICES = ("both", DP, DRA)
@@ -301,7 +302,7 @@ def simulation_options(f: Any) -> Any:
         {
             EXIT_OK: "the simulation ran (pending pods are part of the report)",
             EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
-            EXIT_INPUT: "usage or input error",
+            EXIT_INPUT: "usage or input error, or an input not read (a Helm template or chart)",
         }
     ),
 )
@@ -364,5 +365,12 @@ def run(options: SimulateCommandOptions) -> None:
         from kubedra.report.simulate import pods_table
 
         click.echo("\n" + pods_table(sim), nl=False)
+    if inputs.not_read:  # incomplete is not clean: what was not read was not simulated
+        click.echo(
+            f"kubedra: error: {count(inputs.not_read, 'input')} not read (Helm templates or charts, under "
+            "'not simulated'): render them and simulate the output",
+            err=True,
+        )
+        sys.exit(EXIT_INPUT)
     last = sim.results[DRA] if DRA in sim.results else next(iter(sim.results.values()))
     sys.exit(EXIT_FINDINGS if options.fail_on_pending and last.pending else EXIT_OK)

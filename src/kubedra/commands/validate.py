@@ -75,7 +75,7 @@ def validate(**params: Any) -> None:
 
 
 def run(options: ValidateOptions) -> None:
-    from kubedra.sources.files import load
+    from kubedra.sources.files import load, with_advice
     from kubedra.validate.engine import Validator
 
     c = options.common
@@ -87,7 +87,7 @@ def run(options: ValidateOptions) -> None:
             f"no manifests found in {', '.join('<stdin>' if f == '-' else f for f in files)}: nothing to validate"
         )
     result = Validator(target_version, strict_refs=options.strict_refs).validate(documents)
-    result.add_unreadable(loaded.errors)
+    result.add_unreadable([with_advice(e, "validate") for e in loaded.errors])
     if options.server_dry_run:
         from kubedra.validate.dryrun import dry_run
 

@@ -26,11 +26,13 @@ from kubedra.migrate.sharing_scope import Scope
 from kubedra.model import convert
 from kubedra.sources.files import (
     HELM_TEMPLATE,
+    TemplateInput,
     iter_documents,
     iter_manifest_files,
     json_problem,
     load_json,
     template_line,
+    with_advice,
 )
 from kubedra.sources.files import read_text as files_read_text
 from kubedra.sources.yamldoc import Chunk, JsonFile, YamlFile, iter_objects, new_map, to_plain
@@ -60,14 +62,15 @@ class SourceFile:
     name: str
     text: str
     doc: YamlFile | None  # None for templates
+    chart: str = ""  # why a Helm chart folder was not read (then text is empty and doc None)
 
 
 _SliceEntry = tuple[SourceFile, Chunk, MutableMapping[str, Any], ObjectContext, Any]
 
 
 def iter_inputs(paths: Iterable[str]) -> Iterator[str]:
-    """Files under ``paths`` (folders recursively): manifests plus ``*.yaml.tpl`` templates to report."""
-    return iter_manifest_files(paths, also=(".yaml.tpl", ".yml.tpl"))
+    """Files under ``paths`` (folders recursively): manifests plus Helm templates and charts to report."""
+    return iter_manifest_files(paths)
 
 
 def read_text(name: str) -> str:
@@ -84,7 +87,9 @@ def _manual(message: str, file: str, line: int | None) -> Finding:
     return Finding(severity="manual", message=message, source=Location(file=file, line=line))
 
 
-def _template_findings(name: str, text: str) -> list[Finding]:
+def _template_findings(name: str, text: str, chart: str = "") -> list[Finding]:
+    if chart:
+        return [Finding(severity="manual", message=chart, source=Location(file=name))]
     out = [
         Finding(
             severity="manual",
@@ -135,7 +140,13 @@ def load_sources(paths: Iterable[str]) -> list[SourceFile]:
     """Read and syntax-check every input; raises InputError before anything is computed or written."""
     out: list[SourceFile] = []
     for name in iter_inputs(paths):
-        text = read_text(name)
+        try:
+            text = read_text(name)
+        except TemplateInput as e:  # a Helm chart folder: reported as a manual item, like a template
+            if not e.chart:
+                raise
+            out.append(SourceFile(name, "", None, chart=with_advice(e, "migrate").message))
+            continue
         display = "<stdin>" if name == STDIN else name
         if _is_template(name, text):
             out.append(SourceFile(display, text, None))
@@ -218,7 +229,7 @@ class Migrator:
             report.files.append(result)
             if src.doc is None:
                 result.template = True
-                result.findings.extend(_template_findings(src.name, src.text))
+                result.findings.extend(_template_findings(src.name, src.text, src.chart))
                 continue
             for chunk in list(src.doc.chunks):
                 self._chunk(src, chunk, result, slices)

@@ -26,12 +26,13 @@ from kubedra.sources import jsonstream
 from kubedra.sources.files import (
     HELM_TEMPLATE,
     STDIN,
-    TEMPLATE_SUFFIXES,
     Document,
+    TemplateInput,
     iter_manifest_files,
     parse_text,
     read_text,
     template_line,
+    with_advice,
 )
 
 # JSON files from this size on are streamed (below it, the whole-file reader keeps each field's line)
@@ -46,10 +47,12 @@ class Inputs:
     skipped: list[Skipped] = field(default_factory=list)
     # the model of ``documents``, built while streaming (None: simulate models the documents itself)
     inventory: Inventory | None = None
+    # inputs not read (Helm templates and charts, also in ``skipped``): the simulation is incomplete
+    not_read: int = 0
 
 
 def _paths(paths: Iterable[str]) -> Iterator[str]:
-    return iter_manifest_files(paths, also=TEMPLATE_SUFFIXES)
+    return iter_manifest_files(paths)
 
 
 def _template_reason(text: str) -> str:
@@ -82,11 +85,21 @@ def _load(paths: list[str]) -> Inputs:
     for name in _paths(paths):
         if jsonstream.should_stream(name, STREAM_MIN_BYTES) and _stream(name, out):
             continue
-        text = read_text(name)
+        try:
+            text = read_text(name)
+        except TemplateInput as e:  # a Helm chart folder
+            if not e.chart:
+                raise
+            out.not_read += 1
+            out.skipped.append(
+                Skipped(Location(name), os.path.basename(name), with_advice(e, "simulate").message)
+            )
+            continue
         display = "<stdin>" if name == STDIN else name
         line = template_line(name, text)
         if line is not None:
             why = _template_reason(text)
+            out.not_read += 1
             out.skipped.append(Skipped(Location(display, line), os.path.basename(display), why))
             continue
         one = parse_text(text, name, keep_nodes="lazy")

@@ -26,9 +26,15 @@ from kubedra.sources.reading import (
     MANIFEST_SUFFIXES,
     MAX_FILE_BYTES,
     STDIN,
+    TEMPLATE_SUFFIXES,
+    TemplateInput,
+    chart_advice,
+    chart_error,
+    is_chart,
     iter_manifest_files,
     read_bytes,
     read_text,
+    with_advice,
 )
 from kubedra.sources.yamlread import SafeLoader, construct, iter_documents, json_problem, load_json
 
@@ -43,7 +49,10 @@ __all__ = [
     "Lines",
     "LoadResult",
     "TemplateInput",
+    "chart_advice",
+    "chart_error",
     "construct",
+    "is_chart",
     "iter_documents",
     "iter_manifest_files",
     "json_problem",
@@ -55,15 +64,11 @@ __all__ = [
     "read_text",
     "template_error",
     "template_line",
+    "with_advice",
 ]
 
-TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".tpl")
 HELM_TEMPLATE = "a Helm template: render it first with `helm template`"
 _TEMPLATE_EXPR = re.compile(r"\{\{.*?\}\}")
-
-
-class TemplateInput(InputError):
-    """An unrendered Helm/Go template: not malformed YAML, just not a manifest yet (every verb says so)."""
 
 
 def template_line(name: str, text: str) -> int | None:
@@ -165,6 +170,9 @@ def parse_text(text: str, name: str, *, keep_nodes: bool | Literal["lazy", "line
     keep only what line_of reads from it (:class:`Lines`, a tenth of the memory, the same lines)."""
     result = LoadResult()
     display = "<stdin>" if name == STDIN else name
+    if name.endswith(TEMPLATE_SUFFIXES):  # a template, whatever its text parses to
+        result.errors.append(template_error(display, template_line(name, text) or 1))
+        return result
     stripped = text.lstrip()
     if name.endswith(".json") or (stripped.startswith(("{", "[")) and not name.endswith((".yaml", ".yml"))):
         try:

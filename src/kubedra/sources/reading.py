@@ -1,9 +1,17 @@
 """Finding and reading manifest files the way ``kubectl -f`` does: files, folders (recursive, sorted, hidden
-entries skipped), ``-`` for stdin; every read is bounded by :data:`MAX_FILE_BYTES`."""
+entries skipped), ``-`` for stdin; every read is bounded by :data:`MAX_FILE_BYTES`.
+
+Inside folders kubectl reads ``.json``, ``.yaml`` and ``.yml`` files and says nothing of the others; kubedra
+does the same with files that hold no Kubernetes objects (``.txt``, ``.md``, files without an extension),
+but names what does hold objects it cannot read yet: Helm templates (``.tpl``) are taken, so each verb
+reports them, and a Helm chart folder (one with a ``Chart.yaml``) is taken whole, as one input whose reading
+raises :class:`TemplateInput` (its templates, ``Chart.yaml`` and ``values.yaml`` are not manifests until Helm
+renders the chart). :func:`chart_advice` is the command that renders it for a verb."""
 
 from __future__ import annotations
 
 import os
+import shlex
 import stat
 import sys
 from collections.abc import Iterable, Iterator
@@ -14,6 +22,10 @@ from kubedra.safewrite import file_kind
 from kubedra.text import count
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+# Helm/Go templates: taken from folders too, so that every verb reports them instead of skipping them
+TEMPLATE_SUFFIXES = (".yaml.tpl", ".yml.tpl", ".tpl")
+# a folder holding this file is a Helm chart: read whole as one input that is not read (TemplateInput)
+CHART_FILE = "Chart.yaml"
 STDIN = "-"
 # kubedra reads at most this much of one file (or stdin): /dev/zero or a runaway pipe is refused, not read
 # until memory runs out. Real manifests are far smaller (the API server takes 3 MiB per request).
@@ -24,8 +36,48 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 SKIP_UNREADABLE = False
 
 
+class TemplateInput(InputError):
+    """An unrendered Helm/Go template or chart: not malformed YAML, just not manifests yet (every verb says so).
+    ``chart``: the chart folder, when the input is a whole chart."""
+
+    def __init__(self, message: str, location: Location | None = None, chart: str | None = None) -> None:
+        super().__init__(message, location)
+        self.chart = chart
+
+
+def is_chart(path: str) -> bool:
+    """Whether ``path`` is a Helm chart folder (it holds a ``Chart.yaml`` file)."""
+    return os.path.isfile(os.path.join(path, CHART_FILE))
+
+
+def chart_advice(verb: str, chart: str) -> str:
+    """The command that gives ``kubedra VERB`` the manifests of ``chart`` (runs as printed)."""
+    q = shlex.quote(chart)
+    if verb == "audit":
+        return f"audit it rendered with `kubedra audit --helm-chart {q}`"
+    return f"render it and {verb} the output with `helm template {q} | kubedra {verb} -f -`"
+
+
+def chart_error(chart: str, verb: str | None = None) -> TemplateInput:
+    """The error of a Helm chart folder given as manifests (with the command for ``verb`` when known)."""
+    why = "its templates are manifests only once Helm renders them"
+    head = f"a Helm chart ({CHART_FILE}), not read"
+    advice = (
+        chart_advice(verb, chart) if verb else f"render it with `helm template {shlex.quote(chart)}` first"
+    )
+    message = f"{head}: {advice}; {why}"
+    return TemplateInput(message, Location(file=chart), chart=chart)
+
+
+def with_advice(err: InputError, verb: str) -> InputError:
+    """``err`` with the command for ``verb`` when it is a Helm chart's, else ``err`` itself."""
+    chart = getattr(err, "chart", None)
+    return chart_error(chart, verb) if chart else err
+
+
 def _walk(root: Path, suffixes: tuple[str, ...]) -> tuple[list[str], list[tuple[str, str]]]:
-    """(readable manifest files, [(path, why not read)]) under ``root``; nothing is opened."""
+    """(readable manifest files and Helm chart folders, [(path, why not read)]) under ``root``; nothing is
+    opened."""
     found: list[str] = []
     problems: list[tuple[str, str]] = []
 
@@ -33,6 +85,10 @@ def _walk(root: Path, suffixes: tuple[str, ...]) -> tuple[list[str], list[tuple[
         problems.append((e.filename or str(root), f"cannot read folder: {e.strerror}"))
 
     for folder, dirs, names in os.walk(root, onerror=onerror):
+        if CHART_FILE in names and is_chart(folder):
+            found.append(folder)  # one input: its files are not manifests until rendered
+            dirs[:] = []
+            continue
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for f in sorted(names):
             if not f.endswith(suffixes) or f.startswith("."):
@@ -65,14 +121,15 @@ def _report_unreadable(problems: list[tuple[str, str]]) -> None:
         sys.stderr.write(f"kubedra: warning: {path}: {reason}: skipped\n")
 
 
-def iter_manifest_files(paths: Iterable[str], also: tuple[str, ...] = ()) -> Iterator[str]:
+def iter_manifest_files(paths: Iterable[str]) -> Iterator[str]:
     """Expand files and folders (recursively, sorted, hidden entries skipped) into manifest paths.
 
-    Inside folders, regular files ending in ``MANIFEST_SUFFIXES`` (or one of ``also``, e.g. Helm ``.tpl``
-    templates a verb reports) are taken; a FIFO, device or socket there is never opened and, like an
-    unreadable file or folder, is an InputError (a warning with ``--skip-unreadable``). Files named explicitly
-    are always taken (``-f <(helm template ...)`` is a pipe); their reading is bounded by ``MAX_FILE_BYTES``."""
-    suffixes = (*MANIFEST_SUFFIXES, *also)
+    Inside folders, regular files ending in ``MANIFEST_SUFFIXES`` or ``TEMPLATE_SUFFIXES`` (Helm templates,
+    which every verb reports) are taken, and a Helm chart folder is taken whole (reading it raises
+    :class:`TemplateInput`); a FIFO, device or socket there is never opened and, like an unreadable file or
+    folder, is an InputError (a warning with ``--skip-unreadable``). Files named explicitly are always taken
+    (``-f <(helm template ...)`` is a pipe); their reading is bounded by ``MAX_FILE_BYTES``."""
+    suffixes = (*MANIFEST_SUFFIXES, *TEMPLATE_SUFFIXES)
     for p in paths:
         if p == STDIN:
             yield p
@@ -120,6 +177,8 @@ def _read_fd(fd: int, name: str, limit: int) -> bytes:
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
+            if is_chart(name):
+                raise chart_error(name)
             raise InputError("is a folder, not a file", Location(file=name))
         want = min(st.st_size, limit) + 1 if stat.S_ISREG(st.st_mode) else 1 << 16
         chunks: list[bytes] = []

@@ -256,9 +256,16 @@ def test_list_rules_markdown_covers_every_rule() -> None:
 def test_whole_corpus_in_one_run() -> None:
     r = run("audit", "-f", str(corpus()), "-o", "json")
     out = json.loads(r.stdout)
-    assert r.exit_code == 1
+    assert r.exit_code == 2  # the corpus's two Helm templates are reported, not read: incomplete
     assert out["summary"]["filesScanned"] >= 40
     assert not [f for f in out["findings"] if f["rule"] == "input.malformed"]
+    templates = [
+        Path(f["source"]["file"]).name for f in out["findings"] if f["rule"] == "input.helm-template"
+    ]
+    assert sorted(templates) == [
+        "nvidia-helm-deviceclass-templates.yaml.tpl",
+        "triton-gcp-helm-deployment-template.yaml.tpl",
+    ]
 
 
 def test_helm_template_is_reported_as_a_template_not_malformed_yaml(tmp_path: Path) -> None:

@@ -27,17 +27,32 @@ def _index(report: dict) -> set[tuple[str, str, int, str, str]]:
     return out
 
 
+def _templates(report: dict) -> set[str]:
+    """Basenames of the Helm templates the report names (a folder's ``.tpl`` files are reported, not read)."""
+    return {
+        os.path.basename(f["source"]["file"])
+        for f in report["findings"]
+        if f["rule"] == "input.helm-template"
+    }
+
+
 @pytest.fixture(scope="module")
 def legacy() -> dict:
     code, report = _findings(str(corpus() / "legacy-gpu"))
-    assert code == 0  # only warnings: device-plugin workloads are not errors at 1.37
+    # only warnings (device-plugin workloads are not errors at 1.37), but the folder's Helm template was not
+    # read: incomplete is exit 2
+    assert code == 2
+    assert _templates(report) == {"triton-gcp-helm-deployment-template.yaml.tpl"}
+    assert {f["severity"] for f in report["findings"] if f["rule"] != "input.helm-template"} == {"warning"}
     return report
 
 
 @pytest.fixture(scope="module")
 def dra() -> dict:
     code, report = _findings(str(corpus() / "dra"))
-    assert code == 1  # classic DRA and the 1.36 PodGroup alpha are errors at 1.37
+    # classic DRA and the 1.36 PodGroup alpha are errors at 1.37; the folder's Helm template was not read (2)
+    assert code == 2
+    assert _templates(report) == {"nvidia-helm-deviceclass-templates.yaml.tpl"}
     return report
 
 

@@ -64,7 +64,8 @@ def test_demo_unknown_example_is_exit_2(capsys):
 
 def test_simulate_corpus_reports_what_it_cannot_expand():
     r = run("simulate", "-f", str(CORPUS / "legacy-gpu"), "--nodes", "2x8xH100-80GB")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 2, r.output  # the Helm template was not read: the simulation is incomplete
+    assert "1 input not read (Helm templates or charts" in r.output
     assert "Not simulated (5)" in r.output
     assert "triton-gcp-helm-deployment-template.yaml.tpl" in r.output
     assert "deploymentConfig.resources.gpu" in r.output
