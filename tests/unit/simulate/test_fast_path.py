@@ -195,10 +195,10 @@ def test_counter_availability_stays_exact_through_binds_and_evictions(spec):
 # --------------------------------------------------------------------------- results reused between nodes
 
 
-def _fleet_outcome(spec, reuse: bool):
+def _fleet_outcome(spec, reuse: bool, version: str = "1.37"):
     from kubedra.simulate.catalogue import typed_cluster
 
-    nodes, slices, classes = typed_cluster("3x2xH100-80GB", "mig-dynamic", "1.37", device_plugin=False)
+    nodes, slices, classes = typed_cluster("3x2xH100-80GB", "mig-dynamic", version, device_plugin=False)
     # a selector naming one node's GPU (its parent UUID): nodes that differ only there must not share
     parent = next(
         d.attributes["parentUUID"].value
@@ -216,7 +216,9 @@ def _fleet_outcome(spec, reuse: bool):
         )
         for p, sel in selectors.items()
     ]
-    s = Scheduler(CFG, nodes, classes, slices)
+    # 1.34: counters in the device slices; partitionable devices are alpha there
+    gates = "DRAPartitionableDevices=true" if version == "1.34" else None
+    s = Scheduler(engine_config(version, gates), nodes, classes, slices)
     if not reuse:
         s.allocator.reuse = None
     pods_ = [
@@ -241,13 +243,14 @@ def _fleet_outcome(spec, reuse: bool):
         st.tuples(st.sampled_from([*PROFILES, "pinned"]), st.sampled_from([0, 5, 50])),
         min_size=1,
         max_size=40,
-    )
+    ),
+    st.sampled_from(["1.34", "1.37"]),  # counters in the device slices (1.34) or pool-wide (1.35+)
 )
-def test_results_reused_between_alike_nodes_are_what_a_search_finds(spec):
+def test_results_reused_between_alike_nodes_are_what_a_search_finds(spec, version):
     """Generated nodes are copies of one another (only names and GPU UUIDs differ): the allocator reuses
     a search's picks on a node in the same state; placements, devices and reasons stay those of a search
     on every node, also for a selector that names one node's GPU."""
-    assert _fleet_outcome(spec, True)[0] == _fleet_outcome(spec, False)[0]
+    assert _fleet_outcome(spec, True, version)[0] == _fleet_outcome(spec, False, version)[0]
 
 
 def test_alike_nodes_reuse_results():
