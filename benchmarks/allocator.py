@@ -21,7 +21,7 @@ from kubedra.allocator import AllocatedState, Allocator
 from kubedra.allocator.session import engine_config
 from kubedra.model.objects import DeviceClaim, ObjectMeta, ResourceClaim
 from kubedra.model.parse import parse_object
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra as nvidia_dra
 
 
 def _obj(d: dict[str, Any]) -> Any:
@@ -95,8 +95,8 @@ def bench_simple() -> None:
 
 def bench_mig() -> None:
     cfg = engine_config("1.37")
-    objs = nvidia.dra_objects("h100-0", "H100-80GB", 8, "mig-dynamic", "1.37")
-    classes = [_obj(c) for c in nvidia.device_classes("1.37")]
+    objs = nvidia_dra.dra_objects("h100-0", "H100-80GB", 8, "mig-dynamic", "1.37")
+    classes = [_obj(c) for c in nvidia_dra.device_classes("1.37")]
     slices = [_obj(o) for o in objs if o["kind"] == "ResourceSlice"]
     node = _obj({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "h100-0"}})
     devices = sum(len(s.devices) for s in slices)

@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
 NODES = "8x8xH100-80GB"
 GPU_MODE = "mig-dynamic"
@@ -220,7 +220,7 @@ def main() -> None:
     ap.add_argument("--no-real-scheduler", action="store_true", help="only kubedra's side")
     args = ap.parse_args()
     objects = workload()
-    cluster = nvidia.cluster(NODES, GPU_MODE, DEFAULT_TARGET, device_plugin=False)
+    cluster = nvidia_cluster(NODES, GPU_MODE, DEFAULT_TARGET, device_plugin=False)
     with tempfile.TemporaryDirectory(prefix="kubedra-bench-") as tmp:
         path, whole = Path(tmp) / "dense-mig.yaml", Path(tmp) / "dense-mig-cluster.yaml"
         path.write_text(yaml.dump_all(objects, Dumper=yaml.CSafeDumper, sort_keys=False))

@@ -29,7 +29,7 @@ from tests.differential.compare import kubedra_outcome, oracle_outcome
 
 from kubedra.testing import binaries
 from kubedra.testing.oracle import DEFAULT_FEATURES, scenario
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra
 
 LIMIT = 10.0  # seconds: DRASchedulerFilterTimeout's default filterTimeout
 REPEAT = 3
@@ -63,9 +63,9 @@ def _claim(name: str, requests: list[tuple[str, str, int]], match: str | None) -
 
 
 def family() -> list[tuple[str, dict[str, Any]]]:
-    objs = nvidia.dra_objects(NODE, "H100-80GB", 8, "mig-dynamic", "1.37")
+    objs = dra.dra_objects(NODE, "H100-80GB", 8, "mig-dynamic", "1.37")
     slices = [o for o in objs if o["kind"] == "ResourceSlice"]
-    classes = nvidia.device_classes("1.37")
+    classes = dra.device_classes("1.37")
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}}
     parent, root = "gpu.nvidia.com/parentUUID", "resource.kubernetes.io/pcieRoot"
     shapes: list[tuple[str, list[list[tuple[str, str, int]]], str | None]] = [

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.cluster import cluster
 
 SHAPES = [
     ("8xH100-80GB", "mig-dynamic", False),
@@ -20,11 +20,11 @@ SHAPES = [
 
 def main() -> None:
     nodes = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    nvidia.cluster("1x8xH100-80GB", "mig-dynamic")  # load data, warm caches
+    cluster("1x8xH100-80GB", "mig-dynamic")  # load data, warm caches
     print(f"{'shape':<16} {'mode':<26} {'side':<14} {'objects':>8} {'devices':>8} {'ms/node':>8}")
     for shape, mode, device_plugin in SHAPES:
         t0 = time.perf_counter()
-        objs = nvidia.cluster(f"{nodes}x{shape}", mode, "1.37", device_plugin=device_plugin)
+        objs = cluster(f"{nodes}x{shape}", mode, "1.37", device_plugin=device_plugin)
         dt = time.perf_counter() - t0
         devices = sum(len(o["spec"].get("devices", [])) for o in objs if o["kind"] == "ResourceSlice")
         side = "device-plugin" if device_plugin else "dra"

@@ -410,11 +410,12 @@ def fleet_snapshot_items(nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE, t
     for the pod), and CPU service pods for the rest; on the fourth node only service pods, so its 8 GPUs are
     free. Then ``nodes // 20`` pending pods of a second Job ask for 8 GPUs each (a whole node): the
     simulation places them on the free nodes. All generated lazily: the file is written item by item."""
-    from kubedra.vendors import nvidia
+    from kubedra.vendors.nvidia import dra as nvidia_dra
+    from kubedra.vendors.nvidia import nodes as nvidia_nodes
 
     names = [f"h100-80gb-{i}" for i in range(nodes)]
     for name in names:
-        yield nvidia.dra_node(name, FLEET_MODEL, FLEET_GPUS, "full", k8s_version=target)
+        yield nvidia_nodes.dra_node(name, FLEET_MODEL, FLEET_GPUS, "full", k8s_version=target)
     service = max(pods_per_node - len(FLEET_DAEMONS), 0)
     for i, name in enumerate(names):
         for ns, ds, cpu, mem in FLEET_DAEMONS[:pods_per_node]:
@@ -467,9 +468,9 @@ def fleet_snapshot_items(nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE, t
             {"job-name": "pretrain"},
             ("train-8gpu", None),
         )
-    yield from nvidia.device_classes(target)
+    yield from nvidia_dra.device_classes(target)
     for name in names:
-        yield from nvidia.dra_objects(name, FLEET_MODEL, FLEET_GPUS, "full", target)
+        yield from nvidia_dra.dra_objects(name, FLEET_MODEL, FLEET_GPUS, "full", target)
     for i, name in enumerate(names):
         if i % 4 == 3 or service < 2:
             continue

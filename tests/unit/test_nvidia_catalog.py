@@ -8,8 +8,13 @@ import re
 import pytest
 
 from kubedra.errors import InputError
-from kubedra.vendors import nvidia
-from kubedra.vendors.nvidia import dra_objects
+from kubedra.vendors.nvidia import dra as nvidia_dra
+from kubedra.vendors.nvidia import models as nvidia_models
+from kubedra.vendors.nvidia import modes as nvidia_modes
+from kubedra.vendors.nvidia import nodes as nvidia_nodes
+from kubedra.vendors.nvidia import specs as nvidia_specs
+from kubedra.vendors.nvidia.cluster import cluster
+from kubedra.vendors.nvidia.dra import dra_objects
 
 # ----------------------------------------------------------------- helpers
 
@@ -46,34 +51,34 @@ REQUIRED = [
 
 
 def test_required_models_present():
-    assert set(REQUIRED) <= set(nvidia.gpu_models())
+    assert set(REQUIRED) <= set(nvidia_models.gpu_models())
 
 
 @pytest.mark.parametrize(
     "alias,key", [("h100", "H100-80GB"), ("H100-NVL", "H100-94GB"), ("b200", "B200-180GB")]
 )
 def test_model_aliases_case_insensitive(alias, key):
-    assert nvidia.get_model(alias).key == key
+    assert nvidia_models.get_model(alias).key == key
 
 
 def test_unknown_model_names_known_ones():
     with pytest.raises(InputError, match=r"unknown GPU model 'V100'.*H100-80GB"):
-        nvidia.get_model("V100")
+        nvidia_models.get_model("V100")
 
 
 @pytest.mark.parametrize(
-    "model", [m for m in nvidia.gpu_models().values() if m.mig_capable], ids=lambda m: m.key
+    "model", [m for m in nvidia_models.gpu_models().values() if m.mig_capable], ids=lambda m: m.key
 )
 def test_profile_names_follow_go_nvlib_rule(model):
     # The "<n>gb" in a profile name is derived from its memory and the board total (go-nvlib); a wrong
     # (for example inferred) MiB value in the data file would produce a different name.
     for p in model.mig_profiles:
         gb = int(re.match(r"\dg\.(\d+)gb", p.name).group(1))
-        assert nvidia.mig_memory_gb(p.memory_mib, model.memory_mib) == gb, p.name
+        assert nvidia_models.mig_memory_gb(p.memory_mib, model.memory_mib) == gb, p.name
 
 
 @pytest.mark.parametrize(
-    "model", [m for m in nvidia.gpu_models().values() if m.mig_capable], ids=lambda m: m.key
+    "model", [m for m in nvidia_models.gpu_models().values() if m.mig_capable], ids=lambda m: m.key
 )
 def test_profile_geometry_is_the_standard_one(model):
     sizes = {p.name: (p.compute_slices, p.size, p.starts, p.max_count) for p in model.mig_profiles}
@@ -87,15 +92,15 @@ def test_profile_geometry_is_the_standard_one(model):
 
 def test_mig_memory_gb_rounds_half_away_from_zero():
     # H200: 4/8 of ceil(143771 MiB in GiB) = 70.5 -> "71gb" (Go math.Round), B200 1/8 x 180 = 22.5 -> 23
-    assert nvidia.mig_memory_gb(66816, 143771) == 71
-    assert nvidia.mig_memory_gb(22400, 183359) == 23
+    assert nvidia_models.mig_memory_gb(66816, 143771) == 71
+    assert nvidia_models.mig_memory_gb(22400, 183359) == 23
 
 
 # ----------------------------------------------------------------- specs, versions, modes
 
 
 def test_parse_node_spec():
-    groups = nvidia.parse_node_spec("4x8xH100-80GB, 2x8xA100-80GB")
+    groups = nvidia_specs.parse_node_spec("4x8xH100-80GB, 2x8xA100-80GB")
     assert [(g.nodes, g.gpus_per_node, g.model.key) for g in groups] == [
         (4, 8, "H100-80GB"),
         (2, 8, "A100-80GB"),
@@ -119,18 +124,18 @@ def test_parse_node_spec():
 )
 def test_parse_node_spec_errors(spec, msg):
     with pytest.raises(InputError, match=re.escape(msg)):
-        nvidia.parse_node_spec(spec)
+        nvidia_specs.parse_node_spec(spec)
 
 
 @pytest.mark.parametrize("text,minor", [("1.37", 37), ("v1.35.2", 35), ("1.34", 34)])
 def test_k8s_versions(text, minor):
-    assert nvidia.k8s_minor(text) == minor
+    assert nvidia_specs.k8s_minor(text) == minor
 
 
 @pytest.mark.parametrize("text", ["1.33", "1.38", "2.0", "latest"])
 def test_k8s_versions_rejected(text):
     with pytest.raises(InputError):
-        nvidia.k8s_minor(text)
+        nvidia_specs.k8s_minor(text)
 
 
 @pytest.mark.parametrize(
@@ -145,10 +150,10 @@ def test_k8s_versions_rejected(text):
     ],
 )
 def test_parse_gpu_mode(text, kind, canonical):
-    mode = nvidia.parse_gpu_mode(text)
+    mode = nvidia_modes.parse_gpu_mode(text)
     assert mode.kind == kind
     assert str(mode) == canonical
-    assert nvidia.parse_gpu_mode(str(mode)) == mode
+    assert nvidia_modes.parse_gpu_mode(str(mode)) == mode
 
 
 @pytest.mark.parametrize(
@@ -168,7 +173,7 @@ def test_parse_gpu_mode(text, kind, canonical):
 )
 def test_parse_gpu_mode_errors(text, msg):
     with pytest.raises(InputError, match=re.escape(msg)):
-        nvidia.parse_gpu_mode(text)
+        nvidia_modes.parse_gpu_mode(text)
 
 
 @pytest.mark.parametrize(
@@ -182,12 +187,12 @@ def test_parse_gpu_mode_errors(text, msg):
     ],
 )
 def test_nvidia_semver(raw, semver):
-    assert nvidia.nvidia_semver(raw) == semver
+    assert nvidia_dra.nvidia_semver(raw) == semver
 
 
 def test_nvidia_semver_rejects_garbage():
     with pytest.raises(InputError):
-        nvidia.nvidia_semver("580.95.05-beta")
+        nvidia_dra.nvidia_semver("580.95.05-beta")
 
 
 # ----------------------------------------------------------------- dynamic MIG
@@ -435,7 +440,7 @@ def test_slice_metadata():
     assert re.fullmatch(r"00002-gpu\.nvidia\.com-h100-80gb-3-[bcdfghjklmnpqrstvwxz2456789]{5}", meta["name"])
     assert len({s["metadata"]["name"] for s in slices}) == 9
     (owner,) = meta["ownerReferences"]
-    node = nvidia.dra_node("h100-80gb-3", "H100-80GB", 8)
+    node = nvidia_nodes.dra_node("h100-80gb-3", "H100-80GB", 8)
     assert owner == {
         "apiVersion": "v1",
         "kind": "Node",
@@ -446,7 +451,9 @@ def test_slice_metadata():
 
 
 def test_driver_info_override():
-    drv = nvidia.DriverInfo(driver_version="570.172.08", cuda_driver_version="12.8", addressing_mode="HMM")
+    drv = nvidia_dra.DriverInfo(
+        driver_version="570.172.08", cuda_driver_version="12.8", addressing_mode="HMM"
+    )
     attrs = dra_objects("n", "H100-80GB", 1, driver=drv)[0]["spec"]["devices"][0]["attributes"]
     assert attrs["driverVersion"] == {"version": "570.172.8"}
     assert attrs["cudaDriverVersion"] == {"version": "12.8.0"}
@@ -454,7 +461,7 @@ def test_driver_info_override():
 
 
 def test_objects_are_plain_json():
-    objs = nvidia.cluster("1x8xH100-80GB,1x2xA100-40GB", "mig-dynamic")
+    objs = cluster("1x8xH100-80GB,1x2xA100-40GB", "mig-dynamic")
     assert json.loads(json.dumps(objs)) == objs
 
 
@@ -462,7 +469,7 @@ def test_objects_are_plain_json():
 
 
 def test_device_classes_v1_with_extended_resource():
-    classes = {c["metadata"]["name"]: c for c in nvidia.device_classes("1.37")}
+    classes = {c["metadata"]["name"]: c for c in nvidia_dra.device_classes("1.37")}
     assert list(classes) == ["gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com"]
     gpu = classes["gpu.nvidia.com"]
     assert gpu["apiVersion"] == "resource.k8s.io/v1"
@@ -480,16 +487,16 @@ def test_device_classes_v1_with_extended_resource():
 
 @pytest.mark.parametrize("version,has", [("1.34", False), ("1.35", False), ("1.36", True), ("1.37", True)])
 def test_extended_resource_name_follows_the_gate(version, has):
-    gpu = nvidia.device_classes(version)[0]
+    gpu = nvidia_dra.device_classes(version)[0]
     assert ("extendedResourceName" in gpu["spec"]) is has
-    forced = nvidia.device_classes(version, extended_resource=True)[0]
+    forced = nvidia_dra.device_classes(version, extended_resource=True)[0]
     assert forced["spec"]["extendedResourceName"] == "nvidia.com/gpu"
 
 
 def test_sharing_config():
-    assert nvidia.dra_sharing_config("full") is None
-    assert nvidia.dra_sharing_config("mig-dynamic") is None
-    ts = nvidia.dra_sharing_config("time-slicing:4", ["gpu"])
+    assert nvidia_dra.dra_sharing_config("full") is None
+    assert nvidia_dra.dra_sharing_config("mig-dynamic") is None
+    ts = nvidia_dra.dra_sharing_config("time-slicing:4", ["gpu"])
     assert ts == {
         "requests": ["gpu"],
         "opaque": {
@@ -501,14 +508,14 @@ def test_sharing_config():
             },
         },
     }
-    mps = nvidia.dra_sharing_config("mps:4", model="H100-80GB")
+    mps = nvidia_dra.dra_sharing_config("mps:4", model="H100-80GB")
     assert "requests" not in mps
     assert mps["opaque"]["parameters"]["sharing"] == {
         "strategy": "MPS",
         "mpsConfig": {"defaultActiveThreadPercentage": 25, "defaultPinnedDeviceMemoryLimit": "20389Mi"},
     }
     with pytest.raises(InputError, match="invalid request name"):
-        nvidia.dra_sharing_config("mps:2", ["Bad_Name"])
+        nvidia_dra.dra_sharing_config("mps:2", ["Bad_Name"])
 
 
 def test_dynamic_attribute_sets_match_the_drivers_bats_reference():
@@ -526,7 +533,7 @@ def test_dynamic_attribute_sets_match_the_drivers_bats_reference():
         "type",
         "addressingMode",
     }
-    drv = nvidia.DriverInfo(addressing_mode="ATS")
+    drv = nvidia_dra.DriverInfo(addressing_mode="ATS")
     d = by_name(dra_objects("n", "B200", 1, "mig-dynamic", driver=drv))
     assert set(d["gpu-0"]["attributes"]) == common | {"uuid"}
     assert set(d["gpu-0-mig-1g23gb-19-0"]["attributes"]) == common | {"parentUUID", "profile"}

@@ -9,16 +9,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubedra.errors import InputError
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra, models, modes
+from kubedra.vendors.nvidia import layouts as nvidia_layouts
 from kubedra.vendors.nvidia.layouts import overlaps
 
-H100 = nvidia.get_model("H100-80GB")
-A100_40 = nvidia.get_model("A100-40GB")
-MIG_MODELS = [m for m in nvidia.gpu_models().values() if m.mig_capable]
+H100 = models.get_model("H100-80GB")
+A100_40 = models.get_model("A100-40GB")
+MIG_MODELS = [m for m in models.gpu_models().values() if m.mig_capable]
 
 
 def layout(text, model=H100, gpus=1):
-    return nvidia.parse_gpu_mode(f"mig-static:{text}").gpu_layouts(model, gpus)
+    return modes.parse_gpu_mode(f"mig-static:{text}").gpu_layouts(model, gpus)
 
 
 def placed(text, model=H100):
@@ -107,8 +108,8 @@ def test_per_gpu_blocks():
 
 def test_mig_layout_on_a_non_mig_board():
     with pytest.raises(InputError, match="does not support MIG"):
-        layout("1g.10gb", nvidia.get_model("T4"))
-    assert layout("all-disabled", nvidia.get_model("T4")) == [None]
+        layout("1g.10gb", models.get_model("T4"))
+    assert layout("all-disabled", models.get_model("T4")) == [None]
 
 
 # ----------------------------------------------------------------- properties
@@ -154,7 +155,7 @@ def test_placement_never_overlaps_and_is_complete(req):
         counts[p.name] = counts.get(p.name, 0) + 1
     within_max = all(counts.get(p.name, 0) <= p.max_count for p in model.mig_profiles)
     try:
-        result = nvidia.place(model, wants)
+        result = nvidia_layouts.place(model, wants)
     except InputError:
         # refused only if the layout is truly impossible (or breaks a max count)
         assert not (within_max and _feasible(wants))
@@ -182,7 +183,7 @@ def test_random_valid_static_layouts_publish_disjoint_memory_slices(model, picks
     items = [f"{model.mig_profiles[i].name}*{n}" for i, n in picks]
     text = ",".join(items)
     try:
-        slices = nvidia.dra_objects("n", model, 2, f"mig-static:{text}")
+        slices = dra.dra_objects("n", model, 2, f"mig-static:{text}")
     except InputError:
         return
     for minor in (0, 1):

@@ -10,7 +10,9 @@ import pytest
 from kubernetes_validate import utils as kv
 from referencing import Registry, Resource
 
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra, models, specs
+from kubedra.vendors.nvidia import limits as nvidia_limits
+from kubedra.vendors.nvidia.cluster import cluster
 
 _SCHEMA_FILES = {
     "ResourceSlice": "resourceslice-resource-v1",
@@ -37,7 +39,7 @@ def schema_errors(obj, version="1.37"):
 
 
 def test_validator_is_strict():
-    (s,) = nvidia.dra_objects("n", "H100-80GB", 1)
+    (s,) = dra.dra_objects("n", "H100-80GB", 1)
     assert schema_errors(s) == []
     broken = copy.deepcopy(s)
     broken["spec"]["devices"][0]["basic"] = {}  # v1beta1 shape inside a v1 object
@@ -61,10 +63,10 @@ CASES = [
 
 @pytest.mark.parametrize("spec,mode,version", CASES)
 def test_dra_cluster_objects_validate(spec, mode, version):
-    objs = nvidia.cluster(spec, mode, version)
+    objs = cluster(spec, mode, version)
     problems = [p for o in objs for p in schema_errors(o, version)]
     slices = [o for o in objs if o["kind"] == "ResourceSlice"]
-    problems += [p for s in slices for p in nvidia.slice_violations(s, nvidia.k8s_minor(version))]
+    problems += [p for s in slices for p in nvidia_limits.slice_violations(s, specs.k8s_minor(version))]
     assert problems == []
 
 
@@ -72,23 +74,23 @@ def test_dra_cluster_objects_validate(spec, mode, version):
     "mode", ["full", "mps:2", "mig-static:all-balanced", "mig-static:all-1g.10gb.me/all-disabled"]
 )
 def test_device_plugin_nodes_validate(mode):
-    for obj in nvidia.cluster("1x8xH100-80GB,1x8xA100-80GB", mode, device_plugin=True):
+    for obj in cluster("1x8xH100-80GB,1x8xA100-80GB", mode, device_plugin=True):
         assert schema_errors(obj) == []
 
 
 @pytest.mark.parametrize("version", ["1.34", "1.36"])
 def test_device_classes_validate(version):
-    for obj in nvidia.device_classes(version, extended_resource=True):
+    for obj in dra.device_classes(version, extended_resource=True):
         assert schema_errors(obj, version) == []
 
 
 def test_dynamic_slices_respect_limits_on_every_model():
-    for model in nvidia.gpu_models().values():
+    for model in models.gpu_models().values():
         for version in ("1.34", "1.37"):
-            slices = nvidia.dra_objects("n", model, 8, "mig-dynamic", version)
-            minor = nvidia.k8s_minor(version)
-            assert [p for s in slices for p in nvidia.slice_violations(s, minor)] == []
-            assert nvidia.pool_violations(slices, minor) == []
+            slices = dra.dra_objects("n", model, 8, "mig-dynamic", version)
+            minor = specs.k8s_minor(version)
+            assert [p for s in slices for p in nvidia_limits.slice_violations(s, minor)] == []
+            assert nvidia_limits.pool_violations(slices, minor) == []
             for s in slices:
                 devs = s["spec"].get("devices", [])
                 assert len(devs) <= 64
@@ -102,7 +104,7 @@ def test_dynamic_slices_respect_limits_on_every_model():
 
 
 def _dynamic_slice():
-    return nvidia.dra_objects("n", "H100-80GB", 8, "mig-dynamic", "1.37")
+    return dra.dra_objects("n", "H100-80GB", 8, "mig-dynamic", "1.37")
 
 
 def test_limit_checker_catches_too_many_counter_devices():
@@ -113,33 +115,34 @@ def test_limit_checker_catches_too_many_counter_devices():
     s["spec"]["devices"] += extra + copy.deepcopy(extra)
     for i, d in enumerate(s["spec"]["devices"]):
         d["name"] = f"dev-{i}"
-    assert any("78 devices (max 64 with counters or taints)" in p for p in nvidia.slice_violations(s))
+    assert any("78 devices (max 64 with counters or taints)" in p for p in nvidia_limits.slice_violations(s))
 
 
 def test_limit_checker_catches_mixed_slices_after_1_34():
-    combined = nvidia.dra_objects("n", "H100-80GB", 1, "mig-dynamic", "1.34")[0]
-    assert nvidia.slice_violations(combined, 34) == []
-    assert any("only one may be set since 1.35" in p for p in nvidia.slice_violations(combined, 35))
+    combined = dra.dra_objects("n", "H100-80GB", 1, "mig-dynamic", "1.34")[0]
+    assert nvidia_limits.slice_violations(combined, 34) == []
+    assert any("only one may be set since 1.35" in p for p in nvidia_limits.slice_violations(combined, 35))
 
 
 def test_limit_checker_catches_names_and_counts():
     s = copy.deepcopy(_dynamic_slice()[0])
     s["spec"]["sharedCounters"].append(copy.deepcopy(s["spec"]["sharedCounters"][0]))
     s["spec"]["sharedCounters"][-1]["name"] = "Bad_Name"
-    problems = nvidia.slice_violations(s)
+    problems = nvidia_limits.slice_violations(s)
     assert any("9 counter sets (max 8)" in p for p in problems)
     assert any("'Bad_Name' is not a DNS label" in p for p in problems)
     dev = copy.deepcopy(_dynamic_slice()[1])
     dev["spec"]["devices"][0]["capacity"].update({f"extra{i}": {"value": "1"} for i in range(20)})
-    assert any("attributes and capacities (max 32)" in p for p in nvidia.slice_violations(dev))
+    assert any("attributes and capacities (max 32)" in p for p in nvidia_limits.slice_violations(dev))
 
 
 def test_pool_checker_catches_missing_counter_sets():
     slices = _dynamic_slice()
-    assert nvidia.pool_violations(slices) == []
+    assert nvidia_limits.pool_violations(slices) == []
     broken = copy.deepcopy(slices[1:])  # device slices without the counters slice
     for s in broken:
         s["spec"]["pool"]["resourceSliceCount"] = len(broken)
     assert any(
-        "counter set 'gpu-0-counter-set' missing from the pool" in p for p in nvidia.pool_violations(broken)
+        "counter set 'gpu-0-counter-set' missing from the pool" in p
+        for p in nvidia_limits.pool_violations(broken)
     )

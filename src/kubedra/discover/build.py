@@ -20,9 +20,10 @@ from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.text import count, noun
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import health as nvhealth
-from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia import identity, nodes
+from kubedra.vendors.nvidia import models as nvidia_models
 from kubedra.vendors.nvidia.models import GpuModel, MigProfile, platform
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
@@ -44,7 +45,9 @@ def find_model(gpus: list[GpuInfo]) -> GpuModel:
     for g in gpus:
         m = _model_of(g)
         if m is None:
-            known = ", ".join(f"{x.product_name} ({x.pci_device_id})" for x in nvidia.gpu_models().values())
+            known = ", ".join(
+                f"{x.product_name} ({x.pci_device_id})" for x in nvidia_models.gpu_models().values()
+            )
             raise InputError(
                 f"GPU {g.minor} ({g.product_name}, PCI device {g.pci_device_id or '?'}) is not in kubedra's "
                 f"catalogue (known: {known})"
@@ -60,7 +63,7 @@ def find_model(gpus: list[GpuInfo]) -> GpuModel:
 
 
 def _model_of(g: GpuInfo) -> GpuModel | None:
-    models = list(nvidia.gpu_models().values())
+    models = list(nvidia_models.gpu_models().values())
     by_id = [m for m in models if g.pci_device_id and m.pci_device_id.upper() == g.pci_device_id.upper()]
     if len(by_id) == 1:
         return by_id[0]
@@ -182,21 +185,21 @@ def discover(
             )
     else:
         gpu_mode = "full"
-    driver = nvidia.DriverInfo(
+    driver = nvidia_dra.DriverInfo(
         driver_version=inv.driver_version,
         cuda_driver_version=inv.cuda_version,
         addressing_mode=inv.addressing_mode,
     )
-    slices = nvidia.dra_objects(node_name, model, len(gpus), gpu_mode, k8s_version, driver=driver)
+    slices = nvidia_dra.dra_objects(node_name, model, len(gpus), gpu_mode, k8s_version, driver=driver)
     _apply_identities(slices, node_name, model, gpus, notes)
     if health_taints:
         apply_health(slices, model, gpus, gpu_mode, k8s_version, notes)
     objects: list[dict[str, Any]] = []
     if include_classes:
-        objects += nvidia.device_classes(k8s_version)
+        objects += nvidia_dra.device_classes(k8s_version)
     if include_node:
         objects.append(
-            nvidia.dra_node(node_name, model, len(gpus), gpu_mode, driver=driver, k8s_version=k8s_version)
+            nodes.dra_node(node_name, model, len(gpus), gpu_mode, driver=driver, k8s_version=k8s_version)
         )
     objects += slices
     return Discovered(objects=objects, model=model, mode=gpu_mode, notes=notes)

@@ -27,6 +27,7 @@ from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
 from kubedra.vendors.nvidia import names as nvidia
+from kubedra.vendors.nvidia.classes import driver_class
 from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 
@@ -528,7 +529,7 @@ def extended_class(ctx: ObjectContext, gr: GpuResource) -> dict[str, Any] | None
     run = ctx.run
     if gr.kind == "gpu":
         class_name = nvidia.GPU_CLASS
-        body = nvidia.driver_class(class_name)
+        body = driver_class(class_name)
         spec: dict[str, Any] = dict(body["spec"]) if body else {}
         if not spec:
             spec = {"selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}]}

@@ -27,7 +27,7 @@ from kubedra.k8s.quantity import parse_quantity
 from kubedra.scheduler.pods import SimPod
 from kubedra.simulate.cluster import DP, ClusterView, is_gpu_resource
 from kubedra.simulate.results import TITLES, ModeResult, Simulation
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import models
 from kubedra.vendors.nvidia import names as nvidia_names
 
 MEMORY_SLICES = 8
@@ -154,7 +154,7 @@ def pod_shape(sp: SimPod, mode: str) -> tuple[Option, ...] | None:
 
 def _profiles_by_product() -> dict[str, dict[str, tuple[int, int, int, int]]]:
     out = {}
-    for model in nvidia.gpu_models().values():
+    for model in models.gpu_models().values():
         out[model.product_name] = {
             p.name: (p.compute_slices, p.size, p.max_count, p.memory_bytes) for p in model.mig_profiles
         }

@@ -25,9 +25,9 @@ from kubedra.model.objects import (
     ResourceSlice,
 )
 from kubedra.model.parse import parse_object
-from kubedra.vendors import nvidia
-from kubedra.vendors.nvidia import identity
-from kubedra.vendors.nvidia.cluster import mode_for
+from kubedra.vendors.nvidia import dra, identity, specs
+from kubedra.vendors.nvidia import nodes as nvidia_nodes
+from kubedra.vendors.nvidia.cluster import mode_for, node_names
 
 
 def _parse(obj: dict[str, Any]) -> Any:
@@ -155,9 +155,9 @@ def clone_slices(
 def typed_cluster(
     spec: str, mode: Any, k8s_version: str, device_plugin: bool
 ) -> tuple[list[Node], list[ResourceSlice], list[DeviceClass]]:
-    """Nodes, slices and classes of ``nvidia.cluster(spec, mode, k8s_version, device_plugin)``, typed."""
-    groups = nvidia.parse_node_spec(spec)
-    names = nvidia.node_names(groups)
+    """Nodes, slices and classes of ``nvidia_cluster(spec, mode, k8s_version, device_plugin)``, typed."""
+    groups = specs.parse_node_spec(spec)
+    names = node_names(groups)
     nodes: list[Node] = []
     slices: list[ResourceSlice] = []
     for group, group_names in zip(groups, names, strict=True):
@@ -167,7 +167,7 @@ def typed_cluster(
             if device_plugin:
                 nodes.append(
                     _parse(
-                        nvidia.device_plugin_node(
+                        nvidia_nodes.device_plugin_node(
                             name, group.model, group.gpus_per_node, gpu_mode, k8s_version=k8s_version
                         )
                     )
@@ -175,13 +175,15 @@ def typed_cluster(
                 continue
             nodes.append(
                 _parse(
-                    nvidia.dra_node(name, group.model, group.gpus_per_node, gpu_mode, k8s_version=k8s_version)
+                    nvidia_nodes.dra_node(
+                        name, group.model, group.gpus_per_node, gpu_mode, k8s_version=k8s_version
+                    )
                 )
             )
             if template is None:
                 template = [
                     _parse(o)
-                    for o in nvidia.dra_objects(name, group.model, group.gpus_per_node, gpu_mode, k8s_version)
+                    for o in dra.dra_objects(name, group.model, group.gpus_per_node, gpu_mode, k8s_version)
                 ]
                 share_attributes(template)
                 slices += template
@@ -189,5 +191,5 @@ def typed_cluster(
                 keys = _gpu_keys(template)
             else:
                 slices += clone_slices(first, template, name, keys)
-    classes = [] if device_plugin else [_parse(c) for c in nvidia.device_classes(k8s_version)]
+    classes = [] if device_plugin else [_parse(c) for c in dra.device_classes(k8s_version)]
     return nodes, slices, classes

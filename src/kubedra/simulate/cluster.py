@@ -38,8 +38,12 @@ from kubedra.model.objects import (
 from kubedra.simulate.catalogue import typed_cluster
 from kubedra.sources.files import Document
 from kubedra.text import noun
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra as nvidia_dra
+from kubedra.vendors.nvidia import models
+from kubedra.vendors.nvidia import modes as nvidia_modes
 from kubedra.vendors.nvidia import names as nvidia_names
+from kubedra.vendors.nvidia import nodes as nvidia_nodes
+from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 from kubedra.vendors.nvidia.nodes import sanitise  # GFD's product-name sanitising
 from kubedra.vendors.nvidia.specs import parse_node_spec
 
@@ -49,7 +53,7 @@ MODES = (DP, DRA)
 GPU = nvidia_names.GPU_RESOURCE
 GPU_SHARED = "nvidia.com/gpu.shared"
 MIG_PREFIX = "nvidia.com/mig-"
-NVIDIA_DRIVER = nvidia.DRIVER_NAME
+NVIDIA_DRIVER = nvidia_dra.DRIVER_NAME
 MIB = 1024 * 1024
 UNLIMITED = 10**15  # cpu/memory of nodes synthesized from slices: not a constraint
 
@@ -316,7 +320,7 @@ def _has_gpu_resources(node: Node) -> bool:
 def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> str:
     if dp_gpu_mode:
         return dp_gpu_mode
-    mode = nvidia.parse_gpu_mode(gpu_mode)
+    mode = nvidia_modes.parse_gpu_mode(gpu_mode)
     if mode.kind == "mig-dynamic":
         notes.append(
             "mig-dynamic has no device-plugin equivalent: the device-plugin view runs the GPUs whole "
@@ -343,16 +347,16 @@ def generated_cluster(opts: ClusterOptions) -> Cluster:
         dp_mode = _dp_mode_for(gpu_mode, opts.dp_gpu_mode, cluster.notes)
         nodes, _, _ = typed_cluster(spec, dp_mode, target, device_plugin=True)
         view = ClusterView(DP, nodes=nodes)
-        view.source = lambda: nvidia.cluster(spec, dp_mode, target, device_plugin=True)
+        view.source = lambda: nvidia_cluster(spec, dp_mode, target, device_plugin=True)
         view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
         cluster.views[DP] = view
     if DRA in opts.modes:
         nodes, slices, classes = typed_cluster(spec, gpu_mode, target, device_plugin=False)
         view = ClusterView(DRA, nodes=nodes, classes=classes, slices=slices)
-        view.source = lambda: nvidia.cluster(spec, gpu_mode, target, device_plugin=False)
+        view.source = lambda: nvidia_cluster(spec, gpu_mode, target, device_plugin=False)
         view.devices = device_infos(view.slices)
         cluster.views[DRA] = view
-    if nvidia.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":
+    if nvidia_modes.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":
         cluster.notes.append(
             "mig-dynamic: the NVIDIA DRA driver's DynamicMIG feature gate (alpha, off by default) announces "
             "every MIG profile and placement and creates the instance when a claim is prepared"
@@ -395,9 +399,9 @@ def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
     return dp, dra
 
 
-def _product_model(product: str) -> nvidia.GpuModel | None:
+def _product_model(product: str) -> models.GpuModel | None:
     base = re.sub(r"-(SHARED|MIG-.*)$", "", product)
-    for model in nvidia.gpu_models().values():
+    for model in models.gpu_models().values():
         if sanitise(model.product_name) == base:
             return model
     return None
@@ -429,7 +433,7 @@ def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str
                 count += 1
             elif typ == "mig":
                 profile = str(_attr(d.attributes, "profile", s.driver))
-                res = nvidia.mig_resource_name(profile)
+                res = nvidia_nodes.mig_resource_name(profile)
                 gpus[res] = gpus.get(res, 0) + 1
                 labels.setdefault(f"{res}.memory", str(mem // MIB))
     dynamic_only = sets - full_sets
@@ -496,7 +500,7 @@ def _dra_from_labels(
                 "pass --gpu-mode for the DRA view"
             )
             continue
-        objects += nvidia.dra_objects(node.name, model, count, mode, target)
+        objects += nvidia_dra.dra_objects(node.name, model, count, mode, target)
     return objects
 
 
@@ -544,7 +548,7 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
         if objects or (slices and not classes):
             have = {c.name for c in classes}
             generated = [
-                c for c in nvidia.device_classes(opts.target_version) if c["metadata"]["name"] not in have
+                c for c in nvidia_dra.device_classes(opts.target_version) if c["metadata"]["name"] not in have
             ]
             objects = generated + objects
         if objects:

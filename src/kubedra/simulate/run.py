@@ -50,7 +50,7 @@ from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect
 from kubedra.sources.files import Document
 from kubedra.text import count
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import names
 from kubedra.vendors.nvidia.modes import GpuMode
 
@@ -118,7 +118,7 @@ def mig_offers(view: ClusterView) -> tuple[MigOffer, ...]:
     mems: dict[str, set[int]] = {}
     slots: dict[str, int] = {}
     for s in view.slices:
-        if s.driver != nvidia.DRIVER_NAME:
+        if s.driver != nvidia_dra.DRIVER_NAME:
             continue
         for d in s.devices:
             t = d.attributes.get("type")
@@ -239,7 +239,7 @@ def prepare_dra(
             group = sharing.replicas if sharing is not None and version.shareable and not ps.existing else 0
             if group > 1:
                 spec = version.spec
-                cfg = nvidia.dra_sharing_config(str(sharing))
+                cfg = nvidia_dra.dra_sharing_config(str(sharing))
                 assert cfg is not None
                 spec = DeviceClaim(
                     requests=spec.requests,

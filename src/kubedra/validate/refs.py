@@ -10,7 +10,7 @@ from typing import Any
 from kubedra.k8s.workloads import api_group, get_path
 from kubedra.sources.files import Document
 from kubedra.validate.rules import Issue
-from kubedra.vendors.nvidia.names import known_class_names
+from kubedra.vendors.nvidia.classes import known_class_names
 
 Path = tuple[str | int, ...]
 

@@ -13,8 +13,7 @@ import pytest
 import yaml
 
 from kubedra.discover import build, inventory
-from kubedra.vendors import nvidia
-from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia import dra, identity, models
 
 from .helpers import run
 
@@ -51,8 +50,8 @@ def test_full_gpus_match_the_catalogue() -> None:
     assert (inv.driver_version, inv.cuda_version, len(inv.gpus)) == ("580.95.05", "13.0", 8)
     assert inv.gpus[0].bus_id == "0000:18:00.0" and inv.gpus[0].pci_device_id == "0x233010DE"
     got = discover(H100)
-    driver = nvidia.DriverInfo("580.95.05", "13.0")
-    expected = nvidia.device_classes("1.37") + nvidia.dra_objects(
+    driver = dra.DriverInfo("580.95.05", "13.0")
+    expected = dra.device_classes("1.37") + dra.dra_objects(
         "n1", "H100-80GB", 8, "full", "1.37", driver=driver
     )
     assert got == with_real_uuids(expected, inv)
@@ -66,8 +65,8 @@ def test_static_mig_matches_the_catalogue_layout() -> None:
     inv = inventory.read_xml(str(A100))
     got = discover(A100)
     layout = "/".join(["all-balanced"] * 7 + ["all-enabled"])
-    driver = nvidia.DriverInfo("580.95.05", "13.0")
-    expected = nvidia.device_classes("1.37") + nvidia.dra_objects(
+    driver = dra.DriverInfo("580.95.05", "13.0")
+    expected = dra.device_classes("1.37") + dra.dra_objects(
         "n1", "A100-80GB", 8, f"mig-static:{layout}", "1.37", driver=driver
     )
     assert got == with_real_uuids(expected, inv)
@@ -95,9 +94,9 @@ def test_mixed_h200_real_minors_bus_ids_and_unknown_roots() -> None:
     assert all("resource.kubernetes.io/pcieRoot" not in d["attributes"] for d in devs.values())
     assert all(d["attributes"]["driverVersion"]["version"] == "570.133.20" for d in devs.values())
     # the same devices as the catalogue publishes for that layout, apart from identities
-    driver = nvidia.DriverInfo("570.133.20", "12.8")
+    driver = dra.DriverInfo("570.133.20", "12.8")
     layout = "all-disabled/all-disabled/all-disabled/all-disabled/3g.71gb,4g.71gb/3g.71gb,4g.71gb/1g.18gb*7/1g.18gb*7"
-    ref = nvidia.dra_objects("n1", "H200-141GB", 8, f"mig-static:{layout}", "1.37", driver=driver)
+    ref = dra.dra_objects("n1", "H200-141GB", 8, f"mig-static:{layout}", "1.37", driver=driver)
     assert sorted(devs) == sorted(d["name"] for s in ref for d in s["spec"]["devices"])
 
 
@@ -162,7 +161,7 @@ def test_needs_exactly_one_source() -> None:
 
 
 def test_profile_recognised_from_engines_and_memory() -> None:
-    a100 = nvidia.get_model("A100-80GB")
+    a100 = models.get_model("A100-80GB")
     p10 = a100.profile("1g.10gb")
     inst = inventory.MigInstance(
         1,
@@ -197,7 +196,7 @@ def test_profile_recognised_from_engines_and_memory() -> None:
 def test_nvml_placements_and_uuids_are_used() -> None:
     inv = inventory.read_xml(str(A100))
     g = inv.gpus[0]
-    p = nvidia.get_model("A100-80GB").profile("3g.40gb")
+    p = models.get_model("A100-80GB").profile("3g.40gb")
     g.mig = [
         inventory.MigInstance(
             1,

@@ -173,11 +173,11 @@ def test_markdown_runbook() -> None:
 
 def test_no_workloads_is_said(tmp_path: Path) -> None:
     from kubedra.model.snapshot import Header, Snapshot, write
-    from kubedra.vendors import nvidia
+    from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
     write(
         Snapshot(
-            Header("empty", "v1.37.0"), nvidia.cluster("1x8xH100-80GB", "full", "1.37", device_plugin=True)
+            Header("empty", "v1.37.0"), nvidia_cluster("1x8xH100-80GB", "full", "1.37", device_plugin=True)
         ),
         str(tmp_path / "e.yaml"),
     )

@@ -196,9 +196,9 @@ def test_dra_extended_resource_uses_class_when_node_has_no_device_plugin():
 def test_dynamic_mig_counters_bound_partitions_across_pods():
     """Regression: counters must be recomputed after each bind (one Allocator serves many pods)."""
     from kubedra.model.parse import parse_object
-    from kubedra.vendors import nvidia
+    from kubedra.vendors.nvidia.cluster import cluster
 
-    objs = [parse_object(o).obj for o in nvidia.cluster("1x8xH100-80GB", "mig-dynamic", "1.37")]
+    objs = [parse_object(o).obj for o in cluster("1x8xH100-80GB", "mig-dynamic", "1.37")]
     classes = [o for o in objs if type(o).__name__ == "DeviceClass"]
     slices = [o for o in objs if type(o).__name__ == "ResourceSlice"]
     nodes = [o for o in objs if type(o).__name__ == "Node"]

@@ -6,7 +6,7 @@ import pytest
 
 from kubedra.model.parse import parse_object
 from kubedra.simulate.catalogue import typed_cluster
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.cluster import cluster
 
 
 @pytest.mark.parametrize(
@@ -21,7 +21,7 @@ from kubedra.vendors import nvidia
 )
 def test_copies_equal_parsed_catalogue_objects(spec, mode, version):
     nodes, slices, classes = typed_cluster(spec, mode, version, device_plugin=False)
-    want = [parse_object(o).obj for o in nvidia.cluster(spec, mode, version, device_plugin=False)]
+    want = [parse_object(o).obj for o in cluster(spec, mode, version, device_plugin=False)]
     assert [o for o in want if o.__class__.__name__ == "ResourceSlice"] == slices
     assert [o for o in want if o.__class__.__name__ == "Node"] == nodes
     assert [o for o in want if o.__class__.__name__ == "DeviceClass"] == classes
@@ -33,6 +33,6 @@ def test_device_plugin_nodes_equal_parsed_catalogue_nodes():
     )
     want = [
         parse_object(o).obj
-        for o in nvidia.cluster("2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True)
+        for o in cluster("2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True)
     ]
     assert nodes == want and not slices and not classes

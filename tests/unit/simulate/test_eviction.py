@@ -139,9 +139,9 @@ def test_no_eviction_where_the_controller_is_off() -> None:
 def test_a_noexecute_slice_taint_evicts_too() -> None:
     """The taint the driver (or anyone writing the slice) puts on the device, not only DeviceTaintRules."""
     from kubedra.report.output import to_yaml
-    from kubedra.vendors import nvidia
+    from kubedra.vendors.nvidia.cluster import cluster
 
-    objs = nvidia.cluster("1x2xH100-80GB", "full", "1.37", device_plugin=False)
+    objs = cluster("1x2xH100-80GB", "full", "1.37", device_plugin=False)
     node = "h100-80gb-0"
     for o in objs:
         if o["kind"] == "ResourceSlice":

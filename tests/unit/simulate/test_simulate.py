@@ -11,7 +11,7 @@ from kubedra.report.output import to_yaml
 from kubedra.simulate.cluster import ClusterOptions
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
 from .helpers import GI, MIB, deployment, inputs, run
 
@@ -153,7 +153,7 @@ def test_dra_written_pods_that_the_device_plugin_cannot_express():
 
 
 def test_device_plugin_view_derived_from_dra_slices():
-    objs = nvidia.cluster("1x2xH100-80GB", "full", "1.37", device_plugin=False)
+    objs = nvidia_cluster("1x2xH100-80GB", "full", "1.37", device_plugin=False)
     text = "".join("---\n" + to_yaml(o) for o in objs) + deployment("x", 3)
     sim = run(text, nodes=None)
     dp = sim.results["device-plugin"]
@@ -163,7 +163,7 @@ def test_device_plugin_view_derived_from_dra_slices():
 
 
 def test_dra_view_derived_from_device_plugin_node_labels():
-    objs = nvidia.cluster("1x4xH100-80GB", "full", "1.37", device_plugin=True)
+    objs = nvidia_cluster("1x4xH100-80GB", "full", "1.37", device_plugin=True)
     text = "".join("---\n" + to_yaml(o) for o in objs) + deployment("x", 5, memory="9Gi")
     sim = run(text, nodes=None, gpu_mode="mig-dynamic", sizing="mig")
     dra = sim.results["dra"]
@@ -172,7 +172,7 @@ def test_dra_view_derived_from_device_plugin_node_labels():
 
 
 def test_nodes_and_cluster_objects_together_is_usage_error():
-    objs = nvidia.cluster("1x1xH100-80GB", "full", "1.37", device_plugin=True)
+    objs = nvidia_cluster("1x1xH100-80GB", "full", "1.37", device_plugin=True)
     with pytest.raises(UsageError, match="--nodes generates the cluster"):
         run("".join("---\n" + to_yaml(o) for o in objs), nodes="1x1xH100-80GB")
 

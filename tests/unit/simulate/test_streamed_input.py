@@ -10,7 +10,7 @@ from kubedra.errors import InputError
 from kubedra.simulate import inputs as inputs_mod
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
 
 def _pod(name: str, node: str | None, gpus: int, ns: str = "ml") -> dict:
@@ -35,7 +35,7 @@ def _pod(name: str, node: str | None, gpus: int, ns: str = "ml") -> dict:
 
 
 def _snapshot(tmp_path, kubectl_order: bool = False):
-    objs = nvidia.cluster("3x8xH100-80GB", "full", "1.37", device_plugin=False)
+    objs = nvidia_cluster("3x8xH100-80GB", "full", "1.37", device_plugin=False)
     objs += [_pod(f"run-{i}", f"h100-80gb-{i % 3}", 2) for i in range(6)]
     objs += [_pod(f"new-{i}", None, 4) for i in range(5)]
     objs.append(

@@ -3,16 +3,14 @@
 Source of the shapes: the NVIDIA DRA driver for GPUs (``gpu.nvidia.com``, DeviceClasses ``gpu.nvidia.com``,
 ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``; opaque config ``resource.nvidia.com/v1beta1`` ``GpuConfig`` and
 ``MigDeviceConfig`` with ``sharing{strategy: TimeSlicing|MPS, timeSlicingConfig{interval}, mpsConfig{...}}``).
-When :mod:`kubedra.vendors.nvidia.dra` provides the driver's DeviceClasses they are used instead of the fallback.
+The driver's DeviceClasses are in :mod:`kubedra.vendors.nvidia.classes`; this module imports no other, so a
+check that needs only a name (``kubedra audit``'s) does not load the catalogue.
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
-
-from kubedra.vendors.nvidia.dra import device_classes
 
 DRIVER = "gpu.nvidia.com"
 GPU_CLASS = "gpu.nvidia.com"
@@ -67,45 +65,6 @@ def sharing_parameters(
 
 def opaque(parameters: dict) -> dict:
     return {"driver": DRIVER, "parameters": parameters}
-
-
-def _fallback_classes() -> list[dict[str, Any]]:
-    def dc(name: str, device_type: str, ext: str | None = None) -> dict[str, Any]:
-        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": class_selector(device_type)}}]}
-        if ext:
-            spec["extendedResourceName"] = ext
-        return {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "DeviceClass",
-            "metadata": {"name": name},
-            "spec": spec,
-        }
-
-    return [dc(GPU_CLASS, "gpu", GPU_RESOURCE), dc(MIG_CLASS, "mig"), dc("vfio.gpu.nvidia.com", "vfio")]
-
-
-def driver_device_classes() -> list[dict[str, Any]]:
-    """The DeviceClasses the NVIDIA driver's chart installs (resource.k8s.io/v1 shape)."""
-    out = []
-    for c in device_classes():
-        d = c.to_dict() if hasattr(c, "to_dict") else c
-        if isinstance(d, dict) and d.get("kind") == "DeviceClass":
-            out.append(copy.deepcopy(d))
-    return out or _fallback_classes()
-
-
-def known_class_names() -> set[str]:
-    return {str(c.get("metadata", {}).get("name")) for c in driver_device_classes()} | {
-        "compute-domain-daemon.nvidia.com",
-        "compute-domain-default-channel.nvidia.com",
-    }
-
-
-def driver_class(name: str) -> dict[str, Any] | None:
-    for c in driver_device_classes():
-        if c.get("metadata", {}).get("name") == name:
-            return c
-    return None
 
 
 def dns_label(text: str, limit: int = 63) -> str:

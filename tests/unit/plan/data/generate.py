@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from kubedra.model.snapshot import Header, HelmRelease, Snapshot, write
-from kubedra.vendors import nvidia
+from kubedra.vendors.nvidia import dra as nvidia_dra
+from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
 HERE = Path(__file__).parent
 CAPTURED = "2026-06-01T08:00:00Z"
@@ -77,7 +78,7 @@ def device_plugin_ds() -> dict[str, Any]:
 
 
 def nodes(spec: str, k8s: str, dra_nodes: int = 0) -> list[dict[str, Any]]:
-    out = nvidia.cluster(spec, "full", k8s, device_plugin=True)
+    out = nvidia_cluster(spec, "full", k8s, device_plugin=True)
     if dra_nodes:
         # the last nodes are already on DRA: no extended resources, their slices published
         for node in out[-dra_nodes:]:
@@ -106,8 +107,8 @@ def staging() -> Snapshot:
     h100_3["metadata"]["labels"]["kubedra.io/gpu-stack"] = "dra"
     for part in ("capacity", "allocatable"):
         h100_3["status"][part].pop("nvidia.com/gpu", None)
-    items += nvidia.device_classes("1.35")
-    items += nvidia.dra_objects("h100-80gb-3", "H100-80GB", 8, "full", "1.35")
+    items += nvidia_dra.device_classes("1.35")
+    items += nvidia_dra.dra_objects("h100-80gb-3", "H100-80GB", 8, "full", "1.35")
     items.append(device_plugin_ds())
     items += [gpu_pod(f"train-{i}", "ml", f"h100-80gb-{i % 3}", 4) for i in range(3)]
     items += [gpu_pod(f"infer-{i}", "ml", f"l40s-48gb-{i % 2}", 1) for i in range(4)]
