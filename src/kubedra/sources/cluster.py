@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from kubedra.errors import ClusterError, UsageError
+from kubedra.sources import execplugin
 from kubedra.sources.access import DISCOVERY_PREFIX, HELM_SECRETS, METRICS, Unread
 
 PAGE_SIZE = 500
@@ -161,13 +162,15 @@ def _first_line(e: BaseException) -> str:
 
 
 def api_client(kubeconfig: str | None, context: str | None) -> Any:
-    """A kubernetes ApiClient for the kubeconfig context (or in-cluster config); every request it sends is
-    bounded by :func:`limits` and not retried. Bad or missing config: UsageError (exit 2, one line)."""
+    """A kubernetes ApiClient for the kubeconfig context (or in-cluster config); every request it sends, and
+    every exec credential plugin it runs (:mod:`kubedra.sources.execplugin`), is bounded by :func:`limits`, and
+    not retried. Bad or missing config: UsageError; a plugin past the bound: ClusterError (exit 2, one line)."""
     from kubernetes import client, config  # noqa: PLC0415
     from kubernetes.config.incluster_config import InClusterConfigLoader  # noqa: PLC0415
 
     source = kubeconfig_source(kubeconfig)
     cfg = client.Configuration()
+    execplugin.install(lambda: current_limits().timeout())
     try:
         if source is None:
             if context:
@@ -184,6 +187,8 @@ def api_client(kubeconfig: str | None, context: str | None) -> Any:
             )
     except UsageError:
         raise
+    except execplugin.Escape as e:
+        raise e.error from None
     except Exception as e:  # ConfigException, OSError, YAML errors, malformed structure (TypeError...)
         where = "in-cluster config" if source is None else f"kubeconfig {source}"
         raise UsageError(f"{where}: {_first_line(e)}") from e
@@ -199,7 +204,16 @@ def _bounded_api_client_type() -> type:
         def call_api(self, *args: Any, **kwargs: Any) -> Any:
             if kwargs.get("_request_timeout") is None and len(args) < 6:
                 kwargs["_request_timeout"] = _limits.timeout()
-            return super().call_api(*args, **kwargs)
+            try:
+                return super().call_api(*args, **kwargs)
+            except execplugin.Escape as e:
+                raise e.error from None
+
+        def param_serialize(self, *args: Any, **kwargs: Any) -> Any:
+            try:  # an expired exec-plugin token is renewed here (the plugin runs again)
+                return super().param_serialize(*args, **kwargs)
+            except execplugin.Escape as e:
+                raise e.error from None
 
     return BoundedApiClient
 
