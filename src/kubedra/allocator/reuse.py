@@ -15,6 +15,10 @@ Only the plain case is reused, which keeps the equivalence exact:
 - device facts are compared by object identity (equal objects are the same object), selector results by
   the positions each request accepts, computed for the whole node without a CEL runtime error;
 - failures (None) are reused too; errors and timeouts are not (they are recomputed, as before).
+
+Nothing is kept for a node whose shape no other node has (the simulator already caches per node), and when
+the first 256 nodes are all different (a cluster read from files, with its own objects per device), reuse
+turns itself off instead of paying for shapes and keys on every node.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from kubedra.model.objects import ALLOCATION_MODE_EXACT, DeviceClaim, Node
 
 if TYPE_CHECKING:
     from kubedra.allocator.search import Search
+
+# nodes looked at before reuse gives up when no two of them were alike
+GIVE_UP_AFTER = 256
 
 # (request key (claim, request, subrequest), candidate position) per result, in result order, per claim
 Picks = tuple[tuple[tuple[tuple[int, int, int], int], ...], ...]
@@ -76,6 +83,10 @@ class Reuse:
         self._orders: dict[tuple[Any, ...], tuple[Node, tuple[int, ...] | None]] = {}
         self._outcomes: dict[tuple[Any, ...], Outcome] = {}
         self.hits = 0
+        self.off = False
+        self._nodes_of: dict[int, int] = {}  # shape -> nodes seen with it
+        self._nodes = 0
+        self._repeats = 0
 
     def _intern(self, key: tuple[Any, ...]) -> int:
         n = self._interned.get(key)
@@ -89,6 +100,20 @@ class Reuse:
         if hit is not None and hit.node is node and hit.pools is pools:
             return hit
         s = Shape(node, pools, self._shape_of(node, pools))
+        if hit is None and s.shape is not None:  # a node seen for the first time
+            n = self._nodes_of[s.shape] = self._nodes_of.get(s.shape, 0) + 1
+            self._nodes += 1
+            self._repeats += n > 1
+            if self._nodes >= GIVE_UP_AFTER and not self._repeats:
+                # no two nodes alike (a cluster read from files has its own objects per device): stop
+                # paying for shapes and keys
+                self.off = True
+                self._shapes.clear()
+                self._interned.clear()
+                self._groups.clear()
+                self._layouts.clear()
+                self._nodes_of.clear()
+                return s
         if s.shape is not None:
             intern = self._intern
             devices = [(sl.driver, d) for p in pools for sl in p.slices for d in sl.devices]
@@ -215,13 +240,13 @@ class Reuse:
     def key(self, run: Search) -> tuple[Any, ...] | None:
         """The key under which this call's outcome is kept, or None when it must be searched."""
         a = run.a
-        if a.allocated.capacity or a.shared_ids_in_use():
+        if self.off or a.allocated.capacity or a.shared_ids_in_use():
             return None
         if any(run.constraints):
             return None
         shape = self.shape(run.node, run.pools)
-        if shape.shape is None:
-            return None
+        if shape.shape is None or self._nodes_of.get(shape.shape, 0) < 2:
+            return None  # a node like no other: nothing to share (the simulator caches per node)
         orders = []
         for (ci, ri, si), rd in run.req_data.items():
             if rd.req.mode != ALLOCATION_MODE_EXACT:
