@@ -23,7 +23,7 @@ from kubedra.audit.engine import IgnoreEntry, Scope
 from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
-from kubedra.model.snapshot import HEADER_KEY, Header, Snapshot
+from kubedra.model.snapshotdata import HEADER_KEY, Header, Snapshot
 from kubedra.sources import cluster as cluster_source
 from kubedra.sources import files
 from kubedra.text import noun

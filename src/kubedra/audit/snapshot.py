@@ -11,7 +11,7 @@ from kubedra.audit.deprecations import DeprecationDB
 from kubedra.audit.engine import ClusterFacts, Scope
 from kubedra.audit.model import Item, RuleBook
 from kubedra.k8s.versions import Version
-from kubedra.model.snapshot import Snapshot
+from kubedra.model.snapshotdata import Snapshot
 
 
 def scope(snap: Snapshot) -> Any:

@@ -24,8 +24,6 @@ import click
 
 from kubedra.errors import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_INTERRUPTED, UsageError
 from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, check_target, supported_range
-from kubedra.model.inventory import Inventory, build_inventory
-from kubedra.sources.files import load
 
 INPUT_HELP = "File, folder (read recursively) or - for stdin; repeatable, same as positional PATHs."
 
@@ -215,13 +213,6 @@ def exit_codes_epilog(codes: Mapping[int, str]) -> str:
     for code, text in sorted({**codes, **SHARED_EXIT_CODES}.items()):
         lines.append(f"  {code:<3} {text}")
     return "\n".join(lines)
-
-
-def load_inventory(files: Sequence[str]) -> Inventory:
-    if not files:
-        raise UsageError("no input: give PATH... or -f PATH (- for stdin)")
-    result = load(files, strict=True)
-    return build_inventory(result.documents)
 
 
 def warn(message: str) -> None:

@@ -16,11 +16,11 @@ from kubedra.commands._common import (
     exit_codes_epilog,
     feature_gates_option,
     input_options,
-    load_inventory,
     output_option,
     target_version_option,
     warn,
 )
+from kubedra.commands._inventory import load_inventory
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError
 from kubedra.model.objects import Node, ResourceClaim
 from kubedra.model.serialize import node_selector_dict, qty_map

@@ -26,11 +26,11 @@ from kubedra.commands._common import (
     exit_codes_epilog,
     feature_gates_option,
     input_options,
-    load_inventory,
     output_option,
     target_version_option,
     warn,
 )
+from kubedra.commands._inventory import load_inventory
 from kubedra.commands.allocate import pick_nodes, result_entry
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.model.inventory import Inventory, build_inventory

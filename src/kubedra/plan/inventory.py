@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import KubedraError
+from kubedra.model import snapshot as snapfmt
 from kubedra.model.inventory import build_inventory
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
@@ -148,7 +149,7 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
 
     try:
         opts = ClusterOptions(target_version=target)
-        cluster = build_cluster(snap.inventory(), opts)
+        cluster = build_cluster(snapfmt.inventory(snap), opts)
         dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}
         dra = cluster.views[DRA].physical_gpus() if DRA in cluster.views else {}
         notes.extend(n for n in cluster.notes if "derived" in n)
