@@ -17,5 +17,12 @@ def _entry(ctx: click.Context) -> None:
     cli.main(list(ctx.args))
 
 
-def run(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(_entry, list(args), input=input, catch_exceptions=False)
+def run(*args: str, input: str | None = None, code: int | None = None) -> Result:
+    """The result of ``kubedra ARGS``; with ``code``, the exit code must be that one (a test that reads only
+    the output still says which exit code the output comes with: 1 and 2 are not 0)."""
+    result = CliRunner().invoke(_entry, list(args), input=input, catch_exceptions=False)
+    if code is not None:
+        assert result.exit_code == code, (
+            f"kubedra {' '.join(args)}: exit {result.exit_code}, expected {code}\n{result.output}"
+        )
+    return result

@@ -82,7 +82,7 @@ def test_json_shape_is_exact(tmp_path: Path) -> None:
 
 def test_finding_points_at_the_gpu_line(tmp_path: Path) -> None:
     write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
-    out = json.loads(run("audit", str(tmp_path / "d.yaml"), "-o", "json").stdout)
+    out = json.loads(run("audit", str(tmp_path / "d.yaml"), "-o", "json", code=0).stdout)
     (f,) = out["findings"]
     assert f["rule"] == "gpu.device-plugin-request" and f["source"]["line"] == 14
 
@@ -107,7 +107,7 @@ def test_stdin_and_list_kinds() -> None:
 
 
 def test_multi_document_yaml_from_stdin_keeps_lines() -> None:
-    r = run("audit", "-f", "-", "-o", "json", input=GPU_DEPLOYMENT + "---\n" + REMOVED_INGRESS)
+    r = run("audit", "-f", "-", "-o", "json", input=GPU_DEPLOYMENT + "---\n" + REMOVED_INGRESS, code=1)
     lines = sorted(f["source"]["line"] for f in json.loads(r.stdout)["findings"])
     assert lines == [14, 16]
 
@@ -149,7 +149,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_ignore_rule_glob_and_ignore_file(tmp_path: Path) -> None:
     write(tmp_path, "m/d.yaml", GPU_DEPLOYMENT)
     write(tmp_path, "m/i.yaml", REMOVED_INGRESS)
-    out = json.loads(run("audit", str(tmp_path / "m"), "--ignore", "gpu.*", "-o", "json").stdout)
+    out = json.loads(run("audit", str(tmp_path / "m"), "--ignore", "gpu.*", "-o", "json", code=1).stdout)
     assert [f["rule"] for f in out["findings"]] == ["api.removed"]
     assert out["summary"]["ignored"] == 0  # the check did not even run
     ignore = write(
@@ -170,7 +170,15 @@ def test_current_version_explains_the_step(tmp_path: Path) -> None:
     write(tmp_path, "claim.yaml", V1BETA1_CLAIM)
     out = json.loads(
         run(
-            "audit", str(tmp_path), "--current-version", "1.33", "--target-version", "1.38", "-o", "json"
+            "audit",
+            str(tmp_path),
+            "--current-version",
+            "1.33",
+            "--target-version",
+            "1.38",
+            "-o",
+            "json",
+            code=1,
         ).stdout
     )
     by_rule = {f["rule"]: f for f in out["findings"]}
@@ -184,15 +192,15 @@ def test_current_version_explains_the_step(tmp_path: Path) -> None:
 def test_yaml_markdown_csv_sarif(tmp_path: Path) -> None:
     write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
     write(tmp_path, "i.yaml", REMOVED_INGRESS)
-    y = yaml.safe_load(run("audit", str(tmp_path), "-o", "yaml").stdout)
+    y = yaml.safe_load(run("audit", str(tmp_path), "-o", "yaml", code=1).stdout)
     assert y["summary"]["total"] == 2
-    md = run("audit", str(tmp_path), "-o", "markdown").stdout
+    md = run("audit", str(tmp_path), "-o", "markdown", code=1).stdout
     assert md.startswith("# kubedra audit: target Kubernetes 1.37")
     assert "## Error (1)" in md and "| api.removed | Ingress web |" in md
-    rows = list(csv.DictReader(io.StringIO(run("audit", str(tmp_path), "-o", "csv").stdout)))
+    rows = list(csv.DictReader(io.StringIO(run("audit", str(tmp_path), "-o", "csv", code=1).stdout)))
     assert [r["Rule"] for r in rows] == ["api.removed", "gpu.device-plugin-request"]
     assert rows[1]["Where"].endswith("d.yaml:14")
-    sarif = json.loads(run("audit", str(tmp_path), "-o", "sarif").stdout)
+    sarif = json.loads(run("audit", str(tmp_path), "-o", "sarif", code=1).stdout)
     assert sarif["version"] == "2.1.0"
     results = sarif["runs"][0]["results"]
     assert [r["level"] for r in results] == ["error", "warning"]
@@ -206,18 +214,18 @@ def test_yaml_markdown_csv_sarif(tmp_path: Path) -> None:
 def test_table_is_one_line_per_finding_errors_first(tmp_path: Path) -> None:
     write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
     write(tmp_path, "i.yaml", REMOVED_INGRESS)
-    out = run("audit", str(tmp_path)).stdout
+    out = run("audit", str(tmp_path), code=1).stdout
     lines = out.splitlines()
     assert lines[0].split() == ["SEVERITY", "RULE", "OBJECT", "WHERE", "MESSAGE"]
     assert lines[1].startswith("error ") and lines[2].startswith("warning ") and len(lines) == 4
     assert "\x1b[" not in out  # not a terminal: no colour
-    wide = run("audit", str(tmp_path), "-o", "wide").stdout.splitlines()
+    wide = run("audit", str(tmp_path), "-o", "wide", code=1).stdout.splitlines()
     assert wide[0].split()[-1] == "FIX" and len(wide) == 4
     assert "target 1.37: 2 findings: 1 error, 1 warning, 0 info; scanned 2 files, 2 objects" in out
     clean = tmp_path / "clean"
     clean.mkdir()
     write(clean, "cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-    assert run("audit", str(clean)).stdout.startswith("No findings.")
+    assert run("audit", str(clean), code=0).stdout.startswith("No findings.")
 
 
 def test_user_deprecations_for_crds(tmp_path: Path) -> None:
@@ -233,7 +241,9 @@ def test_user_deprecations_for_crds(tmp_path: Path) -> None:
         "  replacement: kubeflow.org/v1\n  notes: training-operator 1.7 dropped v1beta1.\n"
         "- group: kubeflow.org\n  version: v1\n  kind: PyTorchJob\n  introduced: '1.20'\n",
     )
-    out = json.loads(run("audit", str(tmp_path / "m"), "--deprecations", str(data), "-o", "json").stdout)
+    out = json.loads(
+        run("audit", str(tmp_path / "m"), "--deprecations", str(data), "-o", "json", code=1).stdout
+    )
     (f,) = out["findings"]
     assert f["rule"] == "api.removed"
     assert (
@@ -245,7 +255,7 @@ def test_user_deprecations_for_crds(tmp_path: Path) -> None:
 
 
 def test_list_rules_markdown_covers_every_rule() -> None:
-    md = run("audit", "--list-rules", "-o", "markdown").stdout
+    md = run("audit", "--list-rules", "-o", "markdown", code=0).stdout
     data = yaml.safe_load(
         (Path(__file__).resolve().parents[3] / "src/kubedra/data/rules/audit-rules.yaml").read_text()
     )

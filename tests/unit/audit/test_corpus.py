@@ -188,14 +188,16 @@ def test_podgroup_alpha_churn(dra: dict) -> None:
     assert {f["rule"] for f in pg} == {"api.removed"}
     assert all("scheduling.k8s.io/v1beta1 PodGroup" in f["fix"] for f in pg)
     # the same PodGroups are fine when the target is 1.36, where v1alpha2 is served
-    _, at36 = _findings(
+    code, at36 = _findings(
         str(corpus() / "dra" / "example-driver-podgroup-rct-v1alpha2.yaml"), "--target-version", "1.36"
     )
+    assert code == 0
     assert not [f for f in at36["findings"] if f["object"]["kind"] == "PodGroup"]
     # and the 1.37 v1alpha3 PodGroup is not served at 1.36
-    _, v3 = _findings(
+    code, v3 = _findings(
         str(corpus() / "dra" / "k8s-scheduler-perf-podgroup-v1alpha3.yaml"), "--target-version", "1.36"
     )
+    assert code == 1
     assert {f["rule"] for f in v3["findings"] if f["object"]["kind"] == "PodGroup"} == {"api.not-yet-served"}
 
 

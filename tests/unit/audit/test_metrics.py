@@ -63,5 +63,7 @@ def test_metrics_file_alongside_another_output(tmp_path: Path) -> None:
     res = run("audit", str(manifests), "-o", "json", "--metrics-file", str(prom))
     assert res.exit_code == 0, res.stderr
     assert res.stdout.lstrip().startswith("{")
-    assert samples(prom.read_text()) == samples(run("audit", str(manifests), "-o", "prometheus").stdout)
+    assert samples(prom.read_text()) == samples(
+        run("audit", str(manifests), "-o", "prometheus", code=0).stdout
+    )
     assert {p.name for p in tmp_path.iterdir()} == {"m.yaml", "kubedra.prom"}  # no temporary file left

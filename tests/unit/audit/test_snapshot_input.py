@@ -109,7 +109,8 @@ def test_same_objects_without_the_header_are_plain_manifests(tmp_path: Path) -> 
     del data["kubedra"]
     plain = tmp_path / "plain.yaml"
     plain.write_text(yaml.safe_dump(data))
-    _, report, _ = _audit("-f", str(plain))
+    code, report, _ = _audit("-f", str(plain))
+    assert code == 1
     assert FROM_ITEMS - {("cluster.kubelet-skew", "gpu-1")} <= _got(report)
     assert not FROM_HEADER & _got(report)
     assert all(f["source"]["file"] == str(plain) for f in report["findings"])
@@ -128,11 +129,13 @@ def test_snapshot_beside_manifests_in_a_folder_and_from_stdin(tmp_path: Path) ->
     assert _got(report) >= FROM_HEADER
     assert report["summary"]["clusters"] == ["prod-eu"] and report["summary"]["filesScanned"] == 2
     # stdin, and JSON
-    _, report, _ = _audit("-f", "-", input=SNAPSHOT.read_text())
+    code, report, _ = _audit("-f", "-", input=SNAPSHOT.read_text())
+    assert code == 2
     assert _got(report) >= FROM_HEADER and all(f["source"] == CLUSTER for f in report["findings"])
     as_json = tmp_path / "snap.json"
     as_json.write_text(json.dumps(yaml.safe_load(SNAPSHOT.read_text())))
-    _, report, _ = _audit("-f", str(as_json))
+    code, report, _ = _audit("-f", str(as_json))
+    assert code == 2
     assert _got(report) >= FROM_HEADER | FROM_ITEMS
 
 

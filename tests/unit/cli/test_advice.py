@@ -143,7 +143,7 @@ def test_every_advertised_command_runs_as_printed(fixtures: dict[str, str], tmp_
 
 
 def test_audit_fix_texts_run_as_printed(fixtures: dict[str, str], tmp_path: Path) -> None:
-    report = json.loads(run("audit", fixtures["{file}"], "-o", "json").stdout)
+    report = json.loads(run("audit", fixtures["{file}"], "-o", "json", code=0).stdout)
     commands = [c for f in report["findings"] for c in BACKTICKED.findall(f["fix"])]
     assert any(c.startswith("kubedra migrate") for c in commands), report["findings"]
     for command in commands:
@@ -153,7 +153,7 @@ def test_audit_fix_texts_run_as_printed(fixtures: dict[str, str], tmp_path: Path
 
 
 def test_demo_same_as_runs(fixtures: dict[str, str], tmp_path: Path) -> None:
-    out = run("demo").stdout
+    out = run("demo", code=0).stdout
     line = next(x for x in out.splitlines() if x.startswith("Same as: "))
     command = _substitute(line.removeprefix("Same as: "), fixtures)
     r = run(*shlex.split(command)[1:])
@@ -161,7 +161,7 @@ def test_demo_same_as_runs(fixtures: dict[str, str], tmp_path: Path) -> None:
 
 
 def test_plan_runbook_commands_run_as_printed(fixtures: dict[str, str], tmp_path: Path) -> None:
-    text = run("plan", FLEET).stdout
+    text = run("plan", FLEET, code=1).stdout
     commands = sorted(
         {m.group(0).split("   #")[0].strip() for m in re.finditer(r"^\s*kubedra [^\n`<]+", text, re.M)}
     )

@@ -39,6 +39,7 @@ def _complete(words: str) -> list[str]:
     }
     code = "from kubedra.cli import main; main()"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
     return [line.split(",", 1)[1] for line in out.stdout.splitlines()]
 
 

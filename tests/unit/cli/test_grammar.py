@@ -105,7 +105,7 @@ def test_positional_and_filename_add_up(tmp_path: Path) -> None:
     text = Path(GPU).read_text()
     one.write_text(text)
     two.write_text(text.replace("name: trainer", "name: other"))
-    out = json.loads(run("validate", str(one), "-f", str(two), "-o", "json").stdout)
+    out = json.loads(run("validate", str(one), "-f", str(two), "-o", "json", code=0).stdout)
     assert out["objects"] == 2
 
 
@@ -165,9 +165,9 @@ def test_machine_output_is_only_the_artefact(name: str, fmt: str) -> None:
 
 
 def test_explain_has_output_formats() -> None:
-    r = run("explain", ALLOCATE, "--claim", "team-b/two-gpus", "-o", "json")
+    r = run("explain", ALLOCATE, "--claim", "team-b/two-gpus", "-o", "json", code=0)
     data = json.loads(r.stdout)
     assert data["claim"] == "team-b/two-gpus"
     assert {n["node"] for n in data["nodes"]} == {"node-a", "node-b"}
-    text = run("explain", ALLOCATE, "--claim", "team-b/two-gpus").stdout
+    text = run("explain", ALLOCATE, "--claim", "team-b/two-gpus", code=0).stdout
     assert "node-a" in text and "{" not in text

@@ -43,7 +43,7 @@ def test_migrate_stdin_with_manual_items_still_prints_only_yaml() -> None:
 
 
 def test_migrate_diff_on_stdout_report_on_stderr(tmp_path: Path) -> None:
-    r = run("migrate", GPU)
+    r = run("migrate", GPU, code=0)
     assert r.stdout.startswith("--- a/") and "+++ b/" in r.stdout
     assert "CHANGE" not in r.stdout and "CHANGE" in r.stderr
 
@@ -59,7 +59,7 @@ def test_migrate_out_dir_has_no_artefact_so_the_table_is_on_stdout(tmp_path: Pat
 
 
 def test_explain_notes_go_to_stderr(tmp_path: Path) -> None:
-    r = run("explain", ALLOCATE, "--claim", "team-a/running", "-o", "json")
+    r = run("explain", ALLOCATE, "--claim", "team-a/running", "-o", "json", code=0)
     assert "already allocated" in r.stderr
     json.loads(r.stdout)
 

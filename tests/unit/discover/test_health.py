@@ -181,7 +181,7 @@ def test_drain_rule() -> None:
         "deviceSelector": {"driver": "gpu.nvidia.com", "pool": "gpu-node-3", "device": "gpu-5"},
         "taint": {"key": "kubedra.io/drain", "value": "unhealthy", "effect": "NoExecute"},
     }
-    old = run("discover", "--drain-rule", "gpu-node-3/gpu-5", "--target-version", "1.36")
+    old = run("discover", "--drain-rule", "gpu-node-3/gpu-5", "--target-version", "1.36", code=0)
     assert yaml.safe_load(old.stdout)["apiVersion"] == "resource.k8s.io/v1beta2"
     assert "DRADeviceTaintRules" in old.stderr
 

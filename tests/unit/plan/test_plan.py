@@ -45,7 +45,7 @@ def test_wave_size_is_ten_percent_of_gpu_nodes_at_least_one(plan_json: dict) -> 
     assert len(prod) == 10 and all(len(w["nodes"]) == 1 for w in prod)
     every = [n for w in prod for n in w["nodes"]]
     assert sorted(every) == sorted(f"h100-80gb-{i}" for i in range(10))
-    res = run("plan", "--fleet", FLEET, "-o", "json", "--wave-size", "50")
+    res = run("plan", "--fleet", FLEET, "-o", "json", "--wave-size", "50", code=1)
     prod50 = [w for w in json.loads(res.stdout)["waves"] if w["cluster"] == "prod" and w["kind"] == "nodes"]
     assert [len(w["nodes"]) for w in prod50] == [5, 5]
 
@@ -164,7 +164,7 @@ def test_markdown_runbook() -> None:
         assert head in md
     assert (
         len(re.findall(r"^### Wave \d+:", md, re.M))
-        == json.loads(run("plan", "--fleet", FLEET, "-o", "json").stdout)["summary"]["waves"]
+        == json.loads(run("plan", "--fleet", FLEET, "-o", "json", code=1).stdout)["summary"]["waves"]
     )
     assert "48 h soak" in md
     assert "{{" not in md  # every placeholder filled

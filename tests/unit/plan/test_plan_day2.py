@@ -88,14 +88,14 @@ def fleet(tmp_path: Path, version: str, *extra: dict[str, Any]) -> str:
     return str(tmp_path / "fleet.yaml")
 
 
-def control_plane(path: str) -> dict[str, Any]:
-    res = run("plan", "--fleet", path, "-o", "json")
-    assert res.exit_code in (0, 1), res.output
+def control_plane(path: str, code: int = 0) -> dict[str, Any]:
+    res = run("plan", "--fleet", path, "-o", "json", code=code)
     return next(w for w in json.loads(res.stdout)["waves"] if w["kind"] == "control-plane")
 
 
 def test_one_etcd_snapshot_and_rollback_point_per_minor(tmp_path: Path) -> None:
-    cp = control_plane(fleet(tmp_path, "v1.34.5"))
+    # exit 1: the snapshot's kubelets (v1.36.0) are newer than a 1.34 apiserver, a blocker (cluster.kubelet-skew)
+    cp = control_plane(fleet(tmp_path, "v1.34.5"), code=1)
     titles = [s["title"] for s in cp["steps"]]
     for hop in ("1.35", "1.36", "1.37"):
         backup = titles.index(f"Back up etcd (rollback point before {hop})")
@@ -153,7 +153,7 @@ FLEET = str(DATA / "fleet.yaml")
 
 
 def test_pool_capacity_before_is_printed_once_per_pool() -> None:
-    res = run("plan", "--fleet", FLEET, "-o", "markdown")
+    res = run("plan", "--fleet", FLEET, "-o", "markdown", code=1)
     lines = [ln for ln in res.stdout.splitlines() if "Pool capacity (GPUs)" in ln]
     prod = [ln for ln in lines if "in use 76" in ln]
     assert len(prod) == 10  # one per wave of prod's pool
@@ -165,7 +165,7 @@ def test_timeline_in_days_with_soak_and_legend(tmp_path: Path) -> None:
     import re
 
     out = tmp_path / "plan.html"
-    run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json")
+    run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json", code=1)
     page = out.read_text()
     svg = page[page.index('id="wave-timeline"') : page.index("</svg>", page.index('id="wave-timeline"'))]
     assert "Wave timeline (days)" in svg
@@ -200,7 +200,7 @@ def test_driver_feature_gates_follow_the_nodes_sharing(tmp_path: Path) -> None:
 
 
 def test_canary_on_the_first_node_wave_runs_as_printed() -> None:
-    res = run("plan", "--fleet", FLEET, "-o", "json")
+    res = run("plan", "--fleet", FLEET, "-o", "json", code=1)
     waves = json.loads(res.stdout)["waves"]
     dev = [w for w in waves if w["cluster"] == "dev" and w["kind"] == "nodes"]
     canaries = [s for w in dev for s in w["steps"] if s["title"].startswith("Canary")]
@@ -225,10 +225,10 @@ def test_canary_on_the_first_node_wave_runs_as_printed() -> None:
 
 
 def test_printed_runbook_has_every_section_open(tmp_path: Path) -> None:
-    md = run("plan", "--fleet", FLEET, "-o", "markdown").stdout
+    md = run("plan", "--fleet", FLEET, "-o", "markdown", code=1).stdout
     assert "<details open><summary>" in md and "<details><summary>" not in md
     out = tmp_path / "plan.html"
-    run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json")
+    run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json", code=1)
     page = out.read_text()
     assert 'addEventListener("beforeprint"' in page and "d.open = true" in page
 

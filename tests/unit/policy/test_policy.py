@@ -398,6 +398,7 @@ def test_policy_cli_exit_codes(tmp_path: Any) -> None:
     (v,) = data["violations"]
     assert v["outcome"] == "warned" and v["source"] == {"file": str(bad), "line": 1}
     gen = runner.invoke(cli, ["policy", "generate", "--list"])
+    assert gen.exit_code == 0, gen.output
     assert gen.stdout.split() == available()
 
 
@@ -464,9 +465,9 @@ def test_generate_allows_the_device_classes_migrate_writes(tmp_path: Any) -> Non
     assert test_with(str(out)) == 0
     assert test_with("-f", str(out), "--device-class", "gpu.nvidia.com") == 0
     assert test_with("--device-class", "gpu.nvidia.com") == 1
-    params = yaml.safe_load_all(
-        runner.invoke(cli, ["policy", "generate", "--only", "gpu-known-device-classes", str(out)]).stdout
-    )
+    gen = runner.invoke(cli, ["policy", "generate", "--only", "gpu-known-device-classes", str(out)])
+    assert gen.exit_code == 0, gen.output
+    params = yaml.safe_load_all(gen.stdout)
     [cm] = [d for d in params if d and d.get("kind") == "ConfigMap"]
     assert cm["data"]["deviceClasses"].split(",") == [
         "gpu.nvidia.com",

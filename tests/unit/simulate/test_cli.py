@@ -15,8 +15,11 @@ from .helpers import deployment
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 
 
-def run(*args: str, input: str | None = None):
-    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+def run(*args: str, input: str | None = None, code: int | None = None):
+    """``kubedra ARGS`` through click (errors raise); with ``code``, the exit code must be that one."""
+    r = CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+    assert code is None or r.exit_code == code, (r.exit_code, r.output)
+    return r
 
 
 def fail(argv: list[str], capsys) -> str:
@@ -50,7 +53,7 @@ def test_demo_json_uses_the_simulate_shape():
 
 
 def test_demo_cluster_example_has_a_gang_and_doubles_density():
-    r = run("demo", "--example", "cluster", "-o", "json")
+    r = run("demo", "--example", "cluster", "-o", "json", code=0)
     out = json.loads(r.stdout)
     dp, dra = out["modes"]["device-plugin"], out["modes"]["dra"]
     assert dra["placed"] >= 2 * dp["placed"]
@@ -77,7 +80,9 @@ def test_simulate_stdin_markdown_and_yaml(tmp_path):
     assert r.exit_code == 0, r.output
     assert "| pods placed | 2 | 2 |" in r.output
     assert "### Pending pods, device plugin (1)" in r.output
-    y = run("simulate", "-f", "-", "--nodes", "1x2xL40S-48GB", "-o", "yaml", "--mode", "dra", input=text)
+    y = run(
+        "simulate", "-f", "-", "--nodes", "1x2xL40S-48GB", "-o", "yaml", "--mode", "dra", input=text, code=0
+    )
     assert y.output.startswith("modes:\n  dra:\n")
 
 
@@ -187,6 +192,7 @@ def test_dra_corpus_mig_claims_only_dra_can_place():
         "mig-static:all-balanced",
         "-o",
         "json",
+        code=0,
     )
     out = json.loads(r.stdout)
     assert out["modes"]["dra"]["placed"] == 4 and out["modes"]["device-plugin"]["placed"] == 0

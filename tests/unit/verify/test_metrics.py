@@ -69,7 +69,14 @@ def test_slice_taint_counts_per_driver(tmp_path: Path) -> None:
     items = _mutate(healthy(), "ResourceSlice", taint_two)
     slices = sum(1 for o in items if o["kind"] == "ResourceSlice")
     res = run(
-        "verify", "-f", snap(tmp_path, items), "-o", "prometheus", "--metrics-file", str(tmp_path / "v.prom")
+        "verify",
+        "-f",
+        snap(tmp_path, items),
+        "-o",
+        "prometheus",
+        "--metrics-file",
+        str(tmp_path / "v.prom"),
+        code=0,
     )
     got = samples(res.stdout)
     assert got[("kubedra_dra_devices_tainted", (("driver", "gpu.nvidia.com"),))] == 2 * slices

@@ -450,7 +450,8 @@ def test_non_evicting_rule_warns(tmp_path: Path, effect: str) -> None:
 
 def test_noexecute_on_a_claim_no_bound_pod_holds_warns(tmp_path: Path) -> None:
     items = [i for i in healthy() if not (i["kind"] == "Pod" and i["metadata"]["name"].startswith("train"))]
-    _code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
+    code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
+    assert code == 0, data
     health = by_id(data)["health"]
     assert health["status"] == "warn" and "no bound pod uses the claim yet" in health["messages"][0]
 
