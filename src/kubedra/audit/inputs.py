@@ -24,8 +24,8 @@ from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.model.snapshotdata import HEADER_KEY, Header, Snapshot
-from kubedra.sources import cluster as cluster_source
 from kubedra.sources import files
+from kubedra.sources.access import METRICS, Unread
 from kubedra.text import noun
 
 # Every snapshot file contains this text (its header's format); others are not parsed twice to find out.
@@ -139,11 +139,11 @@ def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[F
     assert scope.facts is not None
     meta = rules["cluster.not-inspected"]
     for resource, reason in scope.facts.not_inspected:
-        why = cluster_source.Unread.of(resource, reason).cause
+        why = Unread.of(resource, reason).cause
         findings.append(
             Finding(
                 rule=meta.id,
-                severity="warning" if resource == cluster_source.METRICS else meta.severity,
+                severity="warning" if resource == METRICS else meta.severity,
                 object=ObjectRef("", "", None, resource),
                 source=Location(cluster=header.cluster),
                 message=f"{resource} not inspected ({why}: {reason}) when snapshot {display} was taken",

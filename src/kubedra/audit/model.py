@@ -7,13 +7,13 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property
-from importlib import resources
 from typing import Any
 
 import yaml
 
 from kubedra.audit.podspecs import PodSpecAt, find_pod_specs
 from kubedra.errors import Location
+from kubedra.k8s import datafiles
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.sources.files import Document
 
@@ -156,9 +156,7 @@ class RuleBook:
 
     @classmethod
     def load(cls) -> RuleBook:
-        text = (resources.files("kubedra") / "data" / "rules" / "audit-rules.yaml").read_text(
-            encoding="utf-8"
-        )
+        text = datafiles.read_text("rules/audit-rules.yaml")
         data = yaml_load(text)
         book = cls()
         for r in data["rules"]:
@@ -177,4 +175,4 @@ class RuleBook:
 @cache
 def load_data(name: str) -> Any:
     """A YAML data file under kubedra/data/rules/ (read once per process; treat the result as read-only)."""
-    return yaml_load((resources.files("kubedra") / "data" / "rules" / name).read_text(encoding="utf-8"))
+    return yaml_load(datafiles.read_text(f"rules/{name}"))

@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from kubedra.sources.access import Unread, missing
+from kubedra.sources.limits import limits
 
 F = Callable[..., Any]
 
@@ -28,14 +29,12 @@ def allow_missing_option() -> Callable[[F], F]:
 
 def time_options(default_timeout: float = 30.0) -> Callable[[F], F]:
     """``--request-timeout SECONDS`` (alias ``--timeout``) for each request and ``--deadline SECONDS`` for
-    the whole command; the wrapped command runs with both in force (kubedra.sources.cluster.limits)."""
+    the whole command; the wrapped command runs with both in force (kubedra.sources.limits.limits)."""
 
     def decorate(f: F) -> F:
         @functools.wraps(f)
         def wrapper(*args: Any, timeout: float, deadline: float | None, **kw: Any) -> Any:
-            from kubedra.sources import cluster
-
-            with cluster.limits(request_timeout=timeout, deadline=deadline):
+            with limits(request_timeout=timeout, deadline=deadline):
                 return f(*args, timeout=timeout, **kw)
 
         wrapper = click.option(

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s import datafiles
 from kubedra.k8s.versions import Version
 from kubedra.model.apiversions import split_api_version, version_rank
 from kubedra.text import noun
@@ -109,9 +109,8 @@ class DeprecationDB:
     @classmethod
     def load(cls, extra: Iterable[str] = ()) -> DeprecationDB:
         db = cls()
-        pkg = resources.files("kubedra") / "data" / "deprecations"
         for name in BUILTIN_FILES:
-            text = (pkg / name).read_text(encoding="utf-8")
+            text = datafiles.read_text(f"deprecations/{name}")
             db.merge_text(text, f"kubedra/data/deprecations/{name}")
         for path in extra:
             try:

@@ -12,12 +12,11 @@ releases, ``deploy/kubedra-helm-releases-clusterrole.yaml``).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,10 +24,10 @@ from typing import Any, TypeVar
 from kubedra.errors import ClusterError, UsageError
 from kubedra.sources import execplugin
 from kubedra.sources.access import DISCOVERY_PREFIX, HELM_SECRETS, METRICS, Unread
+from kubedra.sources.limits import current_limits
 
 PAGE_SIZE = 500
 MAX_PAGES = 2000  # 1,000,000 objects of one type: beyond any real cluster (bounded time and memory)
-DEFAULT_REQUEST_TIMEOUT = 30.0
 MAX_BODY = 256 << 20  # one response (a page of 500 objects); a gzip bomb or endless body stops here
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 SERVICE_ACCOUNT_DIR_ENV = "KUBEDRA_SERVICE_ACCOUNT_DIR"  # for tests: a temp dir with token, ca.crt, namespace
@@ -72,54 +71,6 @@ class ResourceType:
     @property
     def display(self) -> str:
         return f"{self.resource}.{self.group}" if self.group else self.resource
-
-
-class DeadlineExceeded(ClusterError):
-    """The command's --deadline passed before a request could be sent."""
-
-
-@dataclass
-class Limits:
-    """Time bounds for every request: ``request_timeout`` seconds each (connect and each read), and an optional
-    ``deadline`` (a ``time.monotonic()`` instant) for the whole command."""
-
-    request_timeout: float = DEFAULT_REQUEST_TIMEOUT
-    deadline: float | None = None
-
-    def timeout(self) -> float:
-        """Seconds the next request may take; raises DeadlineExceeded once the deadline has passed."""
-        if self.deadline is None:
-            return self.request_timeout
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise DeadlineExceeded("the --deadline passed before every request was answered")
-        return min(self.request_timeout, left)
-
-
-_limits = Limits()
-
-
-@contextlib.contextmanager
-def limits(request_timeout: float | None = None, deadline: float | None = None) -> Iterator[Limits]:
-    """Bound every request made inside the block (the commands' --request-timeout and --deadline)."""
-    global _limits
-    saved = _limits
-    if request_timeout is not None and request_timeout <= 0:
-        raise UsageError("--request-timeout must be a positive number of seconds")
-    if deadline is not None and deadline <= 0:
-        raise UsageError("--deadline must be a positive number of seconds")
-    _limits = Limits(
-        request_timeout=request_timeout or saved.request_timeout,
-        deadline=time.monotonic() + deadline if deadline else saved.deadline,
-    )
-    try:
-        yield _limits
-    finally:
-        _limits = saved
-
-
-def current_limits() -> Limits:
-    return _limits
 
 
 def service_account_dir() -> Path:
@@ -203,7 +154,7 @@ def _bounded_api_client_type() -> type:
     class BoundedApiClient(ApiClient):
         def call_api(self, *args: Any, **kwargs: Any) -> Any:
             if kwargs.get("_request_timeout") is None and len(args) < 6:
-                kwargs["_request_timeout"] = _limits.timeout()
+                kwargs["_request_timeout"] = current_limits().timeout()
             try:
                 return super().call_api(*args, **kwargs)
             except execplugin.Escape as e:
@@ -238,7 +189,11 @@ class Client:
             header_params={"Accept": accept},
             auth_settings=["BearerToken"],
         )
-        timeout = _limits.timeout() if self.timeout is None else min(self.timeout, _limits.timeout())
+        timeout = (
+            current_limits().timeout()
+            if self.timeout is None
+            else min(self.timeout, current_limits().timeout())
+        )
         started = time.monotonic()
         try:
             resp = self.api.call_api(method, url, headers, body, post, _request_timeout=timeout)

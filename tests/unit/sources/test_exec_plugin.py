@@ -14,6 +14,7 @@ import pytest
 
 from kubedra.errors import ClusterError
 from kubedra.sources import cluster
+from kubedra.sources.limits import limits
 from kubedra.testing.cli import run
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="shell-script plugins")
@@ -66,7 +67,7 @@ def _alive(pid: int) -> bool:
 def test_a_hanging_plugin_is_stopped_within_the_request_timeout(tmp_path: Path) -> None:
     kc, plugin = _kubeconfig(tmp_path, _hangs(tmp_path))
     t0 = time.monotonic()
-    with cluster.limits(request_timeout=0.5), pytest.raises(ClusterError) as e:
+    with limits(request_timeout=0.5), pytest.raises(ClusterError) as e:
         cluster.api_client(str(kc), None)
     assert time.monotonic() - t0 < 8
     assert str(plugin) in e.value.message and "0.5 s" in e.value.message
@@ -104,7 +105,7 @@ def test_a_plugin_that_answers_still_gives_its_token(tmp_path: Path) -> None:
         "status": {"token": "tok-123"},
     }
     kc, _ = _kubeconfig(tmp_path, f"echo '{json.dumps(answer)}'\n")
-    with cluster.limits(request_timeout=5):
+    with limits(request_timeout=5):
         api = cluster.api_client(str(kc), None)
     assert "Bearer tok-123" in api.configuration.api_key.values()
 
@@ -114,7 +115,7 @@ def test_a_plugin_runs_with_the_clients_environment(tmp_path: Path) -> None:
     out = tmp_path / "info.json"
     answer = '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'
     kc, _ = _kubeconfig(tmp_path, f"printf '%s' \"$KUBERNETES_EXEC_INFO\" > '{out}'\necho '{answer}'\n")
-    with cluster.limits(request_timeout=5):
+    with limits(request_timeout=5):
         cluster.api_client(str(kc), None)
     assert json.loads(out.read_text())["kind"] == "ExecCredential"
     assert sys.modules["kubernetes.config.exec_provider"].subprocess.Popen.__name__ == "BoundedPopen"
