@@ -170,7 +170,6 @@ def report(
     preface: Sequence[str] = (),
 ) -> None:
     """Print the result in the chosen format, write the chart; warnings go to stderr."""
-    from kubedra.report import simulate as render
 
     extra: list[str] = []
     if bound:
@@ -184,10 +183,12 @@ def report(
         write_chart(sim, chart)
         extra.append(f"chart written to {chart}")
     if output in ("table", "wide", "markdown"):
+        from kubedra.report.simulate_text import text
+
         if preface:
             click.echo("".join(preface), nl=False)
         click.echo(
-            render.text(sim, opts.target_version, opts.scoring, markdown=output == "markdown", extra=extra),
+            text(sim, opts.target_version, opts.scoring, markdown=output == "markdown", extra=extra),
             nl=False,
         )
         return

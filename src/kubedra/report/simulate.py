@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kubedra.report import templating
-from kubedra.report.output import markdown_table, plain_table
+from kubedra.report.output import plain_table
 from kubedra.simulate.results import TITLES, ModeResult, PodOutcome, Simulation
 from kubedra.text import count, noun
 
@@ -118,38 +117,6 @@ def savings_line(sim: Simulation) -> str | None:
     if saved < 0:
         return f"Both place all {pods}; DRA needs {-saved} more {noun(-saved, 'GPU')} ({dra.used} instead of {dp.used}), {mem_text}."
     return f"Both place all {pods} on {count(dra.used, 'GPU')}; {mem_text}."
-
-
-def text(
-    sim: Simulation, target: str, scoring: str, *, markdown: bool = False, extra: Sequence[str] = ()
-) -> str:
-    """The whole report as plain text (table) or Markdown (``data/templates/simulate.md.j2``)."""
-    table = markdown_table if markdown else plain_table
-    headers, rows = summary_rows(sim)
-    return (
-        templating.markdown()
-        .get_template("simulate.md.j2")
-        .render(
-            markdown=markdown,
-            tbl=lambda h, r: table(h, r)[:-1],
-            title=header_line(sim, target, scoring),
-            headers=headers,
-            rows=rows,
-            density=density_line(sim),
-            modes=[
-                {
-                    "label": TITLES.get(mode, mode),
-                    "with_": WITH.get(mode, "with " + mode),
-                    "pending": pending_groups(r.pods),
-                    "pending_count": r.pending,
-                    "evicted": evicted_rows(r),
-                }
-                for mode, r in sim.results.items()
-            ],
-            skipped=[[str(s.location or ""), s.what, s.reason] for s in sim.skipped],
-            notes=[*sim.notes, *extra],
-        )
-    )
 
 
 def pods_table(sim: Simulation) -> str:

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from kubedra.report import simulate as render
 from kubedra.report.pages import simulation_page
+from kubedra.report.simulate_text import text
 
 from .helpers import run
 
@@ -94,7 +94,7 @@ def test_untolerated_noexecute_evicts_deallocates_and_reschedules() -> None:
 
 def test_evictions_in_table_and_html() -> None:
     sim = run(cluster_state(), gpu_mode="full")
-    out = render.text(sim, "1.37", "LeastAllocated")
+    out = text(sim, "1.37", "LeastAllocated")
     assert "Evicted pods, DRA (1):" in out and "NoExecute taint example.com/rma" in out
     page = simulation_page(sim)
     assert 'id="evicted"' in page and "recreated by its controller as ml/train-r1" in page
