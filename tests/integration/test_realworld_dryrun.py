@@ -10,6 +10,7 @@ import contextlib
 from pathlib import Path
 
 import pytest
+from tests.realworld import outcomes
 
 from kubedra.migrate.context import MigrateOptions
 from kubedra.migrate.engine import Migrator, load_sources
@@ -22,7 +23,6 @@ from kubedra.validate.schema import BUILTIN_GROUPS
 
 pytestmark = pytest.mark.integration
 
-INPUTS = Path(__file__).resolve().parents[1] / "realworld" / "inputs"
 _DB = DeprecationDB.load()
 
 
@@ -63,7 +63,7 @@ def _agree(cp: ControlPlane, docs: list[Document]) -> None:
 
 
 def _inputs() -> list[Path]:
-    return sorted(INPUTS.glob("*.yaml"))
+    return outcomes.inputs()  # inputs/ and the inputs kept once in tests/corpus
 
 
 def test_original_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane) -> None:

@@ -1,6 +1,11 @@
 """Outcomes of every verb on the real-world corpus (tests/realworld/inputs), as reviewed expectation files.
 
-For each input ``inputs/NAME.yaml`` this records, in ``expected/NAME.yaml``:
+The inputs are the files in ``inputs/`` and the files SOURCES.yaml says are kept once, in tests/corpus
+(``corpus: PATH``): those are given to the verbs as their upstream text (the corpus copy without the
+``# Source:``/``# Note:`` lines above it), under their own name, so lines are the upstream file's
+(:func:`inputs`).
+
+For each input ``NAME.yaml`` this records, in ``expected/NAME.yaml``:
 
 - audit: exit code and findings (rule id, line, object) at --target-version 1.37;
 - migrate: exit code, manual items, warnings and changes (line, object, path), and the kinds written;
@@ -17,7 +22,10 @@ Messages are not recorded (wording may change); every decision is. Usage:
 
 from __future__ import annotations
 
+import atexit
+import functools
 import json
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +39,9 @@ CORPUS = Path(__file__).resolve().parent
 ROOT = CORPUS.parent.parent
 INPUTS = CORPUS / "inputs"
 EXPECTED = CORPUS / "expected"
+SOURCES = CORPUS / "SOURCES.yaml"
+TESTS_CORPUS = ROOT / "tests" / "corpus"
+CORPUS_HEADER = ("# Source:", "# Note:")  # the lines tests/corpus puts above a file's upstream text
 TARGET = "1.37"
 NODES = "4x8xH100-80GB"  # the cluster simulate schedules each file on
 UPDATE_HINT = "python scripts/realworld_expect.py --update"
@@ -68,13 +79,16 @@ def _line(src: dict[str, Any] | None) -> Any:
     return (src or {}).get("line")
 
 
+def _no_dirs(text: str) -> str:
+    """``text`` without the inputs' directories (a lone clone may live anywhere)."""
+    for d in (INPUTS, *{p.parent for p in _from_corpus().values()}):
+        text = text.replace(str(d) + "/", "")
+    return text.replace("tests/realworld/inputs/", "")
+
+
 def _stderr_lines(err: str) -> list[str]:
     """Errors on stderr, without the file's directory (a lone clone may live anywhere)."""
-    keep = []
-    for line in err.splitlines():
-        if "error" in line.lower():
-            keep.append(line.replace(str(INPUTS) + "/", "").replace("tests/realworld/inputs/", ""))
-    return keep
+    return [_no_dirs(line) for line in err.splitlines() if "error" in line.lower()]
 
 
 def audit(path: Path) -> dict[str, Any]:
@@ -157,7 +171,7 @@ def _model(path: Path) -> dict[str, Any]:
     try:
         wl = expand(inputs.documents)
     except InputError as e:
-        return {"modelError": str(e).replace(str(INPUTS) + "/", "")}
+        return {"modelError": _no_dirs(str(e))}
     return {
         "pods": sum(len(s.names) for s in wl.sets if not s.existing),
         "gangs": dict(sorted(wl.gangs.items())),
@@ -191,11 +205,47 @@ def dump(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, sort_keys=False, width=200)
 
 
+def sources() -> list[dict[str, Any]]:
+    return list(yaml.safe_load(SOURCES.read_text())["sources"])
+
+
+def upstream_text(corpus_file: Path) -> str:
+    """A tests/corpus file as its upstream repository has it: without the header lines tests/corpus adds."""
+    lines = corpus_file.read_text(encoding="utf-8").splitlines(keepends=True)
+    skip = 0
+    while skip < len(lines) and lines[skip].startswith(CORPUS_HEADER):
+        skip += 1
+    return "".join(lines[skip:])
+
+
+@functools.cache
+def _from_corpus() -> dict[str, Path]:
+    """The inputs kept in tests/corpus, written (upstream text, own name) to a folder removed at exit."""
+    kept = [s for s in sources() if s.get("corpus")]
+    if not kept:
+        return {}
+    folder = Path(tempfile.mkdtemp(prefix="kubedra-realworld-"))
+    atexit.register(shutil.rmtree, folder, True)
+    out = {}
+    for s in kept:
+        path = folder / s["file"]
+        path.write_text(upstream_text(TESTS_CORPUS / s["corpus"]), encoding="utf-8")
+        out[s["file"]] = path
+    return out
+
+
 def inputs(names: list[str] | None = None) -> list[Path]:
-    files = sorted(INPUTS.glob("*.yaml"))
+    """Every input (``inputs/*.yaml`` and those kept in tests/corpus), by name; only ``names`` when given."""
+    files = sorted([*INPUTS.glob("*.yaml"), *_from_corpus().values()], key=lambda p: p.name)
     if names:
         files = [f for f in files if f.stem in names or f.name in names]
     return files
+
+
+def input_path(stem: str) -> Path:
+    """The input named ``stem`` (``NAME`` of ``NAME.yaml``)."""
+    (path,) = inputs([stem])
+    return path
 
 
 def main(argv: list[str]) -> int:

@@ -94,7 +94,7 @@ def test_verbs_agree_on_gpu_objects(path: Path) -> None:
 def test_the_known_disagreements_still_disagree() -> None:
     """Strict: when a known disagreement is fixed, drop it from KNOWN."""
     for stem in KNOWN:
-        path = outcomes.INPUTS / f"{stem}.yaml"
+        path = outcomes.input_path(stem)
         try:
             agree = audit_gpu_objects(path) == migrate_gpu_objects(path) == simulate_gpu_objects(path)
         except Exception:

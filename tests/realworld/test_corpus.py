@@ -29,9 +29,27 @@ def test_corpus_is_large_enough_and_every_file_has_a_source() -> None:
         assert s["licence"] in LICENCES, s
 
 
+def test_inputs_kept_in_tests_corpus_name_the_same_source() -> None:
+    """One copy of each file: those shared with tests/corpus live there, and its # Source line agrees."""
+    kept = [s for s in SOURCES if s.get("corpus")]
+    assert kept
+    for s in kept:
+        corpus_file = outcomes.TESTS_CORPUS / s["corpus"]
+        first = corpus_file.read_text().splitlines()[0]
+        assert first.startswith("# Source: github.com/") and s["path"] in first, (s, first)
+        assert s["repo"].split("/")[1].lower() in first.lower(), (s, first)
+        assert not (outcomes.INPUTS / s["file"]).exists(), (
+            f"{s['file']} is kept in tests/corpus: no copy here"
+        )
+        assert outcomes.input_path(s["file"][: -len(".yaml")]).read_text() == outcomes.upstream_text(
+            corpus_file
+        )
+
+
 def test_every_input_has_an_expectation() -> None:
     missing = [p.name for p in outcomes.inputs() if not (outcomes.EXPECTED / p.name).exists()]
-    stale = [p.name for p in outcomes.EXPECTED.glob("*.yaml") if not (outcomes.INPUTS / p.name).exists()]
+    names = {p.name for p in outcomes.inputs()}
+    stale = [p.name for p in outcomes.EXPECTED.glob("*.yaml") if p.name not in names]
     assert not missing and not stale, f"missing {missing}, stale {stale}; run {outcomes.UPDATE_HINT}"
 
 
