@@ -297,7 +297,9 @@ def run(options: AuditOptions) -> None:
     elif output == "csv":
         click.echo(render.csv(report), nl=False)
     elif output == "sarif":
-        click.echo(out.to_json(render.sarif(report, rules, __version__)), nl=False)
+        from kubedra.report.audit_sarif import sarif
+
+        click.echo(out.to_json(sarif(report, rules, __version__)), nl=False)
     else:
         render.print_table(report, wide=output == "wide")
 

@@ -3,16 +3,14 @@ the table, CSV and SARIF; Markdown is :mod:`kubedra.report.audit_markdown` (a te
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from kubedra.audit.engine import Report
-from kubedra.audit.model import SEVERITIES, RuleBook
+from kubedra.audit.model import SEVERITIES
 from kubedra.k8s.findings import Finding
 from kubedra.report import output
-from kubedra.report.sarif import SarifResult, SarifRule, to_sarif
 from kubedra.text import count
 
 HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
@@ -77,26 +75,3 @@ def print_table(report: Report, *, wide: bool = False) -> None:
 
 def csv(report: Report) -> str:
     return output.csv_table(HEADERS, [finding_row(f) for f in report.findings])
-
-
-def sarif(report: Report, rules: RuleBook, version: str) -> dict[str, Any]:
-    used = sorted({f.rule for f in report.findings})
-    srules: Sequence[SarifRule] = [
-        SarifRule(
-            id=r, name=rules[r].title, help=rules[r].fix, help_uri=rules[r].docs, level=rules[r].severity
-        )
-        for r in used
-        if r in rules
-    ]
-    results = [
-        SarifResult(
-            rule_id=f.rule,
-            level=f.severity,
-            message=f"{f.object}: {f.message}. Fix: {f.fix}" if f.kind else f"{f.message}. Fix: {f.fix}",
-            file=f.source.file,
-            line=f.source.line,
-            logical=f.source.cluster and f"{f.source.cluster}/{f.object}",
-        )
-        for f in report.findings
-    ]
-    return to_sarif("kubedra", version, "", srules, results)
