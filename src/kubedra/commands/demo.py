@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import click
@@ -19,12 +18,13 @@ from kubedra.commands._common import (
 )
 from kubedra.commands.simulate import build_options, report
 from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.k8s import datafiles
 from kubedra.sources.files import parse_text
 
 
 @functools.cache
 def examples() -> dict[str, dict[str, Any]]:
-    text = resources.files("kubedra.data").joinpath("demo/examples.yaml").read_text(encoding="utf-8")
+    text = datafiles.read_text("demo/examples.yaml")
     data: dict[str, dict[str, Any]] = yaml.safe_load(text)["examples"]
     return data
 
@@ -34,7 +34,7 @@ def example_inputs(name: str) -> Any:
 
     spec = examples()[name]
     file = f"demo/{spec['workloads']}"
-    text = resources.files("kubedra.data").joinpath(file).read_text(encoding="utf-8")
+    text = datafiles.read_text(file)
     parsed = parse_text(text, f"kubedra/data/{file}")
     if parsed.errors:  # pragma: no cover - packaged data is tested
         raise parsed.errors[0]

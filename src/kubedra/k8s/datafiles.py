@@ -27,6 +27,16 @@ def read_text(name: str) -> str:
     return resources.files("kubedra.data").joinpath(name).read_text(encoding="utf-8")
 
 
+def names(folder: str) -> list[str]:
+    """The names of the entries in ``kubedra/data/<folder>``."""
+    path = _DATA / folder
+    if path.is_dir():
+        return [p.name for p in path.iterdir()]
+    from importlib import resources  # noqa: PLC0415  (a zip or other non-directory installation)
+
+    return [p.name for p in resources.files("kubedra.data").joinpath(folder).iterdir()]
+
+
 def load(name: str) -> Any:
     """The parsed contents of ``kubedra/data/<name>``."""
     return yaml.load(read_text(name), Loader=_LOADER)

@@ -9,17 +9,18 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from typing import Any
 
 import yaml
+
+from kubedra.k8s import datafiles
 
 _VAR = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 
 
 @functools.cache
 def _load(name: str) -> dict[str, Any]:
-    text = resources.files("kubedra.data").joinpath(f"plan/{name}").read_text(encoding="utf-8")
+    text = datafiles.read_text(f"plan/{name}")
     data: dict[str, Any] = yaml.safe_load(text)
     return data
 

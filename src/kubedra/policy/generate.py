@@ -9,12 +9,12 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from ruamel.yaml import YAML
 
 from kubedra.errors import UsageError
+from kubedra.k8s import datafiles
 
 ACTIONS = ("Deny", "Warn", "Audit")
 
@@ -41,13 +41,11 @@ def _yaml() -> YAML:
 
 
 def available() -> list[str]:
-    root = resources.files("kubedra") / "data" / "policies"
-    return sorted(p.name[: -len(".yaml")] for p in root.iterdir() if p.name.endswith(".yaml"))
+    return sorted(n[: -len(".yaml")] for n in datafiles.names("policies") if n.endswith(".yaml"))
 
 
 def _load(name: str) -> list[Any]:
-    root = resources.files("kubedra") / "data" / "policies"
-    text = (root / f"{name}.yaml").read_text(encoding="utf-8")
+    text = datafiles.read_text(f"policies/{name}.yaml")
     return [d for d in _yaml().load_all(text) if d is not None]
 
 

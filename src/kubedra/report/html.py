@@ -18,12 +18,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import jinja2
 
 from kubedra import __version__
+from kubedra.k8s import datafiles
 from kubedra.report import templating
 from kubedra.safewrite import write_atomic
 
@@ -37,7 +37,7 @@ class Section:
 
 @functools.cache
 def _asset(name: str) -> Markup:
-    return Markup(resources.files("kubedra.data").joinpath(f"report/{name}").read_text(encoding="utf-8"))
+    return Markup(datafiles.read_text(f"report/{name}"))
 
 
 class Markup(str):

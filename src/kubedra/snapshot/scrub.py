@@ -22,10 +22,11 @@ import functools
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import yaml
+
+from kubedra.k8s import datafiles
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ class Rules:
 
 @functools.cache
 def rules() -> Rules:
-    text = resources.files("kubedra.data").joinpath("snapshot/scrub.yaml").read_text(encoding="utf-8")
+    text = datafiles.read_text("snapshot/scrub.yaml")
     raw: dict[str, Any] = yaml.safe_load(text)
     cms = raw["configMaps"]
     words = str(raw["sensitiveWords"])
