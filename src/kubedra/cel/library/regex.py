@@ -6,8 +6,6 @@ import functools
 import re
 from typing import Any
 
-import re2
-
 from kubedra.cel.library.registry import (
     CELFunctionError,
     T,
@@ -32,8 +30,6 @@ _RE2_TO_GO = {
     "trailing \\": "trailing backslash at end of expression",
     "pattern too large - compile failed": "expression too large",
 }
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False  # RE2 would log every rejected pattern to stderr
 _GO_ONLY_REJECTS = re.compile(r"(?<!\\)(?:\\\\)*\\C")  # Go regexp has no \C (any byte)
 
 
@@ -45,13 +41,25 @@ def _regex_error(message: str) -> str:
     return f"error parsing regexp: {go}: `{arg}`"
 
 
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The re2 module and its options, imported when the first pattern is compiled: most runs compile none, and
+    importing it is about 2 ms."""
+    import re2  # noqa: PLC0415  (third-party, loaded on first use)
+
+    options = re2.Options()
+    options.log_errors = False  # RE2 would log every rejected pattern to stderr
+    return re2, options
+
+
 @functools.lru_cache(maxsize=1024)
 def compile_regex(pattern: str) -> Any:
     """Compile with RE2 as Go's ``regexp.Compile`` would; CELFunctionError with upstream's text otherwise."""
     if _GO_ONLY_REJECTS.search(pattern):
         raise CELFunctionError("Illegal regex: error parsing regexp: invalid escape sequence: `\\C`")
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, options=_RE2_OPTIONS)
+        return re2.compile(pattern, options=options)
     except re2.error as e:
         text = e.args[0].decode("utf-8", "replace") if e.args and isinstance(e.args[0], bytes) else str(e)
         if text in ("invalid perl operator: (?<!", "invalid perl operator: (?<="):
