@@ -87,6 +87,7 @@ class Skipped:
     location: Location | None
     what: str
     reason: str
+    not_read: bool = False  # an input that was not read at all (a Helm template or chart): incomplete
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location is not None else ""

@@ -92,16 +92,17 @@ def _load(paths: list[str]) -> Inputs:
             if not e.chart:
                 raise
             out.not_read += 1
-            out.skipped.append(
-                Skipped(Location(name), os.path.basename(name), with_advice(e, "simulate").message)
-            )
+            why = with_advice(e, "simulate").message
+            out.skipped.append(Skipped(Location(name), os.path.basename(name), why, not_read=True))
             continue
         display = "<stdin>" if name == STDIN else name
         line = template_line(name, text)
         if line is not None:
             why = _template_reason(text)
             out.not_read += 1
-            out.skipped.append(Skipped(Location(display, line), os.path.basename(display), why))
+            out.skipped.append(
+                Skipped(Location(display, line), os.path.basename(display), why, not_read=True)
+            )
             continue
         one = parse_text(text, name, keep_nodes="lazy")
         if one.errors:

@@ -125,7 +125,18 @@ class Simulation:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"modes": {m: r.to_dict() for m, r in self.results.items()}}
+        out: dict[str, Any] = {"modes": {m: r.to_dict() for m, r in self.results.items()}}
+        unread = [s for s in self.skipped if s.not_read]
+        if unread:  # inputs not read (Helm templates, charts): the simulation is incomplete, exit 2
+            out["notRead"] = [
+                {
+                    "source": s.location.to_dict() if s.location is not None else None,
+                    "what": s.what,
+                    "reason": s.reason,
+                }
+                for s in unread
+            ]
+        return out
 
     @property
     def density(self) -> float | None:

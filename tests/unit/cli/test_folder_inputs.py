@@ -140,6 +140,14 @@ def test_migrate_out_does_not_copy_a_chart(folder: Path, tmp_path: Path) -> None
     assert sorted(p.name for p in out.rglob("*") if p.is_file()) == ["cm.json", "pod.yaml", "pod.yml"]
 
 
+def test_simulate_json_lists_them_under_not_read(folder: Path) -> None:
+    r = run("simulate", "-f", str(folder), "--nodes", "1x8xH100-80GB", "-o", "json", code=2)
+    unread = {Path(u["source"]["file"]).name: u["reason"] for u in json.loads(r.stdout)["notRead"]}
+    assert set(unread) == {"helpers.tpl", "chart"}
+    assert _chart_command(folder, "simulate") in unread["chart"]
+    assert "not simulated: " in r.stderr and "2 inputs not read" in r.stderr
+
+
 def test_simulate_lists_them_as_not_simulated_and_exits_2(folder: Path) -> None:
     r = run("simulate", "-f", str(folder), "--nodes", "1x8xH100-80GB")
     assert r.exit_code == 2, r.stderr
