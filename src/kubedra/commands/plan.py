@@ -117,7 +117,6 @@ def plan(**params: Any) -> None:
 def run(options: PlanOptions) -> None:
     from kubedra.plan import engine, fleet
     from kubedra.report import output as out
-    from kubedra.report import runbook
 
     target_version, output, html_file = (
         options.common.target_version,
@@ -156,6 +155,8 @@ def run(options: PlanOptions) -> None:
     elif output == "html":
         click.echo(html_text, nl=False)
     else:
+        from kubedra.report import runbook  # Jinja2: only the Markdown runbook renders a template
+
         click.echo(runbook.markdown(p), nl=False)
     report_incomplete(incomplete)
     if incomplete:
