@@ -119,3 +119,25 @@ def test_a_plugin_runs_with_the_clients_environment(tmp_path: Path) -> None:
         cluster.api_client(str(kc), None)
     assert json.loads(out.read_text())["kind"] == "ExecCredential"
     assert sys.modules["kubernetes.config.exec_provider"].subprocess.Popen.__name__ == "BoundedPopen"
+
+
+def test_a_plugin_that_hangs_when_its_expired_token_is_renewed(tmp_path: Path) -> None:
+    """The client runs the plugin again inside a request once its token has expired: bounded there too, and
+    the request fails with the same one-line ClusterError (not a traceback, not an unauthenticated request)."""
+    marker = tmp_path / "answered"
+    answer = json.dumps(
+        {
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "kind": "ExecCredential",
+            "status": {"token": "old", "expirationTimestamp": "2000-01-01T00:00:00Z"},
+        }
+    )
+    script = f"if [ -e '{marker}' ]; then {_hangs(tmp_path)}fi\ntouch '{marker}'\necho '{answer}'\n"
+    kc, plugin = _kubeconfig(tmp_path, script)
+    with limits(request_timeout=0.5):
+        client = cluster.Client(str(kc), None)
+        t0 = time.monotonic()
+        with pytest.raises(ClusterError) as e:
+            client.get_raw("/version")
+    assert time.monotonic() - t0 < 8
+    assert str(plugin) in e.value.message
