@@ -15,7 +15,7 @@ from wait4, not inflated by a busy machine), wall seconds and peak RSS per size,
 with two sizes or more, a least-squares line extrapolated to ``--extrapolate`` nodes (default 65,000)
 against the target.
 
-Memory: the 65,000-node file is 6.6 GB; measure smaller sizes first and read the extrapolation before
+Memory: the 65,000-node file is ~6.5 GB; measure smaller sizes first and read the extrapolation before
 running a size whose predicted peak RSS does not fit the machine (``--max-rss-gb``, default 12, refuses it).
 
 Run: .venv/bin/python benchmarks/snapshot.py [--nodes 2000,5000,20000] [--keep DIR] [--runs N]
@@ -115,9 +115,9 @@ def main() -> None:
         for n in sizes:
             if len(results) >= 2:
                 a, b = fit([r["nodes"] for r in results], [r["rss"] for r in results])
-                if (a + b * n) * 2**20 / 1e9 > args.max_rss_gb:
+                if (a + b * n) / 1024 > args.max_rss_gb:
                     print(
-                        f"  {n:,} nodes skipped: predicted peak RSS {(a + b * n) * 2**20 / 1e9:.1f} GB > --max-rss-gb"
+                        f"  {n:,} nodes skipped: predicted peak RSS {(a + b * n) / 1024:.1f} GB > --max-rss-gb"
                     )
                     continue
             results.append(run_size(n, args.pods_per_node, args.runs, workdir))
@@ -126,7 +126,7 @@ def main() -> None:
         a, b = fit(xs, [r["cpu"] for r in results])
         c, d = fit(xs, [r["rss"] for r in results])
         n = args.extrapolate
-        cpu, rss = a + b * n, (c + d * n) * 2**20 / 1e9  # GB, as the target is written
+        cpu, rss = a + b * n, (c + d * n) / 1024
         print(
             f"extrapolated to {n:,} nodes ({n * args.pods_per_node:,} pods), least squares over {len(xs)} sizes: "
             f"CPU {a:.1f} s + {b * 1000:.2f} ms/node = {cpu:,.0f} s (target < {TARGET_CPU_S:.0f} s: "

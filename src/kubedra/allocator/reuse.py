@@ -5,7 +5,8 @@ requests' selectors accept, their capacity, counter consumption, taints and bind
 counter sets, and which of them are in use. Two nodes built from the same hardware (a generated fleet's
 copies share every one of these objects; only names and the GPUs' UUIDs differ) that agree on all of that
 get the same picks, by position, from the same claim specs: the second node's results are the first's
-picks applied to its own devices, without searching again.
+picks applied to its own devices, without searching again. Nodes read from files share those objects too: the
+parser hands out one object per distinct fact (:mod:`kubedra.model.facts`).
 
 Only the plain case is reused, which keeps the equivalence exact:
 - every pool of the node is complete, valid and local to it (all its slices name the node, none selects
@@ -17,8 +18,8 @@ Only the plain case is reused, which keeps the equivalence exact:
 - failures (None) are reused too; errors and timeouts are not (they are recomputed, as before).
 
 Nothing is kept for a node whose shape no other node has (the simulator already caches per node), and when
-the first 256 nodes are all different (a cluster read from files, with its own objects per device), reuse
-turns itself off instead of paying for shapes and keys on every node.
+the first 256 nodes are all different (every node its own hardware, or objects built one by one without
+sharing), reuse turns itself off instead of paying for shapes and keys on every node.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ class Reuse:
             self._nodes += 1
             self._repeats += n > 1
             if self._nodes >= GIVE_UP_AFTER and not self._repeats:
-                # no two nodes alike (a cluster read from files has its own objects per device): stop
+                # no two nodes alike (each its own hardware, or devices built without sharing): stop
                 # paying for shapes and keys
                 self.off = True
                 self._shapes.clear()

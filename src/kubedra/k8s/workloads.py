@@ -452,14 +452,11 @@ def trainjob_jobset(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> 
                 if c.get("name") == f["trainer_container"] and isinstance(c, dict):
                     c["resources"] = copy.deepcopy(dict(per_node))
     meta = trainjob.get("metadata") if isinstance(trainjob.get("metadata"), Mapping) else {}
-    spec = template.get("spec") if isinstance(template, Mapping) else None
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
         "metadata": dict(meta or {}),
-        "spec": dict(spec)
-        if isinstance(spec, Mapping)
-        else {},  # a runtime's spec.template.spec: "x" is no JobSet
+        "spec": dict(template.get("spec") or {}) if isinstance(template, Mapping) else {},
     }
 
 

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 from kubedra.errors import InputError, Location
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
+from kubedra.model.facts import DeviceFacts, freeze
 from kubedra.model.objects import (
     ALLOCATION_MODE_EXACT,
     ATTRIBUTE_KINDS,
@@ -46,12 +47,14 @@ _cached_quantity = functools.lru_cache(maxsize=4096)(parse_quantity)
 
 
 class ParseContext:
-    """Carries the location so every error names file:line and the field path."""
+    """Carries the location so every error names file:line and the field path, and the table of device facts
+    shared between the devices parsed with it (:mod:`kubedra.model.facts`; one per slice when not given)."""
 
-    __slots__ = ("location",)
+    __slots__ = ("facts", "location")
 
-    def __init__(self, location: Location | None) -> None:
+    def __init__(self, location: Location | None, facts: DeviceFacts | None = None) -> None:
         self.location = location
+        self.facts = facts
 
     def fail(self, path: str, message: str) -> InputError:
         err = InputError(f"{path}: {message}" if path else message, self.location)
@@ -192,12 +195,18 @@ _ATTRIBUTE_CHECKS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def _attribute(c: ParseContext, v: Any, path: str) -> DeviceAttribute:
+def _attribute(c: ParseContext, facts: DeviceFacts, v: Any, path: str) -> DeviceAttribute:
     if type(v) is dict and len(v) == 1:  # the common case, {kind: scalar}: what the checks below accept
         ((kind, value),) = v.items()
         ok = _ATTRIBUTE_CHECKS.get(kind)
         if ok is not None and value is not None and ok(value):
-            return DeviceAttribute(kind=kind, value=value)
+            key = ("attribute", kind, type(value), value)  # the type too: 1, true and "1" never share
+            hit: DeviceAttribute | None = facts.get(key)
+            return hit if hit is not None else facts.put(key, DeviceAttribute(kind=kind, value=value))
+    return _shared(facts, ("attribute", freeze(v)), lambda: _checked_attribute(c, v, path))
+
+
+def _checked_attribute(c: ParseContext, v: Any, path: str) -> DeviceAttribute:
     m = c.mapping(v, path)
     set_kinds = [k for k in ATTRIBUTE_KINDS if m.get(k) is not None]
     unknown = [k for k in m if k not in ATTRIBUTE_KINDS]
@@ -264,35 +273,68 @@ def parse_taint(c: ParseContext, v: Any, path: str) -> DeviceTaint:
     )
 
 
+def _shared(facts: DeviceFacts, key: Any, build: Callable[[], T]) -> T:
+    """The fact already parsed for ``key`` (content), else ``build()`` kept for the next equal one."""
+    hit: T | None = facts.get(key)
+    return hit if hit is not None else facts.put(key, build())
+
+
+def _attributes(c: ParseContext, facts: DeviceFacts, v: Any, path: str) -> dict[str, DeviceAttribute]:
+    """Each attribute shared with its equals, then the map with equal maps (the ids of shared attributes,
+    which the table keeps alive, stand for their content)."""
+    attrs = {str(k): _attribute(c, facts, x, f"{path}.{k}") for k, x in c.mapping(v, path).items()}
+    key = ("attributes", *[(k, id(a)) for k, a in attrs.items()])
+    hit: dict[str, DeviceAttribute] | None = facts.get(key)
+    return hit if hit is not None else facts.put(key, attrs)
+
+
 def parse_device(c: ParseContext, v: Any, path: str) -> Device:
     m = c.mapping(v, path)
+    facts = c.facts
+    if facts is None:
+        facts = c.facts = DeviceFacts()
     return Device(
         name=c.string(m.get("name"), f"{path}.name"),
-        attributes={
-            str(k): _attribute(c, x, f"{path}.attributes.{k}")
-            for k, x in c.mapping(m.get("attributes"), f"{path}.attributes").items()
-        },
-        capacity={
-            str(k): _capacity(c, x, f"{path}.capacity.{k}")
-            for k, x in c.mapping(m.get("capacity"), f"{path}.capacity").items()
-        },
-        consumes_counters=c.each(
-            m.get("consumesCounters"),
-            f"{path}.consumesCounters",
-            lambda x, p: DeviceCounterConsumption(
-                counter_set=c.string(c.mapping(x, p).get("counterSet"), f"{p}.counterSet"),
-                counters=_counters(c, x.get("counters"), f"{p}.counters"),
-                compatibility_groups=c.strings(x.get("compatibilityGroups"), f"{p}.compatibilityGroups"),
+        attributes=_attributes(c, facts, m.get("attributes"), f"{path}.attributes"),
+        capacity=_shared(
+            facts,
+            ("capacity", freeze(m.get("capacity"))),
+            lambda: {
+                str(k): _capacity(c, x, f"{path}.capacity.{k}")
+                for k, x in c.mapping(m.get("capacity"), f"{path}.capacity").items()
+            },
+        ),
+        consumes_counters=_shared(
+            facts,
+            ("consumesCounters", freeze(m.get("consumesCounters"))),
+            lambda: c.each(
+                m.get("consumesCounters"),
+                f"{path}.consumesCounters",
+                lambda x, p: DeviceCounterConsumption(
+                    counter_set=c.string(c.mapping(x, p).get("counterSet"), f"{p}.counterSet"),
+                    counters=_counters(c, x.get("counters"), f"{p}.counters"),
+                    compatibility_groups=c.strings(x.get("compatibilityGroups"), f"{p}.compatibilityGroups"),
+                ),
             ),
         ),
         node_name=c.opt_str(m.get("nodeName"), f"{path}.nodeName"),
         node_selector=node_selector(c, m.get("nodeSelector"), f"{path}.nodeSelector"),
         all_nodes=c.boolean(m.get("allNodes"), f"{path}.allNodes"),
-        taints=c.each(m.get("taints"), f"{path}.taints", lambda x, p: parse_taint(c, x, p)),
+        taints=_shared(
+            facts,
+            ("taints", freeze(m.get("taints"))),
+            lambda: c.each(m.get("taints"), f"{path}.taints", lambda x, p: parse_taint(c, x, p)),
+        ),
         binds_to_node=c.boolean(m.get("bindsToNode"), f"{path}.bindsToNode"),
-        binding_conditions=c.strings(m.get("bindingConditions"), f"{path}.bindingConditions"),
-        binding_failure_conditions=c.strings(
-            m.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"
+        binding_conditions=_shared(
+            facts,
+            ("strings", freeze(m.get("bindingConditions"))),
+            lambda: c.strings(m.get("bindingConditions"), f"{path}.bindingConditions"),
+        ),
+        binding_failure_conditions=_shared(
+            facts,
+            ("strings", freeze(m.get("bindingFailureConditions"))),
+            lambda: c.strings(m.get("bindingFailureConditions"), f"{path}.bindingFailureConditions"),
         ),
         allow_multiple_allocations=c.boolean(
             m.get("allowMultipleAllocations"), f"{path}.allowMultipleAllocations"
@@ -313,6 +355,15 @@ def _counters(c: ParseContext, v: Any, path: str) -> dict[str, Quantity]:
                 pass
         out[str(k)] = c.qty(c.mapping(x, f"{path}.{k}").get("value"), f"{path}.{k}.value")
     return out
+
+
+def shared_counters(c: ParseContext, v: Any) -> list[CounterSet]:
+    """A slice's ``sharedCounters``, one list for equal ones (the same hardware on every node)."""
+    facts = c.facts
+    build: Callable[[], list[CounterSet]] = lambda: c.each(  # noqa: E731
+        v, "spec.sharedCounters", lambda x, p: parse_counter_set(c, x, p)
+    )
+    return build() if facts is None else _shared(facts, ("sharedCounters", freeze(v)), build)
 
 
 def parse_counter_set(c: ParseContext, v: Any, path: str) -> CounterSet:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location
+from kubedra.model.facts import DeviceFacts
 from kubedra.model.fields import path_steps
 from kubedra.model.objects import (
     DeviceClass,
@@ -41,6 +42,9 @@ class Inventory:
     skipped: Counter[str] = field(default_factory=Counter)
     notes: list[str] = field(default_factory=list)
     sources: dict[int, Document] = field(default_factory=dict)  # id(model object) -> document
+    # equal device facts of the slices added, one object each (kubedra.model.facts): alike nodes read from
+    # files then look alike to the allocator's reuse; emptied by build_inventory once it is done
+    facts: DeviceFacts = field(default_factory=DeviceFacts, repr=False, compare=False)
 
     def source_of(self, obj: Any) -> Document | None:
         return self.sources.get(id(obj))
@@ -72,6 +76,7 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
     inv = Inventory()
     for doc in documents:
         add_document(inv, doc)
+    inv.facts.clear()  # the objects stay shared; the table is only needed while parsing
     return inv
 
 
@@ -80,7 +85,7 @@ def add_document(inv: Inventory, doc: Document) -> Any:
     if not doc.api_version or not doc.kind:
         raise InputError("object has no apiVersion or kind", doc.location)
     try:
-        parsed = parse_object(doc.obj, doc.location)
+        parsed = parse_object(doc.obj, doc.location, inv.facts)
     except InputError as e:
         path = getattr(e, "field_path", None)
         if path:

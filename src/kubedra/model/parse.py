@@ -15,17 +15,18 @@ from typing import Any
 
 from kubedra.errors import Location
 from kubedra.model import convert
+from kubedra.model.facts import DeviceFacts
 from kubedra.model.fields import (
     ParseContext,
     device_claim,
     node_selector,
     object_meta,
     parse_allocation,
-    parse_counter_set,
     parse_device,
     parse_opaque,
     parse_selectors,
     parse_taint,
+    shared_counters,
 )
 from kubedra.model.objects import (
     Container,
@@ -53,6 +54,8 @@ SUPPORTED_KINDS = (*DRA_KINDS, "Pod", "Node")
 
 
 def _slice(c: ParseContext, obj: dict[str, Any]) -> ResourceSlice:
+    if c.facts is None:  # devices of one slice share their equal facts at least
+        c.facts = DeviceFacts()
     spec = c.mapping(obj.get("spec"), "spec")
     pool = c.mapping(spec.get("pool"), "spec.pool")
     return ResourceSlice(
@@ -70,9 +73,7 @@ def _slice(c: ParseContext, obj: dict[str, Any]) -> ResourceSlice:
             spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection"
         ),
         devices=c.each(spec.get("devices"), "spec.devices", lambda x, p: parse_device(c, x, p)),
-        shared_counters=c.each(
-            spec.get("sharedCounters"), "spec.sharedCounters", lambda x, p: parse_counter_set(c, x, p)
-        ),
+        shared_counters=shared_counters(c, spec.get("sharedCounters")),
     )
 
 
@@ -277,15 +278,20 @@ class Parsed:
     notes: list[convert.ConversionNote] = field(default_factory=list)
 
 
-def parse_object(obj: dict[str, Any], location: Location | None = None) -> Parsed | None:
+def parse_object(
+    obj: dict[str, Any], location: Location | None = None, facts: DeviceFacts | None = None
+) -> Parsed | None:
     """Typed object for a supported kind (see ``SUPPORTED_KINDS``), None for other kinds.
+
+    ``facts``: the table that gives equal device facts (attributes, capacity, counters, taints) one object
+    across the slices parsed with it (:mod:`kubedra.model.facts`); without one, only within the slice.
 
     Raises :class:`InputError` for malformed values and :class:`convert.ClassicDRAError` for classic DRA.
     """
     kind = obj.get("kind")
     api_version = str(obj.get("apiVersion", ""))
     group, _ = convert.split_api_version(api_version)
-    c = ParseContext(location)
+    c = ParseContext(location, facts)
     if group == convert.GROUP:
         if convert.is_classic(api_version):
             convert.upgrade_to_v1(obj, location=location)  # raises ClassicDRAError
@@ -310,8 +316,9 @@ def parse_object(obj: dict[str, Any], location: Location | None = None) -> Parse
 
 def parse_all(items: Iterable[tuple[dict[str, Any], Location | None]]) -> list[Parsed]:
     out = []
+    facts = DeviceFacts()
     for obj, loc in items:
-        p = parse_object(obj, loc)
+        p = parse_object(obj, loc, facts)
         if p is not None:
             out.append(p)
     return out

@@ -111,7 +111,12 @@ def _policy_dict(p: CapacityRequestPolicy | None) -> dict[str, Any] | None:
 
 def device_dict(dev: Device) -> dict[str, Any]:
     d: dict[str, Any] = {"name": dev.name}
-    _put(d, "attributes", {k: {a.kind: a.value} for k, a in dev.attributes.items()})
+    # list values copied: devices share their attribute objects (model.facts), and YAML would alias them
+    _put(
+        d,
+        "attributes",
+        {k: {a.kind: list(a.value) if type(a.value) is list else a.value} for k, a in dev.attributes.items()},
+    )
     caps: dict[str, Any] = {}
     for k, c in dev.capacity.items():
         cd: dict[str, Any] = {"value": qty(c.value)}

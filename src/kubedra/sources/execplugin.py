@@ -2,15 +2,14 @@
 
 The kubernetes client runs a plugin with ``subprocess`` and waits for it without a timeout, so a plugin that
 hangs (a stalled token service, a login that waits for a browser) hung kubedra for ever; and when a plugin
-fails, the client logs the error and goes on without credentials (every request then refused).
-:func:`install` gives the client's ``exec_provider`` module a ``subprocess`` whose ``Popen`` starts the plugin
-in a session of its own and waits at most the current request timeout (or what is left of ``--deadline``):
-past it, the plugin's whole process group is killed. A plugin past the bound, or one that exits non-zero,
-becomes a one-line :class:`~kubedra.errors.ClusterError` naming the plugin's command, carried out of the
-client by :class:`Escape` (a ``BaseException``, so the client's ``except Exception`` does not turn it into a
-log line); :func:`kubedra.sources.cluster.api_client` and its requests raise it, as kubectl stops on a failed
-plugin. The rest of the client's handling of a plugin (its environment, ``KUBERNETES_EXEC_INFO``, its answer)
-is unchanged.
+fails, the client logs the error and goes on without credentials. :func:`install` gives the client's
+``exec_provider`` module a ``subprocess`` whose ``Popen`` starts the plugin in a session of its own and waits
+at most the current request timeout (or what is left of ``--deadline``): past it, the plugin's whole process
+group is killed and :class:`Escape` carries a one-line :class:`~kubedra.errors.ClusterError` naming the
+plugin's command out of the client (a ``BaseException``, so the client's ``except Exception`` does not turn
+it into a log line). :func:`kubedra.sources.cluster.api_client` and its requests raise the ClusterError.
+The rest of the client's handling of a plugin (its environment, ``KUBERNETES_EXEC_INFO``, its answer) is
+unchanged.
 """
 
 from __future__ import annotations
@@ -54,7 +53,7 @@ class BoundedPopen(subprocess.Popen):
             self._kill()
             raise Escape(e) from None
         try:
-            out = super().communicate(input, timeout=limit if timeout is None else min(timeout, limit))
+            return super().communicate(input, timeout=limit if timeout is None else min(timeout, limit))
         except subprocess.TimeoutExpired:
             self._kill()
             raise Escape(
@@ -63,16 +62,6 @@ class BoundedPopen(subprocess.Popen):
                     "(--request-timeout and --deadline bound it; run the command yourself to see why it hangs)"
                 )
             ) from None
-        if self.returncode:  # the client would log it and go on without credentials (then: 401s)
-            err = out[1] if isinstance(out, tuple) and isinstance(out[1], str) else ""
-            first = next((ln.strip() for ln in err.splitlines() if ln.strip()), "")[:300]
-            raise Escape(
-                ClusterError(
-                    f"exec credential plugin {self.command!r} failed with exit code {self.returncode}"
-                    + (f": {first}" if first else "")
-                )
-            )
-        return out
 
     def _kill(self) -> None:
         with contextlib.suppress(OSError):
