@@ -17,8 +17,9 @@ For each shape: the file is written once; then, ``--runs`` times (default 3) eac
 child, from wait4: not inflated by a busy machine), wall seconds, peak RSS, medians, and the ratio of kubedra's
 CPU time to the floor's (target <= 2x). The scheduling loop alone (in-process) is printed as pods/s.
 
-The real kube-scheduler on the same objects is not run here (see docs/performance.md for why and for the
-upstream figures). Run: .venv/bin/python benchmarks/simulate.py [--shape a|b|c|both] [--runs N]
+On shape (a) the testbed's real kube-scheduler also runs on the same objects through a real API server when
+`make testbed` has built it (minutes; --no-real-scheduler skips it), and the ratio of the two is printed.
+Run: .venv/bin/python benchmarks/simulate.py [--shape a|b|c|both] [--runs N] [--no-real-scheduler]
 """
 
 from __future__ import annotations
@@ -253,9 +254,19 @@ def run_shape(key: str, runs: int, workdir: Path, real: bool = False) -> None:
                 f"{pods / k_wall / rate:,.0f}x"
             )
         else:
-            print(
-                "  the real kube-scheduler on the same objects: pass --real-scheduler (needs `make testbed`)"
-            )
+            print("  the real kube-scheduler on the same objects: not run (`make testbed` builds it)")
+
+
+def _real_scheduler(args: argparse.Namespace) -> bool:
+    """Run the real kube-scheduler side by side unless told not to; by default only when the testbed is built
+    (as benchmarks/dense_mig.py does), and always when --real-scheduler asks (then a missing testbed fails)."""
+    if args.no_real_scheduler:
+        return False
+    if args.real_scheduler:
+        return True
+    from kubedra.testing import binaries
+
+    return all(binaries.find(b) for b in (*binaries.KUBERNETES, binaries.LAUNCHER))
 
 
 def main() -> None:
@@ -265,7 +276,10 @@ def main() -> None:
     ap.add_argument(
         "--real-scheduler",
         action="store_true",
-        help="also run the testbed's kube-scheduler 1.37 on shape (a) (needs `make testbed`; minutes)",
+        help="require the testbed's kube-scheduler on shape (a) (the default runs it when `make testbed` built it)",
+    )
+    ap.add_argument(
+        "--no-real-scheduler", action="store_true", help="skip the real kube-scheduler on shape (a) (minutes)"
     )
     ap.add_argument("--loop", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -276,7 +290,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores, load average {load:.1f} (CPU seconds are not inflated by load)")
     with tempfile.TemporaryDirectory(prefix="kubedra-bench-") as tmp:
         for key in ["a", "b"] if args.shape == "both" else [args.shape]:
-            run_shape(key, args.runs, Path(tmp), real=args.real_scheduler)
+            run_shape(key, args.runs, Path(tmp), real=_real_scheduler(args))
 
 
 if __name__ == "__main__":
