@@ -44,12 +44,17 @@ def _tagged(v: Any) -> Any:
 
 
 class DeviceFacts:
-    """Equal device facts parsed once: ``get(key)`` / ``put(key, fact)``, keys from :func:`freeze`."""
+    """Equal device facts parsed once: ``get(key)`` / ``put(key, fact)`` with keys from :func:`freeze`, and
+    ``values(kind, type)``: attributes of one kind and value type by their value (no key tuple kept per value:
+    most attribute values of a fleet, GPU UUIDs and serial numbers, are distinct). ``made`` counts the facts
+    stored, which tells a caller whether what it just parsed was new."""
 
-    __slots__ = ("_table",)
+    __slots__ = ("_table", "_values", "made")
 
     def __init__(self) -> None:
         self._table: dict[Any, Any] = {}
+        self._values: dict[tuple[str, type], dict[Any, Any]] = {}
+        self.made = 0
 
     def get(self, key: Any) -> Any:
         try:
@@ -58,13 +63,24 @@ class DeviceFacts:
             return None
 
     def put(self, key: Any, fact: T) -> T:
+        """Keep ``fact`` for ``key`` (which ``get`` did not find)."""
         try:
-            return self._table.setdefault(key, fact)
+            self._table[key] = fact
         except TypeError:
             return fact
+        self.made += 1
+        return fact
+
+    def values(self, kind: str, typ: type) -> dict[Any, Any]:
+        """The table of attributes of ``kind`` whose value is of type ``typ``, by value (new ones: ``made``)."""
+        table = self._values.get((kind, typ))
+        if table is None:
+            table = self._values[(kind, typ)] = {}
+        return table
 
     def clear(self) -> None:
         self._table.clear()
+        self._values.clear()
 
     def __len__(self) -> int:
-        return len(self._table)
+        return len(self._table) + sum(map(len, self._values.values()))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from itertools import chain
 from typing import Any, TypeVar
 
 from kubedra.errors import InputError, Location
@@ -200,9 +201,12 @@ def _attribute(c: ParseContext, facts: DeviceFacts, v: Any, path: str) -> Device
         ((kind, value),) = v.items()
         ok = _ATTRIBUTE_CHECKS.get(kind)
         if ok is not None and value is not None and ok(value):
-            key = ("attribute", kind, type(value), value)  # the type too: 1, true and "1" never share
-            hit: DeviceAttribute | None = facts.get(key)
-            return hit if hit is not None else facts.put(key, DeviceAttribute(kind=kind, value=value))
+            table = facts.values(kind, type(value))  # by kind and type: 1, true and "1" never share
+            hit: DeviceAttribute | None = table.get(value)
+            if hit is None:
+                hit = table[value] = DeviceAttribute(kind=kind, value=value)
+                facts.made += 1
+            return hit
     return _shared(facts, ("attribute", freeze(v)), lambda: _checked_attribute(c, v, path))
 
 
@@ -281,9 +285,13 @@ def _shared(facts: DeviceFacts, key: Any, build: Callable[[], T]) -> T:
 
 def _attributes(c: ParseContext, facts: DeviceFacts, v: Any, path: str) -> dict[str, DeviceAttribute]:
     """Each attribute shared with its equals, then the map with equal maps (the ids of shared attributes,
-    which the table keeps alive, stand for their content)."""
+    which the table keeps alive, stand for their content). A map with an attribute seen for the first time (a
+    GPU's UUID) cannot equal an earlier map and is not kept: most of a fleet's maps are such."""
+    made = facts.made
     attrs = {str(k): _attribute(c, facts, x, f"{path}.{k}") for k, x in c.mapping(v, path).items()}
-    key = ("attributes", *[(k, id(a)) for k, a in attrs.items()])
+    if facts.made != made:
+        return attrs
+    key = ("attributes", *chain.from_iterable((k, id(a)) for k, a in attrs.items()))
     hit: dict[str, DeviceAttribute] | None = facts.get(key)
     return hit if hit is not None else facts.put(key, attrs)
 
