@@ -116,6 +116,8 @@ def _load(paths: list[str]) -> Inputs:
             out.documents.append(d)
             if out.inventory is not None:
                 add_document(out.inventory, d)
+    if out.inventory is not None:
+        out.inventory.facts.clear()  # as build_inventory does: the objects stay shared, the table goes
     return out
 
 
