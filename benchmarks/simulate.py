@@ -75,6 +75,9 @@ def mig_workloads(pods: int = 20000) -> list[dict[str, Any]]:
     ]
 
 
+# issue 16's targets for the generated fleets: (CPU seconds, peak RSS MiB) of the whole process
+TARGETS = {"b": (9.0, 300), "c": (90.0, 2_384)}  # 2.5 GB = 2,384 MiB
+
 SHAPES: dict[str, tuple[str, Any, list[str], int]] = {
     # name: (title, objects, extra CLI args, pods expected placed)
     "a": (
@@ -239,6 +242,12 @@ def run_shape(key: str, runs: int, workdir: Path, real: bool = False) -> None:
     )
     if "--nodes" in extra:  # the cluster is generated, not read: the file holds only the workloads
         print(f"  (the floor is not a bound here: --nodes generates the cluster); median of {runs} runs each")
+        cpu_limit, rss_limit = TARGETS[key]
+        verdict = "holds" if k_cpu <= cpu_limit and k_rss <= rss_limit else "NOT met"
+        print(
+            f"  issue 16 target: <= {cpu_limit:g} s CPU and <= {rss_limit:,} MiB peak RSS for the whole process: "
+            f"{verdict} ({k_cpu:.1f} s, {k_rss:,.0f} MiB)"
+        )
     else:
         print(
             f"  ratio kubedra / floor (CPU): {k_cpu / f_cpu:.2f}x (target <= 2x); median of {runs} runs each"
