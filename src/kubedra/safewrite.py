@@ -9,6 +9,8 @@ and ``--in-place``) goes through here:
 * a folder, FIFO, device or socket at the path is refused (InputError, exit 2), and so is a read-only file
   (unless ``overwrite_readonly``); a missing folder is refused, not created (except where a caller asks);
 * an existing file keeps its permission bits; a new file gets ``0666 & ~umask`` (not mkstemp's 0600);
+* a file too large to hold as one text (``kubedra snapshot -o FILE.json``) is written piece by piece through
+  :func:`open_atomic`, with the same temporary, checks and rename;
 * temporaries are removed on any error, Ctrl-C and SIGTERM; after a ``kill -9`` the next write into the same
   folder removes the temporaries this user left there whose process is gone.
 """
@@ -22,6 +24,7 @@ import stat
 import threading
 from collections.abc import Iterator, Mapping
 from types import FrameType
+from typing import BinaryIO
 
 from kubedra.errors import InputError, Location
 
@@ -209,3 +212,67 @@ def write_files(
 def write_atomic(path: str, text: str) -> None:
     """Replace (or create) one regular file with ``text``; see the module docstring."""
     write_files({path: text})
+
+
+@contextlib.contextmanager
+def open_atomic(path: str) -> Iterator[AtomicFile]:
+    """A binary file to write ``path``'s new content into, piece by piece, with :func:`write_atomic`'s
+    guarantees: the target is checked first, the content goes to a temporary beside it that is fsynced and
+    renamed over it when the block ends normally, and removed on any error, Ctrl-C or SIGTERM. A failed write
+    raises InputError (``cannot write``), never a bare OSError a caller could mistake for a network error."""
+    real, mode = resolve_target(path)
+    folder = os.path.dirname(real) or "."
+    with terminate_cleanly():
+        remove_stale_temps(folder)
+        tmp = temp_name(folder)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError as e:
+            raise InputError(f"cannot write: {e.strerror}", Location(file=real)) from e
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                yield AtomicFile(fh, real)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, _umask_mode() if mode is None else mode)
+            os.replace(tmp, real)
+        except OSError as e:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise InputError(f"cannot write: {e.strerror}", Location(file=real)) from e
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+
+class AtomicFile:
+    """A binary file whose write/seek/truncate turn OSError (disk full) into InputError at once."""
+
+    def __init__(self, fh: BinaryIO, where: str) -> None:
+        self.fh = fh
+        self.where = where
+
+    def _fail(self, e: OSError) -> InputError:
+        return InputError(f"cannot write: {e.strerror}", Location(file=self.where))
+
+    def write(self, data: bytes) -> int:
+        try:
+            return self.fh.write(data)
+        except OSError as e:
+            raise self._fail(e) from e
+
+    def tell(self) -> int:
+        return self.fh.tell()
+
+    def seek(self, pos: int) -> int:
+        try:
+            return self.fh.seek(pos)
+        except OSError as e:
+            raise self._fail(e) from e
+
+    def truncate(self) -> int:
+        try:
+            return self.fh.truncate()
+        except OSError as e:
+            raise self._fail(e) from e

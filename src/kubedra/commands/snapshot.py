@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -58,7 +59,8 @@ class SnapshotOptions:
     "out",
     required=True,
     metavar="FILE",
-    help="File to write: .yaml/.yml (YAML) or .json (JSON); - for stdout.",
+    help="File to write: .json (JSON, written item by item: use it for large clusters) or .yaml/.yml (YAML, "
+    "built in memory); - for YAML on stdout.",
 )
 @click.option(
     "--helm-releases/--no-helm-releases",
@@ -86,27 +88,37 @@ def snapshot(**params: Any) -> None:
 
 
 def run(options: SnapshotOptions) -> None:
+    from kubedra import safewrite
     from kubedra.model import snapshot as format
     from kubedra.snapshot import capture
 
     kubeconfig, out = options.common.kubeconfig, options.out
     ctx = capture.resolve_context(kubeconfig, options.common.context)
-    snap = capture.capture(
-        kubeconfig, ctx, name=options.name, timeout=options.timeout, helm_releases=options.helm_releases
+    what = functools.partial(
+        capture.capture_into, name=options.name, timeout=options.timeout, helm_releases=options.helm_releases
     )
-    format.write(snap, out)
-    if out != "-":
-        kinds: dict[str, int] = {}
-        for o in snap.items:
+    if out.endswith(".json"):  # written item by item as the pages are read: any cluster size fits in memory
+        with safewrite.open_atomic(out) as f:
+            writer = format.JsonWriter(f)
+            header = what(writer, kubeconfig, ctx)
+            writer.finish(header)
+        kinds = writer.kinds
+    else:  # YAML (or stdout): rendered whole in memory
+        items = capture.Items()
+        header = what(items, kubeconfig, ctx)
+        format.write(format.Snapshot(header=header, items=items.items), out)
+        kinds = {}
+        for o in items.items:
             kinds[str(o.get("kind"))] = kinds.get(str(o.get("kind")), 0) + 1
+    if out != "-":
         summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
         click.echo(
-            f"snapshot of {snap.header.cluster} ({snap.header.server_version}) written to {out}: "
-            f"{len(snap.items)} objects ({summary or 'none'}), {len(snap.header.helm_releases)} Helm releases"
-            + (f"; not inspected: {len(snap.header.not_inspected)}" if snap.header.not_inspected else ""),
+            f"snapshot of {header.cluster} ({header.server_version}) written to {out}: "
+            f"{sum(kinds.values())} objects ({summary or 'none'}), {len(header.helm_releases)} Helm releases"
+            + (f"; not inspected: {len(header.not_inspected)}" if header.not_inspected else ""),
             err=True,
         )
-    rows = snapshot_incomplete(snap.header.cluster, snap.header.not_inspected, options.allow_missing)
+    rows = snapshot_incomplete(header.cluster, header.not_inspected, options.allow_missing)
     report_incomplete(rows)
     if rows:
         sys.exit(EXIT_INPUT)

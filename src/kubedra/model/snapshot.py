@@ -20,7 +20,9 @@
       notInspected: [{resource, verb, namespace, reason}]   # reads refused or failed: the capture is incomplete
     items: [...]                   # scrubbed objects, in their served (preferred) API version
 
-YAML is written when the file name ends in ``.yaml``/``.yml`` (or for ``-``), JSON for ``.json``. Both read back
+YAML is written when the file name ends in ``.yaml``/``.yml`` (or for ``-``), JSON for ``.json``. JSON puts the
+header after ``items`` (:class:`JsonWriter` writes the items as they are captured; the header is complete only
+at the end): every reader takes the keys in any order. Both read back
 through :func:`kubedra.sources.files.load` as a normal List, so audit, simulate and validate accept a snapshot
 like any manifest file; :func:`load` also returns the header. The header and the :class:`Snapshot` data class
 are in :mod:`kubedra.model.snapshotdata` (no model inventory behind them); :func:`inventory` models a snapshot.
@@ -39,7 +41,7 @@ import yaml
 from kubedra.errors import InputError, Location
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.snapshotdata import FORMAT, HEADER_KEY, Header, HelmRelease, Snapshot
-from kubedra.safewrite import write_atomic
+from kubedra.safewrite import AtomicFile, write_atomic
 from kubedra.sources import files
 
 __all__ = [  # the data classes are in model.snapshotdata, re-exported here
@@ -47,6 +49,7 @@ __all__ = [  # the data classes are in model.snapshotdata, re-exported here
     "HEADER_KEY",
     "Header",
     "HelmRelease",
+    "JsonWriter",
     "Snapshot",
     "inventory",
     "is_snapshot",
@@ -80,7 +83,8 @@ _Dumper.add_representer(str, _str)
 
 def render(snap: Snapshot, fmt: str = "yaml") -> str:
     data = snap.to_dict()
-    if fmt == "json":
+    if fmt == "json":  # the header after the items, as JsonWriter writes it (known only at the end)
+        data[HEADER_KEY] = data.pop(HEADER_KEY)
         return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     head = f"# kubedra snapshot of {snap.header.cluster} ({snap.header.server_version}) at {snap.header.captured_at}\n"
     return head + yaml.dump(
@@ -96,6 +100,41 @@ def write(snap: Snapshot, path: str) -> None:
         sys.stdout.write(text)
         return
     write_atomic(path, text)
+
+
+class JsonWriter:
+    """Writes a snapshot as JSON one item at a time (``kubedra snapshot -o FILE.json``), the same text as
+    :func:`render` (``json``) without holding the items: the List's opening, each item as it is added, and the
+    header (whose ``notInspected`` is known only at the end) after ``items``. ``mark``/``rollback`` drop what
+    was added since the mark (a listing that failed halfway is left out whole, as an in-memory capture does)."""
+
+    def __init__(self, out: AtomicFile) -> None:
+        self.out = out
+        self.count = 0
+        self.kinds: dict[str, int] = {}
+        self._mark = (0, 0, dict[str, int]())
+        out.write(b'{\n "apiVersion": "v1",\n "kind": "List",\n "metadata": {},\n "items": [')
+
+    def mark(self) -> None:
+        self._mark = (self.out.tell(), self.count, dict(self.kinds))
+
+    def rollback(self) -> None:
+        pos, self.count, self.kinds = self._mark
+        self.out.seek(pos)
+        self.out.truncate()
+
+    def add(self, obj: dict[str, Any]) -> None:
+        text = json.dumps(obj, indent=1, ensure_ascii=False).replace("\n", "\n  ")
+        self.out.write((",\n  " if self.count else "\n  ").encode() + text.encode())
+        self.count += 1
+        kind = str(obj.get("kind"))
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+
+    def finish(self, header: Header) -> None:
+        text = json.dumps(header.to_dict(), indent=1, ensure_ascii=False).replace("\n", "\n ")
+        self.out.write(
+            ("\n ]" if self.count else "]").encode() + f',\n "{HEADER_KEY}": {text}\n}}\n'.encode()
+        )
 
 
 def read_header(path: str) -> Header | None:

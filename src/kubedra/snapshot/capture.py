@@ -6,6 +6,9 @@ specs ask for ``nvidia.com/*`` resources or ResourceClaims), GPU infrastructure 
 GPU operator) and kube-system workloads; every DRA object; admission webhooks; CRDs (without their schemas);
 PriorityClasses; the ConfigMaps kubedra reads; DRA-related Events; Helm release metadata; the feature-gate
 lines of ``/metrics``; versions. Every object goes through :func:`kubedra.snapshot.scrub.scrub`.
+
+:func:`capture_into` hands each object to a :class:`Sink` as its page is read (``kubedra snapshot -o FILE.json``
+writes it to the file at once, so no more than a page or two is held); :func:`capture` collects them in memory.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import datetime as dt
 import functools
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from kubedra import __version__
 from kubedra.errors import ClusterError, UsageError
@@ -187,6 +190,34 @@ def _helm_releases(client: cs.Client, header: Header) -> None:
     header.helm_releases.sort(key=lambda h: (h.namespace, h.name))
 
 
+class Sink(Protocol):
+    """Where captured items go as they are listed: a list (:class:`Items`) or a file
+    (:class:`kubedra.model.snapshot.JsonWriter`). ``rollback`` drops what was added since ``mark``."""
+
+    def mark(self) -> None: ...
+
+    def add(self, obj: dict[str, Any]) -> None: ...
+
+    def rollback(self) -> None: ...
+
+
+class Items:
+    """The items of an in-memory capture."""
+
+    def __init__(self) -> None:
+        self.items: list[dict[str, Any]] = []
+        self._mark = 0
+
+    def mark(self) -> None:
+        self._mark = len(self.items)
+
+    def add(self, obj: dict[str, Any]) -> None:
+        self.items.append(obj)
+
+    def rollback(self) -> None:
+        del self.items[self._mark :]
+
+
 def capture(
     kubeconfig: str | None,
     context: str | None,
@@ -196,7 +227,27 @@ def capture(
     helm_releases: bool = True,
     now: dt.datetime | None = None,
 ) -> Snapshot:
-    """Capture one cluster. Raises ClusterError when it cannot be reached (exit 2)."""
+    """Capture one cluster into memory. Raises ClusterError when it cannot be reached (exit 2)."""
+    items = Items()
+    header = capture_into(
+        items, kubeconfig, context, name=name, timeout=timeout, helm_releases=helm_releases, now=now
+    )
+    return Snapshot(header=header, items=items.items)
+
+
+def capture_into(
+    sink: Sink,
+    kubeconfig: str | None,
+    context: str | None,
+    *,
+    name: str | None = None,
+    timeout: float | None = None,
+    helm_releases: bool = True,
+    now: dt.datetime | None = None,
+) -> Header:
+    """Capture one cluster, handing each scrubbed item to ``sink`` as its page is read (one page of objects
+    is held at a time); returns the header, complete only at the end. A listing that fails halfway is left
+    out whole (rolled back) and recorded in the header. Raises ClusterError when it cannot be reached."""
     label = name or cs.label(kubeconfig, context)
     client = cs.Client(kubeconfig, context, timeout)
     header = Header(cluster=label, kubedra_version=__version__)
@@ -219,18 +270,13 @@ def capture(
     wanted = {g for g, _ in RESOURCES}
     plan = cs.listing_plan(client, disc, RESOURCES, operator_groups, record)
 
-    items: list[dict[str, Any]] = []
     for rt in plan:
-        listed = cs.attempt(record, rt.display, functools.partial(client.list_all, rt))
-        operator = cs.matches_group(rt.group, operator_groups) and rt.group not in wanted
-        for obj in listed or []:
-            if operator and not (uses_gpu(obj) or rt.kind == "ClusterPolicy" or is_gpu_infrastructure(obj)):
-                continue
-            if not keep(obj):
-                continue
-            clean = scrub(_trim(obj))
-            if clean is not None:
-                items.append(clean)
+        sink.mark()
+        if cs.attempt(
+            record, rt.display, functools.partial(_list, client, rt, operator_groups, wanted, sink)
+        ):
+            continue
+        sink.rollback()
     if helm_releases:
         _helm_releases(client, header)
     raw = cs.attempt(record, cs.METRICS, lambda: client.get_raw("/metrics", accept="text/plain"))
@@ -239,7 +285,23 @@ def capture(
         lines = [ln for ln in metrics.splitlines() if _METRIC_LINES.match(ln)]
         header.metrics = "\n".join(lines) + ("\n" if lines else "")
         header.feature_gates = feature_gates(header.metrics)
-    return Snapshot(header=header, items=items)
+    return header
+
+
+def _list(
+    client: cs.Client, rt: cs.ResourceType, operator_groups: list[str], wanted: set[str], sink: Sink
+) -> bool:
+    operator = cs.matches_group(rt.group, operator_groups) and rt.group not in wanted
+    for page in client.list_pages(rt):
+        for obj in page:
+            if operator and not (uses_gpu(obj) or rt.kind == "ClusterPolicy" or is_gpu_infrastructure(obj)):
+                continue
+            if not keep(obj):
+                continue
+            clean = scrub(_trim(obj))
+            if clean is not None:
+                sink.add(clean)
+    return True
 
 
 def resolve_context(kubeconfig: str | None, context: str | None) -> str | None:

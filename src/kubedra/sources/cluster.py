@@ -16,7 +16,7 @@ import functools
 import json
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -210,11 +210,17 @@ class Client:
         return json.loads(self.get_raw(path, query))
 
     def list_all(self, rt: ResourceType, query: Sequence[tuple[str, Any]] = ()) -> list[dict[str, Any]]:
-        """Every object of ``rt``, page by page; apiVersion/kind filled in (list items lack them).
+        """Every object of ``rt`` (see :meth:`list_pages`) in one list."""
+        return [obj for page in self.list_pages(rt, query) for obj in page]
+
+    def list_pages(
+        self, rt: ResourceType, query: Sequence[tuple[str, Any]] = ()
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The objects of ``rt`` page by page (one request each, as the caller asks for the next); apiVersion/kind
+        filled in (list items lack them). A caller that handles each page before the next holds one page.
 
         At most MAX_PAGES pages, and a ``continue`` token the server hands back twice ends the list with an
         error: a server that never stops paginating cannot keep kubedra reading."""
-        items: list[dict[str, Any]] = []
         token = ""
         seen: set[str] = set()
         api_version = rt.group_version
@@ -224,6 +230,7 @@ class Client:
             if not isinstance(page, dict):
                 raise HTTPError(0, rt.path, b'{"message": "the list response is not an object"}')
             api_version = page.get("apiVersion") or api_version
+            items: list[dict[str, Any]] = []
             for obj in page.get("items") or []:
                 if not isinstance(obj, dict):
                     continue
@@ -231,8 +238,10 @@ class Client:
                 obj.setdefault("kind", rt.kind)
                 items.append(obj)
             token = str((page.get("metadata") or {}).get("continue") or "")
+            del page
+            yield items
             if not token:
-                return items
+                return
             if token in seen:
                 raise PaginationError(rt.path, "the server repeated a continue token")
             seen.add(token)

@@ -38,6 +38,8 @@ class FaultAPI:
     """The server; ``faults`` maps a path (or ``*``) to one of FAULTS; ``requests`` records (method, path)."""
 
     stall_seconds: float = 300.0
+    nodes: int = 0  # Nodes served (generated, each ``node_bytes`` of labels), a ``limit`` per page
+    node_bytes: int = 2000
     bomb_bytes: int = 64 << 20
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -169,8 +171,29 @@ class FaultAPI:
                     meta["continue"] = f"page-{int(token.split('-')[1]) + 1 if token else 1}"
                 elif fault == "repeated-continue":
                     meta["continue"] = "same-token"
-                return {"kind": f"{r['kind']}List", "apiVersion": "v1", "metadata": meta, "items": []}
+                items: list[dict[str, Any]] = []
+                if r["name"] == "nodes" and self.nodes and not fault:
+                    start = int(token or 0)
+                    end = min(self.nodes, start + int((query.get("limit") or [str(self.nodes)])[0]))
+                    items = [self.node(i) for i in range(start, end)]
+                    if end < self.nodes:
+                        meta["continue"] = str(end)
+                return {"kind": f"{r['kind']}List", "apiVersion": "v1", "metadata": meta, "items": items}
         return None
+
+    def node(self, i: int) -> dict[str, Any]:
+        """The ``i``-th generated Node (as listed: without apiVersion/kind)."""
+        pad = {f"example.com/label-{k}": f"{i:08d}-" + "x" * 80 for k in range(self.node_bytes // 120)}
+        return {
+            "metadata": {
+                "name": f"node-{i:06d}",
+                "labels": {"kubernetes.io/hostname": f"node-{i:06d}", **pad},
+            },
+            "status": {
+                "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
+                "allocatable": {"cpu": "63", "memory": "500Gi", "nvidia.com/gpu": "8"},
+            },
+        }
 
     @staticmethod
     def _send(h: BaseHTTPRequestHandler, status: int, body: Any) -> None:

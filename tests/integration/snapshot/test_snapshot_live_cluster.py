@@ -296,7 +296,8 @@ def test_snapshot_audits_as_the_cluster_it_was_taken_from(captured: Capture) -> 
     assert [f.object.name for f in gpu] == [f"{PREFIX}-train"]
 
 
-def test_json_snapshot_with_a_name(world: World, tmp_path: Path) -> None:
+def test_json_snapshot_with_a_name(world: World, captured: Capture, tmp_path: Path) -> None:
+    """JSON is written item by item (header after the items): the same objects and header as the YAML."""
     out = tmp_path / "eu-1.json"
     res = kubedra_inprocess(
         "snapshot", "--kubeconfig", str(world.cp.kubeconfig), "-o", str(out), "--name", "eu-1"
@@ -304,11 +305,15 @@ def test_json_snapshot_with_a_name(world: World, tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     assert data["kind"] == "List" and data["kubedra"]["format"] == snapfmt.FORMAT
-    assert data["kubedra"]["cluster"] == "eu-1"
+    assert data["kubedra"]["cluster"] == "eu-1" and list(data)[-1] == "kubedra"
     assert ours(files.load([str(out)]).documents) == {
         ("Deployment", f"{PREFIX}-train"),
         ("ConfigMap", PROXY_CM),
     }
+    as_json, as_yaml = snapfmt.load(str(out)), snapfmt.load(str(captured.path))
+    as_json.header.cluster, as_json.header.captured_at = as_yaml.header.cluster, as_yaml.header.captured_at
+    assert as_json.header == as_yaml.header
+    assert ours(as_json.documents) == ours(as_yaml.documents)
 
 
 def test_what_cannot_be_read_is_recorded_not_hidden(world: World, tmp_path: Path) -> None:
