@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from kubedra.errors import InputError, Location
 from kubedra.sources import yamlbounds
-from kubedra.sources.documents import Document
+from kubedra.sources.documents import Document, LazyNode
 from kubedra.sources.reading import MAX_FILE_BYTES, STDIN
 from kubedra.sources.yamlread import _json_constant, _json_int
 
@@ -39,8 +39,10 @@ class JsonListStream:
     """``for line, item in JsonListStream(f, name).items(): ...``; then ``top`` holds the other top-level keys
     (apiVersion, kind, metadata, a snapshot header...) and ``is_list`` says whether the object was a List."""
 
-    def __init__(self, f: IO[str], display: str, chunk: int = CHUNK) -> None:
+    def __init__(self, f: IO[str], display: str, chunk: int = CHUNK, keep_text: bool = False) -> None:
         self.f = f
+        self.keep_text = keep_text  # keep each item's text (``item_text``) to compose its lines on demand
+        self.item_text: str | None = None
         self.display = display
         self.chunk = chunk
         self.buf = ""
@@ -147,6 +149,8 @@ class JsonListStream:
             line = self.line
             item = self._value()
             text = self.buf[self.start : self.pos]
+            if self.keep_text:
+                self.item_text = text
             if text.count("{") + text.count("[") > _ITEM_DEPTH:  # only then can it be too deep
                 try:
                     yamlbounds.check_depth([[item]])
@@ -176,12 +180,17 @@ def should_stream(name: str, min_bytes: int = 0) -> bool:
 
 
 def stream_documents(stream: JsonListStream) -> Iterator[Document]:
-    """The Documents of a streamed List, nested Lists expanded, each at its item's line (no node tree:
-    ``line_of`` answers the item's line)."""
+    """The Documents of a streamed List, nested Lists expanded, each at its item's line. Without ``keep_text``
+    there is no node tree (``line_of`` answers the item's line); with it, an item that is one object composes
+    its lines from its own text when a line is asked for, as a file read whole does."""
     index = 0
     for line, item in stream.items():
+        text, stream.item_text = stream.item_text, None
         for obj in _flatten(item, stream.display, line):
-            yield Document(obj=obj, file=stream.display, line=line, index=index)
+            lazy = (
+                LazyNode(text=text, start=0, end=len(text), line=line - 1) if text and obj is item else None
+            )
+            yield Document(obj=obj, file=stream.display, line=line, index=index, node_source=lazy)
             index += 1
 
 

@@ -10,6 +10,7 @@ from kubedra.errors import InputError
 from kubedra.simulate import inputs as inputs_mod
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
+from kubedra.sources.files import parse_text
 from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
 
@@ -70,21 +71,23 @@ def _snapshot(tmp_path, kubectl_order: bool = False):
     return path
 
 
-def _run(paths, stream: bool, monkeypatch):
-    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0 if stream else 1 << 40)
+def _run(paths, stream: bool, monkeypatch, small: bool = False):
+    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0 if stream and not small else 1 << 40)
+    monkeypatch.setattr(inputs_mod, "STREAM_SMALL_LISTS", small)
     inp = load_inputs([str(p) for p in paths])
     assert (inp.inventory is not None) == stream
     sim = simulate(inp, SimulateOptions())
     return inp, sim
 
 
+@pytest.mark.parametrize("small", [False, True])
 @pytest.mark.parametrize("kubectl_order", [False, True])
-def test_streamed_snapshot_simulates_like_the_whole_file(tmp_path, monkeypatch, kubectl_order):
+def test_streamed_snapshot_simulates_like_the_whole_file(tmp_path, monkeypatch, kubectl_order, small):
     path = _snapshot(tmp_path, kubectl_order)
     extra = tmp_path / "more.yaml"
     extra.write_text(json.dumps(_pod("yaml-0", None, 8)))
     whole_inp, whole = _run([extra, path], False, monkeypatch)
-    inp, streamed = _run([extra, path], True, monkeypatch)
+    inp, streamed = _run([extra, path], True, monkeypatch, small=small)
     assert streamed.to_dict() == whole.to_dict()
     assert streamed.notes == whole.notes
     assert simulate(inp, SimulateOptions()).to_dict() == whole.to_dict()  # the shared model is not spent
@@ -133,3 +136,48 @@ def test_a_json_object_that_is_not_a_list_is_read_whole(tmp_path, monkeypatch):
     inp = load_inputs([str(path)])
     assert inp.inventory is None
     assert [d.name for d in inp.documents] == ["solo"]
+
+
+@pytest.mark.parametrize("indent", [None, 1, 4])
+def test_a_small_streamed_list_finds_each_field_line_as_the_whole_file_does(tmp_path, monkeypatch, indent):
+    path = _snapshot(tmp_path, kubectl_order=indent == 4)
+    path.write_text(json.dumps(json.loads(path.read_text()), indent=indent))
+    monkeypatch.setattr(inputs_mod, "STREAM_SMALL_LISTS", False)
+    whole = load_inputs([str(path)])
+    monkeypatch.setattr(inputs_mod, "STREAM_SMALL_LISTS", True)
+    streamed = load_inputs([str(path)])
+    assert whole.inventory is None and streamed.inventory is not None  # read whole, and streamed
+    assert [(d.kind, d.name, d.line) for d in streamed.documents] == [
+        (d.kind, d.name, d.line) for d in whole.documents
+    ]
+    originals = {(d.kind, d.name): d.obj for d in parse_text(path.read_text(), str(path)).documents}
+    for s, w in zip(streamed.documents, whole.documents, strict=True):
+        for p in _paths(originals[(w.kind, w.name)]):  # every path of the object as written, not the slim one
+            assert s.line_of(p) == w.line_of(p), (s.describe(), p)
+
+
+def test_a_small_list_with_an_error_reads_as_a_whole_file_does(tmp_path, monkeypatch):
+    path = tmp_path / "bad.json"
+    bad = _pod("bad", "n0", 1)
+    bad["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "lots"
+    items = [*nvidia_cluster("1x8xH100-80GB", "full", "1.37", device_plugin=False), _pod("ok", None, 1), bad]
+    path.write_text(json.dumps({"kind": "List", "apiVersion": "v1", "items": items}, indent=1))
+    errors = []
+    for small in (True, False):
+        monkeypatch.setattr(inputs_mod, "STREAM_SMALL_LISTS", small)
+        with pytest.raises(InputError) as e:
+            simulate(load_inputs([str(path)]), SimulateOptions())
+        errors.append(str(e.value))
+    assert errors[0] == errors[1]
+    line = int(errors[0].split(":")[1])
+    assert '"lots"' in path.read_text().splitlines()[line - 1]  # the field's own line, not the item's
+
+
+def _paths(obj, prefix=()):
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, (*prefix, i))
