@@ -153,6 +153,16 @@ INVALID.update(
             "metadata": {"name": "kubedra-agree-class"},
             "spec": {"extendedResourceName": "kubernetes.io/gpu"},
         },
+        "extended resource requested without a limit": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "kubedra-agree"},
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "x:1", "resources": {"requests": {"nvidia.com/gpu": "1"}}}
+                ]
+            },
+        },
         "pod claim reference": {
             "apiVersion": "v1",
             "kind": "Pod",

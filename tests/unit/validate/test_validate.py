@@ -492,3 +492,19 @@ def test_what_the_apiserver_refuses_beyond_the_schema() -> None:
         "      restartPolicy: Never\n      serviceAccountName: sa\n      containers: [{name: c, image: x}]\n"
     )
     assert messages(ok) == []
+
+
+@pytest.mark.parametrize("target", ["1.34", "1.35", "1.36", "1.37"])
+def test_an_extended_resource_requested_without_a_limit_is_refused_at_every_version(target: str) -> None:
+    # kube-apiserver ValidateResourceRequirements: "Limit must be set for non overcommitable resources" at every
+    # supported minor (the testbed's real 1.37 apiserver refuses it: tests/integration/test_validate_dryrun.py);
+    # kubedra said "valid" at 1.36 and 1.37
+    text = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml}\nspec:\n  containers:\n"
+        "  - name: c\n    image: x\n    resources:\n      requests: {nvidia.com/gpu: 1}\n"
+    )
+    result = validate_texts([("p.yaml", text)], target)
+    assert not result.valid
+    assert [e.message for e in result.errors] == ["extended resource nvidia.com/gpu: limits must be set"]
+    limits_only = text.replace("requests:", "limits:")
+    assert validate_texts([("p.yaml", limits_only)], target).valid
