@@ -15,12 +15,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubedra.errors import KubedraError
 from kubedra.model import snapshot as snapfmt
-from kubedra.model.inventory import build_inventory
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
 from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
@@ -149,14 +148,15 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
 
     try:
         opts = ClusterOptions(target_version=target)
-        cluster = build_cluster(snapfmt.inventory(snap), opts)
+        inv = snapfmt.inventory(snap)
+        cluster = build_cluster(inv, opts)
         dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}
         dra = cluster.views[DRA].physical_gpus() if DRA in cluster.views else {}
         notes.extend(n for n in cluster.notes if "derived" in n)
-        if any(d.kind == "ResourceSlice" for d in snap.documents):
-            # nodes still on the device plugin have no slices yet: derive theirs from their GFD labels
-            no_slices = [d for d in snap.documents if d.kind != "ResourceSlice"]
-            derived = build_cluster(build_inventory(no_slices), opts)
+        if inv.slices:
+            # nodes still on the device plugin have no slices yet: derive theirs from their GFD labels (the
+            # same model without its slices, not the documents modelled again)
+            derived = build_cluster(replace(inv, slices=[]), opts)
             if DRA in derived.views:
                 for node, n in derived.views[DRA].physical_gpus().items():
                     dra.setdefault(node, n)
