@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property
 from typing import Any
 
-import yaml
-
 from kubedra.audit.podspecs import PodSpecAt, find_pod_specs
 from kubedra.errors import Location
 from kubedra.k8s import datafiles
@@ -18,14 +16,6 @@ from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.sources.files import Document
 
 SEVERITIES = ("error", "warning", "info")
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def yaml_load(text: str) -> Any:
-    """safe_load with the C loader when PyYAML has it (data files are read on every run)."""
-    return yaml.load(text, Loader=_Loader)
-
-
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
@@ -156,8 +146,7 @@ class RuleBook:
 
     @classmethod
     def load(cls) -> RuleBook:
-        text = datafiles.read_text("rules/audit-rules.yaml")
-        data = yaml_load(text)
+        data = datafiles.load("rules/audit-rules.yaml")
         book = cls()
         for r in data["rules"]:
             if r["severity"] not in SEVERITIES:  # pragma: no cover - guarded by a unit test on the data file
@@ -175,4 +164,4 @@ class RuleBook:
 @cache
 def load_data(name: str) -> Any:
     """A YAML data file under kubedra/data/rules/ (read once per process; treat the result as read-only)."""
-    return yaml_load(datafiles.read_text(f"rules/{name}"))
+    return datafiles.load(f"rules/{name}")
