@@ -6,6 +6,7 @@ skip on a developer machine and fail under CI (``CI=true``).
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -47,16 +48,33 @@ class Loaded:
     console: list[str]  # console messages and page errors Chromium logged
 
 
-def load(page: Path, timeout: float = 90.0) -> Loaded:
-    exe = chromium()
-    with tempfile.TemporaryDirectory(prefix="kubedra-chromium-") as profile:
-        proc = subprocess.run(
+# Chromium itself sometimes dies of a signal when several xdist workers start it at once on a small machine (CI saw
+# one SIGSEGV in ~3,000 loads, with nothing from the page in its log). A browser that crashed has said nothing about
+# the page, so such a run is tried again, a bounded number of times, with launches serialised across workers; a page
+# error, a CSP refusal or a non-signal exit is never retried.
+CRASH_RETRIES = 2
+LOCK = Path(tempfile.gettempdir()) / "kubedra-chromium.lock"
+
+
+def _run(exe: str, page: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="kubedra-chromium-") as profile, LOCK.open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(
             [exe, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.resolve().as_uri()],
             capture_output=True,
             text=True,
             timeout=timeout,
             check=False,
         )
+
+
+def load(page: Path, timeout: float = 90.0) -> Loaded:
+    exe = chromium()
+    proc = _run(exe, page, timeout)
+    for _ in range(CRASH_RETRIES):
+        if proc.returncode >= 0:
+            break
+        proc = _run(exe, page, timeout)
     if proc.returncode != 0 or "<html" not in proc.stdout:
         raise AssertionError(f"chromium failed ({proc.returncode}): {proc.stderr[-2000:]}")
     console = [
