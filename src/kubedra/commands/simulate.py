@@ -303,7 +303,9 @@ def simulation_options(f: Any) -> Any:
         {
             EXIT_OK: "the simulation ran (pending pods are part of the report)",
             EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
-            EXIT_INPUT: "usage or input error, or an input not read (a Helm template or chart)",
+            EXIT_INPUT: "usage or input error, or an input not read (a Helm template or chart); or incomplete: "
+            "a GPU node has no DRA view (its GPU model or MIG layout is not known; the report is printed, "
+            "its notes and JSON notModelled name each node)",
         }
     ),
 )
@@ -370,6 +372,15 @@ def run(options: SimulateCommandOptions) -> None:
         click.echo(
             f"kubedra: error: {count(inputs.not_read, 'input')} not read (Helm templates or charts, under "
             "'not simulated'): render them and simulate the output",
+            err=True,
+        )
+        sys.exit(EXIT_INPUT)
+    if sim.cluster.unmodelled:  # incomplete is not clean: the DRA column lacks these nodes' GPUs
+        names = list(sim.cluster.unmodelled)
+        click.echo(
+            f"kubedra: error: {count(len(names), 'GPU node')} without a DRA view ({', '.join(names[:5])}"
+            f"{', ...' if len(names) > 5 else ''}), so the comparison is incomplete: add their ResourceSlices "
+            "(kubectl get resourceslices -o yaml), or pass --gpu-mode when only the MIG layout is unknown",
             err=True,
         )
         sys.exit(EXIT_INPUT)

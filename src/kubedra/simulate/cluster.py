@@ -38,7 +38,7 @@ from kubedra.model.objects import (
 from kubedra.simulate.catalogue import typed_cluster
 from kubedra.simulate.devices import DeviceInfo, device_infos
 from kubedra.sources.files import Document
-from kubedra.text import noun
+from kubedra.text import count, noun
 from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import models
 from kubedra.vendors.nvidia import modes as nvidia_modes
@@ -129,6 +129,8 @@ class Cluster:
     notes: list[str] = field(default_factory=list)
     generated: bool = False
     spec: str | None = None
+    # GPU nodes that one view lacks (node name -> why): the comparison is incomplete, simulate exits 2
+    unmodelled: dict[str, str] = field(default_factory=dict)
 
     @property
     def node_names(self) -> list[str]:
@@ -383,9 +385,10 @@ def _detect_mode(node: Node) -> str | None:
 
 
 def _dra_from_labels(
-    nodes: Sequence[Node], gpu_mode: str | None, target: str, notes: list[str]
+    nodes: Sequence[Node], gpu_mode: str | None, target: str, unmodelled: dict[str, str]
 ) -> list[dict[str, Any]]:
-    """The DRA driver's slices for device-plugin nodes, from their GFD labels and the catalogue."""
+    """The DRA driver's slices for device-plugin nodes, from their GFD labels and the catalogue; a node that
+    cannot be derived goes into ``unmodelled`` with the reason."""
     objects: list[dict[str, Any]] = []
     for node in nodes:
         if not _has_gpu_resources(node):
@@ -394,15 +397,19 @@ def _dra_from_labels(
         model = _product_model(product)
         count = _int_label(node.labels, "nvidia.com/gpu.count")
         if model is None or count is None:
-            notes.append(
-                f"node {node.name}: no DRA view (GPU model {product or 'unknown'!r} or nvidia.com/gpu.count "
-                "label not known to the catalogue); add its ResourceSlices, or use --nodes"
+            what = (
+                f"GPU model {product!r} is not in kubedra's catalogue"
+                if product and model is None
+                else "no nvidia.com/gpu.product label (GPU Feature Discovery)"
+                if not product
+                else "no nvidia.com/gpu.count label (GPU Feature Discovery)"
             )
+            unmodelled[node.name] = f"no DRA view: {what}; add its ResourceSlices, or use --nodes"
             continue
         mode = gpu_mode or _detect_mode(node)
         if mode is None:
-            notes.append(
-                f"node {node.name}: its MIG layout is not known from the labels (nvidia.com/mig.config); "
+            unmodelled[node.name] = (
+                "no DRA view: its MIG layout is not known from the labels (nvidia.com/mig.config); "
                 "pass --gpu-mode for the DRA view"
             )
             continue
@@ -430,12 +437,20 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
         )
     dp_nodes, dra_nodes = _split_nodes(nodes)
     dra_view_nodes = dra_nodes
+    # A cluster in the middle of its migration has both: nodes still on the device plugin and nodes whose GPUs
+    # the DRA driver publishes. Each view is the whole fleet, each node derived where it is not yet there.
+    sliced = {s.node_name for s in inv.slices if s.driver == NVIDIA_DRIVER and s.node_name}
+    on_plugin = {n.name for n in dp_nodes if _has_gpu_resources(n)}
     if DP in opts.modes:
-        if not any(_has_gpu_resources(n) for n in dp_nodes) and inv.slices:
-            dp_nodes = [_dp_from_slices(n, inv.slices, cluster.notes) for n in dp_nodes]
+        derive = {n.name for n in dp_nodes if n.name in sliced and n.name not in on_plugin}
+        if derive:
+            dp_nodes = [
+                _dp_from_slices(n, inv.slices, cluster.notes) if n.name in derive else n for n in dp_nodes
+            ]
             cluster.notes.append(
                 "device-plugin view derived from the NVIDIA DRA driver's ResourceSlices (what the device plugin "
                 "would advertise on the same GPUs)"
+                + (f" for {count(len(derive), 'node')} on DRA" if on_plugin else "")
             )
         view = ClusterView(DP, nodes=dp_nodes)
         view.dp_info = {n.name: dp_node_info(n) for n in dp_nodes}
@@ -443,14 +458,16 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
     if DRA in opts.modes:
         slices = list(inv.slices)
         classes = list(inv.classes)
-        objects: list[dict[str, Any]] = []
-        if not slices:
-            objects = _dra_from_labels(dp_nodes, opts.gpu_mode, opts.target_version, cluster.notes)
-            if objects:
-                cluster.notes.append(
-                    "DRA view derived from the Nodes' GPU Feature Discovery labels: the ResourceSlices the "
-                    "NVIDIA DRA driver would publish on them"
-                )
+        pending_nodes = [n for n in dp_nodes if n.name in on_plugin and n.name not in sliced]
+        objects = _dra_from_labels(pending_nodes, opts.gpu_mode, opts.target_version, cluster.unmodelled)
+        cluster.notes += [f"node {name}: {reason}" for name, reason in cluster.unmodelled.items()]
+        if objects:
+            derived = len(pending_nodes) - len(cluster.unmodelled)
+            cluster.notes.append(
+                "DRA view derived from the Nodes' GPU Feature Discovery labels: the ResourceSlices the "
+                "NVIDIA DRA driver would publish on them"
+                + (f" ({count(derived, 'node')} still on the device plugin)" if sliced else "")
+            )
         if objects or (slices and not classes):
             have = {c.name for c in classes}
             generated = [
@@ -462,9 +479,13 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
             slices += extra.slices
             classes += extra.classes
         if not slices:
+            why = "".join(f"; node {name}: {reason}" for name, reason in list(cluster.unmodelled.items())[:3])
+            more = len(cluster.unmodelled) - 3
             raise InputError(
                 "no ResourceSlices for the DRA view: add them (kubectl get resourceslices -o yaml), use "
                 "--nodes to generate a cluster, or run --mode device-plugin"
+                + why
+                + (f" (and {more} more)" if more > 0 else "")
             )
         view = ClusterView(
             DRA,
