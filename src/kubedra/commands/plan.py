@@ -69,7 +69,9 @@ class PlanOptions:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "plan ready",
-            EXIT_FINDINGS: "blockers or flagged waves (the plan is still printed)",
+            EXIT_FINDINGS: "blockers or flagged waves; or a wave whose capacity is not checked: a node's DRA GPUs "
+            "are not known (GPU model not in the catalogue, no GFD labels), stderr names it (the plan is still "
+            "printed)",
             EXIT_INPUT: "usage or input error; or incomplete: a cluster read was forbidden, unauthorised, not "
             "served or failed (live, or when its snapshot was taken) and not accepted with --allow-missing (the "
             "plan is still printed, JSON/YAML list them under incomplete, stderr names them)",
@@ -159,6 +161,12 @@ def run(options: PlanOptions) -> None:
 
         click.echo(runbook.markdown(p), nl=False)
     report_incomplete(incomplete)
+    for w in p.unchecked:
+        click.echo(
+            f"kubedra: plan: wave {w.number} ({w.title}): capacity not checked: no DRA inventory known for "
+            f"{', '.join(w.unchecked)} (GPU model not in the catalogue or no GFD labels)",
+            err=True,
+        )
     if incomplete:
         sys.exit(EXIT_INPUT)
-    sys.exit(EXIT_FINDINGS if p.blocked or p.flagged else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if p.blocked or p.flagged or p.unchecked else EXIT_OK)

@@ -64,6 +64,9 @@ class Wave:
     duration_minutes: int = 0
     capacity: Capacity | None = None
     warnings: list[str] = field(default_factory=list)
+    # nodes whose DRA GPUs the capacity counts without knowing them (no catalogue model or GFD labels): the
+    # wave's capacity is not checked, which is not a clean plan
+    unchecked: list[str] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)
     blast_radius: str = ""
 
@@ -92,6 +95,7 @@ class Wave:
                 },
                 "files": self.files,
                 "warnings": self.warnings,
+                "capacityUncheckedNodes": self.unchecked,
             }
         )
         if self.capacity is not None:
@@ -150,6 +154,11 @@ class Plan:
     def flagged(self) -> list[Wave]:
         return [w for w in self.waves if w.capacity is not None and w.capacity.short > 0]
 
+    @property
+    def unchecked(self) -> list[Wave]:
+        """Waves whose capacity counts a node's DRA GPUs that kubedra could not derive (not decided)."""
+        return [w for w in self.waves if w.unchecked]
+
     def summary(self) -> dict[str, Any]:
         total_minutes = sum(w.duration_minutes for w in self.waves) + 60 * sum(
             w.soak_hours for w in self.waves[:-1]
@@ -161,6 +170,7 @@ class Plan:
             "gpus": sum(n.gpus_before for c in self.clusters for n in c.state.gpu_nodes),
             "blockers": sum(len(c.blockers) for c in self.clusters),
             "flaggedWaves": [w.number for w in self.flagged],
+            "capacityUncheckedWaves": [w.number for w in self.unchecked],
             "estimatedCalendarDays": round(total_minutes / 60 / 24, 1),
         }
 

@@ -337,6 +337,11 @@ def node_wave(
             f"no DRA inventory known for {', '.join(unknown)} (GPU model not in the catalogue or no GFD labels): "
             "check its ResourceSlices by hand in the driver step"
         )
+    # the nodes whose DRA GPUs the capacity above counts as their device-plugin GPUs (``gpus_after or
+    # gpus_before``) without knowing them: this wave's capacity is not checked (exit 1, not a clean plan)
+    assumed = unknown + [
+        n.name for n in others if n.gpus_after == 0 and (n.name in migrated_set or n.stack == "dra")
+    ]
     gpus = sum(n.gpus_before for n in batch)
     total = sum(n.gpus_before for n in state.gpu_nodes) or 1
     return Wave(
@@ -355,6 +360,7 @@ def node_wave(
         duration_minutes=30 + 10 * len(batch),
         capacity=cap,
         warnings=warnings,
+        unchecked=assumed,
         files={f"smoke-{state.spec.name}-wave-{number}.yaml": _smoke(values, pool, number)},
         blast_radius=f"{count(len(batch), 'node')}, {count(gpus, 'GPU')} ({100 * gpus / total:.0f}% of the cluster's GPUs), "
         f"up to {count(pool.pods, 'GPU pod')} of pool {pool.name} rescheduled",

@@ -92,6 +92,7 @@ def render(plan: Plan) -> str:
         plan=plan,
         s=plan.summary(),
         flagged=[str(w.number) for w in plan.flagged],
+        unchecked=[str(w.number) for w in plan.unchecked],
         wave_facts=_wave_facts,
         cluster_rows=[
             (

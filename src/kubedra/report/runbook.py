@@ -94,6 +94,7 @@ def markdown(plan: Plan) -> str:
             plan=plan,
             s=plan.summary(),
             flagged=", ".join(str(w.number) for w in plan.flagged),
+            unchecked=", ".join(str(w.number) for w in plan.unchecked),
             wave_rows=[
                 (
                     w.number,

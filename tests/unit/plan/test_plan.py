@@ -273,3 +273,38 @@ def test_a_cluster_read_incompletely_makes_the_plan_incomplete(tmp_path: Path) -
     )
     res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"), "-o", "json", "--allow-missing", "deployments")
     assert res.exit_code == 1 and json.loads(res.stdout)["incomplete"] == []
+
+
+def test_a_node_whose_dra_gpus_are_unknown_leaves_its_waves_unchecked(tmp_path: Path) -> None:
+    """A GPU model not in the catalogue gives its node no DRA view: the waves that count that node's DRA GPUs
+    (as its device-plugin GPUs) have an unchecked capacity, which is not a clean plan (exit 1, was 0)."""
+    shutil.copy(DATA / "dev.yaml", tmp_path / "dev.yaml")
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "clusters:\n- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
+    )
+    res = run("plan", "--fleet", str(fleet_file), "-o", "json")
+    assert res.exit_code == 0, res.output  # the same cluster with known GPUs: a clean plan
+    assert json.loads(res.stdout)["summary"]["capacityUncheckedWaves"] == []
+
+    dev = yaml.safe_load((tmp_path / "dev.yaml").read_text())
+    node = next(o for o in dev["items"] if o["kind"] == "Node" and o["metadata"]["name"] == "a100-80gb-0")
+    node["metadata"]["labels"]["nvidia.com/gpu.product"] = "NVIDIA-Zeta-Z900"  # in no catalogue
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(dev))
+    res = run("plan", "--fleet", str(fleet_file), "-o", "json")
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    assert out["summary"]["flaggedWaves"] == [] and out["clusters"][0]["blockers"] == []
+    unchecked = out["summary"]["capacityUncheckedWaves"]
+    node_waves = [w for w in out["waves"] if w["kind"] == "nodes"]
+    # the node's own wave and every later wave of its pool count its DRA GPUs
+    assert unchecked == [w["number"] for w in node_waves]
+    assert all(w["capacityUncheckedNodes"] == ["a100-80gb-0"] for w in node_waves)
+    for n in unchecked:
+        assert f"kubedra: plan: wave {n} (" in res.stderr
+    assert "no DRA inventory known for a100-80gb-0" in res.stderr
+    md = run("plan", "--fleet", str(fleet_file))
+    assert md.exit_code == 1 and "**Capacity not checked:**" in md.stdout
+    page = run("plan", "--fleet", str(fleet_file), "-o", "html")
+    assert page.exit_code == 1 and "Capacity not checked in waves" in page.stdout
+    assert "No blockers; every wave keeps enough GPUs" not in page.stdout
