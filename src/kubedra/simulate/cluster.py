@@ -385,7 +385,7 @@ def _detect_mode(node: Node) -> str | None:
 
 
 def _dra_from_labels(
-    nodes: Sequence[Node], gpu_mode: str | None, target: str, unmodelled: dict[str, str]
+    nodes: Sequence[Node], gpu_mode: str | None, target: str, unmodelled: dict[str, str], notes: list[str]
 ) -> list[dict[str, Any]]:
     """The DRA driver's slices for device-plugin nodes, from their GFD labels and the catalogue; a node that
     cannot be derived goes into ``unmodelled`` with the reason."""
@@ -413,8 +413,50 @@ def _dra_from_labels(
                 "pass --gpu-mode for the DRA view"
             )
             continue
+        if node.labels.get("nvidia.com/mig.strategy") == "single" and "-MIG-" in product:
+            own = _detect_mode(node)  # the layout the node runs, whatever --gpu-mode asks for the DRA view
+            gpus = (
+                _gpus_under_single_strategy(model, count, own)
+                if own is not None and own.startswith("mig-static:")
+                else "its MIG layout is not known from the labels (nvidia.com/mig.config), and under "
+                "mig-strategy single nvidia.com/gpu.count counts MIG devices, not GPUs"
+            )
+            if isinstance(gpus, str):
+                unmodelled[node.name] = f"no DRA view: {gpus}; pass --gpu-mode, or add its ResourceSlices"
+                continue
+            count = gpus
+            notes.append(
+                f"node {node.name} runs mig-strategy single: its nvidia.com/gpu devices are "
+                f"{product.rpartition('-MIG-')[2]} MIG instances, while a pod's DRA version asks for a whole GPU "
+                "unless --dra-sizing mig (with --gpu-memory or the kubedra.io/gpu-memory annotation)"
+            )
         objects += nvidia_dra.dra_objects(node.name, model, count, mode, target)
     return objects
+
+
+def _gpus_under_single_strategy(model: models.GpuModel, migs: int, mode: str) -> int | str:
+    """Physical GPUs of a node whose GPU Feature Discovery labels follow mig-strategy=single.
+
+    There GFD's MIG labeler replaces the full-GPU labels: nvidia.com/gpu.count is the number of MIG devices
+    (k8s-device-plugin internal/lm/mig-strategy.go, newMigStrategySingleLabeler). The GPUs are the count whose
+    layout holds exactly that many instances; a reason (str) when none does."""
+    try:
+        parsed = nvidia_modes.parse_gpu_mode(mode)
+    except InputError as e:
+        return f"its MIG set-up {mode!r} is not one kubedra knows ({e})"
+    for gpus in range(1, migs + 1):
+        try:
+            instances = sum(len(layout or ()) for layout in parsed.gpu_layouts(model, gpus))
+        except InputError as e:
+            return f"its MIG layout {parsed.layout_text!r} does not apply to {model.key} ({e})"
+        if instances == migs:
+            return gpus
+        if instances > migs or instances == 0:
+            break
+    return (
+        f"nvidia.com/gpu.count {migs} (MIG devices under mig-strategy single) is no whole number of GPUs "
+        f"with layout {parsed.layout_text!r}"
+    )
 
 
 def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
@@ -459,7 +501,9 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
         slices = list(inv.slices)
         classes = list(inv.classes)
         pending_nodes = [n for n in dp_nodes if n.name in on_plugin and n.name not in sliced]
-        objects = _dra_from_labels(pending_nodes, opts.gpu_mode, opts.target_version, cluster.unmodelled)
+        objects = _dra_from_labels(
+            pending_nodes, opts.gpu_mode, opts.target_version, cluster.unmodelled, cluster.notes
+        )
         cluster.notes += [f"node {name}: {reason}" for name, reason in cluster.unmodelled.items()]
         if objects:
             derived = len(pending_nodes) - len(cluster.unmodelled)

@@ -116,3 +116,35 @@ def test_cli_only_unknown_gpus_says_why_in_one_line(tmp_path, capsys) -> None:
     assert e.value.code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "node odd-0: no DRA view: GPU model 'NVIDIA-Imaginary-GPU'" in lines[0]
+
+
+# Under mig-strategy=single GPU Feature Discovery's MIG labeler replaces the full-GPU labels: nvidia.com/gpu.count
+# is the number of MIG devices (NVIDIA/k8s-device-plugin internal/lm/mig-strategy.go, newMigStrategySingleLabeler).
+# Before, the DRA view took it as the number of GPUs: 8 H100 in all-3g.40gb (16 MIG devices) became 16 GPUs.
+@pytest.mark.parametrize(("layout", "migs"), [("all-3g.40gb", 16), ("all-1g.10gb", 56), ("all-7g.80gb", 8)])
+def test_mig_strategy_single_counts_gpus_not_mig_devices(layout: str, migs: int) -> None:
+    objs = nvidia_cluster(
+        "1x8xH100-80GB", f"mig-static:{layout}", "1.37", device_plugin=True, mig_strategy="single"
+    )
+    node = next(o for o in objs if o["kind"] == "Node")
+    assert node["metadata"]["labels"]["nvidia.com/gpu.count"] == str(migs)
+    text = "".join("---\n" + to_yaml(o) for o in objs) + deployment("x", migs + 1, memory="1Gi")
+    sim = run(text, nodes=None, sizing="mig")
+    dra = sim.results["dra"]
+    assert dra.physical == 8
+    assert (dra.placed, dra.pending) == (migs, 1)
+    assert sim.results["device-plugin"].placed == migs
+    assert any("runs mig-strategy single" in n and layout[4:] in n for n in sim.notes)
+
+
+def test_mig_strategy_single_count_that_fits_no_layout_is_named() -> None:
+    objs = nvidia_cluster(
+        "1x8xH100-80GB", "mig-static:all-3g.40gb", "1.37", device_plugin=True, mig_strategy="single"
+    )
+    text = "".join("---\n" + to_yaml(o) for o in objs).replace(
+        "nvidia.com/gpu.count: '16'", "nvidia.com/gpu.count: '15'"
+    )
+    assert "nvidia.com/gpu.count: '15'" in text
+    sim = run(mid_migration() + text.replace("h100-80gb-0", "single-0"), nodes=None)
+    assert "is no whole number of GPUs with layout 'all-3g.40gb'" in sim.cluster.unmodelled["single-0"]
+    assert sim.results["dra"].physical == 4  # the mid-migration fleet's two nodes
