@@ -162,7 +162,9 @@ def run_generate(options: PolicyGenerateOptions) -> None:
         {
             EXIT_OK: "nothing violates",
             EXIT_FINDINGS: "some object violates a policy (denied, warned or audited)",
-            EXIT_INPUT: "usage or input error",
+            EXIT_INPUT: "usage or input error; or undecided: an object's Namespace is not among the inputs and a "
+            "namespaceSelector reads its labels, or an expression its namespaceObject (the verdicts are still "
+            "printed, JSON lists them under undecided, stderr names each)",
         }
     ),
 )
@@ -199,6 +201,8 @@ def run_test(options: PolicyTestOptions) -> None:
     documents = load(files).documents
     evaluator.add_params(d for d in documents if d.kind == "ConfigMap")
     verdicts = evaluator.evaluate(documents, options.default_namespace)
+    undecided = [v for v in verdicts if v.undecided]
+    violations = [v for v in verdicts if not v.undecided]
     if output in ("table", "wide"):
         if verdicts:
             print_table(
@@ -217,12 +221,28 @@ def run_test(options: PolicyTestOptions) -> None:
         denied = sum(1 for v in verdicts if v.outcome == "denied")
         click.echo(
             f"{count(len(documents), 'object')}, {count(len(evaluator.policies), 'policy')}: "
-            f"{count(len(verdicts), 'violation')}, {denied} would be denied",
+            f"{count(len(violations), 'violation')}, {denied} would be denied"
+            + (f", {len(undecided)} not decided" if undecided else ""),
             err=True,
         )
     else:
-        emit({"violations": [v.to_dict() for v in verdicts], "objects": len(documents)}, output)
-    click.get_current_context().exit(EXIT_FINDINGS if verdicts else EXIT_OK)
+        emit(
+            {
+                "violations": [v.to_dict() for v in violations],
+                "undecided": [v.to_dict() for v in undecided],
+                "objects": len(documents),
+            },
+            output,
+        )
+    for v in undecided:
+        where = f"{v.document.file}:{v.document.line}"
+        why = v.message.removeprefix("not decided: ")
+        click.echo(
+            f"kubedra: undecided: {where}: {v.document.describe()}: policy {v.policy}: {why}", err=True
+        )
+    if undecided:
+        click.get_current_context().exit(EXIT_INPUT)
+    click.get_current_context().exit(EXIT_FINDINGS if violations else EXIT_OK)
 
 
 @policy.command(

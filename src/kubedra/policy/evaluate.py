@@ -11,6 +11,11 @@ whether the apiserver would deny, warn or audit.
 CEL runs in kubedra's Kubernetes CEL environment for the target release (``kubedra.cel.build_env``), with
 ``object``, ``oldObject``, ``params``, ``namespaceObject``, ``request`` and ``variables`` (all dyn).
 ``authorizer`` is not available offline.
+
+A namespaced object's Namespace is read from the manifests under test. When it is not among them, only its
+``kubernetes.io/metadata.name`` label is known: a ``namespaceSelector`` that reads another label, or an
+expression that reads ``namespaceObject``, cannot be decided, and the object gets an *undecided* verdict
+naming the Namespace to add, never a silent "no match".
 """
 
 from __future__ import annotations
@@ -84,9 +89,12 @@ class Verdict:
     message: str
     reason: str = "Invalid"
     error: bool = False  # an evaluation error handled by failurePolicy Fail
+    undecided: bool = False  # the answer depends on a Namespace that is not among the inputs
 
     @property
     def outcome(self) -> str:
+        if self.undecided:
+            return "undecided"
         if "Deny" in self.actions:
             return "denied"
         if "Warn" in self.actions:
@@ -160,9 +168,46 @@ class _Target:
     namespaced: bool
     namespace: str | None
     namespace_object: dict[str, Any] | None
+    namespace_known: bool = (
+        True  # False: the Namespace is not among the inputs (only its name label is known)
+    )
 
 
-def _resources_match(constraints: Any, t: _Target, *, rules_required: bool) -> bool:
+NAME_LABEL = "kubernetes.io/metadata.name"  # the one label the apiserver sets on every Namespace
+
+
+def _selector_undecided(selector: Any, name: str) -> bool:
+    """Whether ``selector`` decides on labels of Namespace ``name`` beyond its name label, which are unknown
+    when the Namespace is not among the inputs. A requirement on the name label that fails decides (no
+    match) whatever the other labels are."""
+    if not isinstance(selector, Mapping):
+        return False
+    keys = [str(k) for k in (selector.get("matchLabels") or {})]
+    keys += [str(e.get("key")) for e in selector.get("matchExpressions") or [] if isinstance(e, Mapping)]
+    if all(k == NAME_LABEL for k in keys):
+        return False
+    on_name = {
+        "matchLabels": {k: v for k, v in (selector.get("matchLabels") or {}).items() if str(k) == NAME_LABEL},
+        "matchExpressions": [
+            e
+            for e in selector.get("matchExpressions") or []
+            if isinstance(e, Mapping) and str(e.get("key")) == NAME_LABEL
+        ],
+    }
+    return selector_matches(on_name, {NAME_LABEL: name})
+
+
+def _namespace_undecided(constraints: Any, t: _Target) -> bool:
+    """Whether the namespaceSelector of ``constraints`` cannot be decided for ``t`` (its Namespace unknown)."""
+    if t.namespace_known or t.namespace is None or (t.doc.kind == "Namespace" and t.group == ""):
+        return False
+    c = constraints if isinstance(constraints, Mapping) else {}
+    return _selector_undecided(c.get("namespaceSelector"), t.namespace)
+
+
+def _resources_match(constraints: Any, t: _Target, *, rules_required: bool) -> bool | None:
+    """Whether ``constraints`` match ``t``; None when only the labels of its Namespace, which is not among
+    the inputs, decide."""
     c = constraints if isinstance(constraints, Mapping) else {}
     rules = c.get("resourceRules") or []
     matched = any(_rule_matches(r, t.group, t.version, t.resource, t.namespaced) for r in rules)
@@ -179,9 +224,11 @@ def _resources_match(constraints: Any, t: _Target, *, rules_required: bool) -> b
         ns_labels = _labels(t.namespace_object)
     else:
         ns_labels = None  # cluster-scoped: the namespace selector does not apply
-    if ns_labels is not None and not selector_matches(c.get("namespaceSelector"), ns_labels):
+    if not selector_matches(c.get("objectSelector"), _labels(t.doc.obj)):
         return False
-    return selector_matches(c.get("objectSelector"), _labels(t.doc.obj))
+    if _namespace_undecided(c, t):
+        return None
+    return ns_labels is None or selector_matches(c.get("namespaceSelector"), ns_labels)
 
 
 # --- CEL ------------------------------------------------------------------------------------------------
@@ -216,6 +263,14 @@ class Policy:
     match_conditions: list[tuple[str, _Compiled]] = field(default_factory=list)
     variables: list[tuple[str, _Compiled]] = field(default_factory=list)
     validations: list[tuple[Mapping[str, Any], _Compiled, _Compiled | None]] = field(default_factory=list)
+
+    @property
+    def reads_namespace(self) -> bool:
+        """Whether a match condition, variable or validation reads ``namespaceObject`` (a message does not
+        decide)."""
+        texts = [c.text for _, c in (*self.match_conditions, *self.variables)]
+        texts += [c.text for _, c, _ in self.validations]
+        return any(re.search(r"\bnamespaceObject\b", t) for t in texts)
 
 
 class Evaluator:
@@ -306,6 +361,7 @@ class Evaluator:
         namespaced = doc.kind not in CLUSTER_SCOPED
         ns = (doc.namespace or default_ns) if namespaced else None
         ns_obj: dict[str, Any] | None = None
+        known = ns is None or ns in namespaces
         if ns is not None:
             base = namespaces.get(ns) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
             ns_obj = dict(base)
@@ -314,10 +370,25 @@ class Evaluator:
             labels.setdefault("kubernetes.io/metadata.name", ns)  # set by the apiserver on every namespace
             meta["labels"] = labels
             ns_obj["metadata"] = meta
-        return _Target(doc, group, version, resource_of(doc.kind), namespaced, ns, ns_obj)
+        return _Target(doc, group, version, resource_of(doc.kind), namespaced, ns, ns_obj, known)
+
+    def _undecided(self, policy: Policy, t: _Target, binding: str | None, why: str) -> Verdict:
+        return Verdict(
+            t.doc,
+            policy.name,
+            binding,
+            [],
+            f"not decided: {why} of Namespace {t.namespace}, which is not among the inputs; "
+            f"add the Namespace {t.namespace} object to them",
+            "Undecided",
+            undecided=True,
+        )
 
     def _policy(self, policy: Policy, t: _Target) -> list[Verdict]:
-        if not _resources_match(policy.spec.get("matchConstraints"), t, rules_required=True):
+        matched = _resources_match(policy.spec.get("matchConstraints"), t, rules_required=True)
+        if matched is None:
+            return [self._undecided(policy, t, None, "the policy's namespaceSelector reads the labels")]
+        if not matched:
             return []
         out: list[Verdict] = []
         bindings: list[tuple[str | None, Mapping[str, Any]]] = [
@@ -328,7 +399,16 @@ class Evaluator:
         if not bindings:  # an unbound policy does nothing in a cluster; test it as if bound with Deny
             bindings = [(None, {"validationActions": ["Deny"]})]
         for name, bspec in bindings:
-            if not _resources_match(bspec.get("matchResources"), t, rules_required=False):
+            matched = _resources_match(bspec.get("matchResources"), t, rules_required=False)
+            if matched is None:
+                out.append(
+                    self._undecided(policy, t, name, "the binding's namespaceSelector reads the labels")
+                )
+                continue
+            if not matched:
+                continue
+            if policy.reads_namespace and not t.namespace_known and t.namespace is not None:
+                out.append(self._undecided(policy, t, name, "the policy's expressions read the object"))
                 continue
             actions = [str(a) for a in bspec.get("validationActions") or []]
             for params, missing in self._params(policy, bspec, t):

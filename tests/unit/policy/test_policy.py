@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import textwrap
 from typing import Any
 
@@ -282,8 +283,10 @@ def deployment(
 
 def test_evaluator_semantics() -> None:
     ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod", "labels": {"env": "prod"}}}
+    dev = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "dev", "labels": {"env": "dev"}}}
     objs = dump(
         ns,
+        dev,  # its labels decide the binding's namespaceSelector (without it: undecided)
         deployment("big", 9, labels={"team": "a"}),
         deployment("system-x", 9),  # matchCondition false
         deployment("skipped", 9, labels={"skip": "y"}),  # objectSelector
@@ -480,3 +483,98 @@ def test_generate_allows_the_device_classes_migrate_writes(tmp_path: Any) -> Non
     from kubedra.testing.cli import run
 
     assert run("policy", "generate", str(bad)).exit_code == 2
+
+
+NS_POLICY = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-plugin-gpus-in-prod}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}
+    namespaceSelector:
+      matchLabels: {env: prod}
+  validations:
+  - expression: "!object.spec.containers.exists(c, has(c.resources.limits) && 'nvidia.com/gpu' in c.resources.limits)"
+    message: no device-plugin GPUs in prod
+"""
+
+
+def test_a_namespace_selector_on_a_namespace_not_in_the_inputs_is_undecided(tmp_path: Any) -> None:
+    """The policy matches by the Namespace's labels, and the Namespace is not among the inputs: kubedra said
+    'nothing violates' (exit 0) from a Namespace it had made up without labels; now the verdict is undecided,
+    named on stderr, exit 2. With the Namespace given, the answer is decided (denied, exit 1)."""
+    from kubedra.testing.cli import run
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(NS_POLICY)
+    gpu_pod = pod("train", container={"resources": {"limits": {"nvidia.com/gpu": 1}}})
+    gpu_pod["metadata"]["namespace"] = "ml"
+    obj = tmp_path / "pod.yaml"
+    obj.write_text(dump(gpu_pod))
+    res = run("policy", "test", "--policy", str(pol), str(obj), "-o", "json")
+    assert res.exit_code == 2, res.output
+    data = json.loads(res.stdout)
+    assert data["violations"] == []
+    (u,) = data["undecided"]
+    assert u["outcome"] == "undecided" and u["object"]["name"] == "train"
+    assert "Namespace ml, which is not among the inputs" in u["message"]
+    assert f"kubedra: undecided: {obj}:1: Pod ml/train: policy no-plugin-gpus-in-prod: " in res.stderr
+    table = run("policy", "test", "--policy", str(pol), str(obj))
+    assert table.exit_code == 2 and "UNDECIDED" in table.stdout and "1 not decided" in table.stderr
+
+    ns = tmp_path / "ns.yaml"
+    for labels, code in (({"env": "prod"}, 1), ({"env": "dev"}, 0)):
+        ns.write_text(
+            dump({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": labels}})
+        )
+        res = run("policy", "test", "--policy", str(pol), str(obj), str(ns), "-o", "json")
+        assert res.exit_code == code, res.output
+        assert json.loads(res.stdout)["undecided"] == [] and "undecided" not in res.stderr
+    # a selector on the name label alone is decided without the Namespace (the apiserver sets that label)
+    by_name = NS_POLICY.replace(
+        "matchLabels: {env: prod}",
+        "matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system]}]",
+    )
+    pol.write_text(by_name)
+    assert run("policy", "test", "--policy", str(pol), str(obj)).exit_code == 1
+    # a name requirement that fails decides whatever the other labels say
+    pol.write_text(
+        NS_POLICY.replace(
+            "matchLabels: {env: prod}", "matchLabels: {env: prod, kubernetes.io/metadata.name: other}"
+        )
+    )
+    assert run("policy", "test", "--policy", str(pol), str(obj)).exit_code == 0
+
+
+def test_an_expression_reading_namespace_object_of_a_namespace_not_in_the_inputs_is_undecided(
+    tmp_path: Any,
+) -> None:
+    from kubedra.testing.cli import run
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(
+        NS_POLICY.replace("    namespaceSelector:\n      matchLabels: {env: prod}\n", "").replace(
+            '- expression: "!object',
+            "- expression: \"namespaceObject.metadata.labels['env'] != 'prod' || !object",
+        )
+    )
+    obj = tmp_path / "pod.yaml"
+    obj.write_text(dump(pod("train", container={"resources": {"limits": {"nvidia.com/gpu": 1}}})))
+    res = run("policy", "test", "--policy", str(pol), str(obj), "-o", "json")
+    assert res.exit_code == 2, res.output
+    (u,) = json.loads(res.stdout)["undecided"]
+    assert "read the object of Namespace default" in u["message"]
+    ns = tmp_path / "ns.yaml"
+    ns.write_text(
+        dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "default", "labels": {"env": "prod"}},
+            }
+        )
+    )
+    assert run("policy", "test", "--policy", str(pol), str(obj), str(ns)).exit_code == 1
