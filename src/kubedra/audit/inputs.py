@@ -72,9 +72,15 @@ def load_files(paths: Sequence[str], rules: RuleBook, scope: Scope | None = None
             out.findings.extend(snap[1])
             continue
         result = files.parse_text(text, name, keep_nodes="lines")  # lines, not node trees: a tenth the memory
-        out.scope.items.extend(Item(obj=d.obj, doc=d) for d in result.documents)
+        out.findings.extend(add_documents(out.scope, result.documents, rules=rules))
         out.findings.extend(malformed(rules, e) for e in result.errors)
     return out
+
+
+NOT_AN_OBJECT = (
+    "not a Kubernetes object (no kind): a fragment or a tool's own configuration; not audited "
+    "(kubectl refuses it too)"
+)
 
 
 def _documents(text: str, name: str) -> list[Any] | None:
@@ -153,8 +159,18 @@ def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[F
     return scope, findings
 
 
-def add_documents(scope: Scope, docs: Iterable[files.Document], via: str = "") -> None:
-    scope.items.extend(Item(obj=d.obj, doc=d, via=via) for d in docs)
+def add_documents(
+    scope: Scope, docs: Iterable[files.Document], via: str = "", *, rules: RuleBook
+) -> list[Finding]:
+    """Add the objects of ``docs`` to ``scope``; a mapping without ``kind`` is no object the rules can read:
+    an ``input.malformed`` finding each (returned), never silently scanned as an object with no findings."""
+    findings = []
+    for d in docs:
+        if d.kind:
+            scope.items.append(Item(obj=d.obj, doc=d, via=via))
+        else:
+            findings.append(malformed(rules, InputError(NOT_AN_OBJECT, d.location)))
+    return findings
 
 
 def load_ignore_file(path: str) -> list[IgnoreEntry]:

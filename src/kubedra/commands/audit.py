@@ -208,7 +208,7 @@ def run(options: AuditOptions) -> None:
                     fix=meta.render_fix({"chart": chart}),
                 )
             )
-        inputs.add_documents(file_scope, rendered.documents)
+        pre += inputs.add_documents(file_scope, rendered.documents, rules=rules)
         pre += [inputs.malformed(rules, e) for e in rendered.errors]
         files_scanned += rendered.files
     if file_scope.items or charts or (file_args and not snapshots):
