@@ -115,7 +115,8 @@ def _first_line(e: BaseException) -> str:
 def api_client(kubeconfig: str | None, context: str | None) -> Any:
     """A kubernetes ApiClient for the kubeconfig context (or in-cluster config); every request it sends, and
     every exec credential plugin it runs (:mod:`kubedra.sources.execplugin`), is bounded by :func:`limits`, and
-    not retried. Bad or missing config: UsageError; a plugin past the bound: ClusterError (exit 2, one line)."""
+    not retried. Bad or missing config: UsageError; a plugin that fails, answers without usable credentials
+    (:mod:`kubedra.sources.execcredential`) or runs past the bound: ClusterError (exit 2, one line)."""
     from kubernetes import client, config  # noqa: PLC0415
     from kubernetes.config.incluster_config import InClusterConfigLoader  # noqa: PLC0415
 

@@ -111,14 +111,14 @@ def test_a_plugin_that_answers_still_gives_its_token(tmp_path: Path) -> None:
 
 
 def test_a_plugin_runs_with_the_clients_environment(tmp_path: Path) -> None:
-    """KUBERNETES_EXEC_INFO is still set by the client (only the waiting changed)."""
+    """KUBERNETES_EXEC_INFO is set (test_exec_credential checks its content), by kubedra's provider."""
     out = tmp_path / "info.json"
     answer = '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"t"}}'
     kc, _ = _kubeconfig(tmp_path, f"printf '%s' \"$KUBERNETES_EXEC_INFO\" > '{out}'\necho '{answer}'\n")
     with limits(request_timeout=5):
         cluster.api_client(str(kc), None)
     assert json.loads(out.read_text())["kind"] == "ExecCredential"
-    assert sys.modules["kubernetes.config.exec_provider"].subprocess.Popen.__name__ == "BoundedPopen"
+    assert sys.modules["kubernetes.config.kube_config"].ExecProvider.__name__ == "CheckedExecProvider"
 
 
 def test_a_plugin_that_hangs_when_its_expired_token_is_renewed(tmp_path: Path) -> None:
