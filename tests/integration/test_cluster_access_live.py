@@ -163,3 +163,62 @@ def test_dry_run_discovery_cache_is_private(world: ControlPlane, tmp_path: Path)
     assert [p.suffix for p in cache.iterdir()] == [".json"]
     assert cache.stat().st_mode & 0o777 == 0o700
     assert set(Path(tempfile.gettempdir()).glob("osrcp-*.json")) == before
+
+
+def _exec_kubeconfig(cp: ControlPlane, tmp: Path, status: dict[str, str] | None) -> tuple[Path, Path]:
+    """A kubeconfig whose user is an exec credential plugin printing an ExecCredential with ``status``."""
+    answer = {"apiVersion": "client.authentication.k8s.io/v1", "kind": "ExecCredential"}
+    if status is not None:
+        answer["status"] = status  # type: ignore[assignment]
+    (tmp / "answer.json").write_text(json.dumps(answer))
+    plugin = tmp / "credential plugin.sh"
+    plugin.write_text(f"#!/bin/sh\ncat '{tmp / 'answer.json'}'\n")
+    plugin.chmod(0o755)
+    kc = tmp / "exec.kubeconfig"
+    exec_config = {"apiVersion": answer["apiVersion"], "command": str(plugin), "interactiveMode": "Never"}
+    kc.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": "tb",
+                        "cluster": {"server": cp.url, "certificate-authority": str(cp.certs / "ca.crt")},
+                    }
+                ],
+                "users": [{"name": "plugin", "user": {"exec": exec_config}}],
+                "contexts": [{"name": "plugin", "context": {"cluster": "tb", "user": "plugin"}}],
+                "current-context": "plugin",
+            }
+        )
+    )
+    return kc, plugin
+
+
+def test_an_exec_plugin_certificate_reads_and_a_bad_answer_stops(world: ControlPlane, tmp_path: Path) -> None:
+    """The real apiserver takes the admin certificate and key an exec plugin prints; a plugin whose answer
+    has no usable credentials (the Python client went on without any: an anonymous read) is one line, exit 2,
+    nothing written."""
+    home = tmp_path / "home"
+    home.mkdir()
+    env = _clean_env(home)
+    cert, key = (world.certs / "admin.crt").read_text(), (world.certs / "admin.key").read_text()
+    kc, _ = _exec_kubeconfig(world, tmp_path, {"clientCertificateData": cert, "clientKeyData": key})
+    snap = tmp_path / "snap.yaml"
+    res = _kubedra(env, "snapshot", "--kubeconfig", str(kc), "-o", str(snap), "--no-helm-releases")
+    assert res.returncode == 0, res.stderr
+    assert yaml.safe_load(snap.read_text())["kubedra"]["notInspected"] == []
+    snap.unlink()
+
+    for status, problem in [
+        (None, "returned no status (client-go: exec plugin didn't return a status field)"),
+        ({"clientCertificateData": cert}, "returned a client certificate without its key"),
+    ]:
+        kc, plugin = _exec_kubeconfig(world, tmp_path, status)
+        res = _kubedra(env, "snapshot", "--kubeconfig", str(kc), "-o", str(snap), "--no-helm-releases")
+        assert res.returncode == 2 and res.stdout == "" and not snap.exists(), res.stderr
+        assert res.stderr == f"kubedra: error: exec credential plugin '{plugin}' {problem}\n"
+        res = _kubedra(env, "verify", "--kubeconfig", str(kc), "-o", "json")
+        assert res.returncode == 2 and res.stdout == "", res.stderr
+        assert res.stderr == f"kubedra: error: exec credential plugin '{plugin}' {problem}\n"
