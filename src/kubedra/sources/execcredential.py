@@ -108,7 +108,8 @@ def cluster_info(cluster: dict[str, Any], base: str | None) -> dict[str, Any]:
 
 
 def failure(returncode: int, stderr: str | None) -> str:
-    """A plugin that exited non-zero (exec.go ``wrapCmdRunErrorLocked``), with the last line of its stderr."""
+    """A plugin that exited non-zero (exec.go ``wrapCmdRunErrorLocked``), with the last line of its stderr
+    (None: not kept, an interactive plugin's stderr is the terminal's)."""
     how = f"was killed by signal {-returncode}" if returncode < 0 else f"failed with exit code {returncode}"
     lines = [
         " ".join("".join(c if c.isprintable() else " " for c in line).split())
@@ -117,6 +118,8 @@ def failure(returncode: int, stderr: str | None) -> str:
     last = next((line for line in reversed(lines) if line), "")
     if len(last) > _STDERR_CHARS:
         last = last[: _STDERR_CHARS - 3] + "..."
+    if stderr is None:  # interactive: the plugin wrote to the terminal
+        return f"{how} (its stderr is above)"
     return f"{how}: {last}" if last else f"{how} (nothing on stderr)"
 
 

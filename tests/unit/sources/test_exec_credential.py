@@ -263,6 +263,18 @@ def test_interactive_mode_always_needs_a_terminal(tmp_path: Path, monkeypatch: p
     )
 
 
+def test_an_interactive_plugin_has_the_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its stderr is not kept (a login prompt is written there): the line says where it went."""
+    monkeypatch.setattr(execplugin, "_stdin_is_terminal", lambda: True)
+    kc, plugin = setup(
+        tmp_path, "", code=4, stderr="prompt\n", exec_config={"interactiveMode": "IfAvailable"}
+    )
+    assert (
+        refused(kc, tmp_path)
+        == f"exec credential plugin '{plugin}' failed with exit code 4 (its stderr is above)"
+    )
+
+
 CLUSTER_VERBS = [
     pytest.param(["snapshot", "-o", "{tmp}/s.yaml"], id="snapshot"),
     pytest.param(["audit", "--cluster"], id="audit"),
