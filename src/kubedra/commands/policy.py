@@ -15,7 +15,7 @@ from kubedra.commands._common import (
     output_option,
     target_version_option,
 )
-from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError
 from kubedra.report.output import emit, print_table
 from kubedra.text import count
 
@@ -162,7 +162,8 @@ def run_generate(options: PolicyGenerateOptions) -> None:
         {
             EXIT_OK: "nothing violates",
             EXIT_FINDINGS: "some object violates a policy (denied, warned or audited)",
-            EXIT_INPUT: "usage or input error; or undecided: an object's Namespace is not among the inputs and a "
+            EXIT_INPUT: "usage or input error (no manifests in the inputs, a document that is no Kubernetes object); "
+            "or undecided: an object's Namespace is not among the inputs and a "
             "namespaceSelector reads its labels, or an expression its namespaceObject (the verdicts are still "
             "printed, JSON lists them under undecided, stderr names each)",
         }
@@ -199,6 +200,16 @@ def run_test(options: PolicyTestOptions) -> None:
     if params_paths:
         evaluator.add_params(load(params_paths).documents)
     documents = load(files).documents
+    if not documents:
+        shown = ", ".join("<stdin>" if f == "-" else f for f in files)
+        raise InputError(f"no manifests found in {shown}: nothing to test")
+    for d in documents:
+        if not d.api_version or not d.kind:  # no request the apiserver would admit: no policy can match it
+            raise InputError(
+                "not a Kubernetes object (no apiVersion/kind): a fragment or a tool's own configuration; "
+                "no policy can be tested against it",
+                d.location,
+            )
     evaluator.add_params(d for d in documents if d.kind == "ConfigMap")
     verdicts = evaluator.evaluate(documents, options.default_namespace)
     undecided = [v for v in verdicts if v.undecided]

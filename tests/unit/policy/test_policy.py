@@ -578,3 +578,28 @@ def test_an_expression_reading_namespace_object_of_a_namespace_not_in_the_inputs
         )
     )
     assert run("policy", "test", "--policy", str(pol), str(obj), str(ns)).exit_code == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no manifests found in "),
+        ("# only a comment\n---\n", "no manifests found in "),
+        (
+            "metadata: {name: x}\nspec: {containers: [{name: c, image: 'x:latest'}]}\n",
+            "not a Kubernetes object (no apiVersion/kind)",
+        ),
+    ],
+)
+def test_nothing_tested_is_not_nothing_violates(tmp_path: Any, text: str, message: str) -> None:
+    """No object tested (an empty file, a fragment without apiVersion/kind) said '0 violations' with exit 0;
+    now one line on stderr, exit 2."""
+    from kubedra.testing.cli import run
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(baseline(only=("disallow-latest-tag",)))
+    obj = tmp_path / "o.yaml"
+    obj.write_text(text)
+    res = run("policy", "test", "--policy", str(pol), str(obj))
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr.count("\n") == 1 and message in res.stderr, res.stderr
