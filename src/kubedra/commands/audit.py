@@ -95,7 +95,7 @@ class AuditOptions:
         {
             EXIT_OK: "nothing at or above --fail-on",
             EXIT_FINDINGS: "findings at or above --fail-on",
-            EXIT_INPUT: "usage or input error; also when a file could not be parsed or a cluster could not "
+            EXIT_INPUT: "usage or input error (no manifests in the files and folders given); also when a file could not be parsed or a cluster could not "
             "be reached, or a cluster read was forbidden, unauthorised, not served or failed and not accepted "
             "with --allow-missing (the report is still printed, JSON lists the missing reads under incomplete, "
             "stderr names them)",
@@ -162,7 +162,7 @@ def run(options: AuditOptions) -> None:
     from kubedra.audit import engine, inputs
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import RuleBook
-    from kubedra.errors import Location
+    from kubedra.errors import InputError, Location
     from kubedra.k8s.findings import Finding, ObjectRef
     from kubedra.report import audit as render
     from kubedra.report import output as out
@@ -189,6 +189,10 @@ def run(options: AuditOptions) -> None:
     snapshots: list[engine.Scope] = []
     if file_args:
         loaded = inputs.load_files(file_args, rules, file_scope)
+        if not file_scope.items and not loaded.snapshots and not loaded.findings:
+            # nothing read is not "No findings": a typo'd folder, or a render step that wrote nothing
+            shown = ", ".join("<stdin>" if f == "-" else f for f in file_args)
+            raise InputError(f"no manifests found in {shown}: nothing to audit")
         pre += loaded.findings
         files_scanned += loaded.files
         snapshots = loaded.snapshots

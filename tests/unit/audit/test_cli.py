@@ -322,3 +322,19 @@ def test_a_document_that_is_no_kubernetes_object_is_named_not_scanned_clean(tmp_
     assert "1 input could not be read" in r.stderr
     (tmp_path / "m.yaml").write_text(pod)
     assert run("audit", str(tmp_path / "m.yaml")).exit_code == 0
+
+
+def test_inputs_with_no_manifest_are_not_no_findings(tmp_path: Path) -> None:
+    """A folder with no manifest (a typo'd path, a render step that wrote nothing) or an empty file said
+    'No findings ... scanned 0 objects' with exit 0; now one line, exit 2, as validate does."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.txt").write_text("not a manifest\n")
+    (tmp_path / "empty.yaml").write_text("# only a comment\n---\n")
+    for path in (tmp_path / "docs", tmp_path / "empty.yaml"):
+        r = run("audit", str(path))
+        assert r.exit_code == 2 and r.stdout == "", r.output
+        assert r.stderr == f"kubedra: error: no manifests found in {path}: nothing to audit\n"
+    (tmp_path / "docs" / "pod.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n"
+    )
+    assert run("audit", str(tmp_path / "docs"), str(tmp_path / "empty.yaml")).exit_code == 0
