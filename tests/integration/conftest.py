@@ -63,6 +63,21 @@ def workload_controlplane() -> Iterator[ControlPlane]:
         cp.stop()
 
 
+@pytest.fixture(scope="module")
+def controlplane_136() -> Iterator[ControlPlane]:
+    """A Kubernetes 1.36 control plane (module-scoped). Opt-in: it skips, also under CI, unless
+    `make -C testbed K8S_VERSION=1.36` has built it."""
+    missing = [n for n in (*binaries.KUBERNETES, binaries.LAUNCHER) if binaries.find(n, "1.36") is None]
+    if missing:
+        pytest.skip(f"1.36 testbed not built ({', '.join(missing)}): make -C testbed K8S_VERSION=1.36")
+    cp = ControlPlane("1.36")
+    cp.start()
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
 GpuCluster = Callable[..., list[str]]
 
 
