@@ -205,7 +205,7 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
         {
             EXIT_OK: "everything migrated and valid",
             EXIT_FINDINGS: "manual items remain or the output does not validate (migrated files are still written)",
-            EXIT_INPUT: "usage or input error (nothing written)",
+            EXIT_INPUT: "usage or input error, or no manifests in the inputs (nothing written)",
         }
     ),
 )
@@ -278,6 +278,10 @@ def run(command: MigrateCommandOptions) -> None:
     options = command.engine_options()
     migrator = Migrator(options)
     sources = load_sources(files)
+    if not any(s.doc is None or any(c.body.strip() for c in s.doc.chunks) for s in sources):
+        # nothing read is not "everything migrated and valid" (templates and charts are reported, so they count)
+        shown = ", ".join("<stdin>" if f == "-" else f for f in files)
+        raise InputError(f"no manifests found in {shown}: nothing to migrate")
     targets: dict[str, str] = {}
     if out_dir is not None:  # checked before any work, so a refused --out costs nothing
         targets = _out_paths(files, [s.name for s in sources], out_dir)

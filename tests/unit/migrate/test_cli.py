@@ -131,3 +131,22 @@ def test_helm_template_is_a_manual_item_and_not_copied_to_out(tmp_path: Path) ->
     manual = [f for f in json.loads(report)["files"][0]["findings"] if f["level"] == "manual"]
     assert manual and manual[0]["message"].startswith("a Helm template: render it first with `helm template`")
     assert sorted(p.name for p in out.iterdir()) == ["pod.yaml"]
+
+
+def test_inputs_with_no_manifest_are_an_input_error(tmp_path: Path) -> None:
+    """Nothing read said '0 files, 0 changed ... output valid' with exit 0 (everything migrated and valid);
+    now one line, exit 2, nothing written, as validate does."""
+    from kubedra.testing.cli import run as cli_run
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.txt").write_text("not a manifest\n")
+    (tmp_path / "empty.yaml").write_text("# only a comment\n---\n")
+    for args in ([str(tmp_path / "docs")], [str(tmp_path / "empty.yaml")], ["-"]):
+        res = cli_run("migrate", *args, "--out", str(tmp_path / "out"), input="")
+        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.stderr.startswith("kubedra: error: no manifests found in ")
+        assert res.stderr.endswith(": nothing to migrate\n")
+        assert not (tmp_path / "out").exists()
+    (tmp_path / "docs" / "d.yaml").write_text(DEPLOYMENT)
+    code, _out, err = run(str(tmp_path / "docs"), str(tmp_path / "empty.yaml"), "-o", "json")
+    assert code == 0, err
