@@ -52,9 +52,9 @@ def _ensure_namespaces(cp: ControlPlane, docs: list[Document]) -> None:
             create_ignore_exists(cp.api, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
 
-def _agree(cp: ControlPlane, docs: list[Document]) -> None:
+def _agree(cp: ControlPlane, docs: list[Document], version: str = "1.37") -> None:
     _ensure_namespaces(cp, docs)
-    offline = validate_documents(docs, "1.37")
+    offline = validate_documents(docs, version)
     server = dry_run(docs, kubeconfig=str(cp.kubeconfig))
     offline_bad = {(Path(e.file).name, e.kind, e.name) for e in offline.errors}
     server_bad = {(Path(e.file).name, e.kind, e.name) for e in server}
@@ -66,19 +66,35 @@ def _inputs() -> list[Path]:
     return outcomes.inputs()  # inputs/ and the inputs kept once in tests/corpus
 
 
-def test_original_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane) -> None:
+def _original(cp: ControlPlane, version: str) -> None:
     texts = []
     for p in _inputs():
         text = p.read_text()
         if not parse_text(text, str(p)).errors:
             texts.append((str(p), text))
-    _agree(controlplane, _documents(texts))
+    _agree(cp, _documents(texts), version)
 
 
-def test_migrated_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane) -> None:
+def _migrated(cp: ControlPlane, version: str) -> None:
     sources = load_sources([str(p) for p in _inputs()])
-    report = Migrator(MigrateOptions(target_version="1.37")).migrate(sources)
+    report = Migrator(MigrateOptions(target_version=version)).migrate(sources)
     texts = [
         (r.file, r.output) for r in report.files if not r.template and not parse_text(r.output, r.file).errors
     ]
-    _agree(controlplane, _documents(texts))
+    _agree(cp, _documents(texts), version)
+
+
+def test_original_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane) -> None:
+    _original(controlplane, "1.37")
+
+
+def test_migrated_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane) -> None:
+    _migrated(controlplane, "1.37")
+
+
+def test_original_corpus_verdicts_match_the_136_apiserver(controlplane_136: ControlPlane) -> None:
+    _original(controlplane_136, "1.36")
+
+
+def test_migrated_corpus_verdicts_match_the_136_apiserver(controlplane_136: ControlPlane) -> None:
+    _migrated(controlplane_136, "1.36")
