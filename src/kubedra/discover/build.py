@@ -44,6 +44,13 @@ def find_model(gpus: list[GpuInfo]) -> GpuModel:
     model: GpuModel | None = None
     for g in gpus:
         m = _model_of(g)
+        same_id = _same_id_other_name(g)
+        if same_id is not None:
+            raise InputError(
+                f"GPU {g.minor} ({g.product_name}, PCI device {g.pci_device_id}) is not in kubedra's catalogue: "
+                f"that PCI device is {same_id.product_name} ({same_id.key}) there, but NVML names this one "
+                f"{g.product_name!r} (a vGPU profile or another variant), whose memory kubedra does not know"
+            )
         if m is None:
             known = ", ".join(
                 f"{x.product_name} ({x.pci_device_id})" for x in nvidia_models.gpu_models().values()
@@ -60,6 +67,20 @@ def find_model(gpus: list[GpuInfo]) -> GpuModel:
         )
     assert model is not None
     return model
+
+
+def _same_id_other_name(g: GpuInfo) -> GpuModel | None:
+    """The catalogue model with this GPU's PCI device ID when NVML gives the GPU another product name.
+
+    vGPU profiles keep the board's device ID (Azure's "NVIDIA A10-4Q" is 0x223610DE, as the A10) but have a
+    fraction of its memory and their own name, which the DRA driver publishes as productName."""
+    if not g.product_name or not g.pci_device_id:
+        return None
+    models = nvidia_models.gpu_models().values()
+    by_id = [m for m in models if m.pci_device_id.upper() == g.pci_device_id.upper()]
+    if not by_id or any(m.product_name == g.product_name for m in by_id):
+        return None
+    return by_id[0]
 
 
 def _model_of(g: GpuInfo) -> GpuModel | None:

@@ -141,6 +141,13 @@ def _edit(tmp_path: Path, src: Path, fn: Any) -> Path:
             (),
             "not in kubedra's catalogue",
         ),
+        (
+            # an A10 vGPU profile keeps the A10's PCI device ID (Azure NV72ads_A10_v5 "NVIDIA A10-24Q",
+            # pci_id 0x223610DE in mlcommons inference results' custom systems) with a fraction of its memory
+            lambda t: t.replace("NVIDIA H100 80GB HBM3", "NVIDIA A10-24Q").replace("233010DE", "223610DE"),
+            (),
+            "that PCI device is NVIDIA A10 (A10-24GB) there, but NVML names this one 'NVIDIA A10-24Q'",
+        ),
         (lambda t: t.replace("</nvidia_smi_log>", ""), (), "not valid XML"),
         (lambda t: t.replace("<uuid>", "<uuidx>", 1).replace("</uuid>", "</uuidx>", 1), (), "missing <uuid>"),
         (lambda t: t.replace("nvidia_smi_log", "other"), (), "not nvidia-smi -q -x output"),
@@ -153,6 +160,18 @@ def test_bad_input_exits_2(tmp_path: Path, edit: Any, args: tuple[str, ...], mes
     res = run(*argv)
     assert res.exit_code == 2, res.output
     assert message in res.stderr
+
+
+def test_board_recognised_by_pci_id_and_name(tmp_path: Path) -> None:
+    # NVIDIA A10 as nvidia-smi -q names it (thamada/gls gls/A10_smi.py: Device Id 0x223610DE)
+    path = _edit(
+        tmp_path,
+        H100,
+        lambda t: t.replace("NVIDIA H100 80GB HBM3", "NVIDIA A10").replace("233010DE", "223610DE"),
+    )
+    devs = devices(discover(path, "--mode", "full"))
+    assert {d["attributes"]["productName"]["string"] for d in devs.values()} == {"NVIDIA A10"}
+    assert {d["capacity"]["memory"]["value"] for d in devs.values()} == {"23028Mi"}
 
 
 def test_needs_exactly_one_source() -> None:
