@@ -179,7 +179,8 @@ def dp_node_info(node: Node) -> DpNodeInfo:
     alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
     replicas = _int_label(labels, "nvidia.com/gpu.replicas") or 1
     gpu_mib = _int_label(labels, "nvidia.com/gpu.memory") or 0
-    single = labels.get("nvidia.com/mig.strategy") == "single"
+    # the single MIG strategy in effect (not merely configured: GFD labels mig.strategy on every node)
+    single = _single_strategy(labels.get("nvidia.com/gpu.product", ""))
     info = DpNodeInfo(gpu_memory=gpu_mib * MIB, replicas=max(replicas, 1))
     for res in alloc:
         if res.startswith(MIG_PREFIX):
@@ -196,8 +197,17 @@ def dp_node_info(node: Node) -> DpNodeInfo:
         else:
             info.unit_memory[res] = info.gpu_memory // info.replicas
     count = _int_label(labels, "nvidia.com/gpu.count")
+    model = _product_model(labels.get("nvidia.com/gpu.product", ""))
     if count is not None and not single:
         info.physical = count
+    elif (
+        count is not None
+        and model is not None
+        and (own := _detect_mode(node))
+        and own.startswith("mig-static:")
+    ):
+        gpus = _gpus_under_single_strategy(model, count, own)  # GFD's count is MIG devices here
+        info.physical = gpus if isinstance(gpus, int) else 0
     else:
         whole = alloc.get(GPU, 0) + alloc.get(GPU_SHARED, 0)
         info.physical = -(-whole // info.replicas) if not single else 0
@@ -371,9 +381,18 @@ def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str
 
 
 def _detect_mode(node: Node) -> str | None:
+    """The node's GPU set-up from its labels; None when MIG is on in a layout they do not give.
+
+    nvidia.com/mig.strategy says only how GFD would label MIG devices: GFD sets it on every node when the
+    strategy is single or mixed (the GPU Operator's default is single), MIG-capable or not. MIG is on when
+    the node has mixed-strategy resources (nvidia.com/mig-*), a single-strategy product (``-MIG-<profile>``)
+    or a mig-manager nvidia.com/mig.config other than all-disabled."""
     labels = node.labels
-    if any(k.startswith(MIG_PREFIX) for k in node.allocatable) or labels.get("nvidia.com/mig.strategy"):
-        config = labels.get("nvidia.com/mig.config")
+    config = labels.get("nvidia.com/mig.config")
+    mig_on = any(k.startswith(MIG_PREFIX) for k in node.allocatable) or _single_strategy(
+        labels.get("nvidia.com/gpu.product", "")
+    )
+    if mig_on or (config and config != "all-disabled"):
         if config and config not in ("custom", "all-disabled"):
             return f"mig-static:{config}"
         return None
@@ -382,6 +401,11 @@ def _detect_mode(node: Node) -> str | None:
     if replicas > 1:
         return f"{'mps' if strategy == 'mps' else 'time-slicing'}:{replicas}"
     return "full"
+
+
+def _single_strategy(product: str) -> bool:
+    """GFD's single MIG strategy in effect: it names the product ``<model>-MIG-<profile>`` (or -MIG-INVALID)."""
+    return "-MIG-" in product
 
 
 def _dra_from_labels(
@@ -416,7 +440,9 @@ def _dra_from_labels(
         if node.labels.get("nvidia.com/mig.strategy") == "single" and "-MIG-" in product:
             own = _detect_mode(node)  # the layout the node runs, whatever --gpu-mode asks for the DRA view
             gpus = (
-                _gpus_under_single_strategy(model, count, own)
+                f"GPU Feature Discovery marks its MIG set-up invalid for mig-strategy single ({product})"
+                if product.endswith("-MIG-INVALID")
+                else _gpus_under_single_strategy(model, count, own)
                 if own is not None and own.startswith("mig-static:")
                 else "its MIG layout is not known from the labels (nvidia.com/mig.config), and under "
                 "mig-strategy single nvidia.com/gpu.count counts MIG devices, not GPUs"
