@@ -57,6 +57,8 @@ CASES = [
     ("1x8xH100-94GB", "mig-static:all-1g.12gb.me/all-7g.94gb", "1.36"),
     ("1x8xH200", "mig-static:1g.18gb*4,2g.35gb@4,1g.35gb@6", "1.37"),
     ("1x4xT4,1x8xL40S", "time-slicing:4", "1.37"),
+    ("1x1xL4,1x4xA10G,1x4xA10,1x8xL40", "full", "1.37"),
+    ("2x4xL4,1x4xA10G", "mps:2", "1.35"),
     ("1x8xH100-80GB", "full", "1.34"),
 ]
 
