@@ -71,7 +71,7 @@ class PlanOptions:
             EXIT_OK: "plan ready",
             EXIT_FINDINGS: "blockers or flagged waves; or a wave whose capacity is not checked: a node's DRA GPUs "
             "are not known (GPU model not in the catalogue, no GFD labels), stderr names it (the plan is still "
-            "printed)",
+            "printed); or a GPU node in none of the fleet's node pools, which no wave moves",
             EXIT_INPUT: "usage or input error; or incomplete: a cluster read was forbidden, unauthorised, not "
             "served or failed (live, or when its snapshot was taken) and not accepted with --allow-missing (the "
             "plan is still printed, JSON/YAML list them under incomplete, stderr names them)",
@@ -167,6 +167,12 @@ def run(options: PlanOptions) -> None:
             f"{', '.join(w.unchecked)} (GPU model not in the catalogue or no GFD labels)",
             err=True,
         )
+    for cluster, node in p.unplanned:
+        click.echo(
+            f"kubedra: plan: cluster {cluster}: GPU node {node} matches none of the fleet's node pools: "
+            "no wave moves it",
+            err=True,
+        )
     if incomplete:
         sys.exit(EXIT_INPUT)
-    sys.exit(EXIT_FINDINGS if p.blocked or p.flagged or p.unchecked else EXIT_OK)
+    sys.exit(EXIT_FINDINGS if p.blocked or p.flagged or p.unchecked or p.unplanned else EXIT_OK)

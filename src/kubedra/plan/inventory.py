@@ -91,6 +91,8 @@ class ClusterState:
         default_factory=list
     )  # (kind, namespace, name), any pool
     notes: list[str] = field(default_factory=list)
+    # GPU nodes in none of the fleet's node pools: no wave moves them (the plan does not cover the fleet)
+    unplanned: list[str] = field(default_factory=list)
 
     @property
     def gpu_nodes(self) -> list[GpuNode]:
@@ -208,6 +210,7 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
             state.notes.append(
                 f"GPU node {name} matches none of the fleet's node pools: left out of the waves"
             )
+            state.unplanned.append(name)
             continue
         pool = pools.setdefault(hit[0], PoolState(hit[0], hit[1]))
         count = labels.get("nvidia.com/gpu.count", "")

@@ -128,6 +128,7 @@ class ClusterPlan:
             "currentVersion": s.version,
             "controlPlaneHops": self.hops,
             "gpuNodes": len(s.gpu_nodes),
+            "gpuNodesNotPlanned": s.unplanned,
             "hasWorkloads": s.has_workloads,
             "blockers": self.blockers,
             "audit": self.audit_summary,
@@ -155,6 +156,11 @@ class Plan:
         return [w for w in self.waves if w.capacity is not None and w.capacity.short > 0]
 
     @property
+    def unplanned(self) -> list[tuple[str, str]]:
+        """(cluster, node) of the GPU nodes in none of their cluster's node pools: no wave moves them."""
+        return [(c.name, n) for c in self.clusters for n in c.state.unplanned]
+
+    @property
     def unchecked(self) -> list[Wave]:
         """Waves whose capacity counts a node's DRA GPUs that kubedra could not derive (not decided)."""
         return [w for w in self.waves if w.unchecked]
@@ -171,6 +177,7 @@ class Plan:
             "blockers": sum(len(c.blockers) for c in self.clusters),
             "flaggedWaves": [w.number for w in self.flagged],
             "capacityUncheckedWaves": [w.number for w in self.unchecked],
+            "gpuNodesNotPlanned": [f"{c}/{n}" for c, n in self.unplanned],
             "estimatedCalendarDays": round(total_minutes / 60 / 24, 1),
         }
 

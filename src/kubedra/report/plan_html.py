@@ -93,6 +93,7 @@ def render(plan: Plan) -> str:
         s=plan.summary(),
         flagged=[str(w.number) for w in plan.flagged],
         unchecked=[str(w.number) for w in plan.unchecked],
+        unplanned=[f"{c}/{n}" for c, n in plan.unplanned],
         wave_facts=_wave_facts,
         cluster_rows=[
             (

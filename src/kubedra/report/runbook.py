@@ -95,6 +95,7 @@ def markdown(plan: Plan) -> str:
             s=plan.summary(),
             flagged=", ".join(str(w.number) for w in plan.flagged),
             unchecked=", ".join(str(w.number) for w in plan.unchecked),
+            unplanned=", ".join(f"{c}/{n}" for c, n in plan.unplanned),
             wave_rows=[
                 (
                     w.number,

@@ -308,3 +308,41 @@ def test_a_node_whose_dra_gpus_are_unknown_leaves_its_waves_unchecked(tmp_path: 
     page = run("plan", "--fleet", str(fleet_file), "-o", "html")
     assert page.exit_code == 1 and "Capacity not checked in waves" in page.stdout
     assert "No blockers; every wave keeps enough GPUs" not in page.stdout
+
+
+def test_a_gpu_node_in_no_pool_of_the_fleet_is_not_a_clean_plan(tmp_path: Path) -> None:
+    """The fleet names its node pools and a GPU node is in none: no wave moves it. The plan said so in a
+    note and exited 0 ('plan ready'); now the node is listed (JSON, stderr, runbook, HTML), exit 1."""
+    shutil.copy(DATA / "staging.yaml", tmp_path / "staging.yaml")
+    head = (
+        "clusters:\n- name: staging\n  snapshot: staging.yaml\n  distribution: eks\n  criticality: medium\n"
+        "  provider: {region: eu-west-1, clusterName: staging-gpu}\n  nodePools:\n"
+        "  - name: h100\n    selector: {kubedra.io/node-pool: h100-80gb-x8}\n"
+    )
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(head + "  - name: l40s\n    label: kubedra.io/node-pool=l40s-48gb-x4\n")
+    res = run("plan", "--fleet", str(fleet_file), "-o", "json")
+    assert res.exit_code == 0, res.output  # every GPU node in a pool: a clean plan
+    assert json.loads(res.stdout)["summary"]["gpuNodesNotPlanned"] == []
+
+    fleet_file.write_text(head)  # the L40S pool left out of the fleet file
+    res = run("plan", "--fleet", str(fleet_file), "-o", "json")
+    assert res.exit_code == 1, res.output
+    out = json.loads(res.stdout)
+    left = ["staging/l40s-48gb-0", "staging/l40s-48gb-1"]
+    assert out["summary"]["gpuNodesNotPlanned"] == left
+    assert out["clusters"][0]["gpuNodesNotPlanned"] == ["l40s-48gb-0", "l40s-48gb-1"]
+    assert out["summary"]["flaggedWaves"] == [] and out["summary"]["blockers"] == 0
+    assert not any(n.startswith("l40s") for w in out["waves"] for n in w["nodes"])
+    assert (
+        "kubedra: plan: cluster staging: GPU node l40s-48gb-0 matches none of the fleet's node pools"
+        in res.stderr
+    )
+    md = run("plan", "--fleet", str(fleet_file))
+    assert (
+        md.exit_code == 1
+        and "**Not planned:** GPU nodes staging/l40s-48gb-0, staging/l40s-48gb-1" in md.stdout
+    )
+    page = run("plan", "--fleet", str(fleet_file), "-o", "html")
+    assert page.exit_code == 1 and "Not planned: GPU nodes staging/l40s-48gb-0" in page.stdout
+    assert "No blockers; every wave keeps enough GPUs" not in page.stdout
