@@ -112,7 +112,7 @@ class Testbed:
     # -------------------------------------------------------------------------------------- set-up
 
     def create(self) -> None:
-        for cls in device_classes("1.37"):
+        for cls in device_classes(self.cp.version):
             create_ignore_exists(self.api, cls)
         for g in self.scenario.groups:
             for i in range(g.count):
@@ -159,7 +159,7 @@ class Testbed:
         self.api.apply_status(stored, status)
         taints = [t for t in stored.get("spec", {}).get("taints") or [] if t.get("key") != _NOT_READY_TAINT]
         self.api.merge_patch(stored, {"spec": {"taints": taints or None}})
-        for s in dra_objects(name, g.model, g.gpus, g.mode, "1.37"):
+        for s in dra_objects(name, g.model, g.gpus, g.mode, self.cp.version):
             s["metadata"] = {"name": s["metadata"]["name"]}  # no ownerReference to a node UID we do not know
             self.slices.append(self.api.create(s))
         self.node_class[name] = g.cls
@@ -263,11 +263,15 @@ class Testbed:
         slices = [_typed(s) for s in raw_slices]
         classes = [_typed(c) for c in _listed(api, RESOURCE, "DeviceClass")]
         mine = {r["metadata"]["name"] for r in self.rules}
-        rules = [
-            _typed(r) for r in _listed(api, RESOURCE, "DeviceTaintRule") if r["metadata"]["name"] in mine
-        ]
+        rules = (
+            [  # DeviceTaintRule is not served at resource.k8s.io/v1 before 1.37: listed only when used
+                _typed(r) for r in _listed(api, RESOURCE, "DeviceTaintRule") if r["metadata"]["name"] in mine
+            ]
+            if mine
+            else []
+        )
         templates = [_typed(t) for t in _listed(api, RESOURCE, "ResourceClaimTemplate", self.namespace)]
-        sim = Scheduler(engine_config("1.37"), nodes, classes, slices, rules)
+        sim = Scheduler(engine_config(self.cp.version), nodes, classes, slices, rules)
         order = 0
         sim_pods = []
         for phase in self.scenario.phases:
