@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kubedra.allocator.core import Allocator
+from kubedra.allocator.requests import claim_ref
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, Features
 from kubedra.allocator.taints import apply_taint_rules
@@ -16,6 +17,7 @@ from kubedra.k8s.featuregates import effective_gates, parse_feature_gates
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.model.inventory import Inventory
+from kubedra.model.objects import ResourceClaim
 
 FILTER_TIMEOUT_SECONDS = 10.0  # configv1.DynamicResourcesFilterTimeoutDefault
 
@@ -86,3 +88,21 @@ def check_class_selectors(inv: Inventory, alloc: Allocator) -> None:
                     f"DeviceClass {cls.name}: spec.selectors[{i}].cel.expression {expression!r} does not "
                     f"compile: {why}"
                 ) from None
+
+
+def check_classes_given(inv: Inventory, claims: list[ResourceClaim]) -> None:
+    """Every DeviceClass the ``claims`` request is among the inputs. Read from files, a class that is not
+    there was not given, which says nothing of the cluster: the allocator's 'could not retrieve device class'
+    would answer 'no node can' (exit 1) from what was not read. InputError (one line, exit 2) naming the class
+    and the claim and request that use it."""
+    given = {c.name for c in inv.classes}
+    for claim in claims:
+        for r in claim.spec.requests:
+            wanted = [(r.name, r.exactly.device_class_name)] if r.exactly is not None else []
+            wanted += [(f"{r.name}/{s.name}", s.device_class_name) for s in r.first_available]
+            for request, name in wanted:
+                if name and name not in given:
+                    raise InputError(
+                        f"DeviceClass {name} (claim {claim_ref(claim)}, request {request}) is not among the "
+                        f"inputs: add it (kubectl get deviceclass {name} -o yaml)"
+                    )

@@ -10,7 +10,7 @@ import click
 
 from kubedra.allocator import AllocationError, InvalidPoolsError
 from kubedra.allocator.explain import explain
-from kubedra.allocator.session import allocator_for, check_class_selectors, engine_config
+from kubedra.allocator.session import allocator_for, check_class_selectors, check_classes_given, engine_config
 from kubedra.commands._common import (
     CommonOptions,
     exit_codes_epilog,
@@ -66,6 +66,7 @@ def allocate_on_nodes(
     nodes = pick_nodes(inv.nodes_or_synthesized(), node_name)
     if not nodes:
         raise InputError("no nodes: add Node objects, or ResourceSlices with spec.nodeName")
+    check_classes_given(inv, pending)
     alloc = allocator_for(inv, cfg)
     check_class_selectors(inv, alloc)
     out = []
@@ -133,7 +134,8 @@ class AllocateOptions:
         {
             EXIT_OK: "some node can take all claims",
             EXIT_FINDINGS: "no node can",
-            EXIT_INPUT: "usage or input error (a DeviceClass selector that does not compile among them)",
+            EXIT_INPUT: "usage or input error (a DeviceClass selector that does not compile among them; a "
+            "DeviceClass a claim requests that is not among them)",
         }
     ),
 )

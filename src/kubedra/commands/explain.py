@@ -18,7 +18,7 @@ import click
 
 from kubedra.allocator import AllocationError
 from kubedra.allocator.explain import explain as explain_claims
-from kubedra.allocator.session import allocator_for, check_class_selectors, engine_config
+from kubedra.allocator.session import allocator_for, check_class_selectors, check_classes_given, engine_config
 from kubedra.commands._cluster import allow_missing_option, incomplete_rows, report_incomplete, time_options
 from kubedra.commands._common import (
     CommonOptions,
@@ -100,7 +100,7 @@ class ExplainOptions:
             EXIT_OK: "some node can allocate the claim (a pod's claims)",
             EXIT_FINDINGS: "no node can",
             EXIT_INPUT: "usage or input error (claim, pod or node not found; a DeviceClass selector in the files "
-            "that does not compile; cluster unreachable); or incomplete: "
+            "that does not compile, or a DeviceClass a claim requests that is not in the files; cluster unreachable); or incomplete: "
             "a live read was forbidden or failed and not accepted with --allow-missing (the answer may be wrong)",
         }
     ),
@@ -236,6 +236,9 @@ def per_node(
     alloc = allocator_for(inv, cfg)
     if classes_are_input:  # a class from files that does not compile is bad input (exit 2); from a cluster,
         check_class_selectors(inv, alloc)  # it is why its claims cannot be allocated (the answer, exit 1)
+        check_classes_given(
+            inv, claims
+        )  # likewise a class not given in files; not found in a cluster: exit 1
     entries: list[dict[str, Any]] = []
     for node in nodes:
         entry: dict[str, Any] = {"node": node.name, "allocatable": False, "error": None}

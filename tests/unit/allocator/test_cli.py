@@ -210,3 +210,23 @@ metadata: {name: n1}
     assert r.exit_code == 1
     assert "no consumable capacity memory at all: d0" in r.output
     assert "not enough consumable capacity" not in r.output
+
+
+def test_a_device_class_not_given_is_an_input_error_not_no_node_can(tmp_path) -> None:
+    """The claims' DeviceClass left out of the files: allocate and explain answered 'no node can' (exit 1)
+    from 'could not retrieve device class', a class kubedra never read; now one line naming it, exit 2."""
+    from kubedra.testing.cli import run as cli_run
+
+    text = (DATA / "two-nodes.yaml").read_text()
+    docs = text.split("\n---\n")
+    assert "kind: DeviceClass" in docs[0]
+    f = tmp_path / "in.yaml"
+    f.write_text("\n---\n".join(docs[1:]))
+    want = (
+        "kubedra: error: DeviceClass gpu.example.com (claim team-b/two-gpus, request gpus) is not among the "
+        "inputs: add it (kubectl get deviceclass gpu.example.com -o yaml)\n"
+    )
+    for args in (("allocate", str(f)), ("explain", str(f), "--claim", "team-b/two-gpus")):
+        r = cli_run(*args)
+        assert r.exit_code == 2 and r.stdout == "" and r.stderr == want, r.output
+    assert cli_run("allocate", str(DATA / "two-nodes.yaml")).exit_code == 0  # with the class: decided
