@@ -23,6 +23,7 @@ from kubedra.model import snapshot as snapfmt
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
 from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
+from kubedra.vendors.nvidia import gfd
 from kubedra.vendors.nvidia import names as nvidia_names
 
 POOL_LABELS = (
@@ -213,8 +214,8 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
             state.unplanned.append(name)
             continue
         pool = pools.setdefault(hit[0], PoolState(hit[0], hit[1]))
-        count = labels.get("nvidia.com/gpu.count", "")
-        label_gpus = int(count) if count.isdigit() else 0
+        labelled = gfd.physical_gpus(labels, res)  # GFD's count is MIG devices under the single strategy
+        label_gpus = labelled if isinstance(labelled, int) else 0
         before = dp_caps.get(name) or label_gpus or math.ceil(gpu_equivalents(res))
         after = dra_caps.get(name, 0)
         on_dra = labels.get(STACK_LABEL) == "dra" or (name in slices_by_node and not any(res.values()))

@@ -40,12 +40,11 @@ from kubedra.simulate.devices import DeviceInfo, device_infos
 from kubedra.sources.files import Document
 from kubedra.text import count, noun
 from kubedra.vendors.nvidia import dra as nvidia_dra
-from kubedra.vendors.nvidia import models
+from kubedra.vendors.nvidia import gfd
 from kubedra.vendors.nvidia import modes as nvidia_modes
 from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia import nodes as nvidia_nodes
 from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
-from kubedra.vendors.nvidia.nodes import sanitise  # GFD's product-name sanitising
 from kubedra.vendors.nvidia.specs import parse_node_spec
 
 DP = "device-plugin"
@@ -168,46 +167,32 @@ def _capacity_bytes(capacity: Mapping[str, Any], driver: str) -> int:
     return c.value.value() if c is not None else 0
 
 
-def _int_label(labels: Mapping[str, str], key: str) -> int | None:
-    v = labels.get(key)
-    return int(v) if v is not None and v.isdigit() else None
-
-
 def dp_node_info(node: Node) -> DpNodeInfo:
     """Physical GPUs and memory per unit from the allocatable resources and GFD labels."""
     labels = node.labels
     alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
-    replicas = _int_label(labels, "nvidia.com/gpu.replicas") or 1
-    gpu_mib = _int_label(labels, "nvidia.com/gpu.memory") or 0
+    replicas = gfd.int_label(labels, "nvidia.com/gpu.replicas") or 1
+    gpu_mib = gfd.int_label(labels, "nvidia.com/gpu.memory") or 0
     # the single MIG strategy in effect (not merely configured: GFD labels mig.strategy on every node)
-    single = _single_strategy(labels.get("nvidia.com/gpu.product", ""))
+    single = gfd.single_strategy(labels)
     info = DpNodeInfo(gpu_memory=gpu_mib * MIB, replicas=max(replicas, 1))
     for res in alloc:
         if res.startswith(MIG_PREFIX):
             profile = res[len(MIG_PREFIX) :]
-            mib = _int_label(labels, f"{res}.memory")
+            mib = gfd.int_label(labels, f"{res}.memory")
             if mib is None:
                 m = _MIG_GB.match(profile)
                 info.unit_memory[res] = int(m.group(1)) * 10**9 if m else 0
             else:
                 info.unit_memory[res] = mib * MIB
         elif res == GPU and single:
-            mib = _int_label(labels, "nvidia.com/gpu.memory") or 0
+            mib = gfd.int_label(labels, "nvidia.com/gpu.memory") or 0
             info.unit_memory[res] = mib * MIB
         else:
             info.unit_memory[res] = info.gpu_memory // info.replicas
-    count = _int_label(labels, "nvidia.com/gpu.count")
-    model = _product_model(labels.get("nvidia.com/gpu.product", ""))
-    if count is not None and not single:
-        info.physical = count
-    elif (
-        count is not None
-        and model is not None
-        and (own := _detect_mode(node))
-        and own.startswith("mig-static:")
-    ):
-        gpus = _gpus_under_single_strategy(model, count, own)  # GFD's count is MIG devices here
-        info.physical = gpus if isinstance(gpus, int) else 0
+    gpus = gfd.physical_gpus(labels, node.allocatable)  # under the single strategy GFD counts MIG devices
+    if isinstance(gpus, int):
+        info.physical = gpus
     else:
         whole = alloc.get(GPU, 0) + alloc.get(GPU_SHARED, 0)
         info.physical = -(-whole // info.replicas) if not single else 0
@@ -317,14 +302,6 @@ def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
     return dp, dra
 
 
-def _product_model(product: str) -> models.GpuModel | None:
-    base = re.sub(r"-(SHARED|MIG-.*)$", "", product)
-    for model in models.gpu_models().values():
-        if sanitise(model.product_name) == base:
-            return model
-    return None
-
-
 def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str]) -> Node:
     """The device plugin's extended resources (and GFD memory labels) for a node known from DRA slices."""
     gpus: dict[str, int] = {}
@@ -380,34 +357,6 @@ def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str
     return n
 
 
-def _detect_mode(node: Node) -> str | None:
-    """The node's GPU set-up from its labels; None when MIG is on in a layout they do not give.
-
-    nvidia.com/mig.strategy says only how GFD would label MIG devices: GFD sets it on every node when the
-    strategy is single or mixed (the GPU Operator's default is single), MIG-capable or not. MIG is on when
-    the node has mixed-strategy resources (nvidia.com/mig-*), a single-strategy product (``-MIG-<profile>``)
-    or a mig-manager nvidia.com/mig.config other than all-disabled."""
-    labels = node.labels
-    config = labels.get("nvidia.com/mig.config")
-    mig_on = any(k.startswith(MIG_PREFIX) for k in node.allocatable) or _single_strategy(
-        labels.get("nvidia.com/gpu.product", "")
-    )
-    if mig_on or (config and config != "all-disabled"):
-        if config and config not in ("custom", "all-disabled"):
-            return f"mig-static:{config}"
-        return None
-    replicas = _int_label(labels, "nvidia.com/gpu.replicas") or 1
-    strategy = labels.get("nvidia.com/gpu.sharing-strategy", "none")
-    if replicas > 1:
-        return f"{'mps' if strategy == 'mps' else 'time-slicing'}:{replicas}"
-    return "full"
-
-
-def _single_strategy(product: str) -> bool:
-    """GFD's single MIG strategy in effect: it names the product ``<model>-MIG-<profile>`` (or -MIG-INVALID)."""
-    return "-MIG-" in product
-
-
 def _dra_from_labels(
     nodes: Sequence[Node], gpu_mode: str | None, target: str, unmodelled: dict[str, str], notes: list[str]
 ) -> list[dict[str, Any]]:
@@ -418,8 +367,8 @@ def _dra_from_labels(
         if not _has_gpu_resources(node):
             continue
         product = node.labels.get("nvidia.com/gpu.product", "")
-        model = _product_model(product)
-        count = _int_label(node.labels, "nvidia.com/gpu.count")
+        model = gfd.product_model(product)
+        count = gfd.int_label(node.labels, "nvidia.com/gpu.count")
         if model is None or count is None:
             what = (
                 f"GPU model {product!r} is not in kubedra's catalogue"
@@ -430,59 +379,28 @@ def _dra_from_labels(
             )
             unmodelled[node.name] = f"no DRA view: {what}; add its ResourceSlices, or use --nodes"
             continue
-        mode = gpu_mode or _detect_mode(node)
+        mode = gpu_mode or gfd.gpu_mode(node.labels, node.allocatable)
         if mode is None:
             unmodelled[node.name] = (
                 "no DRA view: its MIG layout is not known from the labels (nvidia.com/mig.config); "
                 "pass --gpu-mode for the DRA view"
             )
             continue
-        if node.labels.get("nvidia.com/mig.strategy") == "single" and "-MIG-" in product:
-            own = _detect_mode(node)  # the layout the node runs, whatever --gpu-mode asks for the DRA view
-            gpus = (
-                f"GPU Feature Discovery marks its MIG set-up invalid for mig-strategy single ({product})"
-                if product.endswith("-MIG-INVALID")
-                else _gpus_under_single_strategy(model, count, own)
-                if own is not None and own.startswith("mig-static:")
-                else "its MIG layout is not known from the labels (nvidia.com/mig.config), and under "
-                "mig-strategy single nvidia.com/gpu.count counts MIG devices, not GPUs"
-            )
-            if isinstance(gpus, str):
+        if gfd.single_strategy(node.labels):
+            gpus = gfd.physical_gpus(
+                node.labels, node.allocatable
+            )  # the layout the node runs, not --gpu-mode's
+            if not isinstance(gpus, int):
                 unmodelled[node.name] = f"no DRA view: {gpus}; pass --gpu-mode, or add its ResourceSlices"
                 continue
             count = gpus
             notes.append(
                 f"node {node.name} runs mig-strategy single: its nvidia.com/gpu devices are "
-                f"{product.rpartition('-MIG-')[2]} MIG instances, while a pod's DRA version asks for a whole GPU "
+                f"{gfd.mig_profile(node.labels)} MIG instances, while a pod's DRA version asks for a whole GPU "
                 "unless --dra-sizing mig (with --gpu-memory or the kubedra.io/gpu-memory annotation)"
             )
         objects += nvidia_dra.dra_objects(node.name, model, count, mode, target)
     return objects
-
-
-def _gpus_under_single_strategy(model: models.GpuModel, migs: int, mode: str) -> int | str:
-    """Physical GPUs of a node whose GPU Feature Discovery labels follow mig-strategy=single.
-
-    There GFD's MIG labeler replaces the full-GPU labels: nvidia.com/gpu.count is the number of MIG devices
-    (k8s-device-plugin internal/lm/mig-strategy.go, newMigStrategySingleLabeler). The GPUs are the count whose
-    layout holds exactly that many instances; a reason (str) when none does."""
-    try:
-        parsed = nvidia_modes.parse_gpu_mode(mode)
-    except InputError as e:
-        return f"its MIG set-up {mode!r} is not one kubedra knows ({e})"
-    for gpus in range(1, migs + 1):
-        try:
-            instances = sum(len(layout or ()) for layout in parsed.gpu_layouts(model, gpus))
-        except InputError as e:
-            return f"its MIG layout {parsed.layout_text!r} does not apply to {model.key} ({e})"
-        if instances == migs:
-            return gpus
-        if instances > migs or instances == 0:
-            break
-    return (
-        f"nvidia.com/gpu.count {migs} (MIG devices under mig-strategy single) is no whole number of GPUs "
-        f"with layout {parsed.layout_text!r}"
-    )
 
 
 def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:

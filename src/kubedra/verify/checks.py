@@ -29,7 +29,7 @@ from typing import Any
 from kubedra.allocator.selectors import required_drivers
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
-from kubedra.vendors.nvidia import driver_releases
+from kubedra.vendors.nvidia import driver_releases, gfd
 from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.verify.taints import judge as taint_findings
@@ -334,19 +334,28 @@ def check_slices(state: Snapshot) -> Check:
                 gpus.add(str(ident or d.get("name")))
                 if _attr(d, "productName"):
                     products.add(sanitise(str(_attr(d, "productName"))))
-        labelled = str(labels.get("nvidia.com/gpu.count") or "")
-        if labelled.isdigit() and int(labelled) != len(gpus):
+        # under GFD's single MIG strategy nvidia.com/gpu.count counts MIG devices: the GPUs come from the layout
+        labelled = gfd.physical_gpus({str(k): str(v) for k, v in labels.items()})
+        if isinstance(labelled, int) and labelled != len(gpus):
             chk.fail(
-                f"Node {name}: labels say {labelled} GPUs (nvidia.com/gpu.count), its slices publish {len(gpus)}"
+                f"Node {name}: labels say {labelled} GPUs (nvidia.com/gpu.count"
+                + (
+                    f" of {gfd.mig_profile(labels)} MIG devices, over its mig.config layout"
+                    if gfd.single_strategy(labels)
+                    else ""
+                )
+                + f"), its slices publish {len(gpus)}"
             )
+        elif isinstance(labelled, str):
+            chk.warn(f"Node {name}: its GPU count cannot be compared with its labels: {labelled}")
         product = labels.get("nvidia.com/gpu.product")
         if product and products:
-            base = re.sub(r"-(SHARED|MIG-.*)$", "", str(product))
+            base = gfd.base_product(str(product))
             if products != {base}:
                 chk.fail(
                     f"Node {name}: label nvidia.com/gpu.product={product}, slices say {', '.join(sorted(products))}"
                 )
-        if not labelled and not product:
+        if labelled is None and not product:
             chk.warn(f"Node {name}: no GPU Feature Discovery labels to compare its {len(gpus)} GPUs with")
     return chk
 

@@ -537,3 +537,39 @@ def test_a_snapshot_that_could_not_read_everything_is_incomplete(tmp_path: Path)
     }
     code, data = verify("-f", str(path), "--allow-missing", "pods", "--allow-missing", "events")
     assert code == 0 and data["incomplete"] == []
+
+
+# GPU Feature Discovery under the single MIG strategy counts MIG devices in nvidia.com/gpu.count
+# (NVIDIA/k8s-device-plugin internal/lm/mig-strategy.go, newMigStrategySingleLabeler): 8 H100 in all-3g.40gb are
+# labelled 16. verify read that as 16 GPUs against the 8 the slices publish and failed a healthy node.
+SINGLE_3G = {
+    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb",
+    "nvidia.com/gpu.count": "16",
+    "nvidia.com/mig.strategy": "single",
+    "nvidia.com/mig.config": "all-3g.40gb",
+}
+
+
+def test_single_strategy_labels_count_gpus_through_the_layout(tmp_path: Path) -> None:
+    items = _mutate(healthy(), "Node", lambda n: n["metadata"]["labels"].update(SINGLE_3G))
+    code, data = verify("-f", snap(tmp_path, items))
+    assert code == 0, by_id(data)["slices"]
+    items = _mutate(items, "ResourceSlice", lambda s: s["spec"]["devices"].pop())
+    code, data = verify("-f", snap(tmp_path, items, "short.yaml"))
+    slices = by_id(data)["slices"]
+    assert code == 1 and any(
+        "labels say 8 GPUs (nvidia.com/gpu.count of 3g.40gb MIG devices, over its mig.config layout), its slices "
+        "publish 7" in m
+        for m in slices["messages"]
+    ), slices
+
+
+def test_single_strategy_labels_without_a_layout_warn_instead_of_comparing(tmp_path: Path) -> None:
+    labels = {**SINGLE_3G, "nvidia.com/mig.config": "custom"}
+    items = _mutate(healthy(), "Node", lambda n: n["metadata"]["labels"].update(labels))
+    code, data = verify("-f", snap(tmp_path, items))
+    slices = by_id(data)["slices"]
+    assert code == 0 and slices["status"] == "warn", slices
+    assert any(
+        "cannot be compared with its labels" in m and "counts MIG devices" in m for m in slices["messages"]
+    )
