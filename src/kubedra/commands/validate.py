@@ -30,6 +30,7 @@ class ValidateOptions:
     common: CommonOptions
     server_dry_run: bool = False
     strict_refs: bool = False
+    ignore_missing_schemas: bool = False
     timeout: float = 30.0
 
     @classmethod
@@ -49,7 +50,9 @@ class ValidateOptions:
             EXIT_FINDINGS: "invalid",
             EXIT_INPUT: "usage or input error (no manifests found in the inputs among them); a file that does not parse (every other file is still validated "
             "and each parse error reported with file:line); with --server-dry-run also an unreachable cluster, "
-            "credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each on one line",
+            "credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each on one line; or "
+            "incomplete: objects of a kind with no schema (custom resources) were not schema-checked, without "
+            "--server-dry-run or --ignore-missing-schemas (the report is still printed, stderr names the kinds)",
         }
     ),
 )
@@ -60,6 +63,12 @@ class ValidateOptions:
     "--server-dry-run", is_flag=True, help="Also dry-run every object on the cluster (nothing persisted)."
 )
 @click.option("--strict-refs", is_flag=True, help="References to objects not among the inputs are errors.")
+@click.option(
+    "--ignore-missing-schemas",
+    is_flag=True,
+    help="Accept objects of kinds with no schema (custom resources: only their metadata and pod templates "
+    "are checked) instead of exit 2.",
+)
 @output_option()
 @time_options()
 def validate(**params: Any) -> None:
@@ -103,6 +112,8 @@ def run(options: ValidateOptions) -> None:
             print_table(["SOURCE", "OBJECT", "LEVEL", "PATH", "MESSAGE"], rows)
         state = "valid" if result.valid else "INVALID"
         unread = f", {count(len(result.unreadable), 'unreadable file')}" if result.unreadable else ""
+        if result.not_schema_checked and not options.server_dry_run:
+            unread += f", {count(len(result.not_schema_checked), 'object')} not schema-checked"
         click.echo(
             f"{count(result.objects, 'object')} at {target_version}: {state}, {count(len(result.errors), 'error')}, "
             f"{count(len(result.warnings), 'warning')}{unread}",
@@ -110,6 +121,21 @@ def run(options: ValidateOptions) -> None:
         )
     else:
         emit(result.to_dict(), output)
+    # kinds with no schema (custom resources): only their metadata and pod templates were checked; the
+    # apiserver checks them against their CRD with --server-dry-run
+    unchecked = [] if options.server_dry_run else sorted(set(result.not_schema_checked))
+    for kind in unchecked:
+        n = result.not_schema_checked.count(kind)
+        click.echo(
+            f"kubedra: {'accepted' if options.ignore_missing_schemas else 'incomplete'}: {count(n, 'object')} "
+            f"of {kind} not schema-checked (no schema: a custom resource; --server-dry-run checks "
+            "it against its CRD"
+            + ("" if options.ignore_missing_schemas else ", --ignore-missing-schemas accepts it")
+            + ")",
+            err=True,
+        )
     if result.unreadable:  # incomplete is not clean: what could not be read was not validated
+        click.get_current_context().exit(EXIT_INPUT)
+    if unchecked and not options.ignore_missing_schemas:  # nor is what was not checked against a schema
         click.get_current_context().exit(EXIT_INPUT)
     click.get_current_context().exit(EXIT_OK if result.valid else EXIT_FINDINGS)

@@ -508,3 +508,36 @@ def test_an_extended_resource_requested_without_a_limit_is_refused_at_every_vers
     assert [e.message for e in result.errors] == ["extended resource nvidia.com/gpu: limits must be set"]
     limits_only = text.replace("requests:", "limits:")
     assert validate_texts([("p.yaml", limits_only)], target).valid
+
+
+def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Path, monkeypatch: Any) -> None:
+    """Volcano's own example Job (tests/realworld/inputs, a custom resource): kubedra has no schema for it and
+    said 'valid' with exit 0 while only its pod templates were checked (a wrong field in its spec passed too);
+    now stderr names the kind, exit 2, unless --ignore-missing-schemas accepts it or --server-dry-run had the
+    apiserver check it against its CRD."""
+    from kubedra.testing.cli import run
+
+    job = Path(__file__).parents[2] / "realworld" / "inputs" / "volcano--job.yaml"
+    res = run("validate", str(job))
+    assert res.exit_code == 2, res.output
+    assert "not schema-checked" in res.stderr and "valid" in res.stderr
+    assert (
+        "kubedra: incomplete: 1 object of batch.volcano.sh/v1alpha1 Job not schema-checked (no schema: a custom "
+        "resource; --server-dry-run checks it against its CRD, --ignore-missing-schemas accepts it)\n"
+    ) in res.stderr
+    res = run("validate", str(job), "-o", "json")
+    assert res.exit_code == 2 and json.loads(res.stdout)["notSchemaChecked"] == [
+        "batch.volcano.sh/v1alpha1 Job"
+    ]
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text(job.read_text().replace("minAvailable:", "minAvailabel:", 1))
+    assert "minAvailabel" in wrong.read_text()
+    assert run("validate", str(wrong)).exit_code == 2  # not "valid": kubedra cannot see the typo
+    res = run("validate", str(job), "--ignore-missing-schemas")
+    assert res.exit_code == 0 and "kubedra: accepted: 1 object of batch.volcano.sh/v1alpha1 Job" in res.stderr
+
+    import kubedra.validate.dryrun as dryrun
+
+    monkeypatch.setattr(dryrun, "dry_run", lambda docs, **_: [])  # the apiserver accepted every object
+    res = run("validate", str(job), "--server-dry-run")
+    assert res.exit_code == 0 and "not schema-checked" not in res.stderr, res.output
