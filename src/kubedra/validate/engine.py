@@ -16,7 +16,7 @@ from typing import Any
 from kubedra.cel import CELCompileError, SelectorEnvironment
 from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
-from kubedra.k8s.findings import Finding, ObjectRef
+from kubedra.k8s.findings import Finding
 from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
@@ -62,16 +62,13 @@ def _quantity_checker() -> Callable[[Any], str | None]:
 
 @lru_cache(maxsize=8)
 def _cel_environment(version: str) -> Any:
-    try:
-        return SelectorEnvironment(target_version=version)
-    except Exception:  # pragma: no cover - depends on the CEL helper
-        return None
+    # no fallback: an environment that cannot be built is a kubedra bug (cel-expr-python is a dependency),
+    # and validating without compiling the selectors said "valid" with exit 0 about selectors never checked
+    return SelectorEnvironment(target_version=version)
 
 
-def _cel_checker(version: str) -> Callable[[str], str | None] | None:
+def _cel_checker(version: str) -> Callable[[str], str | None]:
     env = _cel_environment(version)
-    if env is None:
-        return None
     cache: dict[str, str | None] = {}
 
     def check(expr: str) -> str | None:
@@ -99,16 +96,6 @@ class Validator:
     def validate(self, documents: Sequence[Document]) -> ValidationResult:
         result = ValidationResult(target_version=self.target_version)
         index = Index(documents)
-        if self.cel is None and index.has_selectors:
-            result.warnings.append(
-                Finding(
-                    severity="warning",
-                    message="CEL selectors were not compiled (kubedra.cel missing)",
-                    object=ObjectRef(),
-                    source=Location(file=""),
-                    path="",
-                )
-            )
         for doc in documents:
             result.objects += 1
             for line, message in duplicate_keys(doc._node):

@@ -541,3 +541,27 @@ def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Pat
     monkeypatch.setattr(dryrun, "dry_run", lambda docs, **_: [])  # the apiserver accepted every object
     res = run("validate", str(job), "--server-dry-run")
     assert res.exit_code == 0 and "not schema-checked" not in res.stderr, res.output
+
+
+def test_a_cel_environment_that_cannot_be_built_is_not_valid(monkeypatch: Any, tmp_path: Path) -> None:
+    """When the CEL environment could not be built, validate skipped compiling every selector, said 'valid'
+    with a warning and exit 0; now it is what it is, an internal error (exit 3, one line)."""
+    import kubedra.validate.engine as engine
+    from kubedra.testing.cli import run
+
+    def broken(**_: Any) -> Any:
+        raise RuntimeError("no CEL runtime")
+
+    monkeypatch.setattr(engine, "SelectorEnvironment", broken)
+    engine._cel_environment.cache_clear()
+    f = tmp_path / "class.yaml"
+    f.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: c}\n"
+        "spec:\n  selectors:\n  - cel: {expression: 'device.driver == \"gpu.nvidia.com\" &&'}\n"
+    )
+    try:
+        res = run("validate", str(f))
+    finally:
+        engine._cel_environment.cache_clear()
+    assert res.exit_code == 3 and res.stdout == "", res.output
+    assert res.stderr.count("\n") == 1 and "no CEL runtime" in res.stderr
