@@ -80,7 +80,8 @@ class VerifyOptions:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=exit_codes_epilog(
         {
-            EXIT_OK: "every check passed (warnings allowed)",
+            EXIT_OK: "every check passed (warnings allowed); the verdict is NOTHING CHECKED (JSON nothingChecked: "
+            "true, and a warning) when no check had anything to look at",
             EXIT_FINDINGS: "a check failed",
             EXIT_INPUT: "usage or input error, or unreachable cluster; or incomplete: a read was forbidden, "
             "unauthorised, not served or failed (live, or when the snapshot was taken) and not accepted with "
@@ -136,7 +137,7 @@ def run(options: VerifyOptions) -> None:
     results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
     summ = vc.summary(results)
     incomplete = snapshot_incomplete(state.header.cluster, state.header.not_inspected, options.allow_missing)
-    data = {
+    data: dict[str, Any] = {
         "cluster": state.header.cluster,
         "serverVersion": state.header.server_version,
         "at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -145,6 +146,11 @@ def run(options: VerifyOptions) -> None:
         "summary": summ,
         "incomplete": incomplete,
     }
+    # every check had nothing to look at: 'OK' would be a pass over nothing (a cluster not migrated yet, a wrong
+    # context). It is said so, not as a failure: the chart runs verify on a schedule from before the first wave.
+    nothing = not any(c.checked for c in results)
+    if nothing:
+        data["nothingChecked"] = True
     if output == "prometheus" or metrics_file:
         from kubedra.report import metrics
         from kubedra.verify.counts import dra_counts
@@ -168,11 +174,26 @@ def run(options: VerifyOptions) -> None:
             click.echo(out.markdown_table(("Status", "Check", "Detail"), rows), nl=False)
         else:
             out.print_table(("Status", "Check", "Detail"), rows, title=f"verify {state.header.cluster}")
-        verdict = "FAILED" if summ["failed"] else "INCOMPLETE" if incomplete else "OK"
+        verdict = (
+            "FAILED"
+            if summ["failed"]
+            else "INCOMPLETE"
+            if incomplete
+            else "NOTHING CHECKED"
+            if nothing
+            else "OK"
+        )
         click.echo(
             f"{verdict}: {summ['passed']} passed, {summ['warnings']} with warnings, {summ['failed']} failed"
         )
     report_incomplete(incomplete)
+    if nothing:
+        click.echo(
+            f"kubedra: warning: nothing to verify in {state.header.cluster or 'the snapshot'}: no GPU node on DRA, "
+            "no ResourceClaim, no Pending GPU pod and no --baseline to compare with (is this the right --context "
+            "or snapshot?)",
+            err=True,
+        )
     if incomplete:
         sys.exit(EXIT_INPUT)
     sys.exit(EXIT_FINDINGS if summ["failed"] else EXIT_OK)

@@ -21,6 +21,9 @@ POLICIES = str(DATA / "policies.yaml")
 ALLOCATE = str(TESTS / "data" / "allocate" / "two-nodes.yaml")
 FLEET = str(TESTS / "unit" / "plan" / "data" / "fleet.yaml")
 SNAPSHOT = str(TESTS / "unit" / "plan" / "data" / "dev.yaml")
+DRA_SNAPSHOT = str(
+    TESTS / "unit" / "plan" / "data" / "staging.yaml"
+)  # one node on DRA: verify has work to do
 
 
 def verbs() -> Iterator[tuple[str, click.Command]]:

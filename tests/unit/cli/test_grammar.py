@@ -15,10 +15,10 @@ import yaml
 from tests.unit.cli.helpers import (
     ALLOCATE,
     BROKEN,
+    DRA_SNAPSHOT,
     FLEET,
     GPU,
     POLICIES,
-    SNAPSHOT,
     WEBHOOK,
     documented_exit_codes,
     run,
@@ -39,7 +39,7 @@ CASES = {
 # verbs that read one file of their own kind (a fleet, a snapshot): positional and -f, no stdin or folder
 SINGLE = {
     "plan": (["plan"], [], FLEET, 1),
-    "verify": (["verify"], [], SNAPSHOT, 0),
+    "verify": (["verify"], [], DRA_SNAPSHOT, 0),
 }
 ALL = {**CASES, **SINGLE}
 

@@ -573,3 +573,23 @@ def test_single_strategy_labels_without_a_layout_warn_instead_of_comparing(tmp_p
     assert any(
         "cannot be compared with its labels" in m and "counts MIG devices" in m for m in slices["messages"]
     )
+
+
+def test_nothing_to_check_is_not_ok(tmp_path: Path) -> None:
+    # a cluster still wholly on the device plugin (or the wrong context): every check had nothing to look at;
+    # verify said 'OK: 7 passed'. Not a failure (the chart runs verify on a schedule from before the first wave),
+    # but not OK either
+    dev = str(
+        Path(__file__).resolve().parents[1] / "plan" / "data" / "dev.yaml"
+    )  # device-plugin nodes and pods
+    res = run("verify", "-f", dev)
+    assert res.exit_code == 0, res.output
+    assert "NOTHING CHECKED: 7 passed" in res.stdout and "OK" not in res.stdout
+    assert res.stderr.strip().splitlines() == [
+        "kubedra: warning: nothing to verify in dev: no GPU node on DRA, no ResourceClaim, no Pending GPU pod "
+        "and no --baseline to compare with (is this the right --context or snapshot?)"
+    ]
+    code, data = verify("-f", dev)
+    assert code == 0 and data["nothingChecked"] is True
+    code, data = verify("-f", snap(tmp_path, healthy(), "h.yaml"))
+    assert code == 0 and "nothingChecked" not in data
