@@ -43,7 +43,10 @@ def require_testbed(*names: str, version: str = binaries.DEFAULT_VERSION) -> Non
 def controlplane() -> Iterator[ControlPlane]:
     """A Kubernetes 1.37 control plane (etcd, apiserver, controller-manager, scheduler), shared by the session."""
     require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER)
-    cp = ControlPlane("1.37")
+    yield from _running(ControlPlane("1.37"))
+
+
+def _running(cp: ControlPlane) -> Iterator[ControlPlane]:
     cp.start()
     try:
         yield cp
@@ -55,12 +58,7 @@ def controlplane() -> Iterator[ControlPlane]:
 def workload_controlplane() -> Iterator[ControlPlane]:
     """A second 1.37 control plane with the gang-scheduling/Workload API gates on (module-scoped)."""
     require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER)
-    cp = ControlPlane("1.37", workload=True)
-    cp.start()
-    try:
-        yield cp
-    finally:
-        cp.stop()
+    yield from _running(ControlPlane("1.37", workload=True))
 
 
 @pytest.fixture(scope="module")
@@ -70,12 +68,7 @@ def controlplane_136() -> Iterator[ControlPlane]:
     missing = [n for n in (*binaries.KUBERNETES, binaries.LAUNCHER) if binaries.find(n, "1.36") is None]
     if missing:
         pytest.skip(f"1.36 testbed not built ({', '.join(missing)}): make -C testbed K8S_VERSION=1.36")
-    cp = ControlPlane("1.36")
-    cp.start()
-    try:
-        yield cp
-    finally:
-        cp.stop()
+    yield from _running(ControlPlane("1.36"))
 
 
 GpuCluster = Callable[..., list[str]]

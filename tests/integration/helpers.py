@@ -142,8 +142,8 @@ def crd(group: str, kind: str, plural: str, scope: str = "Namespaced") -> dict[s
     }
 
 
-def token_kubeconfig(cp: ControlPlane, path: Path, token: str, name: str = "tb") -> Path:
-    """A kubeconfig for the control plane that authenticates with a bearer token (right or wrong)."""
+def user_kubeconfig(cp: ControlPlane, path: Path, user: dict[str, Any], name: str = "tb") -> Path:
+    """A kubeconfig for the control plane whose one user authenticates with ``user`` (a token, an exec plugin)."""
     path.write_text(
         yaml.safe_dump(
             {
@@ -155,13 +155,18 @@ def token_kubeconfig(cp: ControlPlane, path: Path, token: str, name: str = "tb")
                         "cluster": {"server": cp.url, "certificate-authority": str(cp.certs / "ca.crt")},
                     }
                 ],
-                "users": [{"name": name, "user": {"token": token}}],
+                "users": [{"name": name, "user": user}],
                 "contexts": [{"name": name, "context": {"cluster": "tb", "user": name}}],
                 "current-context": name,
             }
         )
     )
     return path
+
+
+def token_kubeconfig(cp: ControlPlane, path: Path, token: str, name: str = "tb") -> Path:
+    """A kubeconfig for the control plane that authenticates with a bearer token (right or wrong)."""
+    return user_kubeconfig(cp, path, {"token": token}, name)
 
 
 def fresh_namespace(cp: ControlPlane, prefix: str = "t") -> str:

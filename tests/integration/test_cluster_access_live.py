@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from helpers import Objects, bind_core_role, token_kubeconfig
+from helpers import Objects, bind_core_role, token_kubeconfig, user_kubeconfig
 
 from kubedra.testing.controlplane import ControlPlane
 
@@ -174,25 +174,8 @@ def _exec_kubeconfig(cp: ControlPlane, tmp: Path, status: dict[str, str] | None)
     plugin = tmp / "credential plugin.sh"
     plugin.write_text(f"#!/bin/sh\ncat '{tmp / 'answer.json'}'\n")
     plugin.chmod(0o755)
-    kc = tmp / "exec.kubeconfig"
     exec_config = {"apiVersion": answer["apiVersion"], "command": str(plugin), "interactiveMode": "Never"}
-    kc.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {
-                        "name": "tb",
-                        "cluster": {"server": cp.url, "certificate-authority": str(cp.certs / "ca.crt")},
-                    }
-                ],
-                "users": [{"name": "plugin", "user": {"exec": exec_config}}],
-                "contexts": [{"name": "plugin", "context": {"cluster": "tb", "user": "plugin"}}],
-                "current-context": "plugin",
-            }
-        )
-    )
+    kc = user_kubeconfig(cp, tmp / "exec.kubeconfig", {"exec": exec_config}, "plugin")
     return kc, plugin
 
 
