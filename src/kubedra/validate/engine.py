@@ -120,6 +120,9 @@ class Validator:
     # -- one object --------------------------------------------------------------------------------
     def _document(self, doc: Document, index: Index, result: ValidationResult) -> list[Issue]:
         obj = doc.obj
+        for field in ("apiVersion", "kind"):  # kubectl reads a non-string as missing
+            if field in obj and obj[field] is not None and not isinstance(obj[field], str):
+                return [Issue((field,), f"{field} is {_type_word(obj[field])}, not a string")]
         api, kind = doc.api_version, doc.kind
         if not api or not kind:
             return [Issue((), "not a Kubernetes object: apiVersion and kind are required")]
@@ -245,3 +248,12 @@ def validate_texts(
 
 def validate_paths(paths: Iterable[str], target_version: str = DEFAULT_TARGET, **kw: Any) -> ValidationResult:
     return validate_documents(load(paths, strict=True).documents, target_version, **kw)
+
+
+def _type_word(value: object) -> str:
+    """What a YAML/JSON value is, in the words of its document."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a mapping" if isinstance(value, Mapping) else "a list" if isinstance(value, list) else "a value"

@@ -79,10 +79,17 @@ def _definitions(schema_dir: str) -> Resource[Any]:
     )
 
 
+# what kubernetes-validate's schema files are named: the lower-cased Kind and the group's first label and version
+# (``deployment-apps-v1.json``); a kind or apiVersion that does not fit names no file, and is never opened
+_SCHEMA_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,200}\.json")
+
+
 @lru_cache(maxsize=512)
 def _validator(schema_dir: str, filename: str) -> jsonschema.Draft202012Validator:
     from kubernetes_validate.utils import schema_contents  # noqa: PLC0415
 
+    if not _SCHEMA_NAME.fullmatch(filename):  # a kind or version with a NUL, a slash, 300 letters: no schema
+        raise NoSchema(filename)
     try:
         schema = schema_contents(f"kubernetes-json-schema/{schema_dir}/{filename}", "")
     except FileNotFoundError as e:

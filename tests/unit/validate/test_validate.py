@@ -565,3 +565,31 @@ def test_a_cel_environment_that_cannot_be_built_is_not_valid(monkeypatch: Any, t
         engine._cel_environment.cache_clear()
     assert res.exit_code == 3 and res.stdout == "", res.output
     assert res.stderr.count("\n") == 1 and "no CEL runtime" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("api", "kind", "error"),
+    [
+        ("v1", {"a": "Pod"}, ("kind", "kind is a mapping, not a string")),
+        ("v1", ["Pod"], ("kind", "kind is a list, not a string")),
+        (1, "Pod", ("apiVersion", "apiVersion is a number, not a string")),
+        (
+            "v1\x00",
+            "Pod",
+            ("apiVersion", "v1\x00 Pod: no Kubernetes release serves this version; use v1 Pod"),
+        ),
+        ("v1", "Pod\x00", ("apiVersion", "v1 Pod\x00 is not served by Kubernetes 1.37")),
+        ("v1", "../../../../../x", ("apiVersion", "v1 ../../../../../x is not served by Kubernetes 1.37")),
+        ("v1", "P" * 300, ("apiVersion", f"v1 {'P' * 300} is not served by Kubernetes 1.37")),
+    ],
+    ids=["kind-mapping", "kind-list", "api-number", "api-nul", "kind-nul", "kind-path", "kind-long"],
+)
+def test_apiversion_and_kind_that_name_no_schema_are_errors(
+    api: Any, kind: Any, error: tuple[str, str]
+) -> None:
+    """Found by the mutation fuzz: a kind or apiVersion that is a mapping, holds a NUL or is longer than a
+    file name was looked up as a schema file name (OSError, ValueError: exit 3). A Kind and a version are
+    names, never paths: anything else has no schema; a value that is not a string is no kind at all (kubectl's
+    unstructured decoding reads it as missing)."""
+    obj = {"apiVersion": api, "kind": kind, "metadata": {"name": "p"}}
+    assert messages(json.dumps(obj)) == [error]
