@@ -552,9 +552,13 @@ def pod_claim_issues(spec_path: Path, pod_spec: Mapping[str, Any]) -> list[Issue
         e = dns_label(c.get("name"))
         if e:
             issues.append(Issue((*p, "name"), e))
-        if c.get("name") in names:
-            issues.append(Issue((*p, "name"), f"duplicate claim name {c.get('name')!r}"))
-        names.add(str(c.get("name")))
+        name = c.get("name")
+        if not isinstance(name, str):  # a mapping or list as a name (dns_label said so): nothing to look up
+            name = None
+        elif name in names:
+            issues.append(Issue((*p, "name"), f"duplicate claim name {name!r}"))
+        else:
+            names.add(name)
         src = [k for k in ("resourceClaimName", "resourceClaimTemplateName") if c.get(k)]
         if len(src) != 1:
             issues.append(
@@ -564,7 +568,7 @@ def pod_claim_issues(spec_path: Path, pod_spec: Mapping[str, Any]) -> list[Issue
         for i, ctr in enumerate(_seq(pod_spec.get(fld))):
             for j, ref in enumerate(_seq(_map(_map(ctr).get("resources")).get("claims"))):
                 ref = _map(ref)
-                if ref.get("name") not in names:
+                if not isinstance(ref.get("name"), str) or ref.get("name") not in names:
                     issues.append(
                         Issue(
                             (*spec_path, fld, i, "resources", "claims", j, "name"),

@@ -593,3 +593,31 @@ def test_apiversion_and_kind_that_name_no_schema_are_errors(
     unstructured decoding reads it as missing)."""
     obj = {"apiVersion": api, "kind": kind, "metadata": {"name": "p"}}
     assert messages(json.dumps(obj)) == [error]
+
+
+def test_pod_claim_names_that_are_not_strings_are_errors() -> None:
+    """Found by the mutation fuzz: a pod's resourceClaims[].name or a container's resources.claims[].name that is
+    a mapping or list was looked up in a set (TypeError: unhashable, exit 3 in validate and migrate)."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "resourceClaims": [
+                {"name": {"value": "gpu"}, "resourceClaimName": "c"},
+                {"name": "gpu", "resourceClaimName": "c"},
+            ],
+            "containers": [
+                {"name": "c", "image": "i", "resources": {"claims": [{"name": ["gpu"]}, {"name": "gpu"}]}}
+            ],
+        },
+    }
+    assert messages(pod) == [
+        ("spec.resourceClaims[0].name", "expected string, got object {'value': 'gpu'}"),
+        ("spec.resourceClaims[0].name", "must be a non-empty DNS label"),
+        ("spec.containers[0].resources.claims[0].name", "expected string, got array ['gpu']"),
+        (
+            "spec.containers[0].resources.claims[0].name",
+            "['gpu'] does not name an entry of spec.resourceClaims",
+        ),
+    ]
