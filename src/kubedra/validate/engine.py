@@ -22,6 +22,7 @@ from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
 from kubedra.sources.files import Document, load, parse_text
+from kubedra.validate import crdschema
 from kubedra.validate.basics import apiserver_basics, negative, server_fields, whole
 from kubedra.validate.objects import duplicate_keys, object_issues
 from kubedra.validate.refs import KNOWN_CLASSES, Index, class_refs, pod_refs
@@ -134,7 +135,12 @@ class Validator:
         issues: list[Issue] = []
         group = api_group(api)
         builtin = group in BUILTIN_GROUPS
-        if builtin:
+        bundled = not builtin and crdschema.known(group, kind)
+        if bundled:  # a custom resource of a kind whose CRD kubedra bundles: checked as its apiserver does
+            issues.extend(crdschema.issues(obj, group, kind, f"1.{self.minor}"))
+            if any(i.path == ("apiVersion",) and not i.warning for i in issues):
+                return issues  # a version the CRD does not serve: refused before any schema
+        elif builtin:
             try:
                 for e in self.schemas.errors(obj):
                     issues.append(Issue(e.path, e.message, e.warning))
@@ -159,7 +165,7 @@ class Validator:
             spec = get_path(obj, t.spec)
             if not isinstance(spec, Mapping):
                 continue
-            if not builtin:
+            if not builtin and not bundled:  # no CRD schema: at least the pod template against Kubernetes'
                 template_path = t.metadata[:-1]
                 template = get_path(obj, template_path)
                 if isinstance(template, Mapping) and template_path:

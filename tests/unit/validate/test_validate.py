@@ -353,8 +353,15 @@ def test_crd_pod_templates_are_schema_checked() -> None:
         """
     )
     result = check(text)
-    assert [(e.line, e.message) for e in result.errors] == [(13, "unknown field 'resourcez'")]
-    assert result.to_dict()["notSchemaChecked"] == ["kubeflow.org/v1 PyTorchJob"]
+    # against the PyTorchJob CRD's own schema (bundled: kubedra/data/crds), as the apiserver checks it
+    assert [(e.line, e.message) for e in result.errors] == [
+        (
+            13,
+            'unknown field "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].resourcez" '
+            "(not in the CRD of github.com/kubeflow/training-operator@v1.9.2)",
+        )
+    ]
+    assert result.to_dict()["notSchemaChecked"] == []
 
 
 def test_cli_json_shape_and_exit_codes(tmp_path: Any) -> None:
@@ -511,30 +518,37 @@ def test_an_extended_resource_requested_without_a_limit_is_refused_at_every_vers
 
 
 def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Path, monkeypatch: Any) -> None:
-    """Volcano's own example Job (tests/realworld/inputs, a custom resource): kubedra has no schema for it and
-    said 'valid' with exit 0 while only its pod templates were checked (a wrong field in its spec passed too);
-    now stderr names the kind, exit 2, unless --ignore-missing-schemas accepts it or --server-dry-run had the
-    apiserver check it against its CRD."""
+    """The training-operator v1.8.1's MXJob example (tests/realworld/inputs, a custom resource whose CRD kubedra
+    does not bundle): kubedra said 'valid' with exit 0 while only its metadata was checked; now stderr names the
+    kind, exit 2, unless --ignore-missing-schemas accepts it or --server-dry-run had the apiserver check it
+    against its CRD. A Volcano Job (bundled CRD) is checked offline: valid, and a typo in its spec is exit 1."""
     from kubedra.testing.cli import run
 
-    job = Path(__file__).parents[2] / "realworld" / "inputs" / "volcano--job.yaml"
+    inputs = Path(__file__).parents[2] / "realworld" / "inputs"
+    job = inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"
     res = run("validate", str(job))
     assert res.exit_code == 2, res.output
     assert "not schema-checked" in res.stderr and "valid" in res.stderr
     assert (
-        "kubedra: incomplete: 1 object of batch.volcano.sh/v1alpha1 Job not schema-checked (no schema: a custom "
+        "kubedra: incomplete: 1 object of kubeflow.org/v1 MXJob not schema-checked (no schema: a custom "
         "resource; --server-dry-run checks it against its CRD, --ignore-missing-schemas accepts it)\n"
     ) in res.stderr
     res = run("validate", str(job), "-o", "json")
-    assert res.exit_code == 2 and json.loads(res.stdout)["notSchemaChecked"] == [
-        "batch.volcano.sh/v1alpha1 Job"
-    ]
+    assert res.exit_code == 2 and json.loads(res.stdout)["notSchemaChecked"] == ["kubeflow.org/v1 MXJob"]
     wrong = tmp_path / "wrong.yaml"
-    wrong.write_text(job.read_text().replace("minAvailable:", "minAvailabel:", 1))
-    assert "minAvailabel" in wrong.read_text()
+    wrong.write_text(job.read_text().replace("jobMode:", "jobMoed:", 1))
+    assert "jobMoed" in wrong.read_text()
     assert run("validate", str(wrong)).exit_code == 2  # not "valid": kubedra cannot see the typo
     res = run("validate", str(job), "--ignore-missing-schemas")
-    assert res.exit_code == 0 and "kubedra: accepted: 1 object of batch.volcano.sh/v1alpha1 Job" in res.stderr
+    assert res.exit_code == 0 and "kubedra: accepted: 1 object of kubeflow.org/v1 MXJob" in res.stderr
+
+    volcano = inputs / "volcano--job.yaml"
+    res = run("validate", str(volcano))
+    assert res.exit_code == 0 and "not schema-checked" not in res.stderr, res.output
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(volcano.read_text().replace("minAvailable:", "minAvailabel:", 1))
+    res = run("validate", str(typo))
+    assert res.exit_code == 1 and 'unknown field "spec.minAvailabel"' in res.stdout, res.output
 
     import kubedra.validate.dryrun as dryrun
 
