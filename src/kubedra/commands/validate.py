@@ -51,7 +51,8 @@ class ValidateOptions:
             EXIT_INPUT: "usage or input error (no manifests found in the inputs among them); a file that does not parse (every other file is still validated "
             "and each parse error reported with file:line); with --server-dry-run also an unreachable cluster, "
             "credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each on one line; or "
-            "incomplete: objects of a kind with no schema (custom resources) were not schema-checked, without "
+            "incomplete: objects of a kind with no schema (custom resources whose CRD kubedra does not bundle) were "
+            "not schema-checked, without "
             "--server-dry-run or --ignore-missing-schemas (the report is still printed, stderr names the kinds)",
         }
     ),
@@ -66,7 +67,8 @@ class ValidateOptions:
 @click.option(
     "--ignore-missing-schemas",
     is_flag=True,
-    help="Accept objects of kinds with no schema (custom resources: only their metadata and pod templates "
+    help="Accept objects of kinds with no schema (custom resources whose CRD kubedra does not bundle: only "
+    "their metadata and pod templates "
     "are checked) instead of exit 2.",
 )
 @output_option()
