@@ -153,6 +153,7 @@ def _mutants(docs: list[Document]) -> list[Document]:
         unserved = api_group(d.api_version) + "/v9"
         variant(lambda o, v=unserved: o.__setitem__("apiVersion", v))
         variant(lambda o: o.__setitem__("spec", []))
+        variant(lambda o: o["metadata"].__setitem__("labelz", {"a": "b"}))  # ObjectMeta has no such field
         deep = [
             p for p, s in spots if "containers" in p and s.get("type") == "object" and s.get("properties")
         ]
