@@ -23,6 +23,7 @@ from kubedra.audit.engine import IgnoreEntry, Scope
 from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
+from kubedra.model import snapshotdata
 from kubedra.model.snapshotdata import HEADER_KEY, Header, Snapshot
 from kubedra.sources import files
 from kubedra.sources.access import METRICS, Unread
@@ -61,9 +62,13 @@ def load_files(paths: Sequence[str], rules: RuleBook, scope: Scope | None = None
     out = FileInputs(scope=scope or Scope(name=None))
     for name in files.iter_manifest_files(paths):
         out.files += 1
+        snap: tuple[Scope, list[Finding]] | None
         try:
-            text = files.read_text(name)
-            snap = snapshot_scope(text, name, rules) if SNAPSHOT_MARK in text else None
+            if snapshotdata.should_stream(name) and snapshotdata.has_mark(name):
+                snap = streamed_scope(name, rules)  # larger than a whole read takes: item by item
+            else:
+                text = files.read_text(name)
+                snap = snapshot_scope(text, name, rules) if SNAPSHOT_MARK in text else None
         except InputError as e:
             out.findings.append(malformed(rules, e))
             continue
@@ -129,10 +134,24 @@ def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[F
         )
     data = docs[0]
     header = Header.from_dict(data[HEADER_KEY], display)
+    return _scope(header, enumerate(data["items"]), display, rules)
+
+
+def streamed_scope(name: str, rules: RuleBook) -> tuple[Scope, list[Finding]]:
+    """:func:`snapshot_scope` of a JSON snapshot too large to read whole, read item by item
+    (:func:`kubedra.model.snapshotdata.streamed`); InputError when it is no snapshot or malformed."""
+    with snapshotdata.streamed(name) as stream:
+        items = [(i, obj) for i, (_, obj) in enumerate(stream.items())]
+    return _scope(snapshotdata.streamed_header(stream, name), items, name, rules)
+
+
+def _scope(
+    header: Header, objects: Iterable[tuple[int, Any]], display: str, rules: RuleBook
+) -> tuple[Scope, list[Finding]]:
     header.cluster = header.cluster or display
     findings: list[Finding] = []
     items = []
-    for i, obj in enumerate(data["items"]):
+    for i, obj in objects:
         if isinstance(obj, dict) and obj.get("kind"):
             items.append(obj)
         else:

@@ -33,16 +33,17 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import yaml
 
 from kubedra.errors import InputError, Location
-from kubedra.model.inventory import Inventory, build_inventory
-from kubedra.model.snapshotdata import FORMAT, HEADER_KEY, Header, HelmRelease, Snapshot
+from kubedra.model import snapshotdata
+from kubedra.model.inventory import Inventory, add_document, build_inventory
+from kubedra.model.snapshotdata import FORMAT, HEADER_KEY, NOT_A_SNAPSHOT, Header, HelmRelease, Snapshot
 from kubedra.safewrite import AtomicFile, write_atomic
-from kubedra.sources import files
+from kubedra.sources import files, jsonstream
 
 __all__ = [  # the data classes are in model.snapshotdata, re-exported here
     "FORMAT",
@@ -138,7 +139,15 @@ class JsonWriter:
 
 
 def read_header(path: str) -> Header | None:
-    """The header of a snapshot file, or None when ``path`` is an ordinary manifest file."""
+    """The header of a snapshot file, or None when ``path`` is an ordinary manifest file. A large JSON file
+    (:func:`kubedra.model.snapshotdata.should_stream`) is read item by item, none of them kept."""
+    if snapshotdata.should_stream(path):
+        if not snapshotdata.has_mark(path):
+            return None
+        with snapshotdata.streamed(path) as stream:
+            for _ in stream.items():
+                pass
+        return snapshotdata.streamed_header(stream, path)
     text = files.read_text(path)
     data: Any
     if path.endswith(".json") or text.lstrip().startswith("{"):
@@ -164,15 +173,25 @@ def is_snapshot(path: str) -> bool:
         return False
 
 
-def load(path: str) -> Snapshot:
-    """Read a snapshot file: header plus its objects (as Documents with file:line, through sources.files)."""
+def load(path: str, kinds: Collection[str] | None = None) -> Snapshot:
+    """Read a snapshot file: header plus its objects (as Documents with file:line, through sources.files).
+
+    A JSON file of :data:`kubedra.model.snapshotdata.STREAM_MIN_BYTES` or more (larger than a whole read
+    takes) is read item by item (:func:`_load_streamed`); ``kinds``, when given, are the only kinds it keeps
+    (every object is still checked): the caller reads no other. A larger YAML file is refused."""
     if not os.path.isfile(path):
         raise InputError("no such snapshot file", Location(path))
+    if snapshotdata.should_stream(path):
+        return _load_streamed(path, kinds)
+    if os.path.getsize(path) > files.MAX_FILE_BYTES:
+        raise InputError(
+            f"a YAML snapshot is read whole, at most {files.MAX_FILE_BYTES // 2**20} MiB: capture large clusters "
+            "as JSON (`kubedra snapshot -o snapshot.json`), which is read item by item",
+            Location(path),
+        )
     header = read_header(path)
     if header is None:
-        raise InputError(
-            "not a kubedra snapshot (no 'kubedra' header; write one with `kubedra snapshot`)", Location(path)
-        )
+        raise InputError(NOT_A_SNAPSHOT, Location(path))
     result = files.load([path], strict=True)
     for d in result.documents:
         if HEADER_KEY in d.obj:  # a List with items is expanded into them: this one has no items list
@@ -183,6 +202,35 @@ def load(path: str) -> Snapshot:
         header=header, items=[d.obj for d in result.documents], documents=result.documents, path=path
     )
     inventory(snap)
+    return snap
+
+
+def _load_streamed(path: str, kinds: Collection[str] | None) -> Snapshot:
+    """A large JSON snapshot, item by item: each object is modelled as it is read (a malformed one is one line
+    naming its item's line, exit 2) and its dict kept only when its kind is wanted; without ``kinds`` the model
+    is kept too (:func:`inventory` reuses it). A field's line is its item's: no node tree is built."""
+    inv = Inventory()
+    docs: list[files.Document] = []
+    checked = False
+    with snapshotdata.streamed(path) as stream:
+        for d in jsonstream.stream_documents(stream):
+            if not checked and HEADER_KEY in stream.top:  # written before the items: checked before them
+                head = stream.top[HEADER_KEY]
+                if not isinstance(head, dict):
+                    raise InputError(NOT_A_SNAPSHOT, Location(path))
+                Header.from_dict(head, path)
+                checked = True
+            if HEADER_KEY in d.obj:
+                raise InputError("snapshot has no items list", d.location)
+            add_document(inv if kinds is None else Inventory(), d)
+            if kinds is None or d.kind in kinds:
+                d.index = len(docs)
+                docs.append(d)
+    header = snapshotdata.streamed_header(stream, path)
+    inv.facts.clear()
+    snap = Snapshot(header=header, items=[d.obj for d in docs], documents=docs, path=path)
+    if kinds is None:
+        snap.built = (docs, inv)
     return snap
 
 

@@ -7,14 +7,83 @@ inputs) does not import the model's inventory of typed objects, which only model
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location
-from kubedra.sources import files
+from kubedra.sources import files, jsonstream
 
 FORMAT = "kubedra.io/snapshot/v1"
 HEADER_KEY = "kubedra"
+# JSON snapshots from this size on are read item by item (:func:`streamed`) instead of whole: every file
+# that a whole read refuses (``files.MAX_FILE_BYTES``), so a smaller one reads exactly as it always has
+STREAM_MIN_BYTES = files.MAX_FILE_BYTES + 1
+# a streamed file is taken for a snapshot only when its header's format is within this much of its start or
+# its end (``kubedra snapshot -o FILE.json`` writes the header last): a large JSON file of another kind is
+# refused at once, never decoded whole to find out
+MARK_WINDOW = files.MAX_FILE_BYTES
+_MARK = FORMAT.rsplit("/", 1)[0].encode() + b"/"
+NOT_A_SNAPSHOT = "not a kubedra snapshot (no 'kubedra' header; write one with `kubedra snapshot`)"
+
+
+def should_stream(path: str) -> bool:
+    """Whether the snapshot file ``path`` is JSON of at least :data:`STREAM_MIN_BYTES` (read item by item)."""
+    return jsonstream.should_stream(path, STREAM_MIN_BYTES)
+
+
+def has_mark(path: str) -> bool:
+    """Whether a snapshot header's format (``kubedra.io/snapshot/``) is within :data:`MARK_WINDOW` bytes of
+    the file's start or end (bounded: at most twice the window is read, in 1 MiB blocks)."""
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            for start in (0, max(size - MARK_WINDOW, 0)):
+                f.seek(start)
+                tail = b""
+                left = min(MARK_WINDOW, size - start)
+                while left > 0:
+                    block = f.read(min(1 << 20, left))
+                    if not block:
+                        break
+                    left -= len(block)
+                    if _MARK in tail + block:
+                        return True
+                    tail = block[-len(_MARK) :]
+    except OSError:
+        return False
+    return False
+
+
+@contextlib.contextmanager
+def streamed(path: str) -> Iterator[jsonstream.JsonListStream]:
+    """A large JSON snapshot read item by item: ``with streamed(p) as s: for line, item in s.items(): ...``,
+    then :func:`streamed_header`. Every problem (not JSON, not UTF-8, truncated, an object over the size
+    bound, no snapshot header near either end) is one InputError naming the file."""
+    if not has_mark(path):
+        raise InputError(NOT_A_SNAPSHOT, Location(path))
+    try:
+        with open(path, encoding="utf-8") as f:
+            yield jsonstream.JsonListStream(f, path)
+    except jsonstream.NotAList:
+        raise InputError(NOT_A_SNAPSHOT, Location(path)) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not a UTF-8 text file ({e.reason})", Location(file=path)) from e
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", Location(file=path)) from e
+
+
+def streamed_header(stream: jsonstream.JsonListStream, path: str) -> Header:
+    """The header of a snapshot whose items were all read; InputError when it has none or no items list."""
+    head = stream.top.get(HEADER_KEY)
+    if not isinstance(head, dict):
+        raise InputError(NOT_A_SNAPSHOT, Location(path))
+    header = Header.from_dict(head, path)
+    if not stream.saw_items:
+        raise InputError("snapshot has no items list", Location(path))
+    return header
 
 
 @dataclass

@@ -42,6 +42,8 @@ ERROR_REASONS = frozenset(
 )
 _CLAIM_WORDS = re.compile(r"resourceclaim|resource claim|claim|cannot allocate|dynamic resource", re.I)
 _PLUGIN = re.compile(r"kubelet-plugin|dra-driver|dra-kubelet", re.I)
+# every kind the checks (and verify.counts) read of a snapshot: a large one keeps no other (model.snapshot.load)
+KINDS = ("Pod", "ResourceClaim", "ResourceSlice", "Node", "DeviceClass", "Event", "DeviceTaintRule")
 
 
 @dataclass

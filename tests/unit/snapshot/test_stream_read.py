@@ -1,0 +1,181 @@
+"""Large JSON snapshots are read item by item by audit -f, verify -f and plan (model.snapshotdata.streamed):
+the same output as a whole read of the same file, hostile input still one line and exit 2, a YAML snapshot
+over the whole-read bound refused with the JSON advice. STREAM_MIN_BYTES is lowered here (0: every JSON
+snapshot is streamed) instead of writing files of hundreds of MiB."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.unit.verify import test_verify as tv
+
+from kubedra.model import snapshot as snapfmt
+from kubedra.model import snapshotdata
+from kubedra.sources import files
+from kubedra.testing.cli import run
+
+HERE = Path(__file__).resolve().parents[1]
+PLAN = HERE / "plan" / "data"
+SNAPSHOTS = [
+    PLAN / "prod.yaml",
+    PLAN / "dev.yaml",
+    PLAN / "staging.yaml",
+    HERE / "audit/data/snapshot-prod-eu.yaml",
+]
+WHOLE = 1 << 62
+
+
+def _json(src: Path, dst: Path, header_first: bool = False) -> str:
+    """``src`` (a YAML snapshot) as ``kubedra snapshot -o FILE.json`` writes it (header last), or header first."""
+    text = snapfmt.render(snapfmt.load(str(src)), "json")
+    if header_first:
+        data = json.loads(text)
+        text = json.dumps({snapfmt.HEADER_KEY: data.pop(snapfmt.HEADER_KEY), **data}, indent=1)
+    dst.write_text(text, encoding="utf-8")
+    return str(dst)
+
+
+def _both(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, Any]:
+    monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", WHOLE)
+    whole = run(*args)
+    monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", 0)
+    streamed = run(*args)
+    return whole, streamed
+
+
+def _same(whole: Any, streamed: Any) -> None:
+    assert (streamed.exit_code, streamed.stdout, streamed.stderr) == (
+        whole.exit_code,
+        whole.stdout,
+        whole.stderr,
+    )
+    assert whole.exit_code in (0, 1, 2) and whole.stdout.strip()  # an artefact, not an error line
+
+
+@pytest.mark.parametrize("src", SNAPSHOTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("verb", ["audit", "verify"])
+@pytest.mark.parametrize("header_first", [False, True])
+def test_streamed_equals_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, src: Path, verb: str, header_first: bool
+) -> None:
+    path = _json(src, tmp_path / "snap.json", header_first)
+    for fmt in ("json", "table"):
+        _same(*_both(monkeypatch, verb, "-f", path, "-o", fmt))
+
+
+def test_streamed_plan_equals_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("prod", "dev", "staging"):
+        _json(PLAN / f"{name}.yaml", tmp_path / f"{name}.json")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text((PLAN / "fleet.yaml").read_text().replace(".yaml\n", ".json\n"))
+    for fmt in ("json", "markdown"):
+        whole, streamed = _both(monkeypatch, "plan", "--fleet", str(fleet), "-o", fmt)
+        _same(whole, streamed)
+        assert whole.exit_code == 1  # prod has a blocker: the comparison covers audit findings in a plan
+
+
+BROKEN = [p[0] for p in tv.test_broken_states_fail_with_clear_messages.pytestmark[0].args[1]]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("change", [lambda i: i, *BROKEN])
+def test_streamed_verify_of_broken_states(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any
+) -> None:
+    """Every broken state of the verify tests reads the same streamed (only verify's kinds kept)."""
+    path = tv.snap(tmp_path, change(tv.healthy()), "s.json")
+    base = tv.snap(tmp_path, tv.healthy(), "base.json")
+    whole, streamed = _both(monkeypatch, "verify", "-f", path, "--baseline", base, "-o", "json")
+    _same(whole, streamed)
+    assert whole.exit_code == (0 if change(tv.healthy()) == tv.healthy() else 1)
+
+
+def _snap(items: Any, header: Any = None, **top: Any) -> str:
+    head = header or {"format": snapfmt.FORMAT, "cluster": "c", "serverVersion": "v1.37.0"}
+    return json.dumps(
+        {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": items, "kubedra": head, **top}
+    )
+
+
+NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (_snap([NODE, NODE])[:-40], "invalid JSON"),  # truncated
+        (_snap([NODE, {**NODE, "status": "x"}]), "status: expected an object"),
+        (_snap([NODE, {"a": 1}]), "object has no apiVersion or kind"),
+        (_snap([NODE, 7]), "expected a Kubernetes object"),
+        (_snap([NODE], {"format": "kubedra.io/snapshot/v9"}), "unsupported snapshot format"),
+        (_snap([NODE], "kubedra.io/snapshot/v1"), "not a kubedra snapshot"),
+        (
+            json.dumps({"kind": "List", "items": [NODE], "note": "kubedra.io/snapshot/v1"}),
+            "not a kubedra snapshot",
+        ),
+        (_snap("x"), "snapshot has no items list"),
+        (json.dumps({"kind": "List", "items": [NODE] * 3}), "not a kubedra snapshot"),  # no mark: not decoded
+        (b'{"items": [], "kubedra": "kubedra.io/snapshot/\xff"}', "not a UTF-8 text file"),
+    ],
+)
+@pytest.mark.parametrize("verb", ["verify", "plan"])
+def test_hostile_streamed_snapshot_is_one_line_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | bytes, needle: str, verb: str
+) -> None:
+    monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", 0)
+    f = tmp_path / "snap.json"
+    f.write_bytes(text if isinstance(text, bytes) else text.encode())
+    if verb == "plan":
+        (tmp_path / "fleet.yaml").write_text(
+            "kind: Fleet\nclusters:\n- {name: c, snapshot: snap.json, distribution: kubeadm}\n"
+        )
+        res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"))
+    else:
+        res = run("verify", "-f", str(f))
+    assert res.exit_code == 2, res.output
+    assert res.stdout == ""
+    assert len(res.stderr.strip().splitlines()) == 1 and needle in res.stderr, res.stderr
+
+
+def test_audit_reports_a_malformed_streamed_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", 0)
+    f = tmp_path / "snap.json"
+    f.write_text(_snap([NODE, NODE])[:-40], encoding="utf-8")
+    res = run("audit", "-f", str(f), "-o", "json")
+    assert res.exit_code == 2, res.output
+    (finding,) = json.loads(res.stdout)["findings"]
+    assert finding["rule"] == "input.malformed" and "invalid JSON" in finding["message"]
+
+
+def test_mark_is_looked_for_only_near_the_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot header in the middle of a file over twice the window is not looked for: bounded reading."""
+    monkeypatch.setattr(snapshotdata, "MARK_WINDOW", 100)
+    f = tmp_path / "snap.json"
+    pad = {"kind": "ConfigMap", "apiVersion": "v1", "metadata": {"name": "x" * 200}}
+    f.write_text(_snap([pad], None, zz=[pad]))
+    middle = f.read_text().index(snapfmt.FORMAT)
+    assert 100 < middle < f.stat().st_size - 100
+    assert not snapshotdata.has_mark(str(f))
+    f.write_text(_snap([pad]))  # header last, as kubedra snapshot -o FILE.json writes it
+    assert snapshotdata.has_mark(str(f))
+
+
+def test_read_header_of_a_streamed_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _json(PLAN / "dev.yaml", tmp_path / "dev.json")
+    whole = snapfmt.read_header(path)
+    monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", 0)
+    assert whole is not None and snapfmt.read_header(path) == whole
+    (tmp_path / "list.json").write_text(json.dumps({"kind": "List", "items": [NODE]}))
+    assert snapfmt.read_header(str(tmp_path / "list.json")) is None
+
+
+def test_large_yaml_snapshot_advises_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(files, "MAX_FILE_BYTES", 100)
+    f = tmp_path / "big.yaml"
+    f.write_text((PLAN / "dev.yaml").read_text())
+    res = run("verify", "-f", str(f))
+    assert res.exit_code == 2 and res.stdout == ""
+    assert "a YAML snapshot is read whole, at most" in res.stderr
+    assert "`kubedra snapshot -o snapshot.json`" in res.stderr
