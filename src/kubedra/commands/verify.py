@@ -124,9 +124,9 @@ def run(options: VerifyOptions) -> None:
     common = options.common
     output, baseline, metrics_file = common.output, options.baseline, options.metrics_file
     snapshot_file, window, grace = options.snapshot_file, options.window(), options.grace()
-    base = snapfmt.load(baseline, kinds=vc.KINDS) if baseline else None
+    base = snapfmt.load(baseline, kinds=vc.KINDS, slim=vc.slim_pod) if baseline else None
     if snapshot_file:
-        state = snapfmt.load(snapshot_file, kinds=vc.KINDS)
+        state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=vc.slim_pod)
         now = vc.parse_time(state.header.captured_at) or dt.datetime.now(dt.UTC)
     else:
         from kubedra.snapshot import capture

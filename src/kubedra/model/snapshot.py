@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import yaml
@@ -173,16 +173,20 @@ def is_snapshot(path: str) -> bool:
         return False
 
 
-def load(path: str, kinds: Collection[str] | None = None) -> Snapshot:
+Slim = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def load(path: str, kinds: Collection[str] | None = None, slim: Slim | None = None) -> Snapshot:
     """Read a snapshot file: header plus its objects (as Documents with file:line, through sources.files).
 
     A JSON file of :data:`kubedra.model.snapshotdata.STREAM_MIN_BYTES` or more (larger than a whole read
     takes) is read item by item (:func:`_load_streamed`); ``kinds``, when given, are the only kinds it keeps
-    (every object is still checked): the caller reads no other. A larger YAML file is refused."""
+    (every object is still checked): the caller reads no other, and ``slim`` makes of each kept object what
+    the caller reads of it. A larger YAML file is refused."""
     if not os.path.isfile(path):
         raise InputError("no such snapshot file", Location(path))
     if snapshotdata.should_stream(path):
-        return _load_streamed(path, kinds)
+        return _load_streamed(path, kinds, slim)
     if os.path.getsize(path) > files.MAX_FILE_BYTES:
         raise InputError(
             f"a YAML snapshot is read whole, at most {files.MAX_FILE_BYTES // 2**20} MiB: capture large clusters "
@@ -205,7 +209,7 @@ def load(path: str, kinds: Collection[str] | None = None) -> Snapshot:
     return snap
 
 
-def _load_streamed(path: str, kinds: Collection[str] | None) -> Snapshot:
+def _load_streamed(path: str, kinds: Collection[str] | None, slim: Slim | None) -> Snapshot:
     """A large JSON snapshot, item by item: each object is modelled as it is read (a malformed one is one line
     naming its item's line, exit 2) and its dict kept only when its kind is wanted; without ``kinds`` the model
     is kept too (:func:`inventory` reuses it). A field's line is its item's: no node tree is built."""
@@ -224,6 +228,8 @@ def _load_streamed(path: str, kinds: Collection[str] | None) -> Snapshot:
                 raise InputError("snapshot has no items list", d.location)
             add_document(inv if kinds is None else Inventory(), d)
             if kinds is None or d.kind in kinds:
+                if slim is not None and kinds is not None:  # the model, when kept, has the documents whole
+                    d.obj = slim(d.obj)
                 d.index = len(docs)
                 docs.append(d)
     header = snapshotdata.streamed_header(stream, path)

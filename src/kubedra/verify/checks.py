@@ -44,6 +44,18 @@ _CLAIM_WORDS = re.compile(r"resourceclaim|resource claim|claim|cannot allocate|d
 _PLUGIN = re.compile(r"kubelet-plugin|dra-driver|dra-kubelet", re.I)
 # every kind the checks (and verify.counts) read of a snapshot: a large one keeps no other (model.snapshot.load)
 KINDS = ("Pod", "ResourceClaim", "ResourceSlice", "Node", "DeviceClass", "Event", "DeviceTaintRule")
+# what the checks read of a Pod (most of a cluster's objects): a large snapshot keeps no more of each (slim_pod)
+_POD_META = (
+    "name",
+    "namespace",
+    "uid",
+    "labels",
+    "ownerReferences",
+    "creationTimestamp",
+    "deletionTimestamp",
+)
+_POD_SPEC = ("nodeName", "resourceClaims")
+_POD_STATUS = ("phase", "conditions", "resourceClaimStatuses")
 
 
 @dataclass
@@ -98,6 +110,35 @@ def _ready(pod: dict[str, Any]) -> bool:
         if c.get("type") == "Ready":
             return c.get("status") == "True"
     return False
+
+
+def slim_pod(obj: dict[str, Any]) -> dict[str, Any]:
+    """A Pod as the checks read it (other kinds whole): name, owners, labels and times; node, claims and each
+    container's image and resources; phase, conditions, claim statuses and each container's state and allocated
+    resource health. Applied to a modelled object (its shapes are checked)."""
+    if obj.get("kind") != "Pod":
+        return obj
+    out: dict[str, Any] = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    meta, spec, status = (_d(obj.get(k)) for k in ("metadata", "spec", "status"))
+    out["metadata"] = {k: meta[k] for k in _POD_META if k in meta}
+    out["spec"] = {k: spec[k] for k in _POD_SPEC if k in spec}
+    if "containers" in spec:
+        out["spec"]["containers"] = [_keep(c, ("image", "resources")) for c in spec["containers"] or []]
+    out["status"] = {k: status[k] for k in _POD_STATUS if k in status}
+    if "containerStatuses" in status:
+        statuses = status["containerStatuses"] or []
+        out["status"]["containerStatuses"] = [
+            _keep(c, ("name", "state", "allocatedResourcesStatus")) for c in statuses
+        ]
+    return out
+
+
+def _d(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _keep(v: Any, keys: tuple[str, ...]) -> Any:
+    return {k: v[k] for k in keys if k in v} if isinstance(v, dict) else v
 
 
 def _phase(pod: dict[str, Any]) -> str:
