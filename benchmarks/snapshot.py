@@ -18,7 +18,11 @@ against the target.
 Memory: the 65,000-node file is ~6.5 GB; measure smaller sizes first and read the extrapolation before
 running a size whose predicted peak RSS does not fit the machine (``--max-rss-gb``, default 12, refuses it).
 
-Run: .venv/bin/python benchmarks/snapshot.py [--nodes 2000,5000,20000] [--keep DIR] [--runs N]
+With ``--read-back``, the same file is also read back by the verbs that take a snapshot whole from 64 MiB on
+item by item (``kubedra verify -f``, ``kubedra audit -f``, ``kubedra plan`` of a one-cluster fleet naming it):
+CPU and peak RSS of each, one run.
+
+Run: .venv/bin/python benchmarks/snapshot.py [--nodes 2000,5000,20000] [--keep DIR] [--runs N] [--read-back]
 """
 
 from __future__ import annotations
@@ -53,6 +57,25 @@ def fit(xs: list[float], ys: list[float]) -> tuple[float, float]:
         return 0.0, ys[0] / xs[0]
     slope, intercept = statistics.linear_regression(xs, ys)
     return intercept, slope
+
+
+def read_back(path: Path, nodes: int) -> None:
+    """CPU and peak RSS of verify -f, audit -f and plan reading the snapshot back (one run each)."""
+    fleet = path.with_suffix(".fleet.yaml")
+    fleet.write_text(
+        f"apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        f"- {{name: fleet-{nodes}, snapshot: {path.name}, distribution: kubeadm}}\n"
+    )
+    verbs = {
+        "verify -f": ["verify", "-f", str(path)],
+        "audit -f": ["audit", "-f", str(path)],
+        "plan": ["plan", "--fleet", str(fleet)],
+    }
+    for label, argv in verbs.items():
+        cpu, wall, rss, _ = _child([sys.executable, "-m", "kubedra", *argv, "-o", "json"])
+        print(
+            f"    kubedra {label}: {cpu:,.1f} s CPU, {wall:,.1f} s wall, peak RSS {rss:,.0f} MiB", flush=True
+        )
 
 
 def run_size(nodes: int, pods_per_node: int, runs: int, workdir: Path) -> dict[str, float]:
@@ -101,6 +124,9 @@ def main() -> None:
         "--keep", metavar="DIR", help="write (and reuse) the snapshots here instead of a temp dir"
     )
     ap.add_argument("--max-rss-gb", type=float, default=12.0, help="refuse a size predicted to need more")
+    ap.add_argument(
+        "--read-back", action="store_true", help="also time verify -f, audit -f and plan on each file"
+    )
     args = ap.parse_args()
     sizes = sorted(int(n) for n in args.nodes.split(","))
     print(
@@ -121,6 +147,8 @@ def main() -> None:
                     )
                     continue
             results.append(run_size(n, args.pods_per_node, args.runs, workdir))
+            if args.read_back:
+                read_back(workdir / f"fleet-{n}-{args.pods_per_node}.json", n)
     if len(results) >= 2:
         xs = [r["nodes"] for r in results]
         a, b = fit(xs, [r["cpu"] for r in results])
