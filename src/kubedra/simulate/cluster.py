@@ -430,8 +430,13 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
     if DP in opts.modes:
         derive = {n.name for n in dp_nodes if n.name in sliced and n.name not in on_plugin}
         if derive:
+            by_node: dict[str, list[ResourceSlice]] = {}  # each node's slices: not every slice for each node
+            for s in inv.slices:
+                if s.driver == NVIDIA_DRIVER and s.node_name:
+                    by_node.setdefault(s.node_name, []).append(s)
             dp_nodes = [
-                _dp_from_slices(n, inv.slices, cluster.notes) if n.name in derive else n for n in dp_nodes
+                _dp_from_slices(n, by_node.get(n.name, []), cluster.notes) if n.name in derive else n
+                for n in dp_nodes
             ]
             cluster.notes.append(
                 "device-plugin view derived from the NVIDIA DRA driver's ResourceSlices (what the device plugin "
