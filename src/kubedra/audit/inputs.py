@@ -9,7 +9,6 @@ objects, what could not be read).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -31,7 +30,6 @@ from kubedra.text import noun
 
 # Every snapshot file contains this text (its header's format); others are not parsed twice to find out.
 SNAPSHOT_MARK = "kubedra.io/snapshot/"
-_YAMLLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -89,25 +87,18 @@ NOT_AN_OBJECT = (
 
 
 def _documents(text: str, name: str) -> list[Any] | None:
-    """Every document of ``text`` as Python data, or None when it does not parse (parse_text says why)."""
+    """Every document of ``text`` as Python data, or None when it does not parse or is refused by kubedra's
+    bounds (depth, alias expansion, node count): ``parse_text`` then reads it again and says why, at file:line."""
     if name.endswith(".json") or text.lstrip().startswith(("{", "[")):
         try:
-            return [json.loads(text)]
-        except ValueError:
+            return [files.load_json(text)]
+        except (ValueError, RecursionError):
             if name.endswith(".json"):
                 return None
-    loader = _YAMLLoader(text)
     try:
-        docs = []
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                docs.append(files.construct(node))
-        return docs
-    except yaml.YAMLError:
+        return [obj for _node, obj in files.iter_documents(text, name)]
+    except InputError:
         return None
-    finally:
-        loader.dispose()
 
 
 def _is_snapshot(doc: Any) -> bool:

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from kubedra.audit import engine, inputs
@@ -164,3 +165,44 @@ def test_unsupported_or_mixed_snapshot_files_are_malformed_input(tmp_path: Path)
     assert "unsupported snapshot format 'kubedra.io/snapshot/v2'" in bad[str(v2)]
     assert "must be the only document in its file" in bad[str(mixed)]
     assert report["summary"]["clusters"] == []
+
+
+def _hostile_snapshot(kind: str) -> str:
+    """The snapshot fixture with one hostile value in its first item's labels (found by the mutation fuzz)."""
+    data = yaml.safe_load(SNAPSHOT.read_text())
+    if kind == "deep-json":
+        text = json.dumps(data)
+        return text.replace('"labels": {', '"deep": ' + "[" * 100_000 + "]" * 100_000 + ', "labels": {', 1)
+    text = yaml.safe_dump(data, sort_keys=False)
+    if kind == "deep":
+        return text.replace("  labels:\n", "  deep: " + "[" * 300 + "]" * 300 + "\n  labels:\n", 1)
+    bomb = 'lol: &a0 ["lol"]\n' + "".join(
+        f"b{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]\n" for i in range(1, 10)
+    )
+    return bomb.replace("\n", "\n  ").join(["  ", ""]).join(["kubedra-bomb:\n", ""]) + text
+
+
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("deep", "nesting deeper than 200 levels"),
+        ("deep-json", "invalid JSON: nesting deeper than 200 levels"),
+        ("bomb", "document contains excessive aliasing (refused like kubectl)"),
+    ],
+)
+def test_a_snapshot_too_deep_or_an_alias_bomb_is_malformed_input(
+    tmp_path: Path, kind: str, message: str
+) -> None:
+    """audit read a snapshot file with a reader of its own, without kubedra's bounds: 300 levels of nesting
+    escaped as an internal error (exit 3), a 100,000-level JSON one as a RecursionError, and an alias bomb was
+    expanded until memory ran out (MemoryError, exit 3). Now the snapshot is read like every manifest, within
+    the bounds, and refused as input.malformed with file:line (exit 2), as verify -f and plan refuse it."""
+    from tests.hostile.runner import run as run_isolated
+
+    f = tmp_path / ("snap.json" if kind == "deep-json" else "snap.yaml")
+    f.write_text(_hostile_snapshot(kind))
+    result = run_isolated(["audit", str(f), "-o", "json"], str(tmp_path), time_limit=60)
+    assert result.code == 2, str(result)
+    findings = json.loads(result.stdout)["findings"]
+    assert [(x["rule"], x["message"]) for x in findings] == [("input.malformed", message)], findings
+    assert result.stderr == "kubedra: error: 1 input could not be read (see input.malformed in the report)\n"
