@@ -28,3 +28,17 @@ def count(n: int, word: str, many: str | None = None) -> str:
 def noun(n: int, word: str) -> str:
     """The word alone, singular for 1 (``noun(2, "field")`` → ``fields``): for "unknown fields a, b"."""
     return word if n == 1 else plural(word)
+
+
+def value_kind(value: object) -> str:
+    """What a YAML/JSON value is, in its document's words: ``a mapping``, ``a list``, ``a string``,
+    ``a number``, ``a boolean``, ``null`` (for "labels is a list, not a mapping")."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a mapping" if isinstance(value, dict) else "a list" if isinstance(value, list) else "a value"

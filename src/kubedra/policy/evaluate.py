@@ -32,6 +32,7 @@ from kubedra.errors import InputError, Location
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group, dotted
 from kubedra.sources.files import Document
+from kubedra.text import value_kind
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 
@@ -151,6 +152,19 @@ def _rule_matches(rule: Mapping[str, Any], group: str, version: str, resource: s
         return False
     scope = rule.get("scope") or "*"
     return scope == "*" or (scope == "Namespaced") == namespaced
+
+
+def undecodable(obj: Mapping[str, Any]) -> tuple[tuple[str, ...], str] | None:
+    """(path, why) when the API server cannot decode ``obj``'s metadata into an ObjectMeta (a metadata, labels
+    or annotations that is not a mapping): such an object never reaches admission; None otherwise."""
+    meta = obj.get("metadata")
+    if meta is not None and not isinstance(meta, Mapping):
+        return ("metadata",), f"metadata is {value_kind(meta)}, not a mapping"
+    for name in ("labels", "annotations"):
+        value = meta.get(name) if meta else None
+        if value is not None and not isinstance(value, Mapping):
+            return ("metadata", name), f"metadata.{name} is {value_kind(value)}, not a mapping"
+    return None
 
 
 def _labels(obj: Mapping[str, Any] | None) -> dict[str, str]:
@@ -349,6 +363,13 @@ class Evaluator:
         for doc in documents:
             if not doc.api_version or not doc.kind:
                 continue
+            why = undecodable(doc.obj)
+            if why is not None:
+                raise InputError(
+                    f"{doc.describe()}: {why[1]}: the API server refuses the object before any admission policy "
+                    "sees it",
+                    Location(doc.file, doc.line_of(why[0])),
+                )
             target = self._target(doc, namespaces, default_namespace)
             for policy in self.policies.values():
                 verdicts.extend(self._policy(policy, target))

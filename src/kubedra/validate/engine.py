@@ -22,6 +22,7 @@ from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
 from kubedra.sources.files import Document, load, parse_text
+from kubedra.text import value_kind
 from kubedra.validate import crdschema
 from kubedra.validate.basics import apiserver_basics, negative, server_fields, whole
 from kubedra.validate.objects import duplicate_keys, object_issues
@@ -123,7 +124,7 @@ class Validator:
         obj = doc.obj
         for field in ("apiVersion", "kind"):  # kubectl reads a non-string as missing
             if field in obj and obj[field] is not None and not isinstance(obj[field], str):
-                return [Issue((field,), f"{field} is {_type_word(obj[field])}, not a string")]
+                return [Issue((field,), f"{field} is {value_kind(obj[field])}, not a string")]
         api, kind = doc.api_version, doc.kind
         if not api or not kind:
             return [Issue((), "not a Kubernetes object: apiVersion and kind are required")]
@@ -254,12 +255,3 @@ def validate_texts(
 
 def validate_paths(paths: Iterable[str], target_version: str = DEFAULT_TARGET, **kw: Any) -> ValidationResult:
     return validate_documents(load(paths, strict=True).documents, target_version, **kw)
-
-
-def _type_word(value: object) -> str:
-    """What a YAML/JSON value is, in the words of its document."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "a mapping" if isinstance(value, Mapping) else "a list" if isinstance(value, list) else "a value"

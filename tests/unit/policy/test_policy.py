@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -603,3 +604,34 @@ def test_nothing_tested_is_not_nothing_violates(tmp_path: Any, text: str, messag
     res = run("policy", "test", "--policy", str(pol), str(obj))
     assert res.exit_code == 2 and res.stdout == ""
     assert res.stderr.count("\n") == 1 and message in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize(
+    ("metadata", "line", "why"),
+    [
+        ("{name: p, labels: true}", 4, "metadata.labels is a boolean, not a mapping"),
+        ("{name: p, labels: [[a]]}", 4, "metadata.labels is a list, not a mapping"),
+        ("{name: p, annotations: x}", 4, "metadata.annotations is a string, not a mapping"),
+        ("[p]", 4, "metadata is a list, not a mapping"),
+    ],
+)
+def test_an_object_the_apiserver_cannot_decode_is_an_input_error(
+    tmp_path: Path, metadata: str, line: int, why: str
+) -> None:
+    """Found by the mutation fuzz: labels that are not a mapping crashed policy test (AttributeError, exit 3)
+    when a policy's objectSelector read them. The API server cannot decode such an object into ObjectMeta, so
+    no admission policy ever sees it: policy test says so, on one line at file:line, exit 2."""
+    from kubedra.testing.cli import run
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(run("policy", "generate", code=0).stdout)
+    obj = tmp_path / "pod.yaml"
+    obj.write_text(
+        f"apiVersion: v1\nkind: Pod\n\nmetadata: {metadata}\nspec:\n  containers: [{{name: c, image: i}}]\n"
+    )
+    res = run("policy", "test", str(obj), "--policy", str(policy), code=2)
+    assert res.stdout == ""
+    assert res.stderr == (
+        f"kubedra: error: {obj}:{line}: Pod p: {why}: the API server refuses the object before any admission "
+        "policy sees it\n"
+    ).replace("Pod p:", "Pod :" if metadata == "[p]" else "Pod p:")
