@@ -35,12 +35,12 @@ def format_path(path: Path) -> str:
 def owned_by_listed_controller(item: Any, owners: set[tuple[str, str | None, str]]) -> bool:
     """True when ``item`` (an audit Item) has a controller ownerReference to an object in ``owners``
     ((kind, namespace, name)): its pod template is the owner's, reported once there."""
-    for ref in item.meta.get("ownerReferences") or []:
-        if (
-            isinstance(ref, dict)
-            and ref.get("controller")
-            and (ref.get("kind"), item.namespace, ref.get("name")) in owners
-        ):
+    refs = item.meta.get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else []:
+        if not isinstance(ref, dict) or not ref.get("controller"):
+            continue
+        kind, name = ref.get("kind"), ref.get("name")
+        if isinstance(kind, str) and isinstance(name, str) and (kind, item.namespace, name) in owners:
             return True
     return False
 

@@ -178,6 +178,25 @@ def test_live_pods_owned_by_a_listed_controller_are_reported_once() -> None:
     assert sorted(f.object.kind + "/" + f.object.name for f in found) == ["Deployment/web", "Pod/orphan"]
 
 
+@pytest.mark.parametrize("ref", [{"kind": [1], "name": "web"}, {"kind": "Deployment", "name": {"a": "web"}}])
+def test_an_owner_reference_whose_kind_or_name_is_not_a_string_owns_nothing(ref: dict[str, Any]) -> None:
+    """Found by the mutation fuzz (a snapshot with a duplicated ``kind:`` key holding a list): a controller
+    ownerReference whose kind or name is a list or mapping was looked up in a set of owners (TypeError:
+    unhashable, exit 3 in audit and plan). Such a reference names no object: the pod is reported itself."""
+    dep = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "ml"},
+        "spec": {"template": pod({"nvidia.com/gpu": 1})},
+    }
+    owned = pod({"nvidia.com/gpu": 1}, ownerReferences=[{**ref, "controller": True}])
+    found = only(audit([dep, owned], live=True), "gpu.device-plugin-request")
+    assert sorted(f.object.kind + "/" + f.object.name for f in found) == [
+        "Deployment/web",
+        f"Pod/{owned['metadata']['name']}",
+    ]
+
+
 def test_extended_resource_classes_lower_the_severity() -> None:
     dc = {
         "apiVersion": "resource.k8s.io/v1",
