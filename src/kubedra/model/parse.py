@@ -194,6 +194,16 @@ def _container(c: ParseContext, v: Any, path: str) -> Container:
     )
 
 
+def _affinity(c: ParseContext, v: Any) -> dict[str, Any] | None:
+    """The pod's affinity as written, once its required node affinity (what the scheduler's NodeAffinity
+    filter reads) has the API's types: a malformed one is an error at file:line, as the API server refuses it."""
+    affinity = c.mapping(v, "spec.affinity")
+    node = c.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
+    path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+    node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"), path)
+    return v if affinity else None
+
+
 def pod_spec(
     c: ParseContext, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, Any] | None = None
 ) -> Pod:
@@ -225,7 +235,7 @@ def pod_spec(
         node_selector={
             str(k): str(v) for k, v in c.mapping(spec.get("nodeSelector"), "spec.nodeSelector").items()
         },
-        affinity=spec.get("affinity") if isinstance(spec.get("affinity"), dict) else None,
+        affinity=_affinity(c, spec.get("affinity")),
         tolerations=c.each(
             spec.get("tolerations"),
             "spec.tolerations",

@@ -196,3 +196,38 @@ def test_dra_corpus_mig_claims_only_dra_can_place():
     )
     out = json.loads(r.stdout)
     assert out["modes"]["dra"]["placed"] == 4 and out["modes"]["device-plugin"]["placed"] == 0
+
+
+@pytest.mark.parametrize(
+    ("affinity", "where"),
+    [
+        (
+            "{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: true}]}}}",
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+            ".matchExpressions: expected a list, found a boolean",
+        ),
+        (
+            "{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: [{key: a, values: 7}]}]}}}",
+            "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+            ".matchFields[0].values: expected a list, found a number",
+        ),
+        ("{nodeAffinity: [x]}", "spec.affinity.nodeAffinity: expected an object, found a list"),
+        ("[x]", "spec.affinity: expected an object, found a list"),
+    ],
+    ids=["expressions-bool", "values-number", "node-affinity-list", "affinity-list"],
+)
+def test_a_malformed_required_node_affinity_is_an_input_error(
+    tmp_path: Path, capsys, affinity: str, where: str
+) -> None:
+    """Found by the mutation fuzz: matchExpressions: true in a pod's required node affinity crashed simulate
+    (TypeError: 'bool' object is not iterable, exit 3); other malformed terms were skipped or stringified,
+    so the pod was placed as if it had no such constraint. The API server refuses such a pod: one line at
+    file:line naming the field, exit 2."""
+    f = tmp_path / "pod.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+        f"  affinity: {affinity}\n"
+        "  containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
+    )
+    err = fail(["simulate", str(f), "--nodes", "1x8xH100-80GB"], capsys)
+    assert where in err and f"{f}:" in err, err
