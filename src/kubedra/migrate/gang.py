@@ -25,6 +25,7 @@ from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import splice, to_ruamel
 
 DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
+BUILTIN_GROUPS = ("", "apps", "batch")  # workloads whose pods Kubernetes' own controllers create from the template
 
 
 def detect(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) -> Gang | None:
@@ -63,6 +64,19 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "warning",
             f"gang of {gang.min_count} pods ({gang.source}): Kubernetes 1.{minor} has no scheduling.k8s.io gang "
             "API; keep the batch scheduler's own gang (Volcano/KAI/Kueue) until 1.35+",
+        )
+        return []
+    if api_group(ctx.ref.api_version) not in BUILTIN_GROUPS:
+        # An operator's pods come from its own controller, built from its CRD's pod template: the released CRDs
+        # (data/crds: JobSet, Kubeflow, MPI, Volcano...) do not declare spec.schedulingGroup, so the apiserver
+        # refuses the linked object, and a controller built on older Kubernetes types would drop the field anyway.
+        field = "spec.workloadRef" if gang_api["kind"] == "Workload" else "spec.schedulingGroup.podGroupName"
+        ctx.note(
+            "warning",
+            f"gang of {gang.min_count} pods ({gang.source}): {ctx.ref.kind} pods are created by its operator, "
+            f"whose pod template has no {field}, so no scheduling.k8s.io {gang_api['kind']} is written; keep the "
+            "operator's own gang (its PodGroup with Volcano, Kueue or scheduler-plugins) until it supports the "
+            "Workload API",
         )
         return []
     meta = ctx.obj.get("metadata") if isinstance(ctx.obj.get("metadata"), Mapping) else {}

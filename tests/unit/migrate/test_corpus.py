@@ -18,13 +18,6 @@ EXPECTED_MANUAL = {
         "kuberay-raycluster-kai-gpu-fraction.yaml",  # same, on a Ray worker group
         "triton-gcp-helm-deployment-template.yaml.tpl",  # Helm expression for the GPU count
         "vllm-operator-vllmruntime-cr.yaml",  # GPU in the operator's own fields
-        # the gang link (pod spec.schedulingGroup) written into an operator's pod template: its released CRD
-        # (kubedra/data/crds) does not declare the field, so the apiserver refuses the migrated object
-        # (tests/integration/test_validate_crds.py) and migrate says so
-        "kai-kubeflow-pytorchjob.yaml",
-        "kubeflow-pytorchjob-mnist-nccl.yaml",
-        "kubeflow-tfjob-multi-worker.yaml",
-        "volcano-vcjob-tf-benchmark-gpu.yaml",
     },
     "dra": {
         "nvidia-classic-dra-v1alpha2-gpu-test1.yaml",
