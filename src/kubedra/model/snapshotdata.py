@@ -66,7 +66,7 @@ def streamed(path: str) -> Iterator[jsonstream.JsonListStream]:
         raise InputError(NOT_A_SNAPSHOT, Location(path))
     try:
         with open(path, encoding="utf-8") as f:
-            yield jsonstream.JsonListStream(f, path)
+            yield jsonstream.JsonListStream(f, path, share=True)  # items are kept whole: one copy of keys
     except jsonstream.NotAList:
         raise InputError(NOT_A_SNAPSHOT, Location(path)) from None
     except UnicodeDecodeError as e:

@@ -39,8 +39,13 @@ class JsonListStream:
     """``for line, item in JsonListStream(f, name).items(): ...``; then ``top`` holds the other top-level keys
     (apiVersion, kind, metadata, a snapshot header...) and ``is_list`` says whether the object was a List."""
 
-    def __init__(self, f: IO[str], display: str, chunk: int = CHUNK, keep_text: bool = False) -> None:
+    def __init__(
+        self, f: IO[str], display: str, chunk: int = CHUNK, keep_text: bool = False, share: bool = False
+    ) -> None:
         self.f = f
+        # one copy of each key and short string across items (the decoder shares them within one item only):
+        # for callers that keep every item whole (:func:`shared`)
+        self.memo: dict[str, str] | None = {} if share else None
         self.keep_text = keep_text  # keep each item's text (``item_text``) to compose its lines on demand
         self.item_text: str | None = None
         self.display = display
@@ -156,9 +161,37 @@ class JsonListStream:
                     yamlbounds.check_depth([[item]])
                 except ValueError as e:
                     raise InputError(f"invalid JSON: {e}", Location(file=self.display, line=line)) from None
+            if self.memo is not None:  # nested at most _ITEM_DEPTH levels here: the recursion is bounded
+                item = shared(item, self.memo)
             yield line, item
             n += 1
         self.pos += 1
+
+
+SHARED_MAX_LEN = 32  # longer strings (uids, messages, images) are rarely repeated: not looked up
+
+
+def shared(value: Any, memo: dict[str, str]) -> Any:
+    """``value`` with each mapping key and each string of at most :data:`SHARED_MAX_LEN` characters replaced by
+    its copy in ``memo`` (added when new): equal data, a fraction of the memory when many items repeat the same
+    keys, names, labels and phases (about half of a fleet snapshot's decoded items, for 10% more CPU)."""
+    get = memo.setdefault
+    if type(value) is dict:
+        return {get(k, k): _shared(v, memo, get) for k, v in value.items()}
+    if type(value) is list:
+        return [_shared(v, memo, get) for v in value]
+    return _shared(value, memo, get)
+
+
+def _shared(v: Any, memo: dict[str, str], get: Any) -> Any:
+    t = type(v)
+    if t is str:
+        return get(v, v) if len(v) <= SHARED_MAX_LEN else v
+    if t is dict:
+        return {get(k, k): _shared(x, memo, get) for k, x in v.items()}
+    if t is list:
+        return [_shared(x, memo, get) for x in v]
+    return v
 
 
 def should_stream(name: str, min_bytes: int = 0) -> bool:

@@ -14,7 +14,7 @@ from tests.unit.verify import test_verify as tv
 
 from kubedra.model import snapshot as snapfmt
 from kubedra.model import snapshotdata
-from kubedra.sources import files
+from kubedra.sources import files, jsonstream
 from kubedra.testing.cli import run
 
 HERE = Path(__file__).resolve().parents[1]
@@ -179,3 +179,22 @@ def test_large_yaml_snapshot_advises_json(tmp_path: Path, monkeypatch: pytest.Mo
     assert res.exit_code == 2 and res.stdout == ""
     assert "a YAML snapshot is read whole, at most" in res.stderr
     assert "`kubedra snapshot -o snapshot.json`" in res.stderr
+
+
+def test_streamed_items_share_repeated_strings(tmp_path: Path) -> None:
+    """The items of a streamed snapshot are kept whole (audit, plan): equal data, one copy of each key and
+    short string across items; a long string is not looked up."""
+    long = "x" * (jsonstream.SHARED_MAX_LEN + 1)
+    items = [
+        {**NODE, "metadata": {"name": f"n{i}", "labels": {"pool": "h100", "note": long}}} for i in range(3)
+    ]
+    f = tmp_path / "snap.json"
+    f.write_text(_snap(items))
+    with snapshotdata.streamed(str(f)) as stream:
+        got = [item for _, item in stream.items()]
+    assert got == items
+    first, second = got[0]["metadata"], got[1]["metadata"]
+    assert next(iter(first)) is next(iter(second))  # the key "name"
+    assert first["labels"]["pool"] is second["labels"]["pool"]
+    assert first["labels"]["note"] is not second["labels"]["note"]
+    assert jsonstream.shared([{"a": ["b", 1, None]}], {}) == [{"a": ["b", 1, None]}]
