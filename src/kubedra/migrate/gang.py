@@ -25,7 +25,11 @@ from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import splice, to_ruamel
 
 DEFAULT_SCHEDULERS = (None, "", "default-scheduler")
-BUILTIN_GROUPS = ("", "apps", "batch")  # workloads whose pods Kubernetes' own controllers create from the template
+BUILTIN_GROUPS = (
+    "",
+    "apps",
+    "batch",
+)  # workloads whose pods Kubernetes' own controllers create from the template
 
 
 def detect(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) -> Gang | None:
