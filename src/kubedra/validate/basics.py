@@ -38,7 +38,8 @@ def apiserver_basics(obj: Mapping[str, Any]) -> list[Issue]:
             if isinstance(sa, str) and sa and (why := dns_subdomain(sa)):
                 out.append(Issue((*t.spec, fld), f"{fld} {sa!r}: {why}"))
         for fld in ("initContainers", "containers"):
-            for i, c in enumerate(spec.get(fld) or []):
+            containers = spec.get(fld)
+            for i, c in enumerate(containers if isinstance(containers, list) else []):  # else: a schema error
                 if isinstance(c, Mapping) and not c.get("image"):
                     out.append(Issue((*t.spec, fld, i, "image"), "image is required"))
         if tuple(t.spec) in job_templates and spec.get("restartPolicy") not in ("OnFailure", "Never"):

@@ -48,7 +48,9 @@ class Index:
 
 def request_names(spec: Any) -> set[str]:
     requests = get_path(spec, ("devices", "requests")) if isinstance(spec, Mapping) else None
-    return {str(r.get("name")) for r in requests or [] if isinstance(r, Mapping)}
+    if not isinstance(requests, list):  # true, 1.5: no requests (the schema reports the type)
+        return set()
+    return {str(r.get("name")) for r in requests if isinstance(r, Mapping)}
 
 
 def class_refs(obj: Mapping[str, Any], index: Index, *, strict_refs: bool) -> list[Issue]:

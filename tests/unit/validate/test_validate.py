@@ -635,3 +635,20 @@ def test_pod_claim_names_that_are_not_strings_are_errors() -> None:
             "['gpu'] does not name an entry of spec.resourceClaims",
         ),
     ]
+
+
+def test_lists_that_are_scalars_are_schema_errors_not_crashes() -> None:
+    """Found by the mutation fuzz: a claim's devices.requests that is ``true`` (read for the pods' references)
+    and a pod's containers that is ``1.5`` (read for images) were iterated (TypeError, exit 3 in validate and
+    migrate); each is now the schema's type error."""
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {"devices": {"requests": True}},
+    }
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": 1.5}}
+    text = json.dumps(claim) + "\n---\n" + json.dumps(pod)
+    found = messages(text)
+    assert ("spec.devices.requests", "expected array, got boolean True") in found, found
+    assert ("spec.containers", "expected array, got number 1.5") in found, found
