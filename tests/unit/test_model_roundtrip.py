@@ -149,3 +149,38 @@ def test_flat_requests_move_under_exactly_with_defaults(obj: dict[str, Any]) -> 
             assert ex["count"] == before.get("count", 1)
         if before.get("adminAccess") is not None:
             assert ex.get("adminAccess") == before["adminAccess"]
+
+
+def test_a_null_item_in_a_list_of_structs_is_its_zero_value() -> None:
+    """Found by the mutation fuzz: a null entry in a claim's devices.config (or constraints, a pod's
+    tolerations, resourceClaims, a claim's reservedFor...) crashed parsing (AttributeError on None, exit 3 in
+    simulate, allocate, explain). The API machinery decodes a JSON null in a list of structs as the struct's
+    zero value; so does the model."""
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.nvidia.com"}}],
+                "config": [None],
+                "constraints": [None],
+            }
+        },
+        "status": {"reservedFor": [None]},
+    }
+    parsed = parse_object(claim)
+    assert parsed is not None
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p"},
+        "spec": {
+            "containers": [{"name": "c", "image": "i"}],
+            "tolerations": [None],
+            "resourceClaims": [None],
+        },
+    }
+    parsed_pod: Any = parse_object(pod)
+    assert parsed_pod is not None
+    assert [(t.key, t.operator) for t in parsed_pod.obj.tolerations] == [("", "Equal")]

@@ -319,7 +319,7 @@ def parse_device(c: ParseContext, v: Any, path: str) -> Device:
                 m.get("consumesCounters"),
                 f"{path}.consumesCounters",
                 lambda x, p: DeviceCounterConsumption(
-                    counter_set=c.string(c.mapping(x, p).get("counterSet"), f"{p}.counterSet"),
+                    counter_set=c.string((x := c.mapping(x, p)).get("counterSet"), f"{p}.counterSet"),
                     counters=_counters(c, x.get("counters"), f"{p}.counters"),
                     compatibility_groups=c.strings(x.get("compatibilityGroups"), f"{p}.compatibilityGroups"),
                 ),
@@ -466,7 +466,7 @@ def device_claim(c: ParseContext, v: Any, path: str) -> DeviceClaim:
             d.get("constraints"),
             f"{p}.constraints",
             lambda x, q: DeviceConstraint(
-                requests=c.strings(c.mapping(x, q).get("requests"), f"{q}.requests"),
+                requests=c.strings((x := c.mapping(x, q)).get("requests"), f"{q}.requests"),
                 match_attribute=c.opt_str(x.get("matchAttribute"), f"{q}.matchAttribute"),
                 distinct_attribute=c.opt_str(x.get("distinctAttribute"), f"{q}.distinctAttribute"),
             ),
@@ -475,7 +475,7 @@ def device_claim(c: ParseContext, v: Any, path: str) -> DeviceClaim:
             d.get("config"),
             f"{p}.config",
             lambda x, q: DeviceClaimConfiguration(
-                requests=c.strings(c.mapping(x, q).get("requests"), f"{q}.requests"),
+                requests=c.strings((x := c.mapping(x, q)).get("requests"), f"{q}.requests"),
                 opaque=parse_opaque(c, x.get("opaque"), f"{q}.opaque"),
             ),
         ),
@@ -513,7 +513,7 @@ def parse_allocation(c: ParseContext, v: Any, path: str) -> AllocationResult | N
             devices.get("config"),
             f"{path}.devices.config",
             lambda x, p: DeviceAllocationConfiguration(
-                source=c.string(c.mapping(x, p).get("source"), f"{p}.source"),
+                source=c.string((x := c.mapping(x, p)).get("source"), f"{p}.source"),
                 requests=c.strings(x.get("requests"), f"{p}.requests"),
                 opaque=parse_opaque(c, x.get("opaque"), f"{p}.opaque"),
             ),

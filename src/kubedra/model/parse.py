@@ -87,7 +87,7 @@ def _claim(c: ParseContext, obj: dict[str, Any]) -> ResourceClaim:
             status.get("reservedFor"),
             "status.reservedFor",
             lambda x, p: ResourceClaimConsumerReference(
-                resource=c.string(c.mapping(x, p).get("resource"), f"{p}.resource"),
+                resource=c.string((x := c.mapping(x, p)).get("resource"), f"{p}.resource"),
                 name=c.string(x.get("name"), f"{p}.name"),
                 uid=c.string(x.get("uid"), f"{p}.uid"),
                 api_group=c.string(x.get("apiGroup"), f"{p}.apiGroup"),
@@ -165,7 +165,7 @@ def _node(c: ParseContext, obj: dict[str, Any]) -> Node:
             spec.get("taints"),
             "spec.taints",
             lambda x, p: Taint(
-                key=c.string(c.mapping(x, p).get("key"), f"{p}.key"),
+                key=c.string((x := c.mapping(x, p)).get("key"), f"{p}.key"),
                 value=c.string(x.get("value"), f"{p}.value"),
                 effect=c.string(x.get("effect"), f"{p}.effect"),
             ),
@@ -224,7 +224,7 @@ def pod_spec(
             spec.get("resourceClaims"),
             "spec.resourceClaims",
             lambda x, p: PodResourceClaim(
-                name=c.string(c.mapping(x, p).get("name"), f"{p}.name"),
+                name=c.string((x := c.mapping(x, p)).get("name"), f"{p}.name"),
                 resource_claim_name=c.opt_str(x.get("resourceClaimName"), f"{p}.resourceClaimName"),
                 resource_claim_template_name=c.opt_str(
                     x.get("resourceClaimTemplateName"), f"{p}.resourceClaimTemplateName"
@@ -240,7 +240,7 @@ def pod_spec(
             spec.get("tolerations"),
             "spec.tolerations",
             lambda x, p: Toleration(
-                key=c.string(c.mapping(x, p).get("key"), f"{p}.key"),
+                key=c.string((x := c.mapping(x, p)).get("key"), f"{p}.key"),
                 operator=c.string(x.get("operator"), f"{p}.operator") or "Equal",
                 value=c.string(x.get("value"), f"{p}.value"),
                 effect=c.string(x.get("effect"), f"{p}.effect"),
