@@ -135,13 +135,22 @@ def gpu_equivalents(resources: dict[str, Any]) -> float:
     return total
 
 
+def _fields(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _items(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespace: str) -> float:
     total = 0.0
-    for c in [*(spec.get("containers") or [])]:
-        res = (c.get("resources") or {}) if isinstance(c, dict) else {}
-        total += gpu_equivalents(res.get("limits") or res.get("requests") or {})
-    for rc in spec.get("resourceClaims") or []:
-        name = rc.get("resourceClaimName")
+    # a snapshot an API server wrote has these types; an edited one may not: a value of another type holds no GPU
+    for c in _items(spec.get("containers")):
+        res = _fields(c.get("resources")) if isinstance(c, dict) else {}
+        total += gpu_equivalents(_fields(res.get("limits")) or _fields(res.get("requests")))
+    for rc in _items(spec.get("resourceClaims")):
+        name = rc.get("resourceClaimName") if isinstance(rc, dict) else None
         total += claims.get((namespace, str(name)), 1) if name else 1
     return total
 

@@ -346,3 +346,22 @@ def test_a_gpu_node_in_no_pool_of_the_fleet_is_not_a_clean_plan(tmp_path: Path) 
     page = run("plan", "--fleet", str(fleet_file), "-o", "html")
     assert page.exit_code == 1 and "Not planned: GPU nodes staging/l40s-48gb-0" in page.stdout
     assert "No blockers; every wave keeps enough GPUs" not in page.stdout
+
+
+@pytest.mark.parametrize("resources", [1.5, {"limits": [1]}, {"limits": {}, "requests": "x"}])
+def test_a_snapshot_workload_with_malformed_resources_holds_no_gpu(tmp_path: Path, resources: object) -> None:
+    """Found by the mutation fuzz: a workload in a snapshot whose container resources (or limits) are not a
+    mapping crashed plan (AttributeError, exit 3). An API server never writes such an object; in an edited
+    snapshot it holds no GPU, and the plan is made as for the same snapshot without that workload's GPUs."""
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    (deployment,) = [it for it in snap["items"] if it["kind"] == "Deployment"]  # the GPU notebook
+    deployment["spec"]["template"]["spec"]["containers"][0]["resources"] = resources
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
+    )
+    res = run("plan", "-f", str(fleet_file), "-o", "json")
+    assert res.exit_code in (0, 1), res.output
+    assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
