@@ -254,16 +254,17 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
     pods = snap.kind("Pod")
     owners_with_pods: set[tuple[str, str]] = set()
     for pod in pods:
-        meta = pod.get("metadata") or {}
+        meta = _fields(pod.get("metadata"))
         ns = str(meta.get("namespace") or "")
-        spec_ = pod.get("spec") or {}
+        spec_ = _fields(pod.get("spec"))
         gpus = _pod_gpus(spec_, claims, ns)
         if gpus <= 0:
             continue
         state.has_workloads = True
-        for ref in meta.get("ownerReferences") or []:
-            owners_with_pods.add((ns, str(ref.get("name") or "")))
-        phase = (pod.get("status") or {}).get("phase")
+        for ref in _items(meta.get("ownerReferences")):
+            if isinstance(ref, dict):
+                owners_with_pods.add((ns, str(ref.get("name") or "")))
+        phase = _fields(pod.get("status")).get("phase")
         node_name = spec_.get("nodeName")
         target_pool: PoolState | None = (
             node_pool.get(str(node_name)) if node_name else _pinned_pool(spec_, state.pools)
@@ -320,7 +321,9 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
 def _replicaset_prefixes(name: str, pods: Iterable[dict[str, Any]]) -> set[str]:
     out = set()
     for pod in pods:
-        for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        for ref in _items(_fields(pod.get("metadata")).get("ownerReferences")):
+            if not isinstance(ref, dict):
+                continue
             owner = str(ref.get("name") or "")
             if ref.get("kind") == "ReplicaSet" and owner.startswith(name + "-"):
                 out.add(owner)

@@ -365,3 +365,21 @@ def test_a_snapshot_workload_with_malformed_resources_holds_no_gpu(tmp_path: Pat
     res = run("plan", "-f", str(fleet_file), "-o", "json")
     assert res.exit_code in (0, 1), res.output
     assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
+
+
+@pytest.mark.parametrize("refs", [[""], [None], [1]])  # (a string for the list: the model says so, exit 2)
+def test_a_snapshot_pod_with_malformed_owner_references_is_planned(tmp_path: Path, refs: object) -> None:
+    """Found by the mutation fuzz: a GPU pod in a snapshot whose ownerReferences entry is a string crashed plan
+    (AttributeError, exit 3); such a reference names no owner."""
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    pod = next(it for it in snap["items"] if it["kind"] == "Pod")
+    pod["metadata"]["ownerReferences"] = refs
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
+    )
+    res = run("plan", "-f", str(fleet_file), "-o", "json")
+    assert res.exit_code in (0, 1), res.output
+    assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
