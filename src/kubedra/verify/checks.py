@@ -226,9 +226,15 @@ def check_claim_pods(state: Snapshot) -> Check:
     return chk
 
 
+def _owner_refs(meta: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ownerReferences that are references (an edited snapshot may hold a list or a string there)."""
+    refs = meta.get("ownerReferences")
+    return [o for o in refs if isinstance(o, dict)] if isinstance(refs, list) else []
+
+
 def _is_plugin_pod(p: dict[str, Any]) -> bool:
     m = _meta(p)
-    owners = [o for o in m.get("ownerReferences") or [] if o.get("kind") == "DaemonSet"]
+    owners = [o for o in _owner_refs(m) if o.get("kind") == "DaemonSet"]
     if not owners:
         return False
     text = " ".join(
@@ -508,8 +514,9 @@ def workload_key(pod: dict[str, Any]) -> str:
     """The GPU workload a pod belongs to: its controller (a ReplicaSet counts as its Deployment), else itself."""
     m = _meta(pod)
     ns = str(m.get("namespace") or "")
-    for o in m.get("ownerReferences") or []:
-        if o.get("controller") or len(m.get("ownerReferences") or []) == 1:
+    refs = _owner_refs(m)
+    for o in refs:
+        if o.get("controller") or len(refs) == 1:
             kind, name = str(o.get("kind")), str(o.get("name"))
             if kind == "ReplicaSet":
                 hash_ = (m.get("labels") or {}).get("pod-template-hash")

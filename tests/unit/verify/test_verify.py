@@ -593,3 +593,17 @@ def test_nothing_to_check_is_not_ok(tmp_path: Path) -> None:
     assert code == 0 and data["nothingChecked"] is True
     code, data = verify("-f", snap(tmp_path, healthy(), "h.yaml"))
     assert code == 0 and "nothingChecked" not in data
+
+
+@pytest.mark.parametrize("refs", [[["a"]], [None, "x"], [[{"kind": "DaemonSet", "name": "d"}]]])
+def test_owner_references_that_are_not_references_name_no_owner(refs: Any) -> None:
+    """Found by the mutation fuzz: a snapshot pod whose ownerReferences held a list (an anchor shared into it)
+    crashed verify -f (AttributeError, exit 3). Such entries name no owner: the pod is its own workload."""
+    from kubedra.verify.checks import workload_key
+
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ml", "ownerReferences": refs},
+    }
+    assert workload_key(pod) == workload_key({**pod, "metadata": {"name": "p", "namespace": "ml"}})
