@@ -501,11 +501,11 @@ def _uses_gpu(pod: dict[str, Any]) -> bool:
     spec = pod.get("spec") or {}
     if spec.get("resourceClaims"):
         return True
-    for c in spec.get("containers") or []:
-        res = c.get("resources") or {}
-        if any(
-            str(k).startswith("nvidia.com/") for part in ("limits", "requests") for k in (res.get(part) or {})
-        ):
+    containers = spec.get("containers")
+    for c in containers if isinstance(containers, list) else []:  # an edited snapshot: null, a string...
+        res = c.get("resources") if isinstance(c, dict) else None
+        parts = [res.get(part) for part in ("limits", "requests")] if isinstance(res, dict) else []
+        if any(str(k).startswith("nvidia.com/") for part in parts if isinstance(part, dict) for k in part):
             return True
     return False
 

@@ -607,3 +607,16 @@ def test_owner_references_that_are_not_references_name_no_owner(refs: Any) -> No
         "metadata": {"name": "p", "namespace": "ml", "ownerReferences": refs},
     }
     assert workload_key(pod) == workload_key({**pod, "metadata": {"name": "p", "namespace": "ml"}})
+
+
+@pytest.mark.parametrize("containers", [[None], "x", [{"resources": [1]}], [{"resources": {"limits": "x"}}]])
+def test_containers_that_are_not_containers_use_no_gpu(containers: Any) -> None:
+    """Found by the mutation fuzz: a snapshot truncated inside a pod's containers list (``- `` then the end:
+    a null container) crashed verify -f's baseline check (AttributeError, exit 3). Such a container asks for
+    no GPU."""
+    from kubedra.verify.checks import _uses_gpu
+
+    assert _uses_gpu({"spec": {"containers": containers}}) is False
+    assert (
+        _uses_gpu({"spec": {"containers": [None, {"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}) is True
+    )
