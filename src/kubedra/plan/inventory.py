@@ -281,7 +281,7 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
     for wl in snap.kind(*WORKLOAD_KINDS):
         meta = wl.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
-        tmpl: dict[str, Any] = ((wl.get("spec") or {}).get("template") or {}).get("spec") or {}
+        tmpl: dict[str, Any] = _fields(_fields(_fields(wl.get("spec")).get("template")).get("spec"))
         gpus = _pod_gpus(tmpl, claims, ns) if tmpl else 0
         if gpus <= 0:
             continue

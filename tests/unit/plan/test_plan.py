@@ -383,3 +383,23 @@ def test_a_snapshot_pod_with_malformed_owner_references_is_planned(tmp_path: Pat
     res = run("plan", "-f", str(fleet_file), "-o", "json")
     assert res.exit_code in (0, 1), res.output
     assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
+
+
+@pytest.mark.parametrize("template", [1.5, [1], {"spec": "x"}])
+def test_a_snapshot_workload_whose_template_is_not_a_mapping_holds_no_gpu(
+    tmp_path: Path, template: object
+) -> None:
+    """Found by the mutation fuzz: a Deployment in a snapshot whose spec.template (or its spec) is a number or
+    list crashed plan (AttributeError, exit 3); such a workload holds no GPU."""
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    (deployment,) = [it for it in snap["items"] if it["kind"] == "Deployment"]
+    deployment["spec"]["template"] = template
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
+    )
+    res = run("plan", "-f", str(fleet_file), "-o", "json")
+    assert res.exit_code in (0, 1), res.output
+    assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
