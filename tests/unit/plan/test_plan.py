@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -348,14 +349,8 @@ def test_a_gpu_node_in_no_pool_of_the_fleet_is_not_a_clean_plan(tmp_path: Path) 
     assert "No blockers; every wave keeps enough GPUs" not in page.stdout
 
 
-@pytest.mark.parametrize("resources", [1.5, {"limits": [1]}, {"limits": {}, "requests": "x"}])
-def test_a_snapshot_workload_with_malformed_resources_holds_no_gpu(tmp_path: Path, resources: object) -> None:
-    """Found by the mutation fuzz: a workload in a snapshot whose container resources (or limits) are not a
-    mapping crashed plan (AttributeError, exit 3). An API server never writes such an object; in an edited
-    snapshot it holds no GPU, and the plan is made as for the same snapshot without that workload's GPUs."""
-    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
-    (deployment,) = [it for it in snap["items"] if it["kind"] == "Deployment"]  # the GPU notebook
-    deployment["spec"]["template"]["spec"]["containers"][0]["resources"] = resources
+def _plans_the_edited_dev_snapshot(tmp_path: Path, snap: dict[str, Any]) -> None:
+    """The dev cluster's snapshot, edited, planned alone: a plan (with or without flags), not a crash."""
     (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
     fleet_file = tmp_path / "fleet.yaml"
     fleet_file.write_text(
@@ -365,6 +360,17 @@ def test_a_snapshot_workload_with_malformed_resources_holds_no_gpu(tmp_path: Pat
     res = run("plan", "-f", str(fleet_file), "-o", "json")
     assert res.exit_code in (0, 1), res.output
     assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
+
+
+@pytest.mark.parametrize("resources", [1.5, {"limits": [1]}, {"limits": {}, "requests": "x"}])
+def test_a_snapshot_workload_with_malformed_resources_holds_no_gpu(tmp_path: Path, resources: object) -> None:
+    """Found by the mutation fuzz: a workload in a snapshot whose container resources (or limits) are not a
+    mapping crashed plan (AttributeError, exit 3). An API server never writes such an object; in an edited
+    snapshot it holds no GPU, and the plan is made as for the same snapshot without that workload's GPUs."""
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    (deployment,) = [it for it in snap["items"] if it["kind"] == "Deployment"]  # the GPU notebook
+    deployment["spec"]["template"]["spec"]["containers"][0]["resources"] = resources
+    _plans_the_edited_dev_snapshot(tmp_path, snap)
 
 
 @pytest.mark.parametrize("refs", [[""], [None], [1]])  # (a string for the list: the model says so, exit 2)
@@ -374,15 +380,7 @@ def test_a_snapshot_pod_with_malformed_owner_references_is_planned(tmp_path: Pat
     snap = yaml.safe_load((DATA / "dev.yaml").read_text())
     pod = next(it for it in snap["items"] if it["kind"] == "Pod")
     pod["metadata"]["ownerReferences"] = refs
-    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
-    fleet_file = tmp_path / "fleet.yaml"
-    fleet_file.write_text(
-        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
-        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
-    )
-    res = run("plan", "-f", str(fleet_file), "-o", "json")
-    assert res.exit_code in (0, 1), res.output
-    assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
+    _plans_the_edited_dev_snapshot(tmp_path, snap)
 
 
 @pytest.mark.parametrize("template", [1.5, [1], {"spec": "x"}])
@@ -394,12 +392,4 @@ def test_a_snapshot_workload_whose_template_is_not_a_mapping_holds_no_gpu(
     snap = yaml.safe_load((DATA / "dev.yaml").read_text())
     (deployment,) = [it for it in snap["items"] if it["kind"] == "Deployment"]
     deployment["spec"]["template"] = template
-    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
-    fleet_file = tmp_path / "fleet.yaml"
-    fleet_file.write_text(
-        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
-        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
-    )
-    res = run("plan", "-f", str(fleet_file), "-o", "json")
-    assert res.exit_code in (0, 1), res.output
-    assert json.loads(res.stdout)["clusters"][0]["name"] == "dev"
+    _plans_the_edited_dev_snapshot(tmp_path, snap)
