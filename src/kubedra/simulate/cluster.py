@@ -387,9 +387,8 @@ def _dra_from_labels(
             )
             continue
         if gfd.single_strategy(node.labels):
-            gpus = gfd.physical_gpus(
-                node.labels, node.allocatable
-            )  # the layout the node runs, not --gpu-mode's
+            # GFD counts MIG devices here: the GPUs come from the layout the node runs, not from --gpu-mode's
+            gpus = gfd.physical_gpus(node.labels, node.allocatable)
             if not isinstance(gpus, int):
                 unmodelled[node.name] = f"no DRA view: {gpus}; pass --gpu-mode, or add its ResourceSlices"
                 continue
