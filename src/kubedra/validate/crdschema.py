@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -34,6 +33,8 @@ from cel_expr_python import cel
 
 from kubedra.cel import CELCompileError
 from kubedra.cel.env import Environment, Program, build_env
+from kubedra.cel.library.regex import compile_regex
+from kubedra.cel.library.registry import CELFunctionError
 from kubedra.k8s import datafiles
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.validate.rules import Issue
@@ -501,10 +502,13 @@ def _show(v: Any) -> str:
 
 
 @cache
-def _pattern(text: str) -> re.Pattern[str] | None:
+def _pattern(text: str) -> Any:
+    """The schema's ``pattern`` compiled as kube-openapi compiles it (Go regexp: RE2 syntax, linear time, so a
+    crafted value cannot make validation backtrack); None for a pattern Go would refuse (the CRD itself would
+    have been refused: none of the bundled ones has such a pattern, tests/unit/validate/test_crdschema.py)."""
     try:
-        return re.compile(text)
-    except re.error:  # RE2 syntax Python's re does not share: not checked rather than guessed
+        return compile_regex(text)
+    except CELFunctionError:
         return None
 
 
