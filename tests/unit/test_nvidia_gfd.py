@@ -3,6 +3,7 @@ generator writes for each MIG strategy and on label sets seen on real nodes."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -74,3 +75,27 @@ def test_labels_that_do_not_tell_the_gpus_say_why(labels: dict[str, str], why: s
 
 def test_no_count_label_is_none() -> None:
     assert gfd.physical_gpus({gfd.PRODUCT: "NVIDIA-L4"}) is None
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "1" * 5000, "-1", "8.0"])
+def test_a_count_that_is_no_ascii_whole_number_is_none(value: str) -> None:
+    # "²" is a digit to str.isdigit and no number to int(): it crashed simulate (ValueError, exit 3)
+    assert gfd.physical_gpus({gfd.PRODUCT: "NVIDIA-H100-80GB-HBM3", gfd.COUNT: value}) is None
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {gfd.PRODUCT: "NVIDIA-H100-80GB-HBM3", gfd.COUNT: "99999999999"},
+        {
+            gfd.PRODUCT: "NVIDIA-H100-80GB-HBM3-MIG-3g.40gb",
+            gfd.COUNT: "999999",
+            gfd.MIG_CONFIG: "all-3g.40gb",
+        },
+    ],
+)
+def test_an_edited_count_is_bounded(labels: dict[str, str]) -> None:
+    # a count no node holds made simulate build a slice per claimed GPU, or search layouts for ever (it hung)
+    started = time.monotonic()
+    got = gfd.physical_gpus(labels)
+    assert isinstance(got, str) and time.monotonic() - started < 5

@@ -368,14 +368,11 @@ def _dra_from_labels(
             continue
         product = node.labels.get("nvidia.com/gpu.product", "")
         model = gfd.product_model(product)
-        count = gfd.int_label(node.labels, "nvidia.com/gpu.count")
-        if model is None or count is None:
+        if model is None:
             what = (
                 f"GPU model {product!r} is not in kubedra's catalogue"
-                if product and model is None
+                if product
                 else "no nvidia.com/gpu.product label (GPU Feature Discovery)"
-                if not product
-                else "no nvidia.com/gpu.count label (GPU Feature Discovery)"
             )
             unmodelled[node.name] = f"no DRA view: {what}; add its ResourceSlices, or use --nodes"
             continue
@@ -386,19 +383,20 @@ def _dra_from_labels(
                 "pass --gpu-mode for the DRA view"
             )
             continue
+        # under the single MIG strategy GFD counts MIG devices: the GPUs come from the layout the node runs, not
+        # from --gpu-mode's
+        gpus = gfd.physical_gpus(node.labels, node.allocatable)
+        if not isinstance(gpus, int):
+            why = gpus or "no nvidia.com/gpu.count label (GPU Feature Discovery)"
+            unmodelled[node.name] = f"no DRA view: {why}; add its ResourceSlices, or use --nodes"
+            continue
         if gfd.single_strategy(node.labels):
-            # GFD counts MIG devices here: the GPUs come from the layout the node runs, not from --gpu-mode's
-            gpus = gfd.physical_gpus(node.labels, node.allocatable)
-            if not isinstance(gpus, int):
-                unmodelled[node.name] = f"no DRA view: {gpus}; pass --gpu-mode, or add its ResourceSlices"
-                continue
-            count = gpus
             notes.append(
                 f"node {node.name} runs mig-strategy single: its nvidia.com/gpu devices are "
                 f"{gfd.mig_profile(node.labels)} MIG instances, while a pod's DRA version asks for a whole GPU "
                 "unless --dra-sizing mig (with --gpu-memory or the kubedra.io/gpu-memory annotation)"
             )
-        objects += nvidia_dra.dra_objects(node.name, model, count, mode, target)
+        objects += nvidia_dra.dra_objects(node.name, model, gpus, mode, target)
     return objects
 
 

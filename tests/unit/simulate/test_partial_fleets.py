@@ -148,3 +148,15 @@ def test_mig_strategy_single_count_that_fits_no_layout_is_named() -> None:
     sim = run(mid_migration() + text.replace("h100-80gb-0", "single-0"), nodes=None)
     assert "is no whole number of GPUs with layout 'all-3g.40gb'" in sim.cluster.unmodelled["single-0"]
     assert sim.results["dra"].physical == 4  # the mid-migration fleet's two nodes
+
+
+def test_cli_an_edited_gpu_count_is_named_not_built(tmp_path, capsys) -> None:
+    # nvidia.com/gpu.count: "99999999999" made simulate build that many GPUs' slices (it hung); "²" crashed it
+    for value in ("99999999999", "²"):
+        f = tmp_path / "fleet.yaml"
+        f.write_text(unknown_gpu_node("NVIDIA-H100-80GB-HBM3").replace('"1"}', f'"{value}"}}', 1))
+        with pytest.raises(SystemExit) as e:
+            main(["simulate", "-f", str(f)])
+        out, err = capsys.readouterr()
+        assert e.value.code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert "node odd-0: no DRA view" in err

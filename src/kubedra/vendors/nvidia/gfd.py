@@ -18,9 +18,11 @@ import re
 from collections.abc import Iterable, Mapping
 
 from kubedra.errors import InputError
+from kubedra.k8s.workloads import as_int
 from kubedra.vendors.nvidia import models
 from kubedra.vendors.nvidia import modes as nvidia_modes
 from kubedra.vendors.nvidia.nodes import sanitise
+from kubedra.vendors.nvidia.specs import MAX_GPUS_PER_NODE
 
 PRODUCT = "nvidia.com/gpu.product"
 COUNT = "nvidia.com/gpu.count"
@@ -53,8 +55,9 @@ def mig_profile(labels: Mapping[str, str]) -> str:
 
 
 def int_label(labels: Mapping[str, str], key: str) -> int | None:
-    v = labels.get(key)
-    return int(v) if v is not None and v.isdigit() else None
+    """A label's whole number (ASCII digits, as GFD writes them); None otherwise ("²" is a digit to
+    ``str.isdigit`` and no number to ``int``)."""
+    return as_int(labels.get(key))
 
 
 def gpu_mode(labels: Mapping[str, str], resources: Iterable[str]) -> str | None:
@@ -84,6 +87,10 @@ def physical_gpus(labels: Mapping[str, str], resources: Iterable[str] = ()) -> i
     if count is None:
         return None
     if not single_strategy(labels):
+        if count > MAX_GPUS_PER_NODE:  # an edited label: never a loop or a slice per claimed GPU
+            return (
+                f"nvidia.com/gpu.count {count} is more GPUs than a node holds (at most {MAX_GPUS_PER_NODE})"
+            )
         return count
     product = labels.get(PRODUCT, "")
     if product.endswith("-MIG-INVALID"):
@@ -109,7 +116,7 @@ def gpus_for_mig_devices(model: models.GpuModel, migs: int, mode: str) -> int | 
         parsed = nvidia_modes.parse_gpu_mode(mode)
     except InputError as e:
         return f"its MIG set-up {mode!r} is not one kubedra knows ({e})"
-    for gpus in range(1, migs + 1):
+    for gpus in range(1, min(migs, MAX_GPUS_PER_NODE) + 1):  # bounded: a label may say anything
         try:
             instances = sum(len(layout or ()) for layout in parsed.gpu_layouts(model, gpus))
         except InputError as e:
