@@ -18,6 +18,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1 \
     HOME=/tmp \
     XDG_CACHE_HOME=/tmp/cache
+# DL3013 (pin pip versions): --no-index installs only the wheels built above from this checkout, so the version is
+# the checkout's own and nothing else can be picked.
+# hadolint ignore=DL3013
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     pip install --no-cache-dir --no-index --find-links /wheels kubedra \
     && groupadd --gid 10001 kubedra \

@@ -7,7 +7,6 @@ the tests skip with the command to run, except under CI (``CI=true``) where a mi
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 from kubedra.testing import binaries, fakecluster
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.oracle import Oracle
+from kubedra.testing.require import unavailable
 
 _group_counter = itertools.count()
 
@@ -34,9 +34,7 @@ def require_testbed(*names: str, version: str = binaries.DEFAULT_VERSION) -> Non
     else:
         why = "no Go toolchain on PATH (install Go to build the testbed)"
     message = f"testbed binaries missing in {binaries.bin_dir(version)} ({', '.join(missing)}): {why}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
+    unavailable(message)
 
 
 @pytest.fixture(scope="session")
@@ -63,11 +61,8 @@ def workload_controlplane() -> Iterator[ControlPlane]:
 
 @pytest.fixture(scope="module")
 def controlplane_136() -> Iterator[ControlPlane]:
-    """A Kubernetes 1.36 control plane (module-scoped). Opt-in: it skips, also under CI, unless
-    `make -C testbed K8S_VERSION=1.36` has built it."""
-    missing = [n for n in (*binaries.KUBERNETES, binaries.LAUNCHER) if binaries.find(n, "1.36") is None]
-    if missing:
-        pytest.skip(f"1.36 testbed not built ({', '.join(missing)}): make -C testbed K8S_VERSION=1.36")
+    """A Kubernetes 1.36 control plane (module-scoped); `make testbed` builds it (every supported release)."""
+    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version="1.36")
     yield from _running(ControlPlane("1.36"))
 
 

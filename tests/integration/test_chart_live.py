@@ -19,6 +19,7 @@ from helpers import Objects, sa_kubeconfig
 from kubedra.sources.files import parse_text
 from kubedra.testing import binaries, chart
 from kubedra.testing.controlplane import ControlPlane
+from kubedra.testing.require import unavailable
 from kubedra.validate.dryrun import dry_run
 
 pytestmark = pytest.mark.integration
@@ -31,10 +32,7 @@ VALUES = {"helmReleases.enabled": True, "resultsConfigMap.enabled": True}
 @pytest.fixture(scope="module")
 def rendered() -> list[dict]:
     if binaries.find("helm") is None:
-        message = "testbed helm not built (make testbed)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+        unavailable("testbed helm not built: run `make testbed`")
     return chart.render(VALUES, release=RELEASE, namespace=NS)
 
 

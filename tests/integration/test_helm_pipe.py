@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from kubedra.testing import binaries
+from kubedra.testing.require import unavailable
 
 pytestmark = pytest.mark.integration
 
@@ -21,7 +22,7 @@ CHART = Path(__file__).resolve().parents[1] / "unit" / "cli" / "data" / "chart"
 def test_helm_template_pipe_migrate() -> None:
     helm = binaries.find("helm")
     if helm is None:
-        pytest.skip("testbed helm not built (make testbed)")
+        unavailable("testbed helm not built: run `make testbed`")
     rendered = subprocess.run(
         [str(helm), "template", "inf", str(CHART)], capture_output=True, text=True, check=True, timeout=60
     ).stdout

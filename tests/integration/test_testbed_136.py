@@ -13,6 +13,7 @@ from kubedra.testing import binaries, fakecluster, gpunodes
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.kubeapi import resource_path
 from kubedra.testing.oracle import DEFAULT_FEATURES, Oracle, scenario
+from kubedra.testing.require import unavailable
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +23,7 @@ VERSION = "1.36"
 def _require_136(*names: str) -> None:
     missing = [n for n in names if binaries.find(n, VERSION) is None]
     if missing:
-        pytest.skip(f"1.36 testbed not built ({', '.join(missing)}): make -C testbed K8S_VERSION=1.36")
+        unavailable(f"1.36 testbed not built ({', '.join(missing)}): run `make testbed`")
 
 
 @pytest.fixture(scope="module")

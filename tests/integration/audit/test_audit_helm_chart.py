@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kubedra.testing import binaries
+from kubedra.testing.require import unavailable
 
 pytestmark = pytest.mark.integration
 
@@ -58,10 +59,7 @@ spec:
 def helm_bin() -> str:
     path = binaries.find("helm")
     if path is None:
-        msg = f"helm is not built in {binaries.bin_dir()}: run `make testbed`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
+        unavailable(f"helm is not built in {binaries.bin_dir()}: run `make testbed`")
     return str(path)
 
 

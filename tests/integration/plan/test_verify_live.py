@@ -17,6 +17,7 @@ from kubedra import cli
 from kubedra.testing import binaries, fakecluster
 from kubedra.testing.controlplane import DEFAULT_CONTROLLERS, ControlPlane
 from kubedra.testing.kubeapi import KubeAPI, resource_path
+from kubedra.testing.require import unavailable
 
 pytestmark = pytest.mark.integration
 
@@ -37,14 +38,9 @@ def kubedra(*args: str) -> Result:
 
 def require_testbed(*names: str) -> None:
     """Skip without the testbed binaries (make testbed), fail under CI=true like the shared fixtures."""
-    import os
-
     missing = [n for n in names if binaries.find(n) is None]
     if missing:
-        msg = f"testbed binaries missing ({', '.join(missing)}): run `make testbed`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(msg, pytrace=False)
-        pytest.skip(msg)
+        unavailable(f"testbed binaries missing ({', '.join(missing)}): run `make testbed`")
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from kubedra.sources.helm import find_helm
+from kubedra.testing.require import unavailable
 
 from .helpers import REPO, run
 
@@ -62,7 +63,7 @@ def test_every_rule_has_a_description_and_both_examples() -> None:
 @pytest.mark.parametrize("rule", RULES, ids=[r["id"] for r in RULES])
 def test_bad_example_fires_and_good_example_does_not(rule: dict[str, Any], tmp_path: Path) -> None:
     if rule["id"] in NEEDS_HELM and find_helm() is None:
-        pytest.skip("needs the helm binary (install helm or set KUBEDRA_HELM)")
+        unavailable("needs the helm binary (`make testbed` builds it; or install helm, or set KUBEDRA_HELM)")
     example = rule["example"]
     assert rule["id"] in audit_rules(example, "bad", tmp_path), "the bad example does not fire the rule"
     assert rule["id"] not in audit_rules(example, "good", tmp_path), "the good example fires the rule"

@@ -4,7 +4,6 @@ the CronJob runs kubedra commands that kubedra's CLI accepts, non-root on a read
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import yaml
 
 from kubedra import cli
 from kubedra.testing import binaries, chart
+from kubedra.testing.require import unavailable
 
 DEPLOY = chart.REPO / "deploy"
 
@@ -21,10 +21,7 @@ DEPLOY = chart.REPO / "deploy"
 @pytest.fixture(autouse=True)
 def _helm() -> None:
     if binaries.find("helm") is None:
-        message = f"testbed helm not built in {binaries.bin_dir()}: run `make testbed`"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+        unavailable(f"testbed helm not built in {binaries.bin_dir()}: run `make testbed`")
 
 
 def _shipped(name: str, kind: str = "ClusterRole") -> dict[str, Any]:

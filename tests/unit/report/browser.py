@@ -7,14 +7,13 @@ skip on a developer machine and fail under CI (``CI=true``).
 from __future__ import annotations
 
 import fcntl
-import os
 import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
+from kubedra.testing.require import unavailable
 
 FLAGS = (
     "--headless",
@@ -37,9 +36,7 @@ def chromium() -> str:
         if found:
             return found
     msg = "headless Chromium not found (Debian: apt-get install chromium, or `make browser`)"
-    if os.environ.get("CI") == "true":
-        pytest.fail(msg, pytrace=False)
-    pytest.skip(msg)
+    unavailable(msg)
 
 
 @dataclass
