@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed browser image
+.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed browser image ci-fresh
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,19 @@ TESTBED_VERSIONS ?= 1.37 1.36
 testbed:
 	@for v in $(TESTBED_VERSIONS); do $(MAKE) -C testbed K8S_VERSION=$$v all || exit 1; done
 	$(MAKE) -C testbed test
+
+# CI as a new machine runs it: .ci/run in a fresh clone of HEAD (with ../shared beside it when this checkout has
+# one), an empty KUBEDRA_CACHE and, with COLD_GO=1, empty Go module and build caches too. Prints the wall time.
+# Run it before submitting a change to the Makefile, CI, the testbed or test infrastructure (docs/development.md).
+ci-fresh:
+	@set -e; root=$$(mktemp -d); trap 'chmod -R u+w "$$root" 2>/dev/null; rm -rf "$$root"' EXIT; \
+	git clone -q "$(CURDIR)" "$$root/kubedra"; git -C "$$root/kubedra" checkout -q --detach "$$(git rev-parse HEAD)"; \
+	if [ -d "$(CURDIR)/../shared" ]; then ln -s "$$(cd "$(CURDIR)/../shared" && pwd)" "$$root/shared"; fi; \
+	mkdir "$$root/cache"; export KUBEDRA_CACHE="$$root/cache" PIP_NO_CACHE_DIR=1; \
+	if [ "$(COLD_GO)" = 1 ]; then export GOMODCACHE="$$root/gomod" GOCACHE="$$root/gobuild"; fi; \
+	start=$$(date +%s); rc=0; (cd "$$root/kubedra" && env -u VIRTUAL_ENV bash .ci/run) || rc=$$?; \
+	echo "ci-fresh: .ci/run exited $$rc after $$(( ($$(date +%s) - start) / 60 )) min (cold cache$(if $(filter 1,$(COLD_GO)), and cold Go caches,))"; \
+	exit $$rc
 
 fuzz: $(STAMP) testbed
 	KUBEDRA_FUZZ_EXAMPLES=100000 $(BIN)/python -m pytest -q -m integration tests/differential
