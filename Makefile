@@ -55,9 +55,10 @@ image:
 
 # Every release the testbed supports (data/versions.yaml testbed), each into its own cache folder.
 TESTBED_VERSIONS ?= 1.37 1.36
+# helm and the peers do not depend on the release: built once, into the default release's folder.
 testbed:
-	@for v in $(TESTBED_VERSIONS); do $(MAKE) -C testbed K8S_VERSION=$$v all || exit 1; done
-	$(MAKE) -C testbed test
+	@for v in $(TESTBED_VERSIONS); do $(MAKE) -C testbed K8S_VERSION=$$v k8s local || exit 1; done
+	$(MAKE) -C testbed tools peers test
 
 # CI as a new machine runs it: .ci/run in a fresh clone of HEAD (with ../shared beside it when this checkout has
 # one), an empty KUBEDRA_CACHE and, with COLD_GO=1, empty Go module and build caches too. Prints the wall time.

@@ -1,12 +1,12 @@
 """`kubedra audit` speed on 10,000 generated manifests (mixed kinds, one object per file) next to the Go
-deprecation scanners on the same folder: Pluto (a `pluto` on PATH or built by the testbed; the Go module proxy
-does not serve it) and kubent (kube-no-trouble: `kubent` on PATH or in $GOBIN/~/go/bin, e.g. from
+deprecation scanners on the same folder, measured in the same run: Pluto (built by `make testbed` from its
+source in ../shared/peers/pluto, or a `pluto` on PATH; the Go module proxy does not serve it as a program) and kubent (kube-no-trouble: `kubent` on PATH or in $GOBIN/~/go/bin, e.g. from
 `go install github.com/doitintl/kube-no-trouble/cmd/kubent@latest`). Each tool runs in a fresh process; CPU
 seconds (user + system, from wait4: not inflated by a busy machine) and peak RSS are the figures that count.
 
 Run: .venv/bin/python benchmarks/audit.py [--count N] [--runs R]   (prints figures; not a timed test)
-Targets (issue 16): CPU <= Pluto's, peak RSS <= 2x Pluto's. Without a pluto binary the ratios are to Pluto's
-recorded figures on this shape (PLUTO_RECORDED_*), and say so.
+Targets: CPU <= Pluto's, peak RSS <= 2x Pluto's, both measured here. Without a pluto binary (a lone clone) there
+is no ratio: the script says so instead of comparing with recalled figures.
 """
 
 from __future__ import annotations
@@ -170,10 +170,6 @@ data:
 
 RULE, NAME, KUBENT_NAME = '"rule":', '"name":', '"Name":'  # one per finding in each tool's JSON
 
-# Pluto detect-files on this folder shape, measured when a pluto binary was at hand (docs/performance.md): the
-# anchor when none is found now. Neither Pluto nor kubent is served by the Go module proxy here (403).
-PLUTO_RECORDED_CPU = (2.0, 2.2)  # seconds, user + system
-PLUTO_RECORDED_RSS = 62  # MiB
 
 # (template, weight): roughly a real repository, mostly ordinary objects
 MIX = [
@@ -229,16 +225,16 @@ def find_kubent() -> str | None:
 
 
 def find_pluto() -> str | None:
-    found = shutil.which("pluto")
-    if found:
-        return found
+    """The pluto `make testbed` built from ../shared/peers/pluto, else one on PATH."""
     try:
         from kubedra.testing import binaries
 
         path = binaries.find("pluto")
-        return str(path) if path else None
+        if path:
+            return str(path)
     except ImportError:
-        return None
+        pass
+    return shutil.which("pluto")
 
 
 def main() -> int:
@@ -265,16 +261,11 @@ def main() -> int:
         )
         pluto = find_pluto()
         if pluto is None:
-            lo, hi = PLUTO_RECORDED_CPU
+            # No recalled figures: a ratio is only reported against a Pluto measured here, in this run.
             print(
-                "pluto: not found (not served by the Go module proxy; build it with `make testbed`, or put it on "
-                f"PATH); anchor: Pluto's recorded {lo:.1f}-{hi:.1f} s CPU, {PLUTO_RECORDED_RSS} MiB on 10,000 manifests"
+                "pluto: not built, no comparison. `make testbed` builds it from ../shared/peers/pluto (the "
+                "developers' shared folder; a lone clone has none), or put a pluto on PATH"
             )
-            if args.count == 10_000:  # what the recorded figures were measured on
-                print(
-                    f"  kubedra / recorded pluto: CPU {k_cpu / hi:.2f}-{k_cpu / lo:.2f}x (target <= 1), "
-                    f"RSS {k_rss / PLUTO_RECORDED_RSS:.2f}x (target <= 2)"
-                )
         else:
             rows, code, out = timed(
                 [pluto, "detect-files", "-d", str(root), "-o", "json", "--target-versions", "k8s=v1.37.0"],

@@ -2,7 +2,7 @@
 # Build one group of testbed binaries into the cache bin dir, unless the binaries there were built from
 # exactly the same inputs. Freshness is a content hash (not mtimes): a fresh clone has new mtimes on every
 # file but must still reuse the cache.
-#   build.sh k8s|local|tools
+#   build.sh k8s|local|tools|peers
 # Environment (set by the Makefile): BIN, MODFILE, K8S_PATCH, GO.
 set -euo pipefail
 
@@ -52,6 +52,21 @@ main() {
 		done
 		flags=(-trimpath "-ldflags=$helm_ldflags")
 		dir=tools
+		;;
+	peers)
+		# Peers measured side by side with kubedra (pluto), built from their source in ../shared/peers
+		# (the developers' shared folder; CI has it too). A lone clone has none: nothing to build.
+		peer=${PEERS_DIR:-../../shared/peers}/pluto
+		if [ ! -f "$peer/go.mod" ]; then
+			echo "testbed: no $peer (a clone without ../shared): pluto not built, its comparisons skip"
+			exit 0
+		fi
+		outputs=(pluto)
+		mapfile -t gofiles < <(find "$peer" -name '*.go' ! -name '*_test.go' | LC_ALL=C sort)
+		inputs=("$peer/go.mod" "$peer/go.sum" "${gofiles[@]}")
+		pkgs=(./cmd/pluto)
+		flags=(-trimpath -ldflags=-s\ -w)
+		dir=$peer
 		;;
 	*)
 		echo "build.sh: unknown group $group" >&2

@@ -26,6 +26,15 @@ KUBERNETES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 LAUNCHER = "kubedra-testbed"
 ORACLE = "kubedra-oracle"
 TOOLS = ("helm",)
+# Peers built from their source in ../shared/peers (the developers' shared folder, in CI too) by `make testbed`.
+PEERS = ("pluto",)
+PEERS_SOURCE = Path(__file__).resolve().parents[3].parent / "shared" / "peers"
+
+
+def peer_source(name: str) -> Path | None:
+    """The source folder of peer ``name`` beside this checkout (``../shared/peers/<name>``), or None."""
+    folder = PEERS_SOURCE / name
+    return folder if (folder / "go.mod").is_file() else None
 
 
 class TestbedMissing(RuntimeError):
