@@ -28,6 +28,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO / "src" / "kubedra" / "data" / "deprecations" / "k8s-api.yaml"
 MODULE = "k8s.io/api"
@@ -54,7 +56,7 @@ _GROUP_TAG = re.compile(r"^//\s*\+groupName=(?P<group>\S*)\s*$", re.M)
 
 
 def _go(*args: str) -> str:
-    env = dict(os.environ, GOFLAGS="-mod=mod", GO111MODULE="on")
+    env = dict(os.environ, GOFLAGS="-mod=mod", GO111MODULE="on", GOTOOLCHAIN="auto")
     try:
         out = subprocess.run(["go", *args], check=True, capture_output=True, text=True, env=env, cwd="/")
     except FileNotFoundError:
@@ -76,10 +78,20 @@ def _patches(module: str) -> dict[int, list[str]]:
     return {minor: [v for _, v in sorted(vs, reverse=True)] for minor, vs in out.items()}
 
 
+def unverified_tags() -> list[str]:
+    """k8s.io/api versions of the supported releases modelled from a pre-release (data/versions.yaml
+    ``unverified``: ``v1.38.0-beta.0`` -> ``v0.38.0-beta.0``)."""
+    data = yaml.safe_load((REPO / "src" / "kubedra" / "data" / "versions.yaml").read_text(encoding="utf-8"))
+    return ["v0." + str(tag).split(".", 1)[1] for tag in (data.get("unverified") or {}).values()]
+
+
 def newest_patches(first_minor: int) -> list[str]:
-    """Newest released (non-prerelease) patch of each k8s.io/api v0.<minor> from ``first_minor`` on, newest first."""
+    """Newest released (non-prerelease) patch of each k8s.io/api v0.<minor> from ``first_minor`` on, and the
+    pre-release of a supported release not out yet (data/versions.yaml ``unverified``), newest first."""
     patches = _patches(MODULE)
-    return [patches[m][0] for m in sorted(patches, reverse=True) if m >= first_minor]
+    released = [patches[m][0] for m in sorted(patches, reverse=True) if m >= first_minor]
+    pre = [v for v in unverified_tags() if int(v.split(".")[1]) not in patches]
+    return sorted(pre, key=lambda v: int(v.split(".")[1]), reverse=True) + released
 
 
 def module_dir(version: str, module: str = MODULE) -> Path | None:
@@ -87,7 +99,7 @@ def module_dir(version: str, module: str = MODULE) -> Path | None:
     minor = int(version.split(".")[1])
     candidates = [version] + [v for v in _patches(module).get(minor, []) if v != version]
     for v in candidates:
-        env = dict(os.environ, GOFLAGS="-mod=mod", GO111MODULE="on")
+        env = dict(os.environ, GOFLAGS="-mod=mod", GO111MODULE="on", GOTOOLCHAIN="auto")
         out = subprocess.run(
             ["go", "mod", "download", "-json", f"{module}@{v}"],
             capture_output=True,

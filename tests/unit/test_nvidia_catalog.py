@@ -132,7 +132,7 @@ def test_k8s_versions(text, minor):
     assert nvidia_specs.k8s_minor(text) == minor
 
 
-@pytest.mark.parametrize("text", ["1.33", "1.38", "2.0", "latest"])
+@pytest.mark.parametrize("text", ["1.33", "1.39", "2.0", "latest"])
 def test_k8s_versions_rejected(text):
     with pytest.raises(InputError):
         nvidia_specs.k8s_minor(text)

@@ -23,12 +23,12 @@ def test_supported_and_default_come_from_the_data_file() -> None:
 
 def test_check_target() -> None:
     assert versions.check_target("v1.36.2") == ("1.36", None)
-    with pytest.raises(UsageError, match=r"supported: 1\.34-1\.37"):
+    with pytest.raises(UsageError, match=r"supported: 1\.34-1\.38"):
         versions.check_target("1.99")
     with pytest.raises(UsageError, match="invalid"):
         versions.check_target("latest")
-    version, warning = versions.check_target("1.38", partial_ok=True)
-    assert version == "1.38" and warning and "only partly" in warning
+    version, warning = versions.check_target("1.39", partial_ok=True)
+    assert version == "1.39" and warning and "only partly" in warning
     with pytest.raises(UsageError, match=r"1\.20-1\.43 partly"):
         versions.check_target("1.99", partial_ok=True)
 

@@ -52,6 +52,25 @@ def gate_histories() -> dict[str, dict[str, str]]:
     return out
 
 
+def removed_in(release: str | Version) -> list[str]:
+    """Every gate (any component's, not only DRA's) that ``release`` no longer registers although the release
+    before did (``removed`` in data/feature-gates.yaml, generated from the Go source at both tags): a component
+    of ``release`` started with one of them in its feature gates does not start."""
+    removed: dict[str, list[str]] = _gate_file().get("removed") or {}
+    return list(removed.get(str(release), []))
+
+
+def removed_between(current: str | Version, target: str | Version) -> dict[str, str]:
+    """gate -> the release that removed it, for every release after ``current`` up to ``target``."""
+    lo, hi = Version.parse(str(current)), Version.parse(str(target))
+    out: dict[str, str] = {}
+    for release, names in (_gate_file().get("removed") or {}).items():
+        if lo < Version.parse(release) <= hi:
+            for name in names:
+                out.setdefault(name, str(release))
+    return out
+
+
 def known_gates() -> list[str]:
     return sorted(_gate_data())
 

@@ -91,7 +91,7 @@ def check_target(
     """
     v = Version.parse(text, what=what)
     if is_supported(v):
-        return str(v), None
+        return str(v), unverified_warning(v)
     if partial_ok and PARTIAL_MIN <= v <= PARTIAL_MAX:
         return str(v), (
             f"Kubernetes {v} is known only partly ({PARTIAL_COVERS}); "
@@ -128,8 +128,38 @@ def api(name: str, release: str | Version) -> Any:
     return max(known, key=lambda kv: kv[0])[1] if known else None
 
 
+def unverified(release: str | Version) -> str | None:
+    """The pre-release tag a supported release is modelled from while it is not yet verified against a control
+    plane of that release (``unverified`` in data/versions.yaml), else None."""
+    tags: dict[str, str] = _data().get("unverified") or {}
+    return tags.get(str(release if isinstance(release, Version) else Version.parse(release)))
+
+
+def unverified_warning(release: str | Version) -> str | None:
+    """The one stderr line every answer at an unverified release carries, else None."""
+    tag = unverified(release)
+    if tag is None:
+        return None
+    return (
+        f"Kubernetes {release} is modelled from its pre-release {tag} and not yet verified against a "
+        f"{release} control plane; recheck the answer when {release}.0 is out"
+    )
+
+
+def allocator_features(release: str | Version) -> dict[str, bool] | None:
+    """structured.Features of kube-scheduler at ``release`` with its default gates (``allocatorFeatures`` in
+    data/versions.yaml), or None when the release has no entry."""
+    table: dict[str, dict[str, bool]] = _data().get("allocatorFeatures") or {}
+    info = table.get(str(release if isinstance(release, Version) else Version.parse(release)))
+    return None if info is None else {name: bool(on) for name, on in info.items()}
+
+
 def testbed() -> dict[str, dict[str, Any]]:
-    """The releases the Go testbed builds (newest first), each with what differs (``testbed`` in
-    data/versions.yaml): ``allocatorFeatures``."""
-    releases: dict[str, dict[str, Any]] = _data()["testbed"]
-    return {str(Version.parse(v)): dict(info) for v, info in releases.items()}
+    """The releases the Go testbed builds (newest first), each with what differs: ``allocatorFeatures``
+    (``testbed`` and ``allocatorFeatures`` in data/versions.yaml)."""
+    releases: list[str] = _data()["testbed"]
+    out: dict[str, dict[str, Any]] = {}
+    for v in releases:
+        release = str(Version.parse(v))
+        out[release] = {"allocatorFeatures": allocator_features(release) or {}}
+    return out
