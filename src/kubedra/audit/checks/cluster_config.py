@@ -9,7 +9,7 @@ import yaml
 
 from kubedra.audit.model import Item, load_data
 from kubedra.audit.scope import Context, Scope, check
-from kubedra.k8s.featuregates import gate_histories, merged_into, parse_feature_metrics
+from kubedra.k8s.featuregates import gate_histories, merged_into, parse_feature_metrics, removed_between
 from kubedra.k8s.findings import ObjectRef
 from kubedra.k8s.versions import Version
 
@@ -279,3 +279,108 @@ def upgrade_path(ctx: Context, scope: Scope) -> None:
         source=scope.location(),
         route=route,
     )
+
+
+_COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubelet")
+_KUBEADM_ARGS = {
+    "apiServer": "kube-apiserver",
+    "controllerManager": "kube-controller-manager",
+    "scheduler": "kube-scheduler",
+}
+
+
+def _flag_gates(words: list[Any]) -> str | None:
+    """The value of ``--feature-gates`` in a command line, or None."""
+    for i, word in enumerate(words):
+        if not isinstance(word, str):
+            continue
+        if word.startswith("--feature-gates="):
+            return word.split("=", 1)[1]
+        if word == "--feature-gates" and i + 1 < len(words) and isinstance(words[i + 1], str):
+            return str(words[i + 1])
+    return None
+
+
+def _parse_gates(text: str) -> list[str]:
+    return [p.split("=", 1)[0].strip() for p in text.split(",") if "=" in p and p.split("=", 1)[0].strip()]
+
+
+def _config_gates(cfg: dict[str, Any]) -> list[tuple[str, list[str], tuple[str | int, ...]]]:
+    """(component, gate names, path) set by a kubeadm ClusterConfiguration or a KubeletConfiguration."""
+    out: list[tuple[str, list[str], tuple[str | int, ...]]] = []
+    if cfg.get("kind") == "KubeletConfiguration" and isinstance(cfg.get("featureGates"), dict):
+        out.append(("kubelet", [str(k) for k in cfg["featureGates"]], ("featureGates",)))
+    if cfg.get("kind") == "ClusterConfiguration":
+        for key, component in _KUBEADM_ARGS.items():
+            section = cfg.get(key)
+            args = section.get("extraArgs") if isinstance(section, dict) else None
+            value = None
+            if isinstance(args, dict):  # kubeadm v1beta3
+                value = args.get("feature-gates")
+            elif isinstance(args, list):  # kubeadm v1beta4: [{name, value}]
+                value = next(
+                    (
+                        a.get("value")
+                        for a in args
+                        if isinstance(a, dict) and a.get("name") == "feature-gates"
+                    ),
+                    None,
+                )
+            if isinstance(value, str):
+                out.append((component, _parse_gates(value), (key, "extraArgs")))
+    return out
+
+
+def _gate_settings(scope: Scope) -> list[tuple[Item, str, list[str], tuple[str | int, ...]]]:
+    found: list[tuple[Item, str, list[str], tuple[str | int, ...]]] = []
+    for pod in scope.kind("Pod"):
+        for at in pod.pod_specs:
+            for i, c in enumerate(at.spec.get("containers") or []):
+                if not isinstance(c, dict):
+                    continue
+                words = [*(c.get("command") or []), *(c.get("args") or [])]
+                first = str(words[0]).rsplit("/", 1)[-1] if words else ""
+                component = first if first in _COMPONENTS else str(c.get("name") or "")
+                value = _flag_gates(words)
+                if value is not None:
+                    found.append((pod, component, _parse_gates(value), (*at.path, "containers", i)))
+    for item in scope.kind("KubeletConfiguration", "ClusterConfiguration"):
+        found += [(item, comp, gates, path) for comp, gates, path in _config_gates(item.obj)]
+    for item in scope.kind("ConfigMap"):
+        data = item.obj.get("data")
+        for key, text in data.items() if isinstance(data, dict) else ():
+            if not isinstance(text, str) or "Configuration" not in text:
+                continue
+            try:
+                docs = list(yaml.safe_load_all(text))
+            except yaml.YAMLError:
+                continue
+            for cfg in docs:
+                if isinstance(cfg, dict):
+                    found += [(item, comp, gates, ("data", key)) for comp, gates, _ in _config_gates(cfg)]
+    return found
+
+
+@check("cluster.removed-gate")
+def removed_gates(ctx: Context, scope: Scope) -> None:
+    """A component whose feature gates name a gate the target no longer registers does not start there
+    ("unrecognized feature gate"; data/feature-gates.yaml ``removed``, generated from each release's source)."""
+    settings = _gate_settings(scope)
+    if not settings:
+        return
+    start = (scope.facts.server_version if scope.facts else None) or ctx.current
+    removed = removed_between(start if start is not None else Version(1, 0), ctx.target)
+    for item, component, gates, path in settings:
+        for gate in gates:
+            if gate not in removed:
+                continue
+            ctx.emit(
+                "cluster.removed-gate",
+                item,
+                f"{component or 'a component'} sets feature gate {gate}, which Kubernetes {removed[gate]} removed: "
+                f"at {ctx.target} it does not start (unrecognized feature gate)",
+                path=path,
+                gate=gate,
+                component=component or "the component",
+                removed=removed[gate],
+            )
