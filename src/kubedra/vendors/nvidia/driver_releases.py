@@ -25,6 +25,68 @@ def normalise(version: str) -> str | None:
     return f"v{m.group(1)}.{m.group(2)}.{m.group(3)}" if m else None
 
 
+def known() -> list[str]:
+    """Every release in the table, oldest first."""
+    return list(_data()["releases"])
+
+
+def newest() -> str:
+    return known()[-1]
+
+
+def with_schema() -> list[str]:
+    """The releases whose published attributes kubedra has read, oldest first."""
+    return [v for v, rel in _data()["releases"].items() if rel.get("devices")]
+
+
+def resolve(version: str | None) -> list[str]:
+    """``--driver-version``: one release (normalised), or every release with a schema when None/"all".
+
+    Raises ValueError naming the known releases for one kubedra has not read."""
+    if version is None or version == "all":
+        return with_schema()
+    v = normalise(version)
+    if v is None or v not in _data()["releases"] or not _data()["releases"][v].get("devices"):
+        raise ValueError(
+            f"NVIDIA DRA driver {version!r} is not a release kubedra has read (known: {', '.join(with_schema())})"
+        )
+    return [v]
+
+
+def device_kinds(version: str, gates: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+    """What each kind of device of release ``version`` publishes: ``{kind: {driver, attributes: {name: [types]},
+    capacities: [names]}}``; with ``gates`` None every gated name is included (published with some gate on),
+    else only those of the gates given."""
+    rel = release(version)
+    if rel is None or not rel.get("devices"):
+        raise ValueError(f"kubedra has not read what NVIDIA DRA driver {version} publishes")
+    schema = _data()["schemas"][rel["devices"]]
+    out: dict[str, dict[str, Any]] = {}
+    on = None if gates is None else set(gates)
+    for name, kind in schema["kinds"].items():
+        attributes = {n: [t] for n, t in kind["attributes"].items()}
+        capacities = list(kind.get("capacities") or [])
+        for gate, extra in (kind.get("gated") or {}).items():
+            if on is not None and gate not in on:
+                continue
+            for n, t in (extra.get("attributes") or {}).items():
+                attributes.setdefault(n, [])
+                if t not in attributes[n]:
+                    attributes[n].append(t)
+            capacities += [c for c in extra.get("capacities") or [] if c not in capacities]
+        out[name] = {"driver": kind["driver"], "attributes": attributes, "capacities": capacities}
+    return out
+
+
+def schema_source(version: str) -> str:
+    rel = release(version) or {}
+    return str(_data()["schemas"].get(rel.get("devices"), {}).get("source", ""))
+
+
+def replaced_names() -> dict[str, str]:
+    return dict(_data().get("replacedNames") or {})
+
+
 def release(version: str) -> dict[str, Any] | None:
     v = normalise(version)
     return _data()["releases"].get(v) if v else None
@@ -33,6 +95,7 @@ def release(version: str) -> dict[str, Any] | None:
 def preflight(version: str, k8s_minor: int, gates: Iterable[str] = ()) -> list[str]:
     """Problems running driver ``version`` on Kubernetes 1.<k8s_minor> with driver ``gates`` on; an unknown
     release is itself a problem (kubedra cannot say)."""
+    gates = list(gates)
     v = normalise(version)
     rel = release(version)
     if rel is None:
@@ -57,4 +120,13 @@ def preflight(version: str, k8s_minor: int, gates: Iterable[str] = ()) -> list[s
             f"NVIDIA DRA driver {v} has no feature gate {', '.join(missing)} (it has: "
             f"{', '.join(rel['featureGates']) or 'none'})"
         )
+    on = set(gates)
+    for a, b in rel.get("exclusiveGates") or []:
+        if a in on and b in on:
+            out.append(
+                f"NVIDIA DRA driver {v}: feature gates {a} and {b} exclude each other (the driver does not start)"
+            )
+    for a, b in rel.get("requiresGates") or []:
+        if a in on and b not in on:
+            out.append(f"NVIDIA DRA driver {v}: feature gate {a} requires {b}")
     return out
