@@ -166,6 +166,32 @@ def target_version_option(*, partial_ok: bool = False, help: str | None = None) 
     )
 
 
+def _driver_version_callback(all_default: bool) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+        from kubedra.vendors.nvidia import driver_releases
+
+        if value is None or (all_default and value == "all"):
+            return None
+        try:
+            return driver_releases.resolve(value)[0]
+        except ValueError as e:
+            raise click.BadParameter(str(e)) from None
+
+    return callback
+
+
+def driver_version_option(*, all_default: bool, help: str) -> Callable[[F], F]:
+    """``--driver-version``: an NVIDIA DRA driver release kubedra has read (exit 2 naming them otherwise);
+    with ``all_default`` its absence (or ``all``) means every release read, passed on as None."""
+    return click.option(
+        "--driver-version",
+        default=None,
+        metavar="VERSION" + ("|all" if all_default else ""),
+        callback=_driver_version_callback(all_default),
+        help=help,
+    )
+
+
 def feature_gates_option() -> Callable[[F], F]:
     return click.option(
         "--feature-gates",

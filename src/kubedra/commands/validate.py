@@ -11,6 +11,7 @@ from kubedra.commands._cluster import time_options
 from kubedra.commands._common import (
     CommonOptions,
     cluster_options,
+    driver_version_option,
     exit_codes_epilog,
     input_options,
     output_option,
@@ -32,6 +33,7 @@ class ValidateOptions:
     strict_refs: bool = False
     ignore_missing_schemas: bool = False
     timeout: float = 30.0
+    driver_version: str | None = None
 
     @classmethod
     def complete(cls, params: dict[str, Any]) -> ValidateOptions:
@@ -71,6 +73,11 @@ class ValidateOptions:
     "their metadata and pod templates "
     "are checked) instead of exit 2.",
 )
+@driver_version_option(
+    all_default=True,
+    help="NVIDIA DRA driver release whose published attributes and capacities each selector is checked "
+    "against (default: every release kubedra has read, naming those where a selector breaks).",
+)
 @output_option()
 @time_options()
 def validate(**params: Any) -> None:
@@ -97,7 +104,9 @@ def run(options: ValidateOptions) -> None:
         raise InputError(
             f"no manifests found in {', '.join('<stdin>' if f == '-' else f for f in files)}: nothing to validate"
         )
-    result = Validator(target_version, strict_refs=options.strict_refs).validate(documents)
+    result = Validator(
+        target_version, strict_refs=options.strict_refs, driver_version=options.driver_version
+    ).validate(documents)
     result.add_unreadable([with_advice(e, "validate") for e in loaded.errors])
     if options.server_dry_run:
         from kubedra.validate.dryrun import dry_run

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from kubedra.cel import CELCompileError, SelectorEnvironment
+from kubedra.cel import CELCompileError, SelectorEnvironment, published
 from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
 from kubedra.k8s.findings import Finding
@@ -31,6 +31,7 @@ from kubedra.validate.result import ValidationResult, doc_finding, doc_ref
 from kubedra.validate.rules import Issue, RuleChecker, pod_claim_issues
 from kubedra.validate.schema import BUILTIN_GROUPS, NoSchema, SchemaValidator
 from kubedra.validate.served import not_served, served_warnings
+from kubedra.vendors.nvidia import driver_releases
 
 __all__ = [
     "KNOWN_CLASSES",
@@ -85,14 +86,45 @@ def _cel_checker(version: str) -> Callable[[str], str | None]:
     return check
 
 
+def published_checker(version: str, driver_version: str | None) -> Callable[[str], list[tuple[str, bool]]]:
+    """Each selector against what the NVIDIA DRA driver publishes (:mod:`kubedra.cel.published`), at
+    ``driver_version`` or, None, at every release kubedra has read: (message, is warning) pairs."""
+    env = _cel_environment(version)
+    releases = {
+        v: published.kinds_from(driver_releases.device_kinds(v))
+        for v in driver_releases.resolve(driver_version)
+    }
+    hints = driver_releases.replaced_names()
+    cache: dict[str, list[tuple[str, bool]]] = {}
+
+    def check(expr: str) -> list[tuple[str, bool]]:
+        if expr not in cache:
+            try:
+                program = env.compile(expr).program
+            except CELCompileError:
+                return []  # the compile error is reported already
+            found = published.check_releases(program.source.expr, releases, hints=hints)
+            cache[expr] = [(p.message, p.warning) for p in found]
+        return cache[expr]
+
+    return check
+
+
 class Validator:
-    def __init__(self, target_version: str = DEFAULT_TARGET, *, strict_refs: bool = False) -> None:
+    def __init__(
+        self,
+        target_version: str = DEFAULT_TARGET,
+        *,
+        strict_refs: bool = False,
+        driver_version: str | None = None,
+    ) -> None:
         self.target_version = target_version
         self.minor = _minor(target_version)
         self.strict_refs = strict_refs
         self.schemas = SchemaValidator(f"1.{self.minor}")
         self.quantity = _quantity_checker()
         self.cel = _cel_checker(f"1.{self.minor}")
+        self.published = published_checker(f"1.{self.minor}", driver_version)
 
     # -- public ------------------------------------------------------------------------------------
     def validate(self, documents: Sequence[Document]) -> ValidationResult:
@@ -159,7 +191,7 @@ class Validator:
         if group == "resource.k8s.io" and api.rsplit("/", 1)[-1] in ("v1alpha3", "v1beta1"):
             checked = self._as_v1(obj)
         if group == "resource.k8s.io":
-            issues.extend(RuleChecker(self.minor, self.quantity, self.cel).check(checked))
+            issues.extend(RuleChecker(self.minor, self.quantity, self.cel, self.published).check(checked))
             issues.extend(class_refs(checked, index, strict_refs=self.strict_refs))
         templates = pod_templates(obj) or []
         for t in templates:

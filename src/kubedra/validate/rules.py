@@ -168,11 +168,13 @@ class RuleChecker:
         minor: int,
         quantity: Callable[[Any], str | None],
         cel: Callable[[str], str | None] | None,
+        published: Callable[[str], list[tuple[str, bool]]] | None = None,
     ) -> None:
         self.minor = minor
         self.release = Version(1, minor)
         self.quantity = quantity
         self.cel = cel
+        self.published = published
         self.issues: list[Issue] = []
 
     def err(self, path: Path, message: str) -> None:
@@ -312,6 +314,10 @@ class RuleChecker:
             e = self.cel(expr)
             if e:
                 self.err((*p, "cel", "expression"), e)
+                return
+        if self.published is not None:
+            for message, warning in self.published(expr):
+                (self.warn if warning else self.err)((*p, "cel", "expression"), message)
 
     def toleration(self, p: Path, t: Mapping[str, Any]) -> None:
         op = t.get("operator") or "Equal"

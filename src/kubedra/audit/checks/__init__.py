@@ -3,6 +3,15 @@
 Importing this package registers every check with :func:`kubedra.audit.engine.check`.
 """
 
-from kubedra.audit.checks import apis, cluster_config, crds, dra_health, gpu, target_fields, webhooks
+from kubedra.audit.checks import (
+    apis,
+    cluster_config,
+    crds,
+    dra_health,
+    gpu,
+    selectors,
+    target_fields,
+    webhooks,
+)
 
-__all__ = ["apis", "cluster_config", "crds", "dra_health", "gpu", "target_fields", "webhooks"]
+__all__ = ["apis", "cluster_config", "crds", "dra_health", "gpu", "selectors", "target_fields", "webhooks"]

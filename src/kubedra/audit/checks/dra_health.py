@@ -80,6 +80,19 @@ def driver_not_ready(ctx: Context, scope: Scope) -> None:
 _NVIDIA_DRIVER_IMAGE = re.compile(r"(k8s-dra-driver-gpu|dra-driver-nvidia-gpu)[^:@]*:([^@\s]+)")
 
 
+def nvidia_driver_versions(scope: Scope) -> list[str]:
+    """The NVIDIA DRA driver releases the scope's DaemonSets run (normalised image tags), in order seen."""
+    out: list[str] = []
+    for ds in scope.kind("DaemonSet"):
+        for at in ds.pod_specs:
+            for c in at.spec.get("containers") or []:
+                m = _NVIDIA_DRIVER_IMAGE.search(str(c.get("image") or "")) if isinstance(c, dict) else None
+                v = driver_releases.normalise(m.group(2)) if m else None
+                if v is not None and v not in out:
+                    out.append(v)
+    return out
+
+
 @check("dra.driver-release")
 def driver_release(ctx: Context, scope: Scope) -> None:
     """The NVIDIA DRA driver's release (its DaemonSet's image tag) against the target: minimum Kubernetes,
