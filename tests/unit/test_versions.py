@@ -62,3 +62,17 @@ def test_the_testbed_builds_the_releases_of_the_data_file() -> None:
     assert all(patch.startswith(f"{minor}.") for minor, patch in pinned)
     default = re.search(r"^K8S_VERSION \?= (\S+)$", makefile, re.M)
     assert default is not None and default.group(1) == versions.DEFAULT_TARGET
+
+
+def test_make_testbed_builds_every_testbed_release() -> None:
+    """The top-level `make testbed` (which `make test`, and so CI, runs) builds each release of ``testbed`` in
+    data/versions.yaml: a release added there is built and its integration cases run, never skipped."""
+    makefile = (SRC.parents[1] / "Makefile").read_text(encoding="utf-8")
+    listed = re.search(r"^TESTBED_VERSIONS \?= (.+)$", makefile, re.M)
+    assert listed is not None
+    assert sorted(listed.group(1).split()) == sorted(versions.testbed())
+    test_deps = re.search(r"^test: (.+)$", makefile, re.M)
+    assert test_deps is not None
+    deps = test_deps.group(1).split()
+    # the testbed is built before the first suite: the unit suite uses its helm
+    assert deps.index("testbed") < deps.index("test-unit")
