@@ -70,24 +70,29 @@ def _releases(versions: tuple[str, ...]) -> dict[str, list[published.DeviceKind]
     return {v: published.kinds_from(driver_releases.device_kinds(v)) for v in versions}
 
 
+@functools.lru_cache(maxsize=4096)
+def _problems(expr: str, target: str, versions: tuple[str, ...]) -> tuple[published.Problem, ...]:
+    """The problems of one selector text: a fleet repeats the same few selectors across thousands of objects, so
+    each distinct text is compiled and walked once per run."""
+    try:
+        program = _environment(target).compile(expr).program
+    except CELCompileError:
+        return ()  # validate and the apiserver say why
+    hints = driver_releases.replaced_names()
+    return tuple(published.check_releases(program.source.expr, _releases(versions), hints=hints))
+
+
 @check("dra.selector-unpublished")
 def unpublished_selectors(ctx: Context, scope: Scope) -> None:
     running = [v for v in nvidia_driver_versions(scope) if v in driver_releases.with_schema()]
     versions = tuple(sorted(set(running), key=driver_releases.with_schema().index)) or tuple(
         driver_releases.with_schema()
     )
-    releases = _releases(versions)
-    env = _environment(str(ctx.target))
-    hints = driver_releases.replaced_names()
     for item in scope.kind("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
         if not item.api_version.startswith("resource.k8s.io/"):
             continue
         for path, expr in selector_expressions(item.obj):
-            try:
-                program = env.compile(expr).program
-            except CELCompileError:
-                continue  # validate and the apiserver say why
-            for p in published.check_releases(program.source.expr, releases, hints=hints):
+            for p in _problems(expr, str(ctx.target), versions):
                 ctx.emit(
                     "dra.selector-unpublished",
                     item,
