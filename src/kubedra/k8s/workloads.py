@@ -45,6 +45,9 @@ class Gang:
     source: str  # what the size came from
     per_group: bool = False  # one gang per template group (LeaderWorkerSet)
     problem: str | None = None  # the gang as written can never start, and why
+    native: bool = (
+        False  # declared by the workload's own Kubernetes field (Job spec.scheduling): nothing to write
+    )
 
 
 @functools.cache
@@ -300,7 +303,7 @@ def containers(pod_spec: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str,
 # --- gangs ----------------------------------------------------------------------------------------------------
 
 
-def gang(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) -> Gang | None:
+def gang(obj: Mapping[str, Any], templates: list[PodTemplate]) -> Gang | None:
     """The gang the workload's operator asks for (``None``: its pods are placed one by one)."""
     group = api_group(str(obj.get("apiVersion", "")))
     kind = obj.get("kind")
@@ -344,12 +347,47 @@ def gang(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) ->
                 else None
             )
         return None
-    if group == "batch" and kind == "Job" and has_gpu:
-        par = as_int(spec.get("parallelism"))
-        comp = as_int(spec.get("completions"))
-        if par and par > 1 and (comp is None or comp == par):
-            return Gang(par, "spec.parallelism (= completions)")
+    if group == "batch" and kind in ("Job", "CronJob"):
+        return job_gang(obj)
     return None
+
+
+def job_spec_path(obj: Mapping[str, Any]) -> Path:
+    """Where a Job's JobSpec is: ``spec`` (Job) or ``spec.jobTemplate.spec`` (CronJob)."""
+    return ("spec", "jobTemplate", "spec") if obj.get("kind") == "CronJob" else ("spec",)
+
+
+def job_gang(obj: Mapping[str, Any]) -> Gang | None:
+    """A Job's pods are placed one by one unless the Job asks for a gang (``data/workloads.yaml`` job_gang):
+    its own ``spec.scheduling.schedulingPolicy.gang`` (1.37, minCount defaulting to the pods it runs at once)
+    or KAI's ``kai.scheduler/batch-min-member`` annotation. parallelism == completions is no gang."""
+    f = facts()["job_gang"]
+    job = get_path(obj, job_spec_path(obj))
+    pods = _job_pods(job)
+    policy = get_path(job, _field(f["policy"]))
+    if isinstance(policy, Mapping) and isinstance(policy.get("gang"), Mapping):
+        n = as_int(policy["gang"].get("minCount"))
+        where = f"spec.{f['policy']}.gang"
+        if n is None:
+            return (
+                Gang(pods, f"{where} (minCount defaults to parallelism)", native=True) if pods > 1 else None
+            )
+        return Gang(n, f"{where}.minCount", native=True) if n > 1 else None
+    if obj.get("kind") != "Job":
+        return None
+    annotations = get_path(obj, ("metadata", "annotations"))
+    value = annotations.get(f["kai_min_member"]) if isinstance(annotations, Mapping) else None
+    if value is None:
+        return None
+    n = as_int(value)
+    source = f"annotation {f['kai_min_member']} (KAI pod-grouper)"
+    if n is None:
+        problem = (
+            f"{f['kai_min_member']}: {str(value)[:40]!r} is not a whole number: KAI's pod-grouper refuses it "
+            "(invalid min-member annotation value) and makes no PodGroup, so the pods are never scheduled"
+        )
+        return Gang(max(pods, 1), source, problem=problem)
+    return Gang(n, source) if n > 1 else None
 
 
 def _kubeflow_gang(obj: Mapping[str, Any], templates: list[PodTemplate], total: int) -> Gang | None:

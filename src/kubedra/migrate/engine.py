@@ -339,8 +339,7 @@ class Migrator:
             return before, after
         dra.flatten_pod_claim_sources(ctx, templates)
         gang.report_workload_refs(ctx, templates)
-        has_gpu = any(gpu._scan_template(ctx, t) for t in templates)
-        gang_info = gang.detect(obj, templates, has_gpu) if opts.gang else None
+        gang_info = gang.detect(obj, templates) if opts.gang else None
         if opts.gpu_strategy == "claim-template":
             handled, shared_before, shared_after = shared_claims.convert(ctx, templates)
             if handled:

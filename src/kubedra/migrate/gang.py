@@ -32,9 +32,9 @@ BUILTIN_GROUPS = (
 )  # workloads whose pods Kubernetes' own controllers create from the template
 
 
-def detect(obj: Mapping[str, Any], templates: list[PodTemplate], has_gpu: bool) -> Gang | None:
+def detect(obj: Mapping[str, Any], templates: list[PodTemplate]) -> Gang | None:
     """The operator's gang for ``obj`` (shared knowledge: :func:`kubedra.k8s.workloads.gang`)."""
-    return workloads.gang(obj, templates, has_gpu)
+    return workloads.gang(obj, templates)
 
 
 def _already_grouped(ctx: ObjectContext, templates: list[PodTemplate]) -> bool:
@@ -62,6 +62,13 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "PodGroup per group, so no scheduling.k8s.io PodGroup is written: keep the controller's own gang "
             "support (LWS schedulerProvider) or a gang scheduler",
         )
+        return []
+    if gang.native:
+        return []  # the Job's own spec.scheduling: the Job controller creates its Workload and PodGroup
+    if api_group(ctx.ref.api_version) == "batch" and release >= Version.parse(
+        workloads.facts()["job_gang"]["since"]
+    ):
+        _job_scheduling(ctx, gang, release)
         return []
     if gang_api is None:
         ctx.note(
@@ -153,6 +160,45 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "kube-scheduler only, keep that scheduler's own gang until you switch",
         )
     return new_objects
+
+
+def _job_scheduling(ctx: ObjectContext, gang: Gang, release: Version) -> None:
+    """A Job's gang from 1.37 is the Job's own ``spec.scheduling.schedulingPolicy.gang.minCount``: the Job
+    controller creates the Workload and PodGroup (data/workloads.yaml job_gang)."""
+    f = workloads.facts()["job_gang"]
+    path = workloads.job_spec_path(ctx.obj)
+    job = get_path(ctx.obj, path)
+    if not isinstance(job, MutableMapping):
+        ctx.note("manual", f"gang of {gang.min_count} pods ({gang.source}): no Job spec to write it in")
+        return
+    if job.get("scheduling") is not None:
+        ctx.note(
+            "manual",
+            f"gang of {gang.min_count} pods ({gang.source}), but spec.scheduling is already set: reconcile by hand",
+            (*path, "scheduling"),
+        )
+        return
+    policy, gate = f["policy"].split("."), f["gate"]
+    job[policy[0]] = to_ruamel({policy[1]: {"gang": {"minCount": gang.min_count}}})
+    stage = (gate_info(gate, release) or {}).get("stage", "alpha")
+    where = workloads.dotted((*path, *policy))
+    ctx.note("change", f"gang of {gang.min_count} pods ({gang.source}) -> {where}.gang.minCount", path)
+    ctx.note(
+        "warning",
+        f"{where} needs {gate} ({stage}, off by default in 1.{release.minor}) on kube-apiserver and "
+        "kube-controller-manager, and GenericWorkload with scheduling.k8s.io served, for the Job controller to "
+        "create the Workload and PodGroup; with the gate off the apiserver drops the field and the pods are "
+        "scheduled one by one",
+        path,
+    )
+    scheduler = get_path(job, ("template", "spec", "schedulerName"))
+    if scheduler not in DEFAULT_SCHEDULERS:
+        ctx.note(
+            "warning",
+            f"pods are scheduled by {scheduler}; the Job's Workload and PodGroup are honoured by kube-scheduler "
+            "only, keep that scheduler's own gang until you switch",
+            path,
+        )
 
 
 # --- scheduling.k8s.io versions ------------------------------------------------------------------

@@ -14,7 +14,6 @@ from kubedra.plan import templates
 from kubedra.plan.fleet import CRITICALITY
 from kubedra.plan.inventory import ClusterState
 from kubedra.plan.model import Step
-from kubedra.snapshot.capture import uses_gpu
 from kubedra.text import count
 
 
@@ -62,7 +61,7 @@ def _gang_count(snap: Snapshot) -> int:
         templates_ = workloads.pod_templates(obj)
         if not templates_:
             continue
-        gang = workloads.gang(obj, templates_, uses_gpu(obj))
+        gang = workloads.gang(obj, templates_)
         if gang is None or gang.problem or gang.per_group:
             continue
         grouped = any(

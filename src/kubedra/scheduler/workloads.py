@@ -20,7 +20,7 @@ how many pods each stands for and which gangs the operator asks for is shared kn
 - Gangs: PodGroups (``scheduling.k8s.io`` v1alpha2/v1alpha3/v1beta1 ``spec.schedulingPolicy.gang.minCount``)
   and v1alpha1 Workloads (``spec.podGroups[].policy.gang.minCount``, pods join with ``spec.workloadRef``);
   pods join with ``spec.schedulingGroup.podGroupName``. Operator gangs (Volcano, Kubeflow, JobSet, LWS, Ray,
-  GPU Jobs) come from :func:`kubedra.k8s.workloads.gang`, the same sizes ``kubedra migrate`` writes.
+  Jobs that ask for one) come from :func:`kubedra.k8s.workloads.gang`, the same sizes ``kubedra migrate`` writes.
 - Anything that cannot become pods is reported precisely (:class:`Skipped`): KAI/HAMi fraction annotations
   without an extended resource, GPU requests hidden in a custom resource's own fields, pods waiting for a
   missing PodGroup are reported by the simulator itself.
@@ -370,8 +370,7 @@ class _Expander:
         parsed = [(t, _parse_template(view, t, ns)) for t in templates]
         for t, pod in parsed:
             self._link_workload_ref(get_path(obj, t.spec), pod)
-        has_gpu = any(_has_gpu(p) for _, p in parsed)
-        gang = k8s.gang(obj, templates, has_gpu)
+        gang = k8s.gang(obj, templates)
         single = len(templates) == 1 and not templates[0].role
         gang_key: str | None = None
         if gang is not None and not any(p.scheduling_group for _, p in parsed):

@@ -72,38 +72,71 @@ GPU_JOB = textwrap.dedent(
           containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
     """
 )
-
-
-@pytest.mark.parametrize(
-    ("target", "api", "field"),
-    [
-        ("1.36", "scheduling.k8s.io/v1alpha2", "schedulingGroup"),
-        ("1.37", "scheduling.k8s.io/v1beta1", "schedulingGroup"),
-    ],
+# KAI's pod-grouper gives a Job a PodGroup of minMember 1 unless it carries this annotation (data/workloads.yaml)
+KAI_GANG_JOB = GPU_JOB.replace(
+    "metadata: {name: train, namespace: ml}",
+    "metadata: {name: train, namespace: ml, annotations: {kai.scheduler/batch-min-member: '2'}}",
 )
-def test_gpu_job_gang_becomes_podgroup(target: str, api: str, field: str) -> None:
+
+
+@pytest.mark.parametrize("target", ["1.35", "1.36", "1.37"])
+def test_a_job_with_parallelism_equal_to_completions_is_no_gang(target: str) -> None:
+    """k8s.io/api v0.37 JobSpec.Scheduling: omitted, "standard pod-by-pod scheduling". Before, migrate wrote
+    a PodGroup of minCount 4 for this Job, which made its pods all-or-nothing."""
     rep = migrate_text(GPU_JOB, target_version=target)
+    out = rep.files[0].output
+    assert not by_kind(out, "PodGroup") and not by_kind(out, "Workload")
+    (job,) = by_kind(out, "Job")
+    assert "scheduling" not in job["spec"] and "schedulingGroup" not in job["spec"]["template"]["spec"]
+    assert not any("gang" in f.message for f in rep.findings)
+
+
+def test_kai_gang_job_at_136_becomes_podgroup_of_the_size_it_asks_for() -> None:
+    rep = migrate_text(KAI_GANG_JOB, target_version="1.36")
     out = rep.files[0].output
     (pg,) = by_kind(out, "PodGroup")
     assert pg == {
-        "apiVersion": api,
+        "apiVersion": "scheduling.k8s.io/v1alpha2",
         "kind": "PodGroup",
         "metadata": {"name": "train", "namespace": "ml"},
-        "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
     }
     (job,) = [d for d in by_kind(out, "Job") if d["apiVersion"] == "batch/v1"]
-    assert job["spec"]["template"]["spec"][field] == {"podGroupName": "train"}
+    assert job["spec"]["template"]["spec"]["schedulingGroup"] == {"podGroupName": "train"}
     assert "GenericWorkload" in " ".join(f.message for f in rep.findings)
-    assert validate_texts([("out.yaml", out)], target).valid
+    assert validate_texts([("out.yaml", out)], "1.36").valid
+
+
+def test_kai_gang_job_at_137_is_the_jobs_own_scheduling_field() -> None:
+    """1.37: the Job controller creates the Workload and PodGroup from spec.scheduling (WorkloadWithJob)."""
+    rep = migrate_text(KAI_GANG_JOB, target_version="1.37")
+    out = rep.files[0].output
+    assert not by_kind(out, "PodGroup") and not by_kind(out, "Workload")
+    (job,) = by_kind(out, "Job")
+    assert job["spec"]["scheduling"] == {"schedulingPolicy": {"gang": {"minCount": 2}}}
+    assert "schedulingGroup" not in job["spec"]["template"]["spec"]
+    assert any("WorkloadWithJob" in f.message and f.level == "warning" for f in rep.findings)
+    assert validate_texts([("out.yaml", out)], "1.37").valid  # the field shape of the 1.37 OpenAPI
+
+
+def test_a_jobs_own_gang_is_left_to_the_job_controller() -> None:
+    declared = GPU_JOB.replace(
+        "  completions: 4\n", "  completions: 4\n  scheduling: {schedulingPolicy: {gang: {}}}\n"
+    )
+    rep = migrate_text(declared, target_version="1.37")
+    out = rep.files[0].output
+    assert not by_kind(out, "PodGroup")
+    (job,) = by_kind(out, "Job")
+    assert job["spec"]["scheduling"] == {"schedulingPolicy": {"gang": {}}}
 
 
 def test_target_135_writes_a_workload_and_workload_refs() -> None:
-    out = output(GPU_JOB, target_version="1.35")
+    out = output(KAI_GANG_JOB, target_version="1.35")
     (wl,) = by_kind(out, "Workload")
     assert wl["apiVersion"] == "scheduling.k8s.io/v1alpha1"
     assert wl["spec"] == {
         "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": "train"},
-        "podGroups": [{"name": "gang", "policy": {"gang": {"minCount": 4}}}],
+        "podGroups": [{"name": "gang", "policy": {"gang": {"minCount": 2}}}],
     }
     (job,) = [d for d in by_kind(out, "Job") if d["apiVersion"] == "batch/v1"]
     assert job["spec"]["template"]["spec"]["workloadRef"] == {"name": "train", "podGroup": "gang"}
@@ -159,12 +192,12 @@ def test_no_gang_option_and_work_queue_jobs() -> None:
         """
     )
     assert not by_kind(output(queue_job), "PodGroup")
-    assert by_kind(output(queue_job.replace("completions: 10", "completions: 2")), "PodGroup")
+    assert not by_kind(output(queue_job.replace("completions: 10", "completions: 2")), "PodGroup")
 
 
 def test_already_grouped_pods_are_left_alone() -> None:
-    once = output(GPU_JOB)
-    assert by_kind(once, "PodGroup") and output(once) == once
+    once = output(KAI_GANG_JOB, target_version="1.36")
+    assert by_kind(once, "PodGroup") and output(once, target_version="1.36") == once
 
 
 def test_old_podgroup_versions_are_upgraded_for_the_target() -> None:

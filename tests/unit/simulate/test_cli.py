@@ -231,3 +231,22 @@ def test_a_malformed_required_node_affinity_is_an_input_error(
     )
     err = fail(["simulate", str(f), "--nodes", "1x8xH100-80GB"], capsys)
     assert where in err and f"{f}:" in err, err
+
+
+def _placed(*args: str) -> dict[str, tuple[int, int]]:
+    d = json.loads(run("simulate", *args, "-o", "json", code=0).stdout)
+    return {mode: (m["placed"], m["pending"]) for mode, m in d["modes"].items()}
+
+
+def test_a_job_is_placed_pod_by_pod_not_as_a_gang():
+    """KAI's batch Job (parallelism == completions == 2, no batch-min-member) on one GPU: the real scheduler places
+    one pod (a Job is no gang: k8s.io/api v0.37 JobSpec.Scheduling; KAI minMember 1). simulate placed 0 of 2."""
+    job = CORPUS / "legacy-gpu" / "kai-batch-job.yaml"
+    assert _placed("-f", str(job), "--nodes", "1x1xT4") == {"device-plugin": (1, 1), "dra": (1, 1)}
+
+
+def test_a_kai_gang_job_is_a_gang_of_the_size_it_asks_for():
+    """kai.scheduler/batch-min-member: "3" on a 5-pod Job: 2 GPUs hold no gang of 3, 4 GPUs place 4."""
+    job = Path(__file__).resolve().parents[2] / "realworld" / "inputs" / "kai--batch-job-min-member.yaml"
+    assert _placed("-f", str(job), "--nodes", "1x2xT4") == {"device-plugin": (0, 5), "dra": (0, 5)}
+    assert _placed("-f", str(job), "--nodes", "1x4xT4") == {"device-plugin": (4, 1), "dra": (4, 1)}
