@@ -34,7 +34,7 @@ def shape(obj: dict[str, Any]) -> tuple[dict[str, int], int | None]:
     """({role: pods}, gang minimum) as the shared walker sees ``obj``."""
     ts = pod_templates(obj)
     assert ts is not None
-    g = gang(obj, ts, has_gpu=True)
+    g = gang(obj, ts)
     return {t.role: t.replicas for t in ts}, (g.min_count if g else None)
 
 
@@ -63,7 +63,7 @@ def test_mpijob_wait_for_workers_ready_leaves_the_launcher_out_of_the_gang():
     assert ts is not None
     launcher = next(t for t in ts if t.role == "Launcher")
     assert launcher.after == "Worker"
-    g = gang(obj, ts, has_gpu=True)
+    g = gang(obj, ts)
     assert g is not None and g.min_count == 2 and g.problem is None
 
 
@@ -73,7 +73,7 @@ def test_mpijob_wait_for_workers_ready_with_a_min_available_counting_the_launche
     obj["spec"]["runPolicy"]["schedulingPolicy"] = {"minAvailable": 3}
     ts = pod_templates(obj)
     assert ts is not None
-    g = gang(obj, ts, has_gpu=True)
+    g = gang(obj, ts)
     assert g is not None and g.problem is not None and "never start" in g.problem
 
 
@@ -142,7 +142,7 @@ def test_jobset_depends_on_creates_jobs_in_turn():
         ("launcher", 1, "initializer"),
         ("worker", 4, "launcher"),
     ]
-    assert gang(obj, ts, has_gpu=True) is None  # one pod exists at start: nothing to gang
+    assert gang(obj, ts) is None  # one pod exists at start: nothing to gang
 
 
 def test_lws_replicas_times_size_each_group_its_own_gang():
@@ -150,7 +150,7 @@ def test_lws_replicas_times_size_each_group_its_own_gang():
     ts = pod_templates(obj)
     assert ts is not None
     assert sum(t.replicas for t in ts) == 4  # replicas 2 x size 2
-    g = gang(obj, ts, has_gpu=True)
+    g = gang(obj, ts)
     assert g is not None and g.per_group and g.min_count == 2
     w = simulate((DATA / "lws-vllm-gpu.yaml").read_text())
     assert sorted(pod_names(w)) == ["vllm-0", "vllm-0-1", "vllm-1", "vllm-1-1"]
@@ -166,7 +166,7 @@ def test_lws_without_leader_template_and_leader_ready():
     obj["spec"]["startupPolicy"] = "LeaderReady"
     ts = pod_templates(obj)
     assert ts is not None
-    assert gang(obj, ts, has_gpu=True) is None  # LWS's own PodGroup is minMember 1 then
+    assert gang(obj, ts) is None  # LWS's own PodGroup is minMember 1 then
 
 
 def test_raycluster_autoscaler_clamps_replicas():
@@ -322,7 +322,7 @@ def test_walker_never_crashes_on_malformed_workloads(kind, spec, runtime):
     ts = pod_templates(obj)
     if ts is not None:
         assert all(t.replicas >= 0 for t in ts)
-        g = gang(obj, ts, has_gpu=True)
+        g = gang(obj, ts)
         assert g is None or g.min_count >= 0
     suspended(obj)
     trainjob_jobset(obj, {"spec": runtime})
