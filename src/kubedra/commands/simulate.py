@@ -303,7 +303,9 @@ def simulation_options(f: Any) -> Any:
         {
             EXIT_OK: "the simulation ran (pending pods are part of the report)",
             EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
-            EXIT_INPUT: "usage or input error, or an input not read (a Helm template or chart); or incomplete: "
+            EXIT_INPUT: "usage or input error, or an input not read (a Helm template or chart), or pods the "
+            "apiserver refuses (an extended resource without limits, a pre-1.31 resourceClaims[].source; the "
+            "report is printed, each under 'not simulated' with the apiserver's reason); or incomplete: "
             "a GPU node has no DRA view (its GPU model or MIG layout is not known; the report is printed, "
             "its notes and JSON notModelled name each node)",
         }
@@ -372,6 +374,14 @@ def run(options: SimulateCommandOptions) -> None:
         click.echo(
             f"kubedra: error: {count(inputs.not_read, 'input')} not read (Helm templates or charts, under "
             "'not simulated'): render them and simulate the output",
+            err=True,
+        )
+        sys.exit(EXIT_INPUT)
+    refused = [s for s in sim.skipped if s.refused]
+    if refused:  # the apiserver refuses these pods: they were not placed, and the input cannot be applied
+        click.echo(
+            f"kubedra: error: {count(len(refused), 'pod template')} the apiserver refuses, not simulated "
+            f"(under 'not simulated'), first: {refused[0]}",
             err=True,
         )
         sys.exit(EXIT_INPUT)

@@ -36,6 +36,7 @@ from typing import Any
 from kubedra.errors import InputError, Location
 from kubedra.k8s import workloads as k8s
 from kubedra.k8s.gpuschemes import annotation_schemes
+from kubedra.k8s.podadmission import refusal
 from kubedra.k8s.workloads import (
     PodTemplate,
     api_group,
@@ -88,6 +89,7 @@ class Skipped:
     what: str
     reason: str
     not_read: bool = False  # an input that was not read at all (a Helm template or chart): incomplete
+    refused: bool = False  # pods the apiserver refuses (kubedra.k8s.podadmission): never created, not placed
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location is not None else ""
@@ -313,6 +315,8 @@ class _Expander:
             )
         self._link_workload_ref(doc.obj.get("spec"), pod)
         existing = bool(pod.node_name)
+        if not existing and self._refused(doc, doc.obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}"):
+            return
         frac = _fraction_annotation(pod)
         if frac and not _has_gpu(pod) and not existing:
             self._skip_fraction(doc.location, f"Pod {ns}/{pod.meta.name}", frac)
@@ -334,6 +338,15 @@ class _Expander:
         ref = spec.get("workloadRef") if isinstance(spec, Mapping) else None
         if pod.scheduling_group is None and isinstance(ref, Mapping) and ref.get("name"):
             pod.scheduling_group = f"{ref.get('name')}/{ref.get('podGroup') or ''}"
+
+    def _refused(self, doc: Document, spec: Any, path: tuple[str | int, ...], what: str) -> bool:
+        """Pods the apiserver refuses are never created: reported (refused), not placed."""
+        found = refusal(spec, path)
+        if found is not None:
+            self.out.skipped.append(
+                Skipped(Location(doc.file, doc.line_of(found[0])), what, found[1], refused=True)
+            )
+        return found is not None
 
     def _skip_fraction(self, location: Location | None, what: str, frac: tuple[str, str, str]) -> None:
         key, value, kind = frac
@@ -388,6 +401,8 @@ class _Expander:
             frac = _fraction_annotation(pod)
             if frac and not _has_gpu(pod):
                 self._skip_fraction(Location(doc.file, doc.line_of(t.metadata)), what, frac)
+                continue
+            if self._refused(doc, get_path(obj, t.spec), t.spec, what):
                 continue
             if gang_key is not None and not t.after:
                 pod.scheduling_group = name

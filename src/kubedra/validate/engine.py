@@ -17,6 +17,7 @@ from kubedra.cel import CELCompileError, SelectorEnvironment, published
 from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
 from kubedra.k8s.findings import Finding
+from kubedra.k8s.podadmission import extended_resource_issues
 from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
@@ -24,7 +25,7 @@ from kubedra.model import convert
 from kubedra.sources.files import Document, load, parse_text
 from kubedra.text import value_kind
 from kubedra.validate import crdschema
-from kubedra.validate.basics import apiserver_basics, negative, server_fields, whole
+from kubedra.validate.basics import apiserver_basics, negative, server_fields
 from kubedra.validate.objects import duplicate_keys, object_issues
 from kubedra.validate.refs import KNOWN_CLASSES, Index, class_refs, pod_refs
 from kubedra.validate.result import ValidationResult, doc_finding, doc_ref
@@ -242,7 +243,6 @@ class Validator:
                 res = c.get("resources") if isinstance(c, Mapping) else None
                 if not isinstance(res, Mapping):
                     continue
-                values: dict[str, dict[str, Any]] = {}
                 for section in ("requests", "limits"):
                     sec = res.get(section)
                     for name, v in sec.items() if isinstance(sec, Mapping) else []:
@@ -250,20 +250,11 @@ class Validator:
                         e = self.quantity(v) or negative(v)
                         if e:
                             out.append(Issue(p, e))
-                            continue
-                        values.setdefault(str(name), {})[section] = v
-                for name, secs in values.items():
-                    if "/" not in name or name.split("/")[0].endswith("kubernetes.io"):
-                        continue
-                    p = (*spec_path, fld, i, "resources", "limits" if "limits" in secs else "requests", name)
-                    if not all(whole(v) is not None for v in secs.values()):
-                        out.append(Issue(p, f"extended resource {name} must be a whole number"))
-                    elif len(secs) == 2 and whole(secs["requests"]) != whole(secs["limits"]):
-                        out.append(Issue(p, f"extended resource {name}: requests must equal limits"))
-                    elif "limits" not in secs:
-                        # ValidateResourceRequirements at every supported minor ("Limit must be set for non
-                        # overcommitable resources"; the testbed's 1.37 apiserver refuses it)
-                        out.append(Issue(p, f"extended resource {name}: limits must be set"))
+                # the apiserver's ValidateResourceRequirements, shared with simulate (kubedra.k8s.podadmission)
+                out.extend(
+                    Issue(p, why)
+                    for p, why in extended_resource_issues(res, (*spec_path, fld, i, "resources"))
+                )
         return out
 
 

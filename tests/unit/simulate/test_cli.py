@@ -176,9 +176,44 @@ def test_fragments_and_classic_dra_are_reported_not_fatal():
         "--nodes",
         "1x2xA100-40GB",
     )
-    assert r.exit_code == 0, r.output
+    # the classic-DRA pods' pre-1.31 resourceClaims[].source is refused by the apiserver: not placed, exit 2
+    assert r.exit_code == 2, r.output
     assert "nvidia-mig-parted-config.yaml:3" in r.output and "not a Kubernetes object" in r.output
     assert "classic DRA (resource.k8s.io/v1alpha2)" in r.output
+
+
+def test_pods_the_apiserver_refuses_are_not_placed():
+    """Before, simulate placed both pods of NVIDIA's classic-DRA example (claims in the removed
+    resourceClaims[].source form) with 0 GPUs and exit 0; validate calls them invalid. Now they are not simulated,
+    with the apiserver's reason, and simulate exits 2."""
+    r = run(
+        "simulate",
+        "-f",
+        str(CORPUS / "dra" / "nvidia-classic-dra-v1alpha2-gpu-test1.yaml"),
+        "--nodes",
+        "1x2xT4",
+    )
+    assert r.exit_code == 2, r.output
+    assert "pods placed                 0               0" in r.stdout
+    assert "spec.resourceClaims[0].source: the pre-1.31 resourceClaims[].source form" in r.stdout
+    assert "2 pod templates the apiserver refuses" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
+def test_an_extended_resource_requested_without_a_limit_is_not_placed(tmp_path):
+    """KAI's real batch Job with its nvidia.com/gpu moved from limits to requests: the apiserver refuses it
+    ("Limit must be set for non overcommitable resources") and validate says so; simulate placed both pods."""
+    job = (CORPUS / "legacy-gpu" / "kai-batch-job.yaml").read_text()
+    assert job.count("limits:") == 1
+    f = tmp_path / "job.yaml"
+    f.write_text(job.replace("limits:", "requests:"))
+    r = run("simulate", "-f", str(f), "--nodes", "1x2xT4")
+    assert r.exit_code == 2, r.output
+    assert "pods placed                 0               0" in r.stdout
+    assert (
+        "resources.requests.nvidia.com/gpu: extended resource nvidia.com/gpu: limits must be set" in r.stdout
+    )
+    v = run("validate", str(f))
+    assert v.exit_code == 1 and "limits must be set" in v.output
 
 
 def test_dra_corpus_mig_claims_only_dra_can_place():
