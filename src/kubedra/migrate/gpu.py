@@ -28,6 +28,7 @@ from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
 from kubedra.vendors.nvidia import names as nvidia
 from kubedra.vendors.nvidia.classes import driver_class
+from kubedra.vendors.nvidia.gpurequest import device_count
 from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 
@@ -41,13 +42,7 @@ class ContainerGpus:
 
 
 def _count(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value >= 0 else None
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
+    return device_count(value)  # the one reading of a GPU request (kubedra.vendors.nvidia.gpurequest)
 
 
 def _scan_template(
@@ -111,6 +106,8 @@ def _scan_template(
                 continue
             n = next(iter(counts.values()))
             assert n is not None
+            if n == 0:
+                continue  # no GPU: no claim (a request count 0 would be defaulted to 1 by the apiserver)
             cg.wants.append((gr, n))
         if cg.wants:
             found.append(cg)

@@ -50,6 +50,7 @@ from kubedra.model.objects import (
     PodResourceClaim,
 )
 from kubedra.vendors.nvidia import names
+from kubedra.vendors.nvidia.gpurequest import device_count
 from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 GPU_MEMORY_ANNOTATION = "kubedra.io/gpu-memory"
@@ -151,8 +152,7 @@ def _classify(name: str) -> GpuResource | None:
 
 
 def _count(q: Quantity) -> int | None:
-    v = q.value()
-    return v if q.nanos == v * 10**9 and v >= 0 else None
+    return device_count(q)  # the one reading of a GPU request (kubedra.vendors.nvidia.gpurequest)
 
 
 def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:

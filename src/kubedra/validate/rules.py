@@ -288,6 +288,13 @@ class RuleChecker:
         elif mode == "ExactCount":
             if isinstance(count, int) and not isinstance(count, bool) and count < 0:
                 self.err((*p, "count"), f"must be greater than zero, got {count}")
+            elif count == 0 and not isinstance(count, bool) and not subrequest:
+                # pkg/apis/resource/v1/defaults.go SetDefaults_ExactDeviceRequest: ExactCount with count 0 -> 1
+                self.warn(
+                    (*p, "count"),
+                    "count: 0 is defaulted to 1 by the apiserver: this request allocates one device; to ask for "
+                    "none, remove the request (and the claim)",
+                )
         elif mode == "All" and count not in (None, 0):
             self.err((*p, "count"), f"must not be set when allocationMode is All, got {count}")
         tolerations = _seq(ex.get("tolerations"))

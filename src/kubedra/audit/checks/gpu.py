@@ -15,6 +15,7 @@ from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
 from kubedra.vendors.nvidia import names as nvidia_names
+from kubedra.vendors.nvidia.gpurequest import is_zero
 
 NVIDIA_GPU = nvidia_names.GPU_RESOURCE
 NVIDIA_DRA_DRIVER = nvidia_names.DRIVER
@@ -26,7 +27,8 @@ def _quantity(q: Any) -> str:
 
 
 def _is_zero(q: Any) -> bool:
-    return _quantity(q) in ("0", "0.0", "")
+    # one reading of a GPU count for every verb (kubedra.vendors.nvidia.gpurequest): "0", "00", 0, "0.0" are zero
+    return _quantity(q) == "" or is_zero(q)
 
 
 def _classify(resource: str) -> tuple[str, dict[str, Any]] | None:

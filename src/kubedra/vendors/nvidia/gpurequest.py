@@ -1,0 +1,39 @@
+"""One reading of a device-plugin GPU request for every verb (audit, migrate, simulate, validate, plan, verify).
+
+A container's ``nvidia.com/gpu`` (or MIG profile) value is a Kubernetes quantity, read with
+:mod:`kubedra.k8s.quantity` exactly as the apiserver reads it: ``"0"``, ``"00"``, ``0`` and ``"0.0"`` are all zero,
+``"2"`` and ``"2000m"`` are both two. The apiserver admits an extended resource only as a whole, non-negative
+number (pkg/apis/core/validation ``validateResourceQuantityValue``: "must be an integer"), so anything else is
+no count at all (``None``): the verbs report it instead of guessing. A zero request is no GPU: the container
+gets no device, so no verb counts it, migrate writes no claim for it (a DRA request with ``count: 0`` is defaulted
+to 1 by the apiserver, pkg/apis/resource/v1/defaults.go ``SetDefaults_ExactDeviceRequest``), and audit reports
+nothing for it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
+
+
+def device_count(value: Any) -> int | None:
+    """The number of devices a device-plugin resource value asks for; ``None`` when it is not a whole,
+    non-negative quantity (the apiserver refuses it) or not a quantity at all (a Helm expression...)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, Quantity):
+        q = value
+    else:
+        try:
+            q = parse_quantity(value.strip() if isinstance(value, str) else value)
+        except QuantityError:
+            return None
+    if q.sign() < 0 or not q.is_integer():
+        return None
+    return q.value()
+
+
+def is_zero(value: Any) -> bool:
+    """A request for no device at all (``0``, ``"00"``, ``"0.0"``...)."""
+    return device_count(value) == 0

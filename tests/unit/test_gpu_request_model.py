@@ -1,0 +1,69 @@
+"""One reading of a GPU request (kubedra.vendors.nvidia.gpurequest) for audit, migrate, simulate and validate.
+
+The manifests are real ones (tests/corpus) with their GPU count set to zero the ways a chart writes it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kubedra.cli import cli
+from kubedra.vendors.nvidia.gpurequest import device_count
+
+CORPUS = Path(__file__).resolve().parents[1] / "corpus"
+KAI_JOB = (CORPUS / "legacy-gpu" / "kai-batch-job.yaml").read_text()
+
+
+def kai_job_with(count: str) -> str:
+    assert 'nvidia.com/gpu: "1"' in KAI_JOB
+    return KAI_JOB.replace('nvidia.com/gpu: "1"', f"nvidia.com/gpu: {count}")
+
+
+def cli_run(*args: str, input: str | None = None):
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+@pytest.mark.parametrize(
+    ("value", "n"), [("0", 0), ("00", 0), (0, 0), ("0.0", 0), ("2", 2), ("2000m", 2), (3, 3)]
+)
+def test_a_count_is_a_quantity(value: object, n: int) -> None:
+    assert device_count(value) == n
+
+
+@pytest.mark.parametrize("value", ["0.5", "-1", -1, "{{ .Values.gpus }}", "lots", True, None])
+def test_no_count_for_what_the_apiserver_refuses_or_cannot_read(value: object) -> None:
+    assert device_count(value) is None
+
+
+@pytest.mark.parametrize("zero", ['"0"', '"00"', "0", '"0.0"'])
+def test_a_zero_gpu_request_is_no_gpu_for_every_verb(tmp_path: Path, zero: str) -> None:
+    """Before: migrate wrote a claim with count 0 (the apiserver defaults it to 1, so the container took a GPU
+    it never asked for), and audit reported "00" but not "0"."""
+    f = tmp_path / "job.yaml"
+    f.write_text(kai_job_with(zero))
+    migrated = cli_run("migrate", "-", input=f.read_text())
+    assert migrated.exit_code == 0, migrated.output
+    assert "ResourceClaimTemplate" not in migrated.stdout and "count:" not in migrated.stdout
+    audit = cli_run("audit", str(f))
+    assert "gpu.device-plugin-request" not in audit.output
+    sim = cli_run("simulate", "-f", str(f), "--nodes", "1x1xT4", "-o", "json")
+    assert sim.exit_code == 0, sim.output
+    for mode in json.loads(sim.stdout)["modes"].values():
+        assert (mode["placed"], mode["gpus"]["used"]) == (2, 0)
+
+
+def test_validate_warns_that_an_explicit_count_0_means_one_device(tmp_path: Path) -> None:
+    """pkg/apis/resource/v1/defaults.go SetDefaults_ExactDeviceRequest: ExactCount with count 0 becomes 1."""
+    rct = (CORPUS / "dra" / "nvidia-quickstart-v1-gpu-test1-rct.yaml").read_text()
+    assert rct.count("deviceClassName: gpu.nvidia.com\n") == 1
+    f = tmp_path / "rct.yaml"
+    f.write_text(
+        rct.replace(
+            "deviceClassName: gpu.nvidia.com\n", "deviceClassName: gpu.nvidia.com\n          count: 0\n"
+        )
+    )
+    r = cli_run("validate", str(f))
+    assert "count: 0 is defaulted to 1 by the apiserver" in r.output
