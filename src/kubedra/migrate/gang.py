@@ -180,12 +180,17 @@ def _job_scheduling(ctx: ObjectContext, gang: Gang, release: Version) -> None:
         return
     policy, gate = f["policy"].split("."), f["gate"]
     job[policy[0]] = to_ruamel({policy[1]: {"gang": {"minCount": gang.min_count}}})
-    stage = (gate_info(gate, release) or {}).get("stage", "alpha")
+    info = gate_info(gate, release)
+    state = (
+        f"{info.get('stage')}, {'on' if info.get('default') else 'off'} by default in 1.{release.minor}"
+        if info
+        else f"alpha in 1.37, off by default; check its default in 1.{release.minor}"
+    )
     where = workloads.dotted((*path, *policy))
     ctx.note("change", f"gang of {gang.min_count} pods ({gang.source}) -> {where}.gang.minCount", path)
     ctx.note(
         "warning",
-        f"{where} needs {gate} ({stage}, off by default in 1.{release.minor}) on kube-apiserver and "
+        f"{where} needs {gate} ({state}) on kube-apiserver and "
         "kube-controller-manager, and GenericWorkload with scheduling.k8s.io served, for the Job controller to "
         "create the Workload and PodGroup; with the gate off the apiserver drops the field and the pods are "
         "scheduled one by one",
