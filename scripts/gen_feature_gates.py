@@ -64,6 +64,7 @@ TRACKED = (
     "GangScheduling",
     "WorkloadAwarePreemption",
     "TopologyAwareWorkloadScheduling",
+    "WorkloadWithJob",  # a Job's own spec.scheduling gang (migrate writes it at 1.37)
 )
 # KEP-4671 (kubernetes/enhancements keps/sig-scheduling/4671-gang-scheduling): GenericWorkload took over the
 # gang-scheduling gates in 1.37 (dra-reference.md §3.2).
