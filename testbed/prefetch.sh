@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Download, in parallel, the Go modules every testbed build needs: each release's module file, helm's
+# (tools/go.mod) and the peers' (../shared/peers/*/go.mod when present). Only the module cache is written; a
+# failure here is not fatal (the build that needs a module downloads it itself), so this only saves waiting.
+#   prefetch.sh 1.37 1.36     # the releases to be built (go.<minor>.mod, else go.mod)
+# GOTOOLCHAIN=local: a module file that asks for a newer Go is skipped here, never a toolchain download.
+set -uo pipefail
+cd "$(dirname "$0")"
+GO=${GO:-go}
+export GOTOOLCHAIN=local
+pids=()
+for release in "$@"; do
+	modfile=go.$release.mod
+	[ -f "$modfile" ] || modfile=go.mod
+	"$GO" mod download -modfile="$modfile" >/dev/null 2>&1 &
+	pids+=($!)
+done
+(cd tools && "$GO" mod download >/dev/null 2>&1) &
+pids+=($!)
+for peer in "${PEERS_DIR:-../../shared/peers}"/*/; do
+	[ -f "$peer/go.mod" ] && (cd "$peer" && "$GO" mod download >/dev/null 2>&1) &
+	pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
+exit 0
