@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
-"""Rebuild src/kubedra/data/crds/: the CRD schemas of the operator kinds kubedra's workload walker knows.
+"""Rebuild src/kubedra/data/crds/: the CRD schemas of the operator kinds kubedra knows.
 
-Each CRD comes from the operator's own released manifest at a pinned version, read from its Go module
-(``go mod download -json MODULE@VERSION``, the Go module proxy) or, where the proxy refuses the module
-(volcano.sh/volcano), from a git checkout of the release tag (``--git owner/name=PATH`` for a local clone or
-mirror; otherwise ``git clone --depth 1 --branch TAG``). Only what validation needs is kept: group, kind,
-plural, scope and, per version, ``served`` and ``openAPIV3Schema`` without descriptions; repeated subtrees
-(pod templates appear many times per CRD) are stored once under ``defs`` and referenced as
-``{"$def": "dN"}``. The header of each file records module@version, path and licence. Run:
+Each CRD comes from the operator's own released manifest at the release tag pinned in
+``scripts/crd-sources.yaml``, read with ``git show TAG:PATH`` from a local clone or mirror (``--git
+owner/name=PATH``) or else from ``git clone --depth 1 --branch TAG``. Only what validation needs is kept: group,
+kind, plural, scope and, per version, ``served`` and ``openAPIV3Schema`` without descriptions; repeated subtrees
+(pod templates appear many times per CRD) are stored once under ``defs`` and referenced as ``{"$def": "dN"}``.
+The header of each file records the operator, repository@tag, path and licence. Run:
 
-    python scripts/gen_crd_schemas.py [--git volcano-sh/volcano=/path/to/clone]
+    python scripts/gen_crd_schemas.py [--git kubernetes-sigs/jobset=/path/to/clone ...]
+
+Move an operator to a new release (rewrites its pin, then regenerates every schema):
+
+    python scripts/gen_crd_schemas.py --pin jobset=v0.13.0 [--git ...]
 
 Nothing downloads at build or run time: the generated files are committed.
 """
@@ -19,7 +22,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,96 +31,25 @@ from typing import Any
 
 import yaml
 
-OUT = Path(__file__).resolve().parents[1] / "src" / "kubedra" / "data" / "crds"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "src" / "kubedra" / "data" / "crds"
+PINS = ROOT / "scripts" / "crd-sources.yaml"
 
-# (source kind, module or repo, version, path in it, licence)
-SOURCES: list[tuple[str, str, str, str, str]] = [
-    (
-        "go",
-        "sigs.k8s.io/jobset",
-        "v0.10.1",
-        "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml",
-        "Apache-2.0",
-    ),
-    (
-        "go",
-        "sigs.k8s.io/lws",
-        "v0.7.0",
-        "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml",
-        "Apache-2.0",
-    ),
-    (
-        "go",
-        "github.com/ray-project/kuberay/ray-operator",
-        "v1.5.0",
-        "config/crd/bases/ray.io_rayclusters.yaml",
-        "Apache-2.0",
-    ),
-    (
-        "go",
-        "github.com/ray-project/kuberay/ray-operator",
-        "v1.5.0",
-        "config/crd/bases/ray.io_rayjobs.yaml",
-        "Apache-2.0",
-    ),
-    (
-        "go",
-        "github.com/ray-project/kuberay/ray-operator",
-        "v1.5.0",
-        "config/crd/bases/ray.io_rayservices.yaml",
-        "Apache-2.0",
-    ),
-    *[
-        (
-            "go",
-            "github.com/kubeflow/training-operator",
-            "v1.9.2",
-            f"manifests/base/crds/kubeflow.org_{p}.yaml",
-            "Apache-2.0",
-        )
-        for p in ("pytorchjobs", "tfjobs", "xgboostjobs", "paddlejobs", "jaxjobs")
-    ],
-    # MPIJob: kubeflow.org/v1 from the training-operator, kubeflow.org/v2beta1 from the MPI operator; a cluster
-    # has one of the two CRDs, kubedra accepts either version (each against its own operator's schema)
-    (
-        "go",
-        "github.com/kubeflow/training-operator",
-        "v1.9.2",
-        "manifests/base/crds/kubeflow.org_mpijobs.yaml",
-        "Apache-2.0",
-    ),
-    (
-        "go",
-        "github.com/kubeflow/mpi-operator",
-        "v0.6.0",
-        "manifests/base/kubeflow.org_mpijobs.yaml",
-        "Apache-2.0",
-    ),
-    *[
-        (
-            "go",
-            "github.com/kubeflow/trainer/v2",
-            "v2.1.0",
-            f"manifests/base/crds/trainer.kubeflow.org_{p}.yaml",
-            "Apache-2.0",
-        )
-        for p in ("trainjobs", "trainingruntimes", "clustertrainingruntimes")
-    ],
-    (
-        "git",
-        "volcano-sh/volcano",
-        "v1.15.1",
-        "config/crd/volcano/bases/batch.volcano.sh_jobs.yaml",
-        "Apache-2.0",
-    ),
-    (
-        "git",
-        "volcano-sh/volcano",
-        "v1.15.1",
-        "config/crd/volcano/bases/scheduling.volcano.sh_podgroups.yaml",
-        "Apache-2.0",
-    ),
-]
+
+def sources() -> dict[str, dict[str, Any]]:
+    """operator name -> {repository, tag, licence, paths}, from scripts/crd-sources.yaml."""
+    return yaml.safe_load(PINS.read_text())
+
+
+def pin(name: str, tag: str) -> None:
+    """Rewrite ``name``'s tag in crd-sources.yaml in place (comments and order kept)."""
+    text = PINS.read_text()
+    pattern = re.compile(rf"^({re.escape(name)}:\n(?:  .*\n)*?  tag: )\S+$", re.M)
+    new, n = pattern.subn(lambda m: m.group(1) + tag, text)
+    if n != 1:
+        sys.exit(f"--pin {name}={tag}: no operator {name!r} in {PINS.name}")
+    PINS.write_text(new)
+
 
 # Schema keywords whose value is a map of name -> schema, or a schema, or a list of schemas
 _MAPS = ("properties", "patternProperties", "definitions")
@@ -210,71 +142,62 @@ def _children(s: dict[str, Any]) -> list[Any]:
     return out
 
 
-def _go_dir(module: str, version: str) -> Path:
-    env = {**os.environ, "GOFLAGS": "-mod=mod"}
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(
-            ["go", "mod", "init", "kubedra-crds"], cwd=tmp, env=env, check=True, capture_output=True
-        )
-        res = subprocess.run(
-            ["go", "mod", "download", "-json", f"{module}@{version}"],
-            cwd=tmp,
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-    info = json.loads(res.stdout or "{}")
-    if res.returncode or "Dir" not in info:
-        sys.exit(f"go mod download {module}@{version}: {info.get('Error') or res.stderr.strip()}")
-    return Path(info["Dir"])
-
-
 def _git_text(repo: str, tag: str, path: str, clones: dict[str, str]) -> str:
     where = clones.get(repo)
     if where is None:
         where = tempfile.mkdtemp(prefix="kubedra-crds-")
         subprocess.run(
-            ["git", "clone", "--quiet", "--depth", "1", "--branch", tag, f"https://github.com/{repo}", where],
+            [
+                "git",
+                "clone",
+                "--quiet",
+                "--bare",
+                "--depth",
+                "1",
+                "--branch",
+                tag,
+                f"https://github.com/{repo}",
+                where,
+            ],
             check=True,
         )
         clones[repo] = where
     git_dir = ["--git-dir", where] if not (Path(where) / ".git").exists() else ["-C", where]
-    return subprocess.run(
-        ["git", *git_dir, "show", f"{tag}:{path}"], capture_output=True, text=True, check=True
-    ).stdout
+    res = subprocess.run(["git", *git_dir, "show", f"{tag}:{path}"], capture_output=True, text=True)
+    if res.returncode:
+        sys.exit(f"{repo}@{tag}: {path}: {res.stderr.strip()}")
+    return res.stdout
 
 
 def build(clones: dict[str, str]) -> dict[str, dict[str, Any]]:
     files: dict[str, dict[str, Any]] = {}
-    for how, module, version, path, licence in SOURCES:
-        text = (
-            (_go_dir(module, version) / path).read_text()
-            if how == "go"
-            else _git_text(module, version, path, clones)
-        )
-        crd = yaml.safe_load(text)
-        spec = crd["spec"]
-        versions = [v for v in spec["versions"] if v.get("served")]
-        schemas, defs = dedupe([strip(v["schema"]["openAPIV3Schema"]) for v in versions])
-        source = {
-            "module" if how == "go" else "repository": f"{module}@{version}"
-            if how == "go"
-            else f"github.com/{module}@{version}",
-            "path": path,
-            "licence": licence,
-        }
-        entry = {
-            "group": spec["group"],
-            "kind": spec["names"]["kind"],
-            "plural": spec["names"]["plural"],
-            "scope": spec["scope"],
-            "versions": [{"name": v["name"], "schema": s} for v, s in zip(versions, schemas, strict=True)],
-            "defs": defs,
-        }
-        name = f"{spec['group']}_{spec['names']['plural']}"
-        if name in files:  # a second operator's CRD of the same resource (MPIJob): one file per source
-            name += "_" + module.rsplit("/", 1)[-1]
-        files[name] = {"source": source, **entry}
+    for operator, pinned in sources().items():
+        repo, tag = pinned["repository"], pinned["tag"]
+        for path in pinned["paths"]:
+            crd = yaml.safe_load(_git_text(repo, tag, path, clones))
+            spec = crd["spec"]
+            versions = [v for v in spec["versions"] if v.get("served")]
+            schemas, defs = dedupe([strip(v["schema"]["openAPIV3Schema"]) for v in versions])
+            source = {
+                "operator": operator,
+                "repository": f"github.com/{repo}@{tag}",
+                "path": path,
+                "licence": pinned["licence"],
+            }
+            entry = {
+                "group": spec["group"],
+                "kind": spec["names"]["kind"],
+                "plural": spec["names"]["plural"],
+                "scope": spec["scope"],
+                "versions": [
+                    {"name": v["name"], "schema": s} for v, s in zip(versions, schemas, strict=True)
+                ],
+                "defs": defs,
+            }
+            name = f"{spec['group']}_{spec['names']['plural']}"
+            if name in files:  # a second operator's CRD of the same resource (MPIJob): one file per source
+                name += "_" + operator
+            files[name] = {"source": source, **entry}
     return files
 
 
@@ -283,7 +206,16 @@ def main() -> None:
     parser.add_argument(
         "--git", action="append", default=[], help="owner/name=PATH of a local clone or mirror"
     )
+    parser.add_argument(
+        "--pin",
+        action="append",
+        default=[],
+        help="NAME=TAG: move operator NAME to release TAG, then regenerate",
+    )
     args = parser.parse_args()
+    for p in args.pin:
+        name, _, tag = p.partition("=")
+        pin(name, tag)
     clones = dict(g.split("=", 1) for g in args.git)
     files = build(clones)
     OUT.mkdir(parents=True, exist_ok=True)

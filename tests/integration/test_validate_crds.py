@@ -28,7 +28,7 @@ from kubedra.validate.engine import validate_documents
 pytestmark = pytest.mark.integration
 
 # the MPI operator's MPIJob CRD (kubeflow.org/v2beta1) is installed; the training-operator's (v1) has the same name
-SKIP_SOURCES = ("github.com/kubeflow/training-operator@v1.9.2 manifests/base/crds/kubeflow.org_mpijobs.yaml",)
+SKIP_SOURCES = ("github.com/kubeflow/trainer@v1.9.4 manifests/base/crds/kubeflow.org_mpijobs.yaml",)
 
 
 def _install(cp: ControlPlane) -> None:

@@ -132,6 +132,9 @@ def run(options: ValidateOptions) -> None:
         )
     else:
         emit(result.to_dict(), output)
+    # custom resources checked against a bundled CRD: which operator release's schema said so
+    for kind, against in sorted(result.crd_schemas.items()):
+        click.echo(f"kubedra: {kind} checked against the CRD of {against}", err=True)
     # kinds with no schema (custom resources): only their metadata and pod templates were checked; the
     # apiserver checks them against their CRD with --server-dry-run
     unchecked = [] if options.server_dry_run else sorted(set(result.not_schema_checked))

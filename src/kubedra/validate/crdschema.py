@@ -117,6 +117,13 @@ def _rule(version: str, text: str) -> Program | None:
         return None
 
 
+def checked_against(obj: Mapping[str, Any], group: str, kind: str) -> str | None:
+    """The bundled CRD (``repository@tag path``) that :func:`issues` checks ``obj`` against, or ``None`` when
+    none serves its apiVersion. Call only when :func:`known`."""
+    served_as = str(obj.get("apiVersion", "")).rsplit("/", 1)[-1]
+    return next((crd.source for crd in bundled()[(group, kind)] if served_as in crd.versions), None)
+
+
 def issues(obj: Mapping[str, Any], group: str, kind: str, version: str = DEFAULT_TARGET) -> list[Issue]:
     """What the apiserver of Kubernetes ``version``, with the bundled CRD installed, refuses in ``obj`` (plus
     one warning for CEL rules kubedra could not compile). Call only when :func:`known`."""

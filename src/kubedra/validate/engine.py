@@ -172,6 +172,9 @@ class Validator:
         bundled = not builtin and crdschema.known(group, kind)
         if bundled:  # a custom resource of a kind whose CRD kubedra bundles: checked as its apiserver does
             issues.extend(crdschema.issues(obj, group, kind, f"1.{self.minor}"))
+            against = crdschema.checked_against(obj, group, kind)
+            if against is not None:
+                result.crd_schemas[f"{api} {kind}"] = against
             if any(i.path == ("apiVersion",) and not i.warning for i in issues):
                 return issues  # a version the CRD does not serve: refused before any schema
         elif builtin:

@@ -48,6 +48,8 @@ class ValidationResult:
     errors: list[Finding] = field(default_factory=list)  # severity "error"
     warnings: list[Finding] = field(default_factory=list)  # severity "warning"
     not_schema_checked: list[str] = field(default_factory=list)  # CRD kinds without a schema
+    # "apiVersion kind" -> the bundled CRD it was checked against ("github.com/owner/name@tag path")
+    crd_schemas: dict[str, str] = field(default_factory=dict)
     unreadable: list[Finding] = field(default_factory=list)  # files/documents that did not parse
 
     @property
@@ -78,5 +80,6 @@ class ValidationResult:
             "errors": [error_dict(e) for e in self.errors],
             "warnings": [error_dict(w) for w in self.warnings],
             "notSchemaChecked": sorted(set(self.not_schema_checked)),
+            "crdSchemas": dict(sorted(self.crd_schemas.items())),
             "unreadable": [error_dict(u) for u in self.unreadable],
         }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubedra.k8s import datafiles
 from kubedra.validate import crdschema
@@ -205,19 +206,26 @@ def test_a_cel_rule_kubedra_cannot_compile_is_a_warning_never_a_silent_pass() ->
 
 
 def test_every_bundled_crd_names_its_source_and_licence_and_stays_small() -> None:
+    pins = yaml.safe_load((Path(__file__).parents[3] / "scripts" / "crd-sources.yaml").read_text())
     names = [n for n in datafiles.names("crds") if n.endswith(".json")]
-    assert len(names) == 17
+    assert len(names) == 28
     total = 0
     for name in names:
         data = json.loads(datafiles.read_text(f"crds/{name}"))
         src = data["source"]
-        assert "@v" in (src.get("module") or src.get("repository")) and src["path"].endswith(".yaml")
+        assert src["repository"].startswith("github.com/") and "@v" in src["repository"]
+        assert src["path"].endswith(".yaml") and src["operator"] in pins
+        pinned = pins[src["operator"]]  # the file is regenerated whenever its pin moves
+        assert src["repository"] == f"github.com/{pinned['repository']}@{pinned['tag']}", name
+        assert src["path"] in pinned["paths"], name
         assert src["licence"] == "Apache-2.0"
-        assert '"description"' not in json.dumps(data["versions"]) or name.startswith("none")
+        # the keyword's text is stripped (a property named description, WorkloadPriorityClass's, stays)
+        assert '"description": "' not in json.dumps(data["versions"])
         size = len(datafiles.read_text(f"crds/{name}"))
-        assert size < 64_000, name
+        # KServe's InferenceService is the largest: predictor, transformer and explainer pod specs
+        assert size < 80_000, name
         total += size
-    assert total < 700_000
+    assert total < 900_000
     kinds = {(g, k) for (g, k) in crdschema.bundled()}
     assert {("jobset.x-k8s.io", "JobSet"), ("batch.volcano.sh", "Job"), ("ray.io", "RayJob")} <= kinds
 
@@ -238,7 +246,7 @@ def test_bundled_kinds_validate_offline_unserved_versions_name_the_served_ones()
     assert [(e.path, e.message) for e in result.errors] == [
         (
             "apiVersion",
-            "jobset.x-k8s.io/v1 JobSet is not served by its CRD (sigs.k8s.io/jobset@v0.10.1): "
+            "jobset.x-k8s.io/v1 JobSet is not served by its CRD (github.com/kubernetes-sigs/jobset@v0.12.0): "
             "served: jobset.x-k8s.io/v1alpha2",
         )
     ]
@@ -298,3 +306,25 @@ def test_bundled_patterns_compile_as_go_regexp_and_match_in_linear_time() -> Non
     assert patterns and all(crdschema._pattern(p) is not None for p in patterns)
     evil = crdschema._pattern("^(a+)+$")
     assert evil is not None and evil.search("a" * 5000 + "!") is None
+
+
+REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "inputs"
+
+
+@pytest.mark.parametrize(
+    ("name", "crd"),
+    [
+        # Trainer v2.2+ declares mlPolicy.flux and the runtime's volumeClaimPolicies (v2.1.0 did not: INVALID)
+        ("trainer--flux-runtime.yaml", "github.com/kubeflow/trainer@v2.3.0"),
+        ("trainer--torchtune-llama3.2-1b-runtime.yaml", "github.com/kubeflow/trainer@v2.3.0"),
+        # Kueue's queues are checked against Kueue's CRD (they were not schema-checked: exit 2)
+        ("kueue--tas-sample-gpu-queues.yaml", "github.com/kubernetes-sigs/kueue@v0.19.2"),
+    ],
+)
+def test_current_operator_releases_accept_their_real_manifests_and_validate_names_the_crd(
+    name: str, crd: str
+) -> None:
+    from kubedra.testing.cli import run
+
+    result = run("validate", str(REALWORLD / name), code=0)
+    assert f"checked against the CRD of {crd} " in result.stderr

@@ -358,7 +358,7 @@ def test_crd_pod_templates_are_schema_checked() -> None:
         (
             13,
             'unknown field "spec.pytorchReplicaSpecs.Worker.template.spec.containers[0].resourcez" '
-            "(not in the CRD of github.com/kubeflow/training-operator@v1.9.2)",
+            "(not in the CRD of github.com/kubeflow/trainer@v1.9.4)",
         )
     ]
     assert result.to_dict()["notSchemaChecked"] == []
