@@ -20,6 +20,7 @@ from collections.abc import Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s import platforms
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.versions import Version
@@ -108,12 +109,37 @@ def _scan_template(
             assert n is not None
             if n == 0:
                 continue  # no GPU: no claim (a request count 0 would be defaulted to 1 by the apiserver)
+            why_not = _platform_manual(ctx, spec, gr, n)
+            if why_not is not None:
+                manual.append((f"{rname}: {why_not}", vpath))
+                continue
             cg.wants.append((gr, n))
         if cg.wants:
             found.append(cg)
     if not found and not manual:
         return None
     return found, manual
+
+
+def _platform_manual(ctx: ObjectContext, spec: Mapping[str, Any], gr: GpuResource, n: int) -> str | None:
+    """Why a whole-GPU request on a platform's shared or partitioned nodes cannot be rewritten (None: it can,
+    as a MIG claim for a partition, see :meth:`_Shaper.request`)."""
+    if gr.kind != "gpu" or n == 0 or ctx.options.sharing is not None:
+        return None
+    plat = platforms.gpu_sharing(spec)
+    if plat is None:
+        return None
+    if plat.strategy is not None:
+        clients = f"up to {plat.clients}" if plat.clients else "several"
+        return (
+            f"{plat.describe()}: on these nodes {gr.name} is a {plat.strategy_label} share of a GPU ({clients} "
+            "containers per GPU), not an exclusive GPU; with DRA pods share a GPU only by referencing one "
+            f"ResourceClaim whose config sets {plat.strategy}, so an exclusive claim per pod would divide the "
+            "density: write shared ResourceClaims by hand (or pass --sharing), then migrate again"
+        )
+    if plat.partition is not None and not nvidia.MIG_PROFILE.fullmatch(plat.partition):
+        return f"{plat.describe()}: {plat.partition!r} is not a MIG profile, so the slice cannot be claimed"
+    return None
 
 
 def _remove_gpu_keys(container: MutableMapping[str, Any]) -> None:
@@ -199,7 +225,18 @@ class _Shaper:
         else:
             sharing = opts.sharing
             mapped = self.shared_class(gr.name) if sharing is None else None
-            if mapped:
+            plat = platforms.gpu_sharing(self.pod_spec) if sharing is None and not mapped else None
+            if plat is not None and plat.partition is not None:  # a GKE MIG partition: one slice per GPU
+                cls = nvidia.MIG_CLASS
+                selectors.append(nvidia.profile_selector(plat.partition))
+                self.warn_once(
+                    "platform-mig",
+                    f"{plat.describe()}: on these nodes {gr.name} is one MIG slice of profile {plat.partition}, "
+                    f"not a whole GPU; the claim asks for {n} MIG device{'s' if n != 1 else ''} of that profile "
+                    f"(DeviceClass {nvidia.MIG_CLASS}), as the NVIDIA DRA driver publishes them",
+                    path,
+                )
+            elif mapped:
                 cls = mapped
                 why = self.ctx.run.scope.decide(gr.name, self.pod_spec).why
                 self.warn_once(

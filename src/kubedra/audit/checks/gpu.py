@@ -11,6 +11,7 @@ import yaml
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
 from kubedra.audit.scope import Context, Scope, check
+from kubedra.k8s import platforms
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
@@ -68,6 +69,7 @@ def _extended_resource_classes(scope: Scope) -> dict[str, str]:
 # Rules that say "this object uses GPUs outside DRA" (the corpus checks audit, migrate and simulate agree on them).
 REQUEST_RULES = (
     "gpu.device-plugin-request",
+    "gpu.platform-sharing",
     "gpu.mig-request",
     "gpu.shared-request",
     "gpu.hami-request",
@@ -98,6 +100,19 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
                     f"container {use.container} requests {use.resource}: {_quantity(use.quantity)} ({where})"
                 )
                 severity = None
+                plat = platforms.gpu_sharing(at.spec) if rule == "gpu.device-plugin-request" else None
+                if plat is not None:  # the platform's own MIG partition or GPU sharing, not a whole GPU
+                    rule = "gpu.platform-sharing"
+                    what = (
+                        f"a {plat.strategy} share of a GPU"
+                        + (f" (up to {plat.clients} containers per GPU)" if plat.clients else "")
+                        if plat.strategy
+                        else f"one MIG slice of profile {plat.partition}"
+                    )
+                    msg += (
+                        f"; {plat.describe()}: on these nodes {use.resource} is {what}, not an exclusive GPU"
+                    )
+                    extra = {"selected": ", ".join(plat.labels)}
                 cls = mapped.get(use.resource)
                 if cls is not None:
                     severity = "info"

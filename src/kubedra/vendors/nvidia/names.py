@@ -21,6 +21,8 @@ TIME_SLICING_INTERVALS = ("Default", "Short", "Medium", "Long")
 # Device-plugin resource names.
 GPU_RESOURCE = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
+# a MIG profile as nvidia.com/mig-<profile> and the GKE partition-size label spell it (1g.5gb, 1c.2g.10gb, 1g.10gb+me)
+MIG_PROFILE = re.compile(r"\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?")
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?)$")
 
 
