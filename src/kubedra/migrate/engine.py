@@ -18,7 +18,15 @@ import yaml
 
 from kubedra.errors import InputError, Location
 from kubedra.k8s.findings import Finding, ObjectRef
-from kubedra.k8s.workloads import api_group, custom_resource_gpu_fields, dotted, get_path, pod_templates
+from kubedra.k8s.workloads import (
+    api_group,
+    custom_resource_gpu_fields,
+    dotted,
+    facts,
+    get_path,
+    pod_templates,
+    queue_name,
+)
 from kubedra.migrate import dra, gang, gpu, shared_claims, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, MigrationReport
@@ -346,7 +354,10 @@ class Migrator:
                 before.extend(shared_before)
                 after.extend(shared_after)
             else:
-                before.extend(gpu.convert_claim_template(ctx, templates))
+                new = gpu.convert_claim_template(ctx, templates)
+                before.extend(new)
+                if new and queue_name(obj):
+                    self._kueue_quota(ctx, obj, new)
         else:
             classes = gpu.extended_resource_classes(ctx, templates)
             if classes:
@@ -356,7 +367,41 @@ class Migrator:
             before.extend(gang.convert(ctx, templates, gang_info))
         return before, after
 
+    def _kueue_quota(
+        self, ctx: ObjectContext, obj: Mapping[str, Any], templates: list[dict[str, Any]]
+    ) -> None:
+        """A Kueue-queued workload whose GPUs became claims: its quota is charged only through Kueue's
+        deviceClassMappings, which kubedra cannot see or write (the Kueue Configuration)."""
+        kueue = facts()["kueue"]
+        classes: set[str] = set()
+        for t in templates:
+            for r in get_path(t, ("spec", "spec", "devices", "requests")) or []:
+                subs = [r.get("exactly") or {}, *(r.get("firstAvailable") or [])]
+                classes.update(str(x["deviceClassName"]) for x in subs if x.get("deviceClassName"))
+        ctx.note(
+            "warning",
+            f"queued in Kueue LocalQueue {queue_name(obj)}: once its GPUs are ResourceClaimTemplate requests "
+            f"(DeviceClass {', '.join(sorted(classes))}), Kueue charges them to the ClusterQueue's quota only through "
+            f"{kueue['device_class_mappings']} in the Kueue Configuration (each DeviceClass to the resource name "
+            "the ClusterQueue's nominalQuota uses, e.g. nvidia.com/gpu; only exactly requests are supported); "
+            "without it the GPUs are not counted. Kueue's docs recommend keeping nvidia.com/gpu for such workloads: "
+            f"--gpu-strategy extended-resource ({kueue['dra_docs']})",
+            ("metadata", "labels", kueue["queue_label"]),
+        )
+
     def _unknown_kind(self, ctx: ObjectContext, obj: Mapping[str, Any]) -> None:
+        if api_group(str(obj.get("apiVersion", ""))) == facts()["kueue"]["group"]:
+            for path, value in custom_resource_gpu_fields(obj):
+                ctx.note(
+                    "manual",
+                    f"GPU quota in Kueue {ctx.ref.kind} ({dotted(path)} = {value!r}): a quota, not a pod creator. "
+                    "Workloads left on nvidia.com/gpu (--gpu-strategy extended-resource) are charged to it as "
+                    "before; workloads rewritten to ResourceClaimTemplates are charged to it only once the Kueue "
+                    f"Configuration maps their DeviceClass ({facts()['kueue']['device_class_mappings']}: "
+                    "gpu.nvidia.com -> this resource name); check that mapping by hand",
+                    path,
+                )
+            return
         for path, value in custom_resource_gpu_fields(obj):
             ctx.note(
                 "manual",
