@@ -1,8 +1,10 @@
 """Data-driven conformance tests: every case file under ``allocator/`` against kubedra's allocator.
 
-The case format is described in ``allocator/README.md``. The corpus itself is checked even while the
-allocator does not exist yet (schema, counts, every object parses); the allocator tests skip with
-"allocator not implemented yet" until ``kubedra.allocator`` exports the API.
+The case format is described in ``allocator/README.md``. The corpus itself is checked (schema, counts, every
+object parses), then every case runs against ``kubedra.allocator``. The allocator is imported at module level:
+a broken import fails the whole file instead of turning ~280 cases into skips. A case skips only for a reason
+it names: its own ``skip:`` entry, or a feature in ``Features.UNSUPPORTED`` (like upstream skips a case whose
+features an allocator implementation does not support); any other exception is a failure.
 
 Comparison follows upstream's ``RunTestAllocator``: per-claim results order-insensitive (``ConsistOf``),
 device results inside a claim order-insensitive, node selectors order-insensitive (terms, requirements,
@@ -23,6 +25,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubedra import allocator as api
+from kubedra.errors import InputError
 from kubedra.k8s.quantity import parse_quantity
 from kubedra.model.objects import AllocationResult
 from kubedra.model.parse import parse_object
@@ -90,38 +94,51 @@ UPSTREAM_COUNTS = {"allocator_testing.go": 275 + 4, "lexicographical_testing.go"
 
 
 # Cases whose inputs or expectations kubedra's model cannot carry yet (src/kubedra/model). Marked as strict
-# xfail so that fixing the model turns them into failures here until they are taken off this list.
+# xfail so that fixing the model turns them into failures here until they are taken off this list. Each entry
+# names the exception the gap raises: any other exception (an AttributeError, a TypeError from a refactor) is
+# a failure, not an expected one.
 _EMPTY_ATTRIBUTE = (
     "model gap: an attribute with no value ({}) is an InputError in kubedra.model.parse; upstream's allocator "
     "takes the object and fails with 'unsupported attribute value'"
 )
-MODEL_GAPS = {
-    "list-attributes-distinct-constaint-with-empty-or-unknown-type": _EMPTY_ATTRIBUTE,
-    "list-attributes-match-constaint-with-empty-or-unknown-type": _EMPTY_ATTRIBUTE,
-    "with-distinct-constraints-unknown-type-attribute": _EMPTY_ATTRIBUTE,
+MODEL_GAPS: dict[str, tuple[str, type[BaseException]]] = {
+    "list-attributes-distinct-constaint-with-empty-or-unknown-type": (_EMPTY_ATTRIBUTE, InputError),
+    "list-attributes-match-constaint-with-empty-or-unknown-type": (_EMPTY_ATTRIBUTE, InputError),
+    "with-distinct-constraints-unknown-type-attribute": (_EMPTY_ATTRIBUTE, InputError),
     "unknown-selector": (
         "model gap: a selector without cel is an InputError in kubedra.model.parse; upstream's allocator fails "
-        "with 'CEL expression empty (unsupported selector type?)'"
+        "with 'CEL expression empty (unsupported selector type?)'",
+        InputError,
     ),
     "optional-node-operations": (
         "model gap: the expected result carries skipNodeOperations (1.37 DRAOptionalNodeOperations), "
-        "which kubedra's DeviceRequestAllocationResult does not represent"
+        "which kubedra's DeviceRequestAllocationResult does not represent",
+        AssertionError,
     ),
 }
 
 
 # Cases where kubedra's allocator disagrees with upstream today, one line each, for the allocator's owner to
 # fix (the expectations stay upstream's). Strict xfail: a fixed case fails here until taken off the list.
-ALLOCATOR_DISAGREES: dict[str, str] = {
+# A disagreement shows as a failed comparison (an assert, or pytest.raises seeing no AllocationError).
+_DISAGREES = pytest.fail.Exception
+ALLOCATOR_DISAGREES: dict[str, tuple[str, type[BaseException]]] = {
     # found by tests/differential: upstream's stable allocator (stable-only feature sets) differs
-    "diff-stable-counter-slice-of-other-node": "upstream: error (stable gathers other nodes' counter slices); kubedra allocates",
+    "diff-stable-counter-slice-of-other-node": (
+        "upstream: error (stable gathers other nodes' counter slices); kubedra allocates",
+        _DISAGREES,
+    ),
 }
 
 
-def _params(known_failures: dict[str, str] | None = None) -> list[Any]:
+def _params(known_failures: dict[str, tuple[str, type[BaseException]]] | None = None) -> list[Any]:
     gaps = {**MODEL_GAPS, **(known_failures or {})}
     return [
-        pytest.param(p, id=p.stem, marks=pytest.mark.xfail(strict=True, reason=gaps[p.stem]))
+        pytest.param(
+            p,
+            id=p.stem,
+            marks=pytest.mark.xfail(strict=True, reason=gaps[p.stem][0], raises=gaps[p.stem][1]),
+        )
         if p.stem in gaps
         else pytest.param(p, id=p.stem)
         for p in CASE_FILES
@@ -220,13 +237,12 @@ def test_case_objects_parse(path: Path) -> None:
 # --------------------------------------------------------------------------- against the allocator
 
 
-def _allocator_api() -> Any:
-    try:
-        from kubedra import allocator
-        from kubedra.allocator import AllocatedState, AllocationError, Allocator, Features  # noqa: F401
-    except ImportError:
-        pytest.skip("allocator not implemented yet")
-    return allocator
+def test_every_corpus_feature_is_supported_or_declared_unsupported() -> None:
+    """The skip above is taken only for features the allocator declares it lacks: every upstream feature is
+    either one of Features.GO_NAMES or one of Features.UNSUPPORTED, never both, never neither."""
+    supported, unsupported = set(api.Features.GO_NAMES), set(api.Features.UNSUPPORTED)
+    assert not supported & unsupported, sorted(supported & unsupported)
+    assert supported | unsupported == KNOWN_FEATURES, sorted(KNOWN_FEATURES ^ (supported | unsupported))
 
 
 def _device_id(s: str) -> tuple[str, ...]:
@@ -331,12 +347,11 @@ def test_allocator_case(path: Path) -> None:
     case = CASES[path.stem]
     if "skip" in case:
         pytest.skip(case["skip"])
-    api = _allocator_api()
-    try:
-        features = api.Features.from_names(case["features"])
-    except (ValueError, KeyError, AttributeError) as e:
+    unsupported = sorted(set(case["features"]) & set(api.Features.UNSUPPORTED))
+    if unsupported:
         # Upstream skips a case whose features an implementation does not support; so do we.
-        pytest.skip(f"feature(s) {case['features']} not supported by kubedra's allocator: {e}")
+        pytest.skip(f"feature(s) {unsupported} not supported by kubedra's allocator (Features.UNSUPPORTED)")
+    features = api.Features.from_names(case["features"])
 
     classes = [_typed(o) for o in case["objects"] if o["kind"] == "DeviceClass"]
     slices = [_typed(o) for o in case["objects"] if o["kind"] == "ResourceSlice"]
