@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import struct
+import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -127,6 +130,48 @@ def test_chart_svg(tmp_path):
     assert r.exit_code == 0, r.output
     svg = chart.read_text()
     assert svg.startswith("<svg") and "a100-80gb-1" in svg and "GPUs 2/2" in svg
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    """Width and height from a PNG's IHDR chunk, after checking the signature and the chunk's CRC."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13
+    body = data[16 : 16 + length]
+    (crc,) = struct.unpack(">I", data[16 + length : 20 + length])
+    assert zlib.crc32(kind + body) == crc, "IHDR CRC mismatch"
+    width, height = struct.unpack(">II", body[:8])
+    return width, height
+
+
+def test_chart_png_from_a_simulate_run(tmp_path):
+    """`--chart FILE.png` (matplotlib, in the dev extra) writes a decodable PNG that shows both worlds."""
+    import matplotlib.image
+
+    w = tmp_path / "w.yaml"
+    w.write_text(deployment("a", 3))
+    chart = tmp_path / "use.png"
+    r = run("simulate", "-f", str(w), "--nodes", "2x2xA100-80GB", "--chart", str(chart))
+    assert r.exit_code == 0, r.output
+    data = chart.read_bytes()
+    width, height = _png_size(data)
+    # figsize 12 x 2.5 inches (2 nodes) at 120 dpi
+    assert (width, height) == (1440, 300), (width, height)
+    assert 10_000 < len(data) < 1_000_000, len(data)
+    assert data.endswith(b"IEND\xaeB`\x82"), "no IEND chunk: truncated"
+    pixels = matplotlib.image.imread(str(chart))
+    colours = {tuple(round(float(c) * 255) for c in px[:3]) for row in pixels[::4] for px in row[::4]}
+    # the bars of both modes are drawn (report.simulate_chart.COLORS)
+    assert (0xE4, 0x57, 0x2E) in colours and (0x17, 0xA3, 0x98) in colours
+
+
+def test_chart_png_without_matplotlib_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # find_spec and import both see it as absent
+    w = tmp_path / "w.yaml"
+    w.write_text(deployment("a", 1))
+    err = fail(["simulate", "-f", str(w), "--nodes", "1x1xT4", "--chart", str(tmp_path / "c.png")], capsys)
+    assert "pip install 'kubedra[chart]'" in err
+    assert not (tmp_path / "c.png").exists()
 
 
 def test_bad_chart_suffix_writes_nothing(tmp_path, capsys):
