@@ -1,4 +1,4 @@
-"""HTML pages for ``kubedra audit --html`` and ``kubedra simulate --html`` (plan has :mod:`kubedra.report.plan_html`).
+"""HTML pages for ``kubedra audit --html FILE`` and ``kubedra simulate --html FILE`` (plan has :mod:`kubedra.report.plan_html`).
 
 The audit page reads the audit's JSON form (``{"targetVersion", "findings", "summary"}``); the simulation page
 embeds the simulator's own SVG chart (:func:`kubedra.report.simulate_chart.svg`) next to a device plugin vs DRA density

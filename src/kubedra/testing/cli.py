@@ -1,4 +1,4 @@
-"""``kubedra ARGS`` in-process as a user runs it: through :func:`kubedra.cli.main` (real exit codes: 2 for input
+"""Any ``kubedra`` command line in-process as a user runs it: through :func:`kubedra.cli.main` (real exit codes: 2 for input
 errors, 3 for internal ones), stdout and stderr apart."""
 
 from __future__ import annotations
