@@ -7,6 +7,7 @@ commands/, which loads verbs lazily for start-up time) and package borders real 
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,45 @@ def test_the_scan_sees_private_imports_across_packages(tmp_path: Path) -> None:
         assert private_imports(path) == ["audit/x.py:1: kubedra.model.parse._Ctx"]
     finally:
         SRC = saved
+
+
+def _layers_contract() -> tuple[list[str], list[str]]:
+    """(containers, names on the layers) of the one layers contract in pyproject.toml."""
+    config = tomllib.loads((SRC.parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    names = [n.strip() for line in contract["layers"] for n in line.split("|")]
+    return contract["containers"], names
+
+
+def top_level_units(src: Path = SRC) -> set[str]:
+    """Every package and module directly under kubedra: what a layers contract has to place."""
+    units = set()
+    for p in src.iterdir():
+        if p.is_dir() and any(p.rglob("*.py")):
+            units.add(p.name)
+        elif p.suffix == ".py" and p.name != "__init__.py":
+            units.add(p.stem)
+    return units
+
+
+def test_every_package_is_on_a_layer() -> None:
+    """A package or module missing from the contract is checked by nothing: import-linter only constrains
+    the layers it is told about, so a new package could import anything and be imported from anywhere."""
+    containers, names = _layers_contract()
+    assert containers == ["kubedra"]
+    assert len(names) == len(set(names)), f"named twice: {sorted({n for n in names if names.count(n) > 1})}"
+    units = top_level_units()
+    assert "allocator" in units and "cli" in units and "__main__" in units
+    missing = sorted(units - set(names))
+    assert not missing, f"not on any layer of the import-linter contract in pyproject.toml: {missing}"
+    gone = sorted(set(names) - units)
+    assert not gone, f"the import-linter contract names what src/kubedra does not have: {gone}"
+
+
+def test_the_layer_check_sees_a_new_package(tmp_path: Path) -> None:
+    (tmp_path / "newthing").mkdir()
+    (tmp_path / "newthing" / "__init__.py").write_text("")
+    (tmp_path / "tool.py").write_text("")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.yaml").write_text("")
+    assert top_level_units(tmp_path) == {"newthing", "tool"}
