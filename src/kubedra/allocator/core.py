@@ -1,8 +1,9 @@
 """The structured allocator: upstream ``k8s.io/dynamic-resource-allocation/structured`` for one node.
 
 Behaviour follows the incubating allocator (and the experimental one when ListTypeAttributes is on) of
-kubernetes/dynamic-resource-allocation as of Kubernetes 1.37; see dra-reference.md §4 for the algorithm in
-prose. The search is depth-first and returns the first full solution:
+kubernetes/dynamic-resource-allocation as of Kubernetes 1.37 (k8s.io/dynamic-resource-allocation v0.37.2,
+``structured/internal/incubating/{allocator_incubating.go, pools_incubating.go, constraint.go,
+consumable_capacity.go}``). The search is depth-first and returns the first full solution:
 
 claims in input order → requests in spec order → for ``firstAvailable`` requests subrequest 0, 1, … (a
 subrequest is kept only if the *entire remainder* also succeeds) → device slots 0..n-1, where the next slot

@@ -2,8 +2,8 @@
 
 Like the scheduler's ResourceSlice tracker (``resourceslice/tracker``): driver, pool and device are each
 compared only when set in ``deviceSelector``. A rule *without* a deviceSelector matches no device, as the API
-documentation says and upstream's tracker does since v0.37 (the reference notes described older code that
-matched every device; the differential test against v0.37.2 showed the difference).
+documentation says and upstream's tracker does since v0.37 (older ``resourceslice/tracker/tracker.go``
+``applyPatches`` matched every device; the differential test against v0.37.2 showed the difference).
 Inputs are not modified: affected slices are shallow-copied with new device objects.
 
 :func:`eviction_delay` is the device-taint eviction controller's decision for one allocated device

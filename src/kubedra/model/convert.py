@@ -1,6 +1,9 @@
 """Conversion of resource.k8s.io objects from v1alpha3 (1.31 shape), v1beta1 and v1beta2 to v1.
 
-One set of rules for the whole project (dra-reference.md §1.3, §1.4, §4.12). The functions mutate a
+One set of rules for the whole project. Sources: the shapes of k8s.io/api ``resource/{v1alpha3,v1beta1,v1beta2,v1}/
+types.go`` at the tags kubernetes-1.31.0 to kubernetes-1.37.0; the conversion rules of k8s.io/dynamic-resource-
+allocation ``api/v1beta1/conversion.go`` (which mirrors kubernetes ``pkg/apis/resource/v1beta1/conversion.go``);
+the 1.35 split of counter slices from ``pkg/apis/resource/validation/validation.go``. The functions mutate a
 mapping *in place* and keep key order, so they work on plain dicts (the model loader) and on ruamel.yaml
 ``CommentedMap`` trees (``kubedra migrate``, which must keep comments and order). Each returns the list of
 :class:`ConversionNote` describing what changed, so callers can report it.

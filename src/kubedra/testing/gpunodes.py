@@ -10,8 +10,8 @@ Three node shapes (8 GPUs each):
                            (profile, placement) = 26 devices consuming shared counters; Kubernetes 1.35+
                            split layout: one counters-only slice + one device slice per GPU
 
-Names, attributes and capacities follow the driver (``cmd/gpu-kubelet-plugin``): see the reference notes
-on the NVIDIA DRA driver's ResourceSlice model. With ``dra=False`` a node is a device-plugin node instead:
+Names, attributes and capacities follow the driver (NVIDIA/k8s-dra-driver-gpu ``cmd/gpu-kubelet-plugin``,
+as :mod:`kubedra.vendors.nvidia.dra` models it). With ``dra=False`` a node is a device-plugin node instead:
 ``nvidia.com/gpu`` in capacity/allocatable and no slices.
 
 This is a minimal stand-in kept in ``kubedra.testing`` until the catalogue in ``kubedra.vendors.nvidia``

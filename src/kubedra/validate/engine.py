@@ -1,6 +1,6 @@
 """``kubedra validate``: schema, DRA rules, quantities, CEL and references at a target version.
 
-Chain (python-stack.md §3): strict OpenAPI schema per (version, kind) with a cached validator, then the
+Chain: strict OpenAPI schema per (version, kind) with a cached validator, then the
 apiserver rules the schema cannot express (:mod:`kubedra.validate.rules`), quantities, CEL selectors
 compiled in the target release's environment, and references between the inputs. The server-side
 dry-run (``kubedra.validate.dryrun``) is the final authority when a cluster is available.

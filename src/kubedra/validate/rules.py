@@ -1,7 +1,7 @@
 """What the OpenAPI schemas miss: the apiserver's own validation rules for DRA objects and pod claims.
 
-Source: kubernetes ``pkg/apis/resource/validation/validation.go`` and the constants in
-``resource/v1/types.go`` (dra-reference.md §2.5-2.6): name formats, list limits, enums, one-of rules,
+Source: kubernetes ``pkg/apis/resource/validation/validation.go`` (read at a 1.35/1.36 revision) and the
+constants in k8s.io/api ``resource/v1/types.go`` (``ResourceSliceMaxDevices`` and the other limits): name formats, list limits, enums, one-of rules,
 quantities, and CEL selectors compiled in the target release's environment with its cost limit.
 """
 

@@ -1,4 +1,5 @@
-"""Allocator behaviour a user relies on, and upstream's documented quirks (dra-reference.md §4)."""
+"""Allocator behaviour a user relies on, and upstream's quirks (k8s.io/dynamic-resource-allocation v0.37.2
+``structured/internal/incubating``)."""
 
 from __future__ import annotations
 

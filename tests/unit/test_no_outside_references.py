@@ -1,0 +1,73 @@
+"""Comments, docs and data cite upstream sources (a repository's path at a tag) or files in this repository,
+never notes that live outside it: a reader of a clone has no ``../shared``, so "see dra-reference.md §4" sends
+them nowhere. The facts such notes collect are cited from where they come from."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ROOTS = ("src", "tests", "scripts", "benchmarks", "docs", "deploy", "testbed", ".ci")
+TOP_FILES = ("README.md", "SECURITY.md", "Makefile", "Dockerfile", "pyproject.toml")
+TEXT = {".py", ".md", ".yaml", ".yml", ".toml", ".go", ".sh", ".j2", ".txt", ".json", ".tpl", ".mod", ""}
+SKIP_DIRS = {"__pycache__", ".cache", "node_modules", ".mypy_cache", ".ruff_cache", ".pytest_cache"}
+# Third-party files copied in with their own provenance (tests/corpus is a copy of public manifests).
+SKIP_UNDER = ("tests/corpus/",)
+# Names of the development checkout's notes beside the repository, and the folder itself.
+OUTSIDE = re.compile(
+    r"dra-reference\.md|python-stack\.md|gpu-and-performance\.md|field-\d{4}-\d{2}\.md|peers\.md"
+    r"|shared/reference|shared reference|reference notes"
+)
+SHARED = re.compile(r"\.\./shared\b")
+# The one test that compares tests/corpus with ../shared/corpus where it exists, and the docs that explain it.
+SHARED_ALLOWED = {
+    "tests/unit/test_shared_corpus.py",
+    "tests/unit/test_no_outside_references.py",
+    "docs/development.md",
+    "docs/realworld-corpus.md",
+    ".ci/run",
+}
+
+
+def _files() -> list[Path]:
+    out = [REPO / f for f in TOP_FILES if (REPO / f).is_file()]
+    for root in ROOTS:
+        for p in sorted((REPO / root).rglob("*")):
+            rel = p.relative_to(REPO).as_posix()
+            if not p.is_file() or SKIP_DIRS & set(p.parts) or rel.startswith(SKIP_UNDER):
+                continue
+            if p.suffix in TEXT:
+                out.append(p)
+    return out
+
+
+def outside_references(path: Path, rel: str) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return []
+    found = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if rel == "tests/unit/test_no_outside_references.py":
+            break
+        if OUTSIDE.search(line) or (SHARED.search(line) and rel not in SHARED_ALLOWED):
+            found.append(f"{rel}:{n}: {line.strip()[:120]}")
+    return found
+
+
+def test_nothing_cites_files_outside_the_repository() -> None:
+    files = _files()
+    assert len(files) > 500, "the walk found too few files to mean anything"
+    bad = [hit for p in files for hit in outside_references(p, p.relative_to(REPO).as_posix())]
+    assert not bad, (
+        "cite the upstream source (repository, path, tag) or a file in this repository:\n" + "\n".join(bad)
+    )
+
+
+def test_the_check_sees_an_outside_reference(tmp_path: Path) -> None:
+    p = tmp_path / "x.py"
+    p.write_text('"""The algorithm (see dra-reference.md §4)."""\n# from ../shared/reference\n')
+    assert len(outside_references(p, "src/kubedra/x.py")) == 2
+    p.write_text("# kubernetes pkg/apis/resource/validation/validation.go at kubernetes-1.36.0\n")
+    assert outside_references(p, "src/kubedra/x.py") == []
