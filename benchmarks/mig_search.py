@@ -1,4 +1,4 @@
-"""Search speed next to upstream's: the dense dynamic-MIG family (issue 14), kubedra vs kubedra-oracle.
+"""Search speed next to upstream's: the dense dynamic-MIG family, kubedra vs kubedra-oracle.
 
 One node with 8 H100-80GB in dynamic MIG mode as the NVIDIA DRA driver publishes it (every MIG profile in
 every placement: 208 devices over 8 counter sets) and claims for several MIG devices of one or two profiles

@@ -19,10 +19,10 @@ What varies, and why (each item is a path through upstream's allocator):
 - the 1.35+ counter layout: a counters-only slice per pool, devices with ``consumesCounters``;
 - classes and requests with CEL selectors from a small grammar of valid expressions (==, !=, <, in, has(),
   quantity compareTo/isGreaterThan, semver, startsWith, map membership, &&, ||, !), and the families of
-  issue 14: optional chaining (``.?x``, ``[?'x']``, ``orValue``, ``value()``) under every size-dependent
+  Optional chaining (``.?x``, ``[?'x']``, ``orValue``, ``value()``) under every size-dependent
   string function, ``type()``, quantities in every internal representation (``isInteger``/``asInteger``,
   ``add``/``sub``, ``==``; a ``units`` capacity written in each), ``string()`` of a quantity (a compile
-  error upstream), RE2 ``find``/``findAll`` (issue 13 #6); capacity requests under every gate set;
+  error upstream), RE2 ``find``/``findAll``; capacity requests under every gate set;
 - claims with ExactCount/All, firstAvailable, matchAttribute/distinctAttribute constraints, tolerations,
   capacity requests, admin access, opaque config for all or some requests;
 - devices already allocated, shared (shareID) and consumed capacity; DeviceTaintRules;
@@ -58,7 +58,7 @@ MODELS = ("a100", "h100", "l4")
 VERSIONS = ("1.0.0", "1.2.3", "2.0.0-rc.1", "2.0.0", "10.1.0")
 MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi")
 RACKS = ("r1", "r2")
-# Quantities in every representation apimachinery has (issue 14 #3): int64Amount with scale 0, a positive
+# Quantities in every representation apimachinery has: int64Amount with scale 0, a positive
 # or a negative scale, inf.Dec (19 digits, a fraction with a binary suffix, large binary exponents).
 QUANTITY_TEXTS = (
     "2",
@@ -212,7 +212,7 @@ def cel_atom(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
 
 
 def _fidelity_atom(g: Genes, d: str, kind: int) -> str:
-    """Issue 14's families: optional chaining, type(), quantity representations, string(quantity), RE2."""
+    """The CEL fidelity families: optional chaining, type(), quantity representations, string(quantity), RE2."""
     if kind in (17, 18):
         access = g.pick((".?model", "[?'model']", ".?nope", "[?'nope']"))
         tail = ".orValue('')" if not g.chance(15) else ".value()"  # value() of an absent one: an error

@@ -1,4 +1,4 @@
-"""Differential test (issue 3): kubedra's allocator against upstream's, on random but valid scenarios.
+"""Differential test: kubedra's allocator against upstream's, on random but valid scenarios.
 
 Hypothesis generates scenarios (:mod:`scenarios`); kubedra allocates each one in-process and
 ``kubedra-oracle`` (k8s.io/dynamic-resource-allocation/structured v0.37.2) allocates them in batches of
@@ -62,7 +62,7 @@ Doc = dict[str, Any]
 Outcome = dict[str, Any]
 
 
-CI_EXAMPLES = 10_000  # the floor of every CI run (issue 14)
+CI_EXAMPLES = 10_000  # the floor of every CI run
 
 
 def _examples() -> int:

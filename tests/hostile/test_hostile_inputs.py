@@ -1,4 +1,4 @@
-"""The hostile-input suite (issue 13): every verb that reads files, run on bombs, deep nesting, huge scalars,
+"""The hostile-input suite: every verb that reads files, run on bombs, deep nesting, huge scalars,
 odd encodings, duplicate keys, BOMs, CRLF, special files and generated YAML/JSON, each case in its own process
 with a time and memory limit. Asserted for every case: exit code 0, 1 or 2; no traceback and no internal
 error; an error (exit 2) is one line; nothing outside --out changes; the case finishes within its time limit.

@@ -1,4 +1,4 @@
-"""audit, migrate and simulate agree on which objects of each real-world file use GPUs outside DRA (issue 12 #5).
+"""audit, migrate and simulate agree on which objects of each real-world file use GPUs outside DRA.
 
 - audit: objects with a GPU-request finding (device plugin, MIG, HAMi, other vendors, sharing annotations, GPUs in a
   custom resource's fields);

@@ -1,4 +1,4 @@
-"""The shape issue 18 asks of src/kubedra, measured on the source: versions come from data/versions.yaml (read by
+"""The shape docs/architecture.md asks of src/kubedra, measured on the source: versions come from data/versions.yaml (read by
 kubedra.k8s.versions), not from literals spread over the code."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Conversion of generated v1beta1 objects to the model and back to v1 is stable (issue 2)."""
+"""Conversion of generated v1beta1 objects to the model and back to v1 is stable."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Writes that cannot destroy (issue 13 #3): only regular files are replaced, symlinks are written through,
+"""Writes that cannot destroy: only regular files are replaced, symlinks are written through,
 modes kept, new files get the umask mode, temporaries never stay behind (errors, SIGTERM, kill -9 + rerun)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Time-slicing/MPS fleets keep their density: groups of pods share one ResourceClaim (issue 12 #2).
+"""Time-slicing/MPS fleets keep their density: groups of pods share one ResourceClaim.
 
 With the device plugin, ``replicas: R`` in a sharing config lets R pods use one GPU. With DRA, pods share a GPU only
 by referencing the same ResourceClaim (the class's ``GpuConfig`` sets TimeSlicing or MPS). A Deployment's pods

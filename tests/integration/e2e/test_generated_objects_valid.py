@@ -8,7 +8,7 @@ Two kinds of generated object are on purpose not storable by a default 1.37 serv
 agreement instead of acceptance:
 - scenarios that switch on gates that are off by default at 1.37 (list-type attributes, ...) are skipped:
   the server, run with its defaults, drops their alpha fields;
-- selectors whose *estimated* CEL cost exceeds the limit (issue 14's optional-chaining and ``type()``
+- selectors whose *estimated* CEL cost exceeds the limit (the optional-chaining and ``type()``
   families): the server refuses them with "too complex, exceeds cost limit", and kubedra's validation
   (``SelectorEnvironment(stored=False)``) must refuse the same expression, while the scheduler path
   (stored expressions) still evaluates them as upstream's allocator does."""

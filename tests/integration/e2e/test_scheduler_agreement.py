@@ -1,4 +1,4 @@
-"""kubedra's scheduling simulation against the real kube-scheduler (issue 3), end to end.
+"""kubedra's scheduling simulation against the real kube-scheduler, end to end.
 
 Each scenario creates catalogue GPU nodes, their ResourceSlices, DeviceClasses, ResourceClaimTemplates and
 pods on the testbed's control plane (Kubernetes 1.37.2), lets kube-scheduler bind the pods and allocate

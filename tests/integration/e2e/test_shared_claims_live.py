@@ -1,4 +1,4 @@
-"""The real kube-scheduler places a migrated time-slicing fleet as densely as the device plugin did (issue 12 #2).
+"""The real kube-scheduler places a migrated time-slicing fleet as densely as the device plugin did.
 
 `kubedra migrate` turns a Deployment of 30 pods on a time-slicing config with replicas 4 into 8 groups sharing one
 ResourceClaim each. Here the migrated objects go to the testbed's 1.37 control plane (one 8-GPU node, its

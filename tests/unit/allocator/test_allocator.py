@@ -290,7 +290,7 @@ def test_capacity_requests_need_the_feature():
         AllocationError, match="has capacity requests, but the DRAConsumableCapacity feature is disabled"
     ):
         a.allocate(node(), [claim("c", req(capacity={"memory": q("1")}))])
-    # ... the stable one (no feature beyond its SupportedFeatures) ignores capacity requests (issue 14 #5)
+    # ... the stable one (no feature beyond its SupportedFeatures) ignores capacity requests
     res = alloc([slice_("s1", [dev("d0")])], features=Features()).allocate(
         node(), [claim("c", req(capacity={"memory": q("1")}))]
     )

@@ -1,5 +1,5 @@
 """A DeviceClass whose CEL selector does not compile is bad input: allocate and explain exit 2 with one line
-naming the class and the expression (issue 13, Low). From a live cluster it stays the explanation."""
+naming the class and the expression. From a live cluster it stays the explanation."""
 
 from __future__ import annotations
 

@@ -142,7 +142,7 @@ metadata: {name: n1}
 
 
 def test_explain_finds_a_claim_without_namespace_in_default(tmp_path) -> None:
-    """Issue 12 #11: a claim written without a namespace is in "default", as kubectl apply would put it."""
+    """A claim written without a namespace is in "default", as kubectl apply would put it."""
     f = tmp_path / "in.yaml"
     f.write_text(
         """apiVersion: resource.k8s.io/v1
@@ -171,7 +171,7 @@ metadata: {name: n1}
 
 
 def test_explain_says_a_device_has_no_such_capacity_not_that_it_ran_out(tmp_path) -> None:
-    """Issue 12 #11: "not enough consumable capacity" only for a device that has the capacity."""
+    """The reason "not enough consumable capacity" only for a device that has the capacity."""
     f = tmp_path / "in.yaml"
     f.write_text(
         """apiVersion: resource.k8s.io/v1

@@ -770,7 +770,7 @@ def test_live_current_version_defaults_to_the_apiserver() -> None:
     ],
 )
 def test_a_version_no_release_served_is_an_error(api_version: str, kind: str, replacement: str) -> None:
-    """Like validate: the apiserver has no such resource (issue 12 #4)."""
+    """Like validate: the apiserver has no such resource."""
     findings = audit([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}])
     assert rules_of(findings) == ["api.never-served"]
     assert findings[0].severity == "error" and replacement in findings[0].fix
@@ -811,7 +811,7 @@ def test_nvidia_driver_release_preflight(image: str, target: str, message: str |
 
 
 def test_gpus_in_custom_resource_fields_but_not_tolerations() -> None:
-    """Issue 12 #5: GPUs named in a CR's own fields are reported (the fields migrate leaves manual and simulate
+    """GPUs named in a CR's own fields are reported (the fields migrate leaves manual and simulate
     skips); a toleration or node selector naming nvidia.com/gpu places pods, it requests nothing."""
     trainjob = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
@@ -846,7 +846,7 @@ def _dp_image_ds(name: str, command: list[str] | None) -> dict[str, Any]:
 
 
 def test_gfd_and_mps_control_daemonsets_are_not_the_device_plugin() -> None:
-    """Issue 12 #6: the k8s-device-plugin image also runs GFD and the MPS control daemon."""
+    """The k8s-device-plugin image also runs GFD and the MPS control daemon."""
     findings = audit(
         [
             _dp_image_ds("plugin", None),
@@ -885,7 +885,7 @@ spec:
 
 @pytest.mark.parametrize(("target", "expected"), [("1.35", ["dra.field-dropped-at-target"]), ("1.36", [])])
 def test_claim_fields_the_target_drops(target: str, expected: list[str]) -> None:
-    """Issue 12 #9: request tolerations need DRADeviceTaints (off by default before 1.36): dropped silently."""
+    """Request tolerations need DRADeviceTaints (off by default before 1.36): dropped silently."""
     findings = audit(_RCT_TOLERATIONS, target=target)
     assert rules_of(findings) == expected
     if expected:

@@ -290,7 +290,7 @@ def test_whole_corpus_in_one_run() -> None:
 
 
 def test_helm_template_is_reported_as_a_template_not_malformed_yaml(tmp_path: Path) -> None:
-    """Issue 12 #8: every verb says 'render it first'; the rest of the scan goes on; incomplete is exit 2."""
+    """Every verb says 'render it first'; the rest of the scan goes on; incomplete is exit 2."""
     (tmp_path / "t.yaml").write_text('kind: Pod\nmetadata:\n  {{- include "labels" . }}\n  name: x\n')
     (tmp_path / "p.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n"

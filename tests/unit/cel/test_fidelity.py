@@ -1,4 +1,5 @@
-"""Issue 14 #1-#4 and issue 13 #6 at the CEL level; every expectation was checked against kubedra-oracle
+"""CEL fidelity at the CEL level: optional chaining, type(), quantity representations, string(quantity)
+and RE2 find/findAll; every expectation was checked against kubedra-oracle
 (k8s.io/dynamic-resource-allocation v0.37.2), see tests/conformance/allocator/diff-*.yaml for the allocator
 cases."""
 

@@ -1,4 +1,4 @@
-"""Low items of issue 13: a closed stdout is exit 141 (the artefact was not delivered) without noise; bad
+"""Small hostile-input cases: a closed stdout is exit 141 (the artefact was not delivered) without noise; bad
 input of every odd shape is exit 2 with one line (deep nesting, huge integers, malformed kubeconfig,
 --html into a missing folder); multi-line messages are joined into one."""
 

@@ -117,7 +117,7 @@ def test_json_manifest_stays_json(tmp_path: Path) -> None:
 
 
 def test_helm_template_is_a_manual_item_and_not_copied_to_out(tmp_path: Path) -> None:
-    """Not malformed YAML and not silently copied into --out: render it first (issue 12 #8)."""
+    """Not malformed YAML and not silently copied into --out: render it first."""
     src = tmp_path / "src"
     src.mkdir()
     (src / "deploy.yaml").write_text(

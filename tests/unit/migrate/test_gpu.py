@@ -313,7 +313,7 @@ def test_hami_resources_block_the_whole_template() -> None:
     ],
 )
 def test_other_vendors_and_schemes_are_manual_never_silent(resource: str, says: str) -> None:
-    """Issue 12 #7: another vendor's GPU or a sharing scheme the NVIDIA driver cannot express is a manual item with
+    """Another vendor's GPU or a sharing scheme the NVIDIA driver cannot express is a manual item with
     a reason (exit 1), never 0 manual items; the file is left as it is."""
     text = DEPLOYMENT.replace("memory: 8Gi", resource)
     rep = migrate_text(text)
@@ -476,7 +476,7 @@ def test_ray_groups_keep_their_gpu_count() -> None:
 
 
 def test_sharing_mig_on_a_multi_gpu_pod_warns() -> None:
-    """Issue 12 #11: --sharing mig turns 8 whole GPUs into 8 slices; say so."""
+    """--sharing mig turns 8 whole GPUs into 8 slices; say so."""
     eight = DEPLOYMENT.replace("nvidia.com/gpu: 2", "nvidia.com/gpu: 8").replace(
         'nvidia.com/gpu: "2"', "nvidia.com/gpu: 8"
     )

@@ -1,4 +1,4 @@
-"""``migrate --out`` / ``--in-place`` cannot destroy (issue 13 #4): overlapping --out refused, no silent
+"""``migrate --out`` / ``--in-place`` cannot destroy: overlapping --out refused, no silent
 overwrite without --force, a new --out appears whole or not at all, --in-place keeps symlinks, modes, CRLF."""
 
 from __future__ import annotations

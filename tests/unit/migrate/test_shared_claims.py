@@ -1,5 +1,5 @@
 """Time-slicing/MPS fleets: Deployments become groups of `replicas` pods sharing one ResourceClaim; workloads
-whose controller cannot do that are manual items (issue 12 #2)."""
+whose controller cannot do that are manual items."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Time-slicing scope (issue 12 #1): the device plugin shares GPUs per node, so each pod template gets the
+"""Time-slicing scope: the device plugin shares GPUs per node, so each pod template gets the
 sharing DeviceClass only when every node it can land on uses that config — else a manual item, never a guess."""
 
 from __future__ import annotations

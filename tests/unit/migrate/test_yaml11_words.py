@@ -1,4 +1,4 @@
-"""YAML 1.1 words (``y``, ``no``, ``on``...) in migrate (issue 14 #6): the rewrite keeps their text, and the
+"""YAML 1.1 words (``y``, ``no``, ``on``...) in migrate: the rewrite keeps their text, and the
 output's validation reads them as kubectl does (booleans), so a request named ``y`` is a manual item."""
 
 from __future__ import annotations

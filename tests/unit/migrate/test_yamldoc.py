@@ -82,7 +82,7 @@ def test_edit_keeps_comments_quotes_and_block_scalars() -> None:
     chunk.dirty = True
     out = f.render()
     assert "# head\n" in out and "# eol" in out and "# about memory" in out
-    # the removed line's own comment stays, as a full-line comment in its place (issue 12 #11)
+    # the removed line's own comment stays, as a full-line comment in its place
     assert "\n          # gone with its line\n          # about memory\n" in out
     assert "name: 'a'" in out and 'args: ["x", "y"]' in out and "script: |\n        echo hi\n" in out
     assert out.count("\n") == text.count("\n")
@@ -98,7 +98,7 @@ def test_edit_keeps_comments_quotes_and_block_scalars() -> None:
 )
 def test_scalars_folded_over_lines_are_kept_as_written(scalar: str) -> None:
     """ruamel joins a scalar the source folded over several lines; migrate puts the original lines back when
-    the document still parses to the same data (issue 12 #11)."""
+    the document still parses to the same data."""
     text = (
         f"kind: Pod\nmetadata:\n  note: {scalar}\nspec:\n  limits:\n    nvidia.com/gpu: 1\n    memory: 1Gi\n"
     )

@@ -407,7 +407,7 @@ def test_policy_cli_exit_codes(tmp_path: Any) -> None:
 
 
 def test_policy_cel_compile_error_is_one_line(tmp_path: Any) -> None:
-    """Issue 13 (Low): the field, the compiler's first line, no caret diagram; exit 2."""
+    """The field, the compiler's first line, no caret diagram; exit 2."""
     from kubedra.testing.cli import run
 
     pol = tmp_path / "p.yaml"
@@ -428,7 +428,7 @@ def test_policy_cel_compile_error_is_one_line(tmp_path: Any) -> None:
 
 
 def test_generate_allows_the_device_classes_migrate_writes(tmp_path: Any) -> None:
-    """issue 12 #11: the time-slicing DeviceClass migrate writes tripped the allowed-class policy; the classes
+    """The time-slicing DeviceClass migrate writes must not trip the allowed-class policy: the classes
     defined in `policy generate`'s inputs join the allowed list (after the default list, or --device-class)."""
     from pathlib import Path
 

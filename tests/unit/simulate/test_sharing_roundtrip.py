@@ -1,4 +1,4 @@
-"""Round trip (issue 12 #2, #10): a time-slicing fleet simulated with the device plugin on the original manifests
+"""Round trip: a time-slicing fleet simulated with the device plugin on the original manifests
 places no more pods than DRA on `kubedra migrate`'s output, on the same nodes; and simulate maps migrate's own
 sharing DeviceClasses back to nvidia.com/gpu in device-plugin mode."""
 

@@ -1,4 +1,4 @@
-"""simulate refuses sizes it cannot hold (issue 13 #11): exit 2 with one line naming the bound and the flag
+"""simulate refuses sizes it cannot hold: exit 2 with one line naming the bound and the flag
 that raises it, before any pod or node is made."""
 
 from __future__ import annotations

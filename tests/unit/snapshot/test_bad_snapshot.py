@@ -1,5 +1,5 @@
 """verify -f on a malformed snapshot: exit 2 with one line naming the file (and line), never an internal error
-or a silent pass (issue 13, Low)."""
+or a silent pass."""
 
 from __future__ import annotations
 

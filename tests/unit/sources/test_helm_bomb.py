@@ -1,4 +1,4 @@
-"""Helm release Secrets are decoded within bounds (issue 13 #5): a gzip bomb is one unreadable release (a
+"""Helm release Secrets are decoded within bounds: a gzip bomb is one unreadable release (a
 ValueError the callers record as not read), never a MemoryError."""
 
 from __future__ import annotations

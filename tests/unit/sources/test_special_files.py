@@ -1,4 +1,4 @@
-"""Special files and unreadable paths in input folders (issue 13 #8): never opened, always reported; exit 2
+"""Special files and unreadable paths in input folders: never opened, always reported; exit 2
 unless --skip-unreadable (then a warning on stderr and the rest is read). Reading is bounded per file."""
 
 from __future__ import annotations

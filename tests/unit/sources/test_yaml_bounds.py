@@ -1,5 +1,5 @@
 """YAML alias bombs and other documents too large to hold are refused quickly, as kubectl's go-yaml refuses
-them (issue 13 #2): one InputError naming file:line, in every reader (bulk loader and migrate's rewrite path)."""
+them: one InputError naming file:line, in every reader (bulk loader and migrate's rewrite path)."""
 
 from __future__ import annotations
 

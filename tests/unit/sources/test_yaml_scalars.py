@@ -1,4 +1,4 @@
-"""Plain scalars and keys read exactly as kubectl (go-yaml v2 via sigs.k8s.io/yaml) reads them (issue 14 #6)."""
+"""Plain scalars and keys read exactly as kubectl (go-yaml v2 via sigs.k8s.io/yaml) reads them."""
 
 from __future__ import annotations
 

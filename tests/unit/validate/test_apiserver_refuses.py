@@ -1,6 +1,6 @@
 """kubedra validate refuses what the apiserver (or kubectl's strict decoding) refuses: duplicate mapping keys,
 object names, replica counts, negative resource quantities, ValidatingAdmissionPolicy CEL that does not compile,
-oversized ConfigMaps; and an input with no manifest is exit 2, not "valid" (issue 13 #10)."""
+oversized ConfigMaps; and an input with no manifest is exit 2, not "valid"."""
 
 from __future__ import annotations
 

@@ -103,7 +103,7 @@ def test_v1beta1_shape_in_v1_is_an_error() -> None:
     ],
 )
 def test_removed_and_never_served_versions_are_invalid(doc: str, message: str) -> None:
-    """The apiserver refuses them: invalid (exit 1) with what removed them and what replaces them (issue 12 #4)."""
+    """The apiserver refuses them: invalid (exit 1) with what removed them and what replaces them."""
     result = check(doc, "1.37")
     assert not result.valid
     assert [e.message for e in result.errors] == [message]
@@ -433,7 +433,7 @@ HELM = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Na
 
 
 def test_every_file_is_reported_and_parse_errors_do_not_stop_the_rest(tmp_path: Any) -> None:
-    """Each parse error with file:line, the other files still validated; incomplete is exit 2 (issue 12 #8)."""
+    """Each parse error with file:line, the other files still validated; incomplete is exit 2."""
     (tmp_path / "a-broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
     (tmp_path / "b-chart.yaml").write_text(HELM)
     (tmp_path / "c-bad.yaml").write_text(RCT.replace("name: gpu", "name: GPU"))
@@ -457,7 +457,7 @@ def test_yaml_with_braces_in_strings_is_not_a_template() -> None:
 
 
 def test_v1beta1_dra_is_one_story_in_audit_and_validate() -> None:
-    """Issue 12 #9: served or not at the target, on by default or not, removed when: the same words in both verbs."""
+    """Served or not at the target, on by default or not, removed when: the same words in both verbs."""
     from kubedra.audit import engine
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import Item, RuleBook
