@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from kubedra import cli
-from kubedra.errors import EXIT_INPUT
+from kubedra.errors import EXIT_INPUT, UsageError
 from kubedra.sources import cluster as cs
 
 PROG = "kubectl dra"
@@ -49,16 +49,16 @@ def context_namespace(kubeconfig: str | None, context: str | None) -> str | None
 
     try:
         source = cs.kubeconfig_source(kubeconfig)
-    except Exception:
-        return None
+    except UsageError:
+        return None  # kubedra itself reports the missing kubeconfig when it reads it
     if source is None:
         return None
     from kubernetes import config  # noqa: PLC0415
 
     try:
         contexts, current = config.list_kube_config_contexts(config_file=source)
-    except Exception:
-        return None  # kubedra itself reports a bad kubeconfig when it reads it
+    except Exception:  # noqa: BLE001 - any bad kubeconfig: kubedra itself reports it when it reads it
+        return None
     chosen = next((c for c in contexts if c.get("name") == context), None) if context else current
     namespace = ((chosen or {}).get("context") or {}).get("namespace")
     return str(namespace) if namespace else None

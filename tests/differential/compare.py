@@ -213,7 +213,7 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
         results = allocator.allocate(node, claims)
     except AllocationError as e:
         return {"kind": "error", "error": str(e), "claims": []}
-    except Exception as e:  # a bug in kubedra: always a disagreement
+    except Exception as e:  # noqa: BLE001 - a bug in kubedra: always a disagreement, reported with its type
         return {"kind": "crash", "error": f"{type(e).__name__}: {e}", "claims": []}
     if results is None:
         return {"kind": "unsatisfiable", "error": None, "claims": []}

@@ -34,6 +34,8 @@ class Result:
 
 
 _warm = False
+# The optional extras (pyproject.toml): a module that imports one at top level may fail to import without it.
+OPTIONAL_EXTRAS = {"matplotlib", "ortools", "pynvml"}
 
 
 def warm_once() -> None:
@@ -55,8 +57,11 @@ def warm() -> None:
             continue
         try:
             importlib.import_module(mod.name)
-        except Exception:  # optional extras (matplotlib, ortools...) are imported by the verbs that need them
-            continue
+        except (
+            ModuleNotFoundError
+        ) as e:  # an optional extra, imported by the verb that needs it; nothing else
+            if (e.name or "").split(".")[0] not in OPTIONAL_EXTRAS:
+                raise
 
 
 def _vm_size() -> int:

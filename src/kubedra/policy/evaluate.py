@@ -466,13 +466,13 @@ class Evaluator:
     def _eval(self, c: _Compiled, activation_data: dict[str, Any]) -> Any:
         try:
             value = c.program.eval(self.env.runtime.Activation(activation_data))
-        except Exception as e:  # pragma: no cover - the runtime reports errors as values
+        except Exception as e:  # noqa: BLE001  # pragma: no cover - the runtime reports errors as values; any other is shown as the verdict's error
             return _Error(str(e))
         if str(value.type()) in ("ERROR", "Type.ERROR") or getattr(value.type(), "name", "") == "ERROR":
             return _Error(_clean(str(value)))
         try:
             return value.plain_value()
-        except Exception:
+        except Exception:  # noqa: BLE001 - a value with no plain Python form (a type, a map with odd keys): the CEL value
             return value.value()
 
     def _run(

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from kubedra.errors import InputError
 from kubedra.sources import yamlread
 
 GROUP = "client.authentication.k8s.io"
@@ -185,7 +186,7 @@ def _decode(stdout: str) -> Any:
     try:
         docs = yamlread.iter_documents(text, "<stdout>")
         first = next(docs, None)
-    except Exception as e:  # InputError with the reason
+    except InputError as e:
         raise CredentialError(f"printed output that is neither JSON nor YAML ({e})") from None
     return first[1] if first else None
 

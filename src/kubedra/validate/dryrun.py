@@ -90,7 +90,7 @@ def _default_namespace(kubeconfig: str | None, context: str | None) -> str:
         contexts, current = config.list_kube_config_contexts(config_file=source)
         chosen = next((c for c in contexts if c["name"] == context), current) if context else current
         return str((chosen or {}).get("context", {}).get("namespace") or "default")
-    except Exception:
+    except Exception:  # noqa: BLE001 - the dry run's own client reads the same kubeconfig and reports what is wrong
         return "default"
 
 
