@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from kubedra.allocator.state import Features
 from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
-from kubedra.model.objects import CounterSet, Device, Node, NodeSelector, ResourceSlice
+from kubedra.model.objects import CounterSet, Node, NodeSelector, ResourceSlice
 
 
 class PoolError(Exception):
@@ -221,7 +221,3 @@ def gather_pools(
     result.sort(key=lambda p: (p.driver, p.name))
     with_binding.sort(key=lambda p: (p.driver, p.name))
     return result + with_binding
-
-
-def device_entries(pool: Pool) -> list[tuple[ResourceSlice, Device]]:
-    return [(s, d) for s in pool.slices for d in s.devices]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kubedra.allocator.errors import (
     AllocationError,
@@ -137,7 +137,3 @@ def _merge(src: list[NodeSelectorRequirement], dst: list[NodeSelectorRequirement
             x.key == r.key and x.operator == r.operator and set(x.values) == set(r.values) for x in dst
         ):
             dst.append(r)
-
-
-def describe_result(res: Any) -> str:  # pragma: no cover - debugging aid
-    return f"{res.request} -> {res.driver}/{res.pool}/{res.device}"

@@ -92,9 +92,6 @@ class Features:
                 return name
         raise AssertionError(f"no upstream allocator supports {sorted(enabled)}")  # experimental has all
 
-    def to_go(self) -> dict[str, bool]:
-        return {go: getattr(self, attr) for go, attr in self.GO_NAMES.items()}
-
     def names(self) -> list[str]:
         return [go for go, attr in self.GO_NAMES.items() if getattr(self, attr)]
 

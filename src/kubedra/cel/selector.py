@@ -217,11 +217,6 @@ class SelectorEnvironment:
             self._activations.put(k, (device, act, data))
         return act, data
 
-    def clear_caches(self) -> None:
-        with self._lock:
-            self._activations.data.clear()
-            self._memo.clear()
-
 
 @dataclass(frozen=True, eq=False)
 class CompiledSelector:
@@ -342,10 +337,6 @@ def _non_iterable_range(program: Program, data: Mapping[str, Any]) -> str | None
             if ok and not isinstance(value, (list, dict)):
                 return type_name(value)
     return None
-
-
-def new_selector_environment(**kwargs: Any) -> SelectorEnvironment:
-    return SelectorEnvironment(**kwargs)
 
 
 Compiler = Callable[[str], CompiledSelector]

@@ -196,12 +196,6 @@ class Quantity:
     def from_int(value: int, fmt: Format = "DecimalSI") -> Quantity:
         return Quantity(value * NANO, fmt, 0 if _fits(value) else DEC)
 
-    @staticmethod
-    def from_fraction(value: Fraction, fmt: Format = "DecimalSI") -> Quantity:
-        mag = abs(value)
-        nanos = _ceil_div(mag.numerator * NANO, mag.denominator)
-        return Quantity(nanos if value >= 0 else -nanos, fmt, DEC)
-
     # ----------------------------------------------------------------- values
     @property
     def exact(self) -> Fraction:
@@ -235,9 +229,6 @@ class Quantity:
             return None
         value = amount[0] * 10 ** amount[1]
         return value if _fits(value) else None
-
-    def as_approximate_float(self) -> float:
-        return self.nanos / NANO
 
     def sign(self) -> int:
         return (self.nanos > 0) - (self.nanos < 0)

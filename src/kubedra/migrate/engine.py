@@ -445,11 +445,6 @@ class Migrator:
                 chunk.dirty = True
 
 
-def migrate_paths(paths: Iterable[str], options: MigrateOptions) -> MigrationReport:
-    sources = load_sources(paths)
-    return Migrator(options).migrate(sources)
-
-
 def attach_validation(
     report: MigrationReport, validate_texts: Callable[[list[tuple[str, str]], str], Any]
 ) -> None:

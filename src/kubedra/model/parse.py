@@ -9,7 +9,7 @@ field path, e.g. ``spec.devices[0].capacity.memory.value: invalid quantity "lots
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -322,13 +322,3 @@ def parse_object(
     except RecursionError:  # pragma: no cover
         raise c.fail("", "object nested too deeply") from None
     return Parsed(obj=typed, kind=kind, location=location, notes=notes)
-
-
-def parse_all(items: Iterable[tuple[dict[str, Any], Location | None]]) -> list[Parsed]:
-    out = []
-    facts = DeviceFacts()
-    for obj, loc in items:
-        p = parse_object(obj, loc, facts)
-        if p is not None:
-            out.append(p)
-    return out

@@ -4,7 +4,6 @@ kube-scheduler's score constants and claim helpers (see :mod:`kubedra.scheduler.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -107,13 +106,3 @@ def prioritized_score(claims: Sequence[ResourceClaim], results: Sequence[Allocat
                     score += 8 - i
                     break
     return score
-
-
-def clone_claim(claim: ResourceClaim, name: str, namespace: str) -> ResourceClaim:
-    c = copy.copy(claim)
-    c.meta = copy.copy(claim.meta)
-    c.meta.name = name
-    c.meta.namespace = namespace
-    c.allocation = None
-    c.reserved_for = []
-    return c

@@ -48,7 +48,6 @@ from kubedra.simulate.cluster import (
 )
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect
-from kubedra.sources.files import Document
 from kubedra.text import count
 from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import names
@@ -437,13 +436,6 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
         sim.notes += prep.notes
         sim.results[mode] = run_mode(mode, view, prep, inv, workloads, cfg, opts)
     return sim
-
-
-def demo_inputs(documents: Sequence[dict[str, object]], origin: str) -> Inputs:
-
-    return Inputs(
-        documents=[Document(obj=dict(d), file=origin, line=0, index=i) for i, d in enumerate(documents)]
-    )
 
 
 __all__ = ["SCORINGS", "SimulateOptions", "Simulation", "build_inventory", "simulate"]

@@ -111,13 +111,6 @@ class SchemaValidator:
         self.version = version
         self.dir = f"v{_schema_version(version)}-local" + ("-strict" if strict else "")
 
-    def has_schema(self, api_version: str, kind: str) -> bool:
-        try:
-            _validator(self.dir, schema_file(api_version, kind))
-        except NoSchema:
-            return False
-        return True
-
     def errors(self, obj: Mapping[str, Any]) -> list[SchemaError]:
         """Schema errors of ``obj``; raises :class:`NoSchema` when the version has no schema for it."""
         validator = _validator(

@@ -108,10 +108,6 @@ def _qmap(items: Items) -> dict[str, Any]:
     return {k: {"value": v} for k, v in items}
 
 
-def _sorted(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: d[k] for k in sorted(d)}  # Go marshals map keys sorted
-
-
 def _gpus(node: str, model: GpuModel, layouts: list[GpuLayout]) -> list[_Gpu]:
     out = []
     for minor, layout in enumerate(layouts):
