@@ -67,7 +67,7 @@ TRACKED = (
     "WorkloadWithJob",  # a Job's own spec.scheduling gang (migrate writes it at 1.37)
 )
 # KEP-4671 (kubernetes/enhancements keps/sig-scheduling/4671-gang-scheduling): GenericWorkload took over the
-# gang-scheduling gates in 1.37 (dra-reference.md §3.2).
+# gang-scheduling gates in 1.37 (pkg/features/kube_features.go at v1.37.2 no longer registers them).
 MERGED_INTO = {"GangScheduling": "GenericWorkload", "WorkloadAwarePreemption": "GenericWorkload"}
 
 _MAP = re.compile(r"map\[featuregate\.Feature\]featuregate\.(?P<type>VersionedSpecs|FeatureSpec)\s*\{")
