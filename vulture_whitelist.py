@@ -39,3 +39,5 @@ exc_type  # unused variable (src/kubedra/testing/controlplane.py, src/kubedra/te
 previous_response  # unused variable (src/kubedra/sources/execplugin.py)
 # validate.rules ExactRequest.exact(subrequest=...): passed by both callers, not read; see the lead's report
 subrequest  # unused variable (src/kubedra/validate/rules.py)
+_.removed_gates  # audit check registered by decorator (src/kubedra/audit/checks/cluster_config.py)
+_.unpublished_selectors  # audit check registered by decorator (src/kubedra/audit/checks/selectors.py)
