@@ -33,13 +33,19 @@ def tolerates(t: Toleration, taint: Taint) -> bool:
     return t.operator == "Exists"
 
 
+UNSCHEDULABLE = "node(s) were unschedulable"
+AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
+_UNSCHEDULABLE_TAINT = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
+
+
+def tolerates_unschedulable(pod: Pod) -> bool:
+    return any(tolerates(x, _UNSCHEDULABLE_TAINT) for x in pod.tolerations)
+
+
 def unschedulable(pod: Pod, node: Node) -> str | None:
-    if not node.unschedulable:
+    if not node.unschedulable or tolerates_unschedulable(pod):
         return None
-    t = Taint(key="node.kubernetes.io/unschedulable", effect="NoSchedule")
-    if any(tolerates(x, t) for x in pod.tolerations):
-        return None
-    return "node(s) were unschedulable"
+    return UNSCHEDULABLE
 
 
 def _required_affinity(pod: Pod) -> NodeSelector | None:
@@ -78,15 +84,34 @@ def node_affinity(pod: Pod, node: Node, required: NodeSelector | None) -> str | 
     labels = node.labels
     for k, v in pod.node_selector.items():
         if labels.get(k) != v:
-            return "node(s) didn't match Pod's node affinity/selector"
+            return AFFINITY_MISMATCH
     if required is not None:
         try:
             ok = node_selector_matches(required, node.name, labels)
         except NodeSelectorError:
             ok = False
         if not ok:
-            return "node(s) didn't match Pod's node affinity/selector"
+            return AFFINITY_MISMATCH
     return None
+
+
+def pinned_names(required: NodeSelector | None) -> frozenset[str] | None:
+    """The node names a required node affinity limits a pod to, when every term that can match names them
+    (a ``matchFields`` ``metadata.name`` ``In`` requirement, as the DaemonSet controller pins its pods); None
+    when some term may match a node by its labels alone. Every node outside the set fails
+    :func:`node_affinity`: each term that is not empty requires one of the names (and an invalid term makes
+    every node fail), so the scheduler need only look at these nodes."""
+    if required is None:
+        return None
+    names: set[str] = set()
+    for term in required.terms:
+        if not term.match_expressions and not term.match_fields:
+            continue  # matches no node (node_selector_matches skips it)
+        pin = next((r for r in term.match_fields if r.key == "metadata.name" and r.operator == "In"), None)
+        if pin is None:
+            return None
+        names.update(pin.values)
+    return frozenset(names)
 
 
 def required_affinity(pod: Pod) -> NodeSelector | None:

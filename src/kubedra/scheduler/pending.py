@@ -4,21 +4,25 @@ reason per node when claims could not be allocated."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kubedra.allocator.explain import short_reason
 from kubedra.scheduler import filters
 from kubedra.scheduler.pods import SimPod
-from kubedra.scheduler.state import DRA_FAILURE
+from kubedra.scheduler.state import DRA_FAILURE, SimNode
 
 if TYPE_CHECKING:
     from kubedra.scheduler.simulator import Scheduler
 
 
-def pending_reason(sched: Scheduler, sp: SimPod, reasons: Counter[str]) -> str:
+def pending_reason(
+    sched: Scheduler, sp: SimPod, reasons: Counter[str], nodes: Sequence[SimNode] | None = None
+) -> str:
+    """``nodes``: the only nodes that can have failed on the pod's claims (a pinned pod's), default all."""
     n = len(sched.nodes)
     if reasons.get(DRA_FAILURE):
-        reasons = explain_dra(sched, sp, reasons)
+        reasons = explain_dra(sched, sp, reasons, nodes)
     # the allocator's phrases start with a verb ("have no device matching ...", "are out of shared
     # counters"); say what has it, like kube-scheduler's "node(s) had untolerated taint"
     parts = [
@@ -28,10 +32,12 @@ def pending_reason(sched: Scheduler, sp: SimPod, reasons: Counter[str]) -> str:
     return f"0/{n} nodes are available: " + ", ".join(parts) + "."
 
 
-def explain_dra(sched: Scheduler, sp: SimPod, reasons: Counter[str]) -> Counter[str]:
+def explain_dra(
+    sched: Scheduler, sp: SimPod, reasons: Counter[str], nodes: Sequence[SimNode] | None = None
+) -> Counter[str]:
     out = Counter({r: c for r, c in reasons.items() if r != DRA_FAILURE})
     required = filters.required_affinity(sp.pod)
-    for node in sched.nodes:
+    for node in sched.nodes if nodes is None else nodes:
         fit = sched.filter_node(sp, node, required)
         if fit.ok or fit.reason != DRA_FAILURE:
             continue

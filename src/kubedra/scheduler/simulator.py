@@ -130,6 +130,8 @@ class Scheduler:
         # results per node, refreshed from the change log (node indexes whose state changed; -1: all)
         self._changes: list[int] = []
         self._classes: dict[tuple[Any, ...], ClassState] = {}
+        self._pinned_classes: dict[tuple[Any, ...], ClassState] = {}
+        self._cordoned = sum(1 for n in nodes if n.unschedulable)  # labels, taints, this: fixed in a run
         self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
 
@@ -427,49 +429,72 @@ class Scheduler:
 
     def _class_for(self, sp: SimPod) -> ClassState:
         key = self._class_key(sp)
-        cls = self._classes.get(key)
-        if cls is None:
-            if len(self._classes) >= MAX_CLASSES:
-                self._classes.pop(next(iter(self._classes)))
-            cls = ClassState(len(self.nodes))
-            # the key holds ids of claim specs: keep them alive as long as the class is kept
-            cls.refs = (tuple(c.spec for c in sp.claims), sp.extra.get("ext_claim"))
-            self._classes[key] = cls
-        else:  # most recently used last
-            self._classes[key] = self._classes.pop(key)
+        for kept in (self._classes, self._pinned_classes):
+            cls = kept.get(key)
+            if cls is not None:
+                kept[key] = kept.pop(key)  # most recently used last
+                return cls
+        cls = self._new_class(sp)
+        # pinned classes (one per DaemonSet pod) are kept apart, so they never push out the shared ones
+        kept = self._classes if cls.pinned is None else self._pinned_classes
+        if len(kept) >= MAX_CLASSES:
+            kept.pop(next(iter(kept)))
+        # the key holds ids of claim specs: keep them alive as long as the class is kept
+        cls.refs = (tuple(c.spec for c in sp.claims), sp.extra.get("ext_claim"))
+        kept[key] = cls
+        return cls
+
+    def _new_class(self, sp: SimPod) -> ClassState:
+        """A class's state; one whose required affinity names its nodes looks at those nodes only."""
+        required = filters.required_affinity(sp.pod)
+        names = filters.pinned_names(required)
+        if names is None:
+            return ClassState(len(self.nodes), required)
+        pinned = sorted(self.by_name[n].index for n in names if n in self.by_name)
+        cls = ClassState(len(self.nodes), required, pinned)
+        # every node outside fails the node-only filters: unschedulable first, then the affinity
+        cordoned = 0
+        if self._cordoned and not filters.tolerates_unschedulable(sp.pod):
+            cordoned = self._cordoned - sum(1 for i in pinned if self.nodes[i].node.unschedulable)
+        others = len(self.nodes) - len(pinned) - cordoned
+        cls.outside = {
+            r: c for r, c in ((filters.UNSCHEDULABLE, cordoned), (filters.AFFINITY_MISMATCH, others)) if c
+        }
         return cls
 
     def _sync(self, cls: ClassState, sp: SimPod) -> None:
         """Refresh the class's results for the nodes that changed since it last looked."""
+        dirty: Iterable[int]
         if cls.log_pos < 0 or -1 in self._changes[cls.log_pos :]:
-            dirty: Iterable[int] = range(len(self.nodes))
+            dirty = range(len(self.nodes)) if cls.pinned is None else cls.pinned
         else:
             dirty = set(self._changes[cls.log_pos :])
+            if cls.pinned is not None:
+                dirty = sorted(i for i in dirty if i in cls.fits)
         cls.log_pos = len(self._changes)
-        if cls.required is None:
-            cls.required = (filters.required_affinity(sp.pod),)
-        required = cls.required[0]
+        required = cls.required
+        fits, base, dras = cls.fits, cls.base, cls.dra
         for i in dirty:
             node = self.nodes[i]
-            was = cls.fits[i]
+            was = fits[i]
             if was is None:
                 static = self.static_reason(sp, node, required)
                 if static:
-                    cls.fits[i] = Fit(False, static)
+                    fits[i] = Fit(False, static)
                     cls.static_fail.add(i)
                     continue
             elif i in cls.static_fail:
                 continue  # labels, taints and unschedulable do not change during a simulation
             fit = self.filter_node(sp, node, required, static_ok=True)
-            cls.fits[i] = fit
+            fits[i] = fit
             if fit.fatal is not None:
                 cls.fatal.add(i)
             else:
                 cls.fatal.discard(i)
             if fit.ok:
                 f, b = self._fit_score(sp, node)
-                cls.base[i] = int(f) + int(b)
-                cls.dra[i] = fit.dra_score
+                base[i] = int(f) + int(b)
+                dras[i] = fit.dra_score
                 if fit.dra_score:
                     cls.with_dra.add(i)
                 else:
@@ -495,8 +520,10 @@ class Scheduler:
             # failures runs the allocator's explanation on every node)
             if cls.pending is not None and cls.pending[0] == len(self._changes):
                 return Outcome(False, reason=cls.pending[1])
-            reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.fits if f is not None)
-            reason = pending_reason(self, sp, reasons)
+            reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.results() if f is not None)
+            reasons.update(cls.outside)
+            nodes = None if cls.pinned is None else [self.nodes[i] for i in cls.pinned]
+            reason = pending_reason(self, sp, reasons, nodes)
             cls.pending = (len(self._changes), reason)
             return Outcome(False, reason=reason)
         p = bisect_left(feasible, start)

@@ -4,7 +4,7 @@ kube-scheduler's score constants and claim helpers (see :mod:`kubedra.scheduler.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,12 @@ class SimNode:
 
 
 class ClassState:
-    """Per-node filter results and scores of one pod equivalence class, and its feasible nodes (sorted)."""
+    """Per-node filter results and scores of one pod equivalence class, and its feasible nodes (sorted).
+
+    A class whose required node affinity names its nodes (``pinned``: a DaemonSet's pod, pinned by
+    ``metadata.name``) keeps results for those nodes only, in dicts; every other node fails its affinity,
+    counted once in ``outside`` (reason -> nodes) for the pending message. Its cost is then its own nodes,
+    not the cluster's."""
 
     __slots__ = (
         "base",
@@ -49,25 +54,40 @@ class ClassState:
         "feasible",
         "fits",
         "log_pos",
+        "outside",
         "pending",
+        "pinned",
         "refs",
         "required",
         "static_fail",
         "with_dra",
     )
 
-    def __init__(self, n: int) -> None:
-        self.fits: list[Fit | None] = [None] * n
-        self.base = [0] * n  # int(NodeResourcesFit) + int(BalancedAllocation)
-        self.dra = [0] * n  # DynamicResources prioritized-list score
+    def __init__(self, n: int, required: Any = None, pinned: list[int] | None = None) -> None:
+        self.fits: list[Fit | None] | dict[int, Fit | None]
+        self.base: list[int] | dict[int, int]  # int(NodeResourcesFit) + int(BalancedAllocation)
+        self.dra: list[int] | dict[int, int]  # DynamicResources prioritized-list score
+        if pinned is None:
+            self.fits, self.base, self.dra = [None] * n, [0] * n, [0] * n
+        else:
+            self.fits, self.base, self.dra = (
+                dict.fromkeys(pinned),
+                dict.fromkeys(pinned, 0),
+                dict.fromkeys(pinned, 0),
+            )
+        self.pinned = pinned  # the only nodes the class can be placed on (sorted indexes), None: any
+        self.outside: dict[str, int] = {}  # reason -> count, for the nodes outside ``pinned``
         self.feasible: list[int] = []
         self.fatal: set[int] = set()
         self.static_fail: set[int] = set()  # nodes failing the node-only filters (affinity, taints...)
         self.with_dra: set[int] = set()  # feasible nodes with a non-zero DRA score
         self.log_pos = -1  # position in the scheduler's change log; -1: never synced
-        self.required: tuple[Any] | None = None  # the pods' required node affinity, once computed
+        self.required: Any = required  # the pods' required node affinity (a NodeSelector or None)
         self.pending: tuple[int, str] | None = None  # (change-log length, reason) of the last failure
         self.refs: Any = None  # the objects whose ids are in the class key
+
+    def results(self) -> Iterable[Fit | None]:
+        return self.fits.values() if isinstance(self.fits, dict) else self.fits
 
 
 @dataclass

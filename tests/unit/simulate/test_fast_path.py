@@ -258,3 +258,51 @@ def test_alike_nodes_reuse_results():
     placed, hits = _fleet_outcome(spec, True)
     assert all(node for _, node, _, _ in placed)
     assert hits > 0
+
+
+# --------------------------------------------------------------------------- pods pinned to nodes
+
+PIN = st.sampled_from([None, (0,), (1,), (0, 2), (9,), ()])
+
+
+def _pinned_outcome(fast: bool, node_spec, cordoned, pod_spec, pins, tolerate_cordon):
+    nodes, slices = cluster(node_spec)
+    for n, c in zip(nodes, cordoned, strict=False):
+        n.unschedulable = c
+    s = Scheduler(CFG, nodes, [cls()], slices, fast=fast)
+    the_pods = pods(pod_spec)
+    for p, pin, tol in zip(the_pods, pins, tolerate_cordon, strict=False):
+        if pin is None:
+            continue
+        # the DaemonSet controller's pin: one term per name here (it writes one term with one name)
+        terms = [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [f"n{i}"]}]} for i in pin
+        ]
+        if not terms:
+            terms = [{}]  # an empty term matches no node
+        p.affinity = {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}}
+        }
+        if tol:
+            p.tolerations = [
+                *p.tolerations,
+                Toleration(key="node.kubernetes.io/unschedulable", operator="Exists"),
+            ]
+    sims = build_sim_pods(the_pods, TEMPLATES, [])
+    s.run(sims)
+    return [(p.name, p.node, tuple(p.devices), p.reason) for p in sims], s.next_start
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    node_spec=st.lists(NODE, min_size=1, max_size=7),
+    cordoned=st.lists(st.booleans(), max_size=7),
+    pod_spec=st.lists(POD, min_size=1, max_size=14),
+    pins=st.lists(PIN, max_size=14),
+    tolerate_cordon=st.lists(st.booleans(), max_size=14),
+)
+def test_pinned_pods_decide_like_the_node_loop(node_spec, cordoned, pod_spec, pins, tolerate_cordon):
+    """A pod pinned by metadata.name (a DaemonSet's) is checked on its nodes only, with the same outcome and
+    the same pending reasons (every other node counted as failing its affinity, or as unschedulable)."""
+    args = (node_spec, cordoned, pod_spec, pins, tolerate_cordon)
+    assert _pinned_outcome(True, *args) == _pinned_outcome(False, *args)

@@ -1,0 +1,75 @@
+"""No step of ``kubedra simulate`` grows with the square of the cluster (issue 27).
+
+Counted, not timed: the node checks the scheduler runs (its node-only filters and its per-node filter) for
+the same realistic snapshot at N and 2N nodes (``kubedra.testing.snapshotgen``: half device plugin, half
+DRA, DaemonSets and their running pods, 20 running pods a node, allocated claims, pending GPU pods). Linear
+work doubles; before, each DaemonSet pod (pinned to its node by ``metadata.name``, a class of its own) was
+checked against every node, and the count grew four times. The CPU-time check is
+``benchmarks/realistic.py``."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from click.testing import CliRunner
+
+from kubedra.cli import cli
+from kubedra.scheduler import simulator
+from kubedra.testing import snapshotgen
+
+
+def _checks(path, monkeypatch) -> tuple[int, dict]:
+    calls: Counter[str] = Counter()
+    for name in ("static_reason", "filter_node"):
+        original = getattr(simulator.Scheduler, name)
+
+        def counted(self, *a, _f=original, _n=name, **k):
+            calls[_n] += 1
+            return _f(self, *a, **k)
+
+        monkeypatch.setattr(simulator.Scheduler, name, counted)
+    r = CliRunner().invoke(cli, ["simulate", "-f", str(path), "-o", "json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    monkeypatch.undo()
+    return sum(calls.values()), json.loads(r.stdout)
+
+
+def test_node_checks_grow_with_the_cluster_not_its_square(tmp_path, monkeypatch):
+    counts, outs = {}, {}
+    for n in (40, 80):
+        path = tmp_path / f"mixed-{n}.json"
+        snapshotgen.write(str(path), n)
+        counts[n], outs[n] = _checks(path, monkeypatch)
+    for n, out in outs.items():  # the shape did what it says: everything placed in both modes
+        for mode in ("device-plugin", "dra"):
+            assert out["modes"][mode]["pending"] == 0, (n, mode)
+            assert out["modes"][mode]["placed"] > n
+    assert counts[80] / counts[40] < 2.5, counts
+
+
+@pytest.mark.parametrize("cordoned", [0, 3])
+def test_a_pinned_pod_that_cannot_fit_names_every_node(tmp_path, cordoned):
+    """A DaemonSet pod whose node is full is pending with the reasons of all nodes, as before: the nodes the
+    class never looks at are counted as failing the affinity (or as unschedulable, first)."""
+    path = tmp_path / "mixed.json"
+    snapshotgen.write(str(path), 8)
+    doc = json.loads(path.read_text())
+    left = cordoned
+    for item in doc["items"]:
+        if item["kind"] == "Node" and item["metadata"]["name"] == snapshotgen.node_name(0):
+            item["status"]["allocatable"]["pods"] = "20"  # full with its running pods
+        if item["kind"] == "Node" and left and item["metadata"]["name"] != snapshotgen.node_name(0):
+            left -= 1
+            item["spec"]["unschedulable"] = True
+    path.write_text(json.dumps(doc))
+    r = CliRunner().invoke(cli, ["simulate", "-f", str(path), "--mode", "dra", "-o", "json"])
+    pods = {p["name"]: p for p in json.loads(r.stdout)["modes"]["dra"]["pods"]}
+    reason = pods[f"kube-proxy-{snapshotgen.node_name(0)}"]["reason"]
+    assert reason.startswith("0/8 nodes are available: ")
+    parts = sorted(reason.removeprefix("0/8 nodes are available: ").rstrip(".").split(", "))
+    expected = ["1 Too many pods", f"{7 - cordoned} node(s) didn't match Pod's node affinity/selector"]
+    if cordoned:
+        expected.append(f"{cordoned} node(s) were unschedulable")
+    assert parts == sorted(expected)
