@@ -87,18 +87,24 @@ def preempt(sched: Scheduler, sp: SimPod) -> None:
         return  # no bound pod of lower priority (checked without walking every bound pod)
     candidates: list[tuple[tuple[int, int, int], SimNode, list[SimPod]]] = []
     required = filters.required_affinity(sp.pod)
-    for node in sched.nodes:
-        victims_all = sorted(
-            (p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order)
-        )
-        if not victims_all:
-            continue
+    pinned = filters.pinned_names(required)  # a pod pinned to its node (a DaemonSet's) can only go there
+    nodes = (
+        sched.nodes
+        if pinned is None
+        else sorted((sched.by_name[n] for n in pinned if n in sched.by_name), key=lambda n: n.index)
+    )
+    for node in nodes:
         pre = (
             filters.unschedulable(sp.pod, node.node)
             or filters.node_affinity(sp.pod, node.node, required)
             or filters.taints(sp.pod, node.node)
         )
         if pre:
+            continue
+        victims_all = sorted(
+            (p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order)
+        )
+        if not victims_all:
             continue
         for v in victims_all:
             sched.unbind(v)

@@ -73,3 +73,60 @@ def test_a_pinned_pod_that_cannot_fit_names_every_node(tmp_path, cordoned):
     if cordoned:
         expected.append(f"{cordoned} node(s) were unschedulable")
     assert parts == sorted(expected)
+
+
+def test_a_pinned_pod_preempts_looking_at_its_node_only(monkeypatch):
+    """Preemption for a pod pinned to its node (a DaemonSet pod of higher priority on full nodes) examines
+    that node, not the cluster: before, each such pod ran the node filters on every node."""
+    from kubedra.allocator.session import engine_config
+    from kubedra.k8s.quantity import Quantity
+    from kubedra.model.objects import Container, Node, ObjectMeta, Pod
+    from kubedra.scheduler import filters
+    from kubedra.scheduler.build import build_sim_pods
+    from kubedra.scheduler.simulator import Scheduler
+
+    def run(n: int) -> tuple[int, list]:
+        nodes = []
+        for i in range(n):
+            node = Node(meta=ObjectMeta(name=f"n{i}"))
+            node.allocatable = {"cpu": Quantity.from_int(1), "pods": Quantity.from_int(10)}
+            nodes.append(node)
+
+        def pod(name: str, prio: int, node: str | None = None) -> Pod:
+            p = Pod(
+                meta=ObjectMeta(name=name, namespace="default"),
+                containers=[Container(name="c", requests={"cpu": Quantity.from_int(1)})],
+                priority=prio,
+            )
+            if node is not None:
+                term = {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+                p.affinity = {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+                    }
+                }
+            return p
+
+        low = [pod(f"low-{i}", 0) for i in range(n)]
+        daemons = [pod(f"ds-{i}", 1000, f"n{i}") for i in range(n)]
+        sched = Scheduler(engine_config("1.37"), nodes, dra=False)
+        sched.run(build_sim_pods(low, [], []))
+        calls = 0
+        original = filters.node_affinity
+
+        def counted(*a, **k):
+            nonlocal calls
+            calls += 1
+            return original(*a, **k)
+
+        monkeypatch.setattr(filters, "node_affinity", counted)
+        sims = build_sim_pods(daemons, [], [])
+        sched.run(sims)
+        monkeypatch.undo()
+        return calls, [(p.name, p.node) for p in sims]
+
+    small, placed_small = run(60)
+    large, placed_large = run(120)
+    assert placed_small == [(f"ds-{i}", f"n{i}") for i in range(60)]  # each preempted the pod on its node
+    assert placed_large == [(f"ds-{i}", f"n{i}") for i in range(120)]
+    assert large / small < 2.5, (small, large)
