@@ -22,6 +22,7 @@ from kubedra.commands._common import (
     target_version_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.gcpause import paused_gc
 
 
 @dataclass(frozen=True)
@@ -126,15 +127,18 @@ def run(options: PlanOptions) -> None:
         options.html_file,
     )
     fl = fleet.load_fleet(options.fleet)
-    snaps = engine.load_snapshots(fl, timeout=options.timeout)
-    p = engine.build(
-        fl,
-        snaps,
-        target_version,
-        wave_size=options.wave_size,
-        soak_hours=options.soak,
-        pool_wave_sizes=options.pool_sizes(),
-    )
+    # one short-lived process: no cyclic collection while the snapshots are read and planned (acyclic objects
+    # that each collection would rescan; kubedra.gcpause)
+    with paused_gc(freeze=True):
+        snaps = engine.load_snapshots(fl, timeout=options.timeout)
+        p = engine.build(
+            fl,
+            snaps,
+            target_version,
+            wave_size=options.wave_size,
+            soak_hours=options.soak,
+            pool_wave_sizes=options.pool_sizes(),
+        )
     incomplete = [
         row
         for name, snap in snaps.items()

@@ -26,6 +26,7 @@ from kubedra.commands._common import (
     output_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.gcpause import paused_gc
 
 _DURATION = re.compile(r"^(\d+)(s|m|h)$")
 
@@ -124,17 +125,20 @@ def run(options: VerifyOptions) -> None:
     common = options.common
     output, baseline, metrics_file = common.output, options.baseline, options.metrics_file
     snapshot_file, window, grace = options.snapshot_file, options.window(), options.grace()
-    base = snapfmt.load(baseline, kinds=vc.KINDS, slim=vc.slim_pod) if baseline else None
-    if snapshot_file:
-        state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=vc.slim_pod)
-        now = vc.parse_time(state.header.captured_at) or dt.datetime.now(dt.UTC)
-    else:
-        from kubedra.snapshot import capture
+    # one short-lived process: no cyclic collection while the snapshot is read and checked (a large one is a
+    # million acyclic objects that each collection would rescan: 16 s of CPU instead of 4 at 500 nodes)
+    with paused_gc(freeze=True):
+        base = snapfmt.load(baseline, kinds=vc.KINDS, slim=vc.slim_pod) if baseline else None
+        if snapshot_file:
+            state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=vc.slim_pod)
+            now = vc.parse_time(state.header.captured_at) or dt.datetime.now(dt.UTC)
+        else:
+            from kubedra.snapshot import capture
 
-        ctx = capture.resolve_context(common.kubeconfig, common.context)
-        state = capture.capture(common.kubeconfig, ctx, timeout=options.timeout, helm_releases=False)
-        now = dt.datetime.now(dt.UTC)
-    results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
+            ctx = capture.resolve_context(common.kubeconfig, common.context)
+            state = capture.capture(common.kubeconfig, ctx, timeout=options.timeout, helm_releases=False)
+            now = dt.datetime.now(dt.UTC)
+        results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
     summ = vc.summary(results)
     incomplete = snapshot_incomplete(state.header.cluster, state.header.not_inspected, options.allow_missing)
     data: dict[str, Any] = {

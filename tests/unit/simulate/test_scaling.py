@@ -130,3 +130,36 @@ def test_a_pinned_pod_preempts_looking_at_its_node_only(monkeypatch):
     assert placed_small == [(f"ds-{i}", f"n{i}") for i in range(60)]  # each preempted the pod on its node
     assert placed_large == [(f"ds-{i}", f"n{i}") for i in range(120)]
     assert large / small < 2.5, (small, large)
+
+
+@pytest.mark.parametrize("verb", ["verify", "plan"])
+def test_verify_and_plan_read_and_check_with_the_collector_paused(tmp_path, monkeypatch, verb):
+    """verify -f and plan build a million acyclic objects for a large snapshot; with the cyclic collector
+    running, each collection rescanned them all (verify of 1,000 nodes: 38 s CPU, 7.6 s with it paused)."""
+    import gc
+
+    from kubedra.plan import engine
+    from kubedra.verify import checks
+
+    path = tmp_path / "mixed.json"
+    snapshotgen.write(str(path), 4)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: mixed, snapshot: mixed.json, distribution: kubeadm}\n"
+    )
+    module, name = (checks, "run_checks") if verb == "verify" else (engine, "build")
+    seen = []
+    original = getattr(module, name)
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return original(*a, **k)
+
+    monkeypatch.setattr(module, name, spy)
+    argv = ["verify", "-f", str(path)] if verb == "verify" else ["plan", "--fleet", str(fleet)]
+    was = gc.isenabled()
+    r = CliRunner().invoke(cli, [*argv, "-o", "json"])
+    assert r.exit_code in (0, 1), r.output
+    assert seen == [False]
+    assert gc.isenabled() == was
