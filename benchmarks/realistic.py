@@ -1,0 +1,89 @@
+"""Does each verb scale with the cluster, not its square? A snapshot shaped like a real mixed cluster at N and 2N.
+
+Issue 27: round two's figures held on the benchmark shapes but not on a snapshot like a real cluster's, where
+simulate was quadratic (each DaemonSet pod, pinned to its node, was checked against every node) and verify
+and plan spent most of their time in the cyclic collector. The shape is ``kubedra.testing.snapshotgen``:
+half device-plugin, half DRA nodes (8 x H100-80GB), the DaemonSets a snapshot keeps and their pods, 20 running
+pods per node with ``nodeName`` and cpu/memory requests, allocated ResourceClaims on the DRA nodes, and
+``nodes // 20`` pending 8-GPU pods; a JSON List as ``kubedra snapshot -o FILE.json`` writes it.
+
+For each size the file is written once, then each verb runs in a fresh process: ``simulate -f`` (both
+modes), ``verify -f``, ``audit -f`` and ``plan`` of a one-cluster fleet naming the file. Printed: CPU (user +
+system from wait4: not inflated by a busy machine), peak RSS and, from the second size on, the CPU ratio to
+the previous size against the node ratio. A verb whose CPU grows more than ``--max-ratio`` (default 3.0)
+times when the nodes double fails the run (exit 1): linear work doubles, quadratic quadruples.
+
+Keep sizes on one side of 64 MiB (about 1,100 nodes) when reading the ratio: from 64 MiB on, verify, audit
+and plan stream the file instead of reading it whole, with other costs.
+
+Run: .venv/bin/python benchmarks/realistic.py [--nodes 250,500] [--keep DIR] [--verbs simulate,verify]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from simulate import _child
+
+from kubedra.testing import snapshotgen
+
+VERBS = ("simulate", "verify", "audit", "plan")
+
+
+def argv(verb: str, path: Path) -> list[str]:
+    if verb == "plan":
+        fleet = path.with_suffix(".fleet.yaml")
+        fleet.write_text(
+            "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+            f"- {{name: {path.stem}, snapshot: {path.name}, distribution: kubeadm}}\n"
+        )
+        return ["plan", "--fleet", str(fleet)]
+    return [verb, "-f", str(path)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--nodes", default="250,500", help="comma-separated node counts (default 250,500)")
+    ap.add_argument("--verbs", default=",".join(VERBS), help=f"comma-separated, of {', '.join(VERBS)}")
+    ap.add_argument("--keep", metavar="DIR", help="write (and reuse) the snapshots here")
+    ap.add_argument("--max-ratio", type=float, default=3.0, help="CPU ratio per doubling that fails the run")
+    args = ap.parse_args()
+    sizes = sorted(int(n) for n in args.nodes.split(","))
+    verbs = [v for v in args.verbs.split(",") if v]
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    print(
+        "shape: snapshotgen, mixed DP/DRA 8 x H100-80GB, DaemonSets, 20 running pods/node, nodes/20 pending"
+    )
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="kubedra-bench-") as tmp:
+        workdir = Path(args.keep or tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        last: dict[str, tuple[int, float]] = {}
+        for n in sizes:
+            path = workdir / f"mixed-{n}.json"
+            if not path.exists():
+                snapshotgen.write(str(path), n)
+            print(f"{n:,} nodes, {path.stat().st_size / 2**20:,.1f} MiB of JSON", flush=True)
+            for verb in verbs:
+                cmd = [sys.executable, "-m", "kubedra", *argv(verb, path), "-o", "json"]
+                cpu, wall, rss, _ = _child(cmd)
+                line = f"  {verb:<9} {cpu:7.2f} s CPU {wall:7.2f} s wall {rss:8,.0f} MiB peak RSS"
+                if verb in last:
+                    n0, cpu0 = last[verb]
+                    ratio = cpu / cpu0 if cpu0 else 0.0
+                    per_doubling = ratio ** (1 / math.log2(n / n0)) if n >= 2 * n0 else ratio
+                    bad = n >= 2 * n0 and per_doubling > args.max_ratio
+                    failed |= bad
+                    line += f"   x{ratio:.2f} CPU for x{n / n0:.1f} nodes" + (" TOO STEEP" if bad else "")
+                last[verb] = (n, cpu)
+                print(line, flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
