@@ -54,13 +54,14 @@ from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
 from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
 from kubedra.scheduler.state import (
     DRA_FAILURE,
-    MAX_CLASSES,
     MAX_SCORE,
     ClassState,
     Fit,
     Outcome,
     SimNode,
+    keep_recent,
     neg_key,
+    new_class,
     prioritized_score,
 )
 
@@ -434,32 +435,9 @@ class Scheduler:
             if cls is not None:
                 kept[key] = kept.pop(key)  # most recently used last
                 return cls
-        cls = self._new_class(sp)
+        cls = new_class(sp, self.nodes, self.by_name, self._cordoned)
         # pinned classes (one per DaemonSet pod) are kept apart, so they never push out the shared ones
-        kept = self._classes if cls.pinned is None else self._pinned_classes
-        if len(kept) >= MAX_CLASSES:
-            kept.pop(next(iter(kept)))
-        # the key holds ids of claim specs: keep them alive as long as the class is kept
-        cls.refs = (tuple(c.spec for c in sp.claims), sp.extra.get("ext_claim"))
-        kept[key] = cls
-        return cls
-
-    def _new_class(self, sp: SimPod) -> ClassState:
-        """A class's state; one whose required affinity names its nodes looks at those nodes only."""
-        required = filters.required_affinity(sp.pod)
-        names = filters.pinned_names(required)
-        if names is None:
-            return ClassState(len(self.nodes), required)
-        pinned = sorted(self.by_name[n].index for n in names if n in self.by_name)
-        cls = ClassState(len(self.nodes), required, pinned)
-        # every node outside fails the node-only filters: unschedulable first, then the affinity
-        cordoned = 0
-        if self._cordoned and not filters.tolerates_unschedulable(sp.pod):
-            cordoned = self._cordoned - sum(1 for i in pinned if self.nodes[i].node.unschedulable)
-        others = len(self.nodes) - len(pinned) - cordoned
-        cls.outside = {
-            r: c for r, c in ((filters.UNSCHEDULABLE, cordoned), (filters.AFFINITY_MISMATCH, others)) if c
-        }
+        keep_recent(self._classes if cls.pinned is None else self._pinned_classes, key, cls)
         return cls
 
     def _sync(self, cls: ClassState, sp: SimPod) -> None:

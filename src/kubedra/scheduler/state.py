@@ -13,6 +13,7 @@ from kubedra.model.objects import (
     Node,
     ResourceClaim,
 )
+from kubedra.scheduler import filters
 from kubedra.scheduler.pods import SimPod
 
 MAX_SCORE = 100
@@ -88,6 +89,34 @@ class ClassState:
 
     def results(self) -> Iterable[Fit | None]:
         return self.fits.values() if isinstance(self.fits, dict) else self.fits
+
+
+def new_class(sp: SimPod, nodes: Sequence[SimNode], by_name: dict[str, SimNode], cordoned: int) -> ClassState:
+    """A class's state; one whose required affinity names its nodes looks at those nodes only. ``cordoned``:
+    how many of ``nodes`` are unschedulable."""
+    required = filters.required_affinity(sp.pod)
+    names = filters.pinned_names(required)
+    pinned = None if names is None else sorted(by_name[n].index for n in names if n in by_name)
+    cls = ClassState(len(nodes), required, pinned)
+    # the class key holds ids of claim specs: keep them alive as long as the class is kept
+    cls.refs = (tuple(c.spec for c in sp.claims), sp.extra.get("ext_claim"))
+    if pinned is None:
+        return cls
+    # every node outside fails the node-only filters: unschedulable first, then the affinity
+    outside_cordoned = 0
+    if cordoned and not filters.tolerates_unschedulable(sp.pod):
+        outside_cordoned = cordoned - sum(1 for i in pinned if nodes[i].node.unschedulable)
+    others = len(nodes) - len(pinned) - outside_cordoned
+    counts = ((filters.UNSCHEDULABLE, outside_cordoned), (filters.AFFINITY_MISMATCH, others))
+    cls.outside = {r: c for r, c in counts if c}
+    return cls
+
+
+def keep_recent(kept: dict[Any, ClassState], key: Any, cls: ClassState) -> None:
+    """Keep ``cls`` as the most recently used of at most :data:`MAX_CLASSES`, dropping the least recent."""
+    if len(kept) >= MAX_CLASSES:
+        kept.pop(next(iter(kept)))
+    kept[key] = cls
 
 
 @dataclass
