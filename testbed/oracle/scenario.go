@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -38,13 +40,16 @@ type input struct {
 // ResourceSlice tracker uses: the driver/pool/device selector and the taint.
 type taintRule struct {
 	Spec struct {
-		DeviceSelector *struct {
-			Driver *string `json:"driver"`
-			Pool   *string `json:"pool"`
-			Device *string `json:"device"`
-		} `json:"deviceSelector"`
-		Taint resourceapi.DeviceTaint `json:"taint"`
+		DeviceSelector *taintSelector          `json:"deviceSelector"`
+		Taint          resourceapi.DeviceTaint `json:"taint"`
 	} `json:"spec"`
+}
+
+// taintSelector is a DeviceTaintRule's deviceSelector.
+type taintSelector struct {
+	Driver *string `json:"driver"`
+	Pool   *string `json:"pool"`
+	Device *string `json:"device"`
 }
 
 // scenario is a decoded, checked input ready for the allocator.
@@ -225,9 +230,54 @@ func allocatedState(in input) (structured.AllocatedState, error) {
 	return state, nil
 }
 
+// nilTaintSelectorMatchesAll is how the linked k8s.io/dynamic-resource-allocation resourceslice/tracker treats
+// a DeviceTaintRule without deviceSelector: up to v0.37.0 it derefs the nil selector to an empty one, which
+// matches every device; from v0.37.1 "No selector matches no devices".
+var nilTaintSelectorMatchesAll = linkedBefore("k8s.io/dynamic-resource-allocation", 0, 37, 1)
+
+// linkedBefore reports whether the linked module path is older than vMAJOR.MINOR.PATCH (pre-releases of that
+// patch count as older).
+func linkedBefore(path string, major, minor, patch int) bool {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		panic("kubedra-oracle: no build info to read the linked " + path + " version from")
+	}
+	for _, dep := range info.Deps {
+		if dep.Path != path {
+			continue
+		}
+		v := dep.Version
+		if dep.Replace != nil {
+			v = dep.Replace.Version
+		}
+		core, pre, _ := strings.Cut(strings.TrimPrefix(v, "v"), "-")
+		parts := strings.SplitN(core, ".", 3)
+		if len(parts) != 3 {
+			panic("kubedra-oracle: cannot read the version " + v + " of " + path)
+		}
+		have := [3]int{}
+		for i, p := range parts {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				panic("kubedra-oracle: cannot read the version " + v + " of " + path)
+			}
+			have[i] = n
+		}
+		want := [3]int{major, minor, patch}
+		for i := range have {
+			if have[i] != want[i] {
+				return have[i] < want[i]
+			}
+		}
+		return pre != ""
+	}
+	panic("kubedra-oracle: " + path + " is not linked")
+}
+
 // applyTaintRules adds each rule's taint to the devices it selects, in input order, the way the scheduler's
 // ResourceSlice tracker patches slices: a selector field that is set must match, an unset one matches all,
-// and a rule without a selector matches nothing. Slices are copied before they are changed.
+// and a rule without a selector matches every device or none by the linked release
+// (nilTaintSelectorMatchesAll). Slices are copied before they are changed.
 func applyTaintRules(slices []*resourceapi.ResourceSlice, rules []taintRule) []*resourceapi.ResourceSlice {
 	if len(rules) == 0 {
 		return slices
@@ -237,8 +287,13 @@ func applyTaintRules(slices []*resourceapi.ResourceSlice, rules []taintRule) []*
 		patched := slice
 		for _, rule := range rules {
 			sel := rule.Spec.DeviceSelector
-			if sel == nil ||
-				(sel.Driver != nil && *sel.Driver != slice.Spec.Driver) ||
+			if sel == nil && !nilTaintSelectorMatchesAll {
+				continue
+			}
+			if sel == nil {
+				sel = &taintSelector{}
+			}
+			if (sel.Driver != nil && *sel.Driver != slice.Spec.Driver) ||
 				(sel.Pool != nil && *sel.Pool != slice.Spec.Pool.Name) {
 				continue
 			}

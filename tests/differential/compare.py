@@ -191,7 +191,7 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     except (InputError, ValueError) as e:
         return {"kind": "crash", "error": f"kubedra cannot read the scenario: {e}", "claims": []}
     if rules:
-        slices = apply_taint_rules(slices, rules)
+        slices = apply_taint_rules(slices, rules, release=version)
     state = AllocatedState(
         devices={tuple(d.split("/")) for d in doc.get("allocatedDevices", [])},  # type: ignore[misc]
         shared_ids={tuple(d.split("/")) for d in doc.get("allocatedSharedDeviceIDs", [])},  # type: ignore[misc]

@@ -53,6 +53,25 @@ def test_behaviour_facts_and_api_tables() -> None:
         versions.since("no.such.fact")
 
 
+@pytest.mark.parametrize(
+    ("release", "holds"),
+    [
+        ("1.36", False),
+        ("v1.36.6", False),
+        ("v1.37.0", False),
+        ("v1.37.0-rc.1", False),
+        ("1.37", True),
+        ("v1.37.1", True),
+        ("v1.37.2-gke.100", True),
+        ("1.38", True),
+        (versions.Version(1, 37), True),
+    ],
+)
+def test_a_fact_that_landed_in_a_later_patch(release: str | versions.Version, holds: bool) -> None:
+    # resourceslice/tracker: a DeviceTaintRule without deviceSelector matches none from v0.37.1 only
+    assert versions.holds_at("dra.taintRuleWithoutSelectorMatchesNone", release) is holds
+
+
 def test_the_testbed_builds_the_releases_of_the_data_file() -> None:
     """testbed/Makefile pins a patch per minor; they are the minors of ``testbed`` in data/versions.yaml, and it
     builds the default target unless told otherwise."""

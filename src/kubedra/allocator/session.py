@@ -63,7 +63,11 @@ def engine_config(
 
 
 def allocator_for(inv: Inventory, cfg: EngineConfig, matcher: SelectorMatcher | None = None) -> Allocator:
-    slices = apply_taint_rules(inv.slices, inv.taint_rules) if cfg.taint_rules else inv.slices
+    slices = (
+        apply_taint_rules(inv.slices, inv.taint_rules, release=cfg.target_version)
+        if cfg.taint_rules
+        else inv.slices
+    )
     return Allocator(
         cfg.features,
         inv.classes,

@@ -1,9 +1,10 @@
 """DeviceTaintRules: add each rule's taint to the devices it selects, before allocation.
 
 Like the scheduler's ResourceSlice tracker (``resourceslice/tracker``): driver, pool and device are each
-compared only when set in ``deviceSelector``. A rule *without* a deviceSelector matches no device, as the API
-documentation says and upstream's tracker does since v0.37 (older ``resourceslice/tracker/tracker.go``
-``applyPatches`` matched every device; the differential test against v0.37.2 showed the difference).
+compared only when set in ``deviceSelector``. A rule *without* a deviceSelector depends on the release
+(``dra.taintRuleWithoutSelectorMatchesNone`` in data/versions.yaml): it matches no device from v0.37.1, as the
+API documentation says, and every device before (v0.37.0 and all 1.34-1.36 patches deref the nil selector to
+an empty one). ``release`` is a target minor (``1.36``) or a cluster's exact gitVersion (``v1.37.0``).
 Inputs are not modified: affected slices are shallow-copied with new device objects.
 
 :func:`eviction_delay` is the device-taint eviction controller's decision for one allocated device
@@ -18,6 +19,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Sequence
 
+from kubedra.k8s import versions
 from kubedra.model.objects import Device, DeviceTaint, DeviceTaintRule, DeviceToleration, ResourceSlice
 
 NO_EXECUTE = "NoExecute"
@@ -41,10 +43,17 @@ def taint_blocks(device: Device, tolerations: Sequence[DeviceToleration]) -> Dev
     return None
 
 
-def rule_matches(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> bool:
+def no_selector_matches_all(release: str | versions.Version) -> bool:
+    """Whether a DeviceTaintRule without deviceSelector taints every device at ``release`` (else none)."""
+    return not versions.holds_at("dra.taintRuleWithoutSelectorMatchesNone", release)
+
+
+def rule_matches(
+    rule: DeviceTaintRule, driver: str, pool: str, device: str, *, release: str | versions.Version
+) -> bool:
     sel = rule.device_selector
     if sel is None:
-        return False
+        return no_selector_matches_all(release)
     if sel.driver and sel.driver != driver:
         return False
     if sel.pool and sel.pool != pool:
@@ -53,7 +62,7 @@ def rule_matches(rule: DeviceTaintRule, driver: str, pool: str, device: str) -> 
 
 
 def apply_taint_rules(
-    slices: Sequence[ResourceSlice], rules: Sequence[DeviceTaintRule]
+    slices: Sequence[ResourceSlice], rules: Sequence[DeviceTaintRule], *, release: str | versions.Version
 ) -> list[ResourceSlice]:
     if not rules:
         return list(slices)
@@ -61,7 +70,9 @@ def apply_taint_rules(
     for s in slices:
         new_devices = None
         for i, d in enumerate(s.devices):
-            extra = [r.taint for r in rules if rule_matches(r, s.driver, s.pool.name, d.name)]
+            extra = [
+                r.taint for r in rules if rule_matches(r, s.driver, s.pool.name, d.name, release=release)
+            ]
             if not extra:
                 continue
             if new_devices is None:

@@ -116,6 +116,22 @@ def holds(fact: str, release: str | Version) -> bool:
     return v >= since(fact)
 
 
+_PATCH = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
+
+
+def holds_at(fact: str, release: str | Version) -> bool:
+    """:func:`holds`, exact to the patch where ``release`` names one (``v1.37.0``, a live cluster's gitVersion):
+    a fact that landed in a later patch of its first minor (``notInPatches`` in data/versions.yaml) does not
+    hold at the patches listed there. A bare minor means its newest patch."""
+    if not holds(fact, release):
+        return False
+    m = _PATCH.match(str(release).strip()) if isinstance(release, str) else None
+    if m is None:
+        return True
+    patches = _data().get("notInPatches", {}).get(fact, [])
+    return f"{m.group(1)}.{m.group(2)}.{m.group(3)}" not in patches
+
+
 def api(name: str, release: str | Version) -> Any:
     """What the table ``name`` of ``apis`` in data/versions.yaml says for ``release``: the entry of the newest
     release at or before it, or None when ``release`` is older than the table."""

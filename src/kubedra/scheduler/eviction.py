@@ -38,9 +38,10 @@ class Taints:
 
     slices: dict[DeviceKey, list[tuple[DeviceTaint, str]]]
     rules: list[DeviceTaintRule]
+    release: str  # the target release: what a rule without deviceSelector matches
 
     @classmethod
-    def of(cls, slices: Iterable[ResourceSlice], rules: Sequence[DeviceTaintRule]) -> Taints:
+    def of(cls, slices: Iterable[ResourceSlice], rules: Sequence[DeviceTaintRule], release: str) -> Taints:
         out: dict[DeviceKey, list[tuple[DeviceTaint, str]]] = {}
         for s in slices:
             for d in s.devices:
@@ -49,14 +50,18 @@ class Taints:
                         out.setdefault((s.driver, s.pool.name, d.name), []).append(
                             (t, f"ResourceSlice {s.meta.name}")
                         )
-        return cls(out, [r for r in rules if r.taint.effect == NO_EXECUTE])
+        return cls(out, [r for r in rules if r.taint.effect == NO_EXECUTE], release)
 
     def __bool__(self) -> bool:
         return bool(self.slices or self.rules)
 
     def on(self, key: DeviceKey) -> list[tuple[DeviceTaint, str]]:
         found = list(self.slices.get(key, []))
-        found += [(r.taint, f"DeviceTaintRule {r.meta.name}") for r in self.rules if rule_matches(r, *key)]
+        found += [
+            (r.taint, f"DeviceTaintRule {r.meta.name}")
+            for r in self.rules
+            if rule_matches(r, *key, release=self.release)
+        ]
         return found
 
 

@@ -95,7 +95,11 @@ class Scheduler:
         self.next_start = 0
         self.classes = list(classes)
         self.ext_classes = self._extended_resource_classes() if cfg.extended_resources and dra else {}
-        the_slices = apply_taint_rules(slices, taint_rules) if cfg.taint_rules else list(slices)
+        the_slices = (
+            apply_taint_rules(slices, taint_rules, release=cfg.target_version)
+            if cfg.taint_rules
+            else list(slices)
+        )
         self.allocated = AllocatedState.from_claims(claims)
         self.allocator = Allocator(
             cfg.features,
@@ -121,9 +125,9 @@ class Scheduler:
         self.evicted: list[SimPod] = []
         self.recreated: list[SimPod] = []  # controllers' replacements of pods evicted for device taints
         self.taints = (
-            Taints.of(slices, taint_rules if cfg.taint_rules else ())
+            Taints.of(slices, taint_rules if cfg.taint_rules else (), cfg.target_version)
             if dra and cfg.features.device_taints
-            else Taints({}, [])
+            else Taints({}, [], cfg.target_version)
         )
         self.allocate_calls = 0
         self.fast = fast

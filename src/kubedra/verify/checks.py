@@ -474,6 +474,7 @@ def check_health(state: Snapshot) -> Check:
         state.kind("DeviceTaintRule"),
         state.kind("ResourceClaim"),
         _bound_claim_users(state),
+        state.header.server_version,
     )
     for f in findings:
         (chk.fail if f.severity == FAIL else chk.warn)(f.message)

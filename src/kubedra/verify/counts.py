@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.allocator.taints import rule_matches
+from kubedra.k8s.versions import Version
 from kubedra.model.snapshot import Snapshot
-from kubedra.verify.taints import published_taints, rule_of
+from kubedra.verify.taints import published_taints, rule_of, rule_taints
 
 UNKNOWN_CLASS = "<unknown>"
 
@@ -59,9 +59,11 @@ def dra_counts(state: Snapshot) -> DraCounts:
     counts = DraCounts()
     devices, taints = published_taints(state.kind("ResourceSlice"))
     rules = [rule_of(r) for r in state.kind("DeviceTaintRule")]
+    version = state.header.server_version
+    release = version if Version.maybe(version) else None  # unknown: rules without deviceSelector not counted
 
     def tainted(key: tuple[str, str, str]) -> bool:
-        return bool(taints.get(key)) or any(rule_matches(r, *key) for r in rules)
+        return bool(taints.get(key)) or any(rule_taints(r, key, release) for r in rules)
 
     for key in devices:
         counts.published[key[0]] += 1

@@ -2,7 +2,8 @@
 
 A device's taints are those its ResourceSlice publishes (newest generation of its pool) plus the taint of
 every DeviceTaintRule whose ``spec.deviceSelector`` matches its driver, pool and device (each compared only
-when set; a rule without a selector matches nothing, as in 1.35+). For each allocated device:
+when set; a rule without a selector matches every device before Kubernetes 1.37.1 and none from then, so its
+verdict needs the cluster's serverVersion, and says so where that is unknown). For each allocated device:
 
 - ``NoExecute`` not tolerated (tolerations of the allocation result, effect ``NoExecute``, no
   ``tolerationSeconds``): the pods the claim is reserved for are evicted (after ``tolerationSeconds`` when a
@@ -20,7 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kubedra.allocator.taints import NO_EXECUTE, eviction_delay, rule_matches
+from kubedra.allocator.taints import NO_EXECUTE, eviction_delay, no_selector_matches_all, rule_matches
+from kubedra.k8s import versions
 from kubedra.k8s.findings import Finding
 from kubedra.model.objects import (
     DeviceTaint,
@@ -131,21 +133,47 @@ def published_taints(
     return devices, taints
 
 
+def rule_taints(rule: DeviceTaintRule, key: DeviceKey, release: str | None) -> bool:
+    """Whether ``rule`` taints the device ``key`` at the cluster's ``release`` (its gitVersion); a rule
+    without deviceSelector at an unknown release is not counted (the caller says so)."""
+    if rule.device_selector is None and release is None:
+        return False
+    return rule_matches(rule, *key, release=release or "")
+
+
 def judge(
     slices: Iterable[dict[str, Any]],
     rules: Iterable[dict[str, Any]],
     claims: Iterable[dict[str, Any]],
     bound_pods: dict[tuple[str, str], list[str]],
+    server_version: str,
 ) -> tuple[list[Finding], int]:
     """Findings for taints over allocated devices and for the rules themselves, and how many allocated
-    devices were checked. ``bound_pods`` maps (namespace, claim name) to the bound, live pods using it."""
+    devices were checked. ``bound_pods`` maps (namespace, claim name) to the bound, live pods using it;
+    ``server_version`` is the cluster's gitVersion ("" when unknown)."""
     devices, taints = published_taints(slices)
     typed = [rule_of(r) for r in rules]
+    release = server_version if versions.Version.maybe(server_version) else None
     out: list[Finding] = []
     for r in typed:
-        if r.device_selector is None:
+        if r.device_selector is None and release is None:
+            out.append(
+                _warn(
+                    f"DeviceTaintRule {r.meta.name} has no deviceSelector: it taints every device before "
+                    "Kubernetes 1.37.1 and none from then, and the cluster's version is unknown; "
+                    "its taint is not judged"
+                )
+            )
+        elif r.device_selector is None and not no_selector_matches_all(release or ""):
             out.append(_warn(f"DeviceTaintRule {r.meta.name} has no deviceSelector: it taints no device"))
-        elif not any(rule_matches(r, *k) for k in devices):
+        elif r.device_selector is None:
+            out.append(
+                _warn(
+                    f"DeviceTaintRule {r.meta.name} has no deviceSelector: at Kubernetes {server_version} it "
+                    "taints every device"
+                )
+            )
+        elif not any(rule_taints(r, k, release) for k in devices):
             out.append(_warn(f"DeviceTaintRule {r.meta.name} ({_text(r.taint)}) selects no published device"))
     checked = 0
     allocated: set[DeviceKey] = set()
@@ -163,7 +191,7 @@ def judge(
             found = list(taints.get(key, [])) + [
                 SourcedTaint(r.taint, f"DeviceTaintRule {r.meta.name}")
                 for r in typed
-                if rule_matches(r, *key)
+                if rule_taints(r, key, release)
             ]
             for st in found:
                 where = f"{ref} holds {key[2]} of pool {key[1]}, tainted {_text(st.taint)} by {st.source}"

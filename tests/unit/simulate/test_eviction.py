@@ -17,7 +17,11 @@ OWNER = "ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: train, 
 
 
 def cluster_state(
-    tolerations: str = "", owner: str = OWNER, effect: str = "NoExecute", rule: bool = True
+    tolerations: str = "",
+    owner: str = OWNER,
+    effect: str = "NoExecute",
+    rule: bool = True,
+    selector: bool = True,
 ) -> str:
     tol = f"\n        tolerations: {tolerations}" if tolerations else ""
     text = f"""
@@ -70,6 +74,10 @@ spec:
   deviceSelector: {{driver: gpu.nvidia.com, pool: {NODE}, device: gpu-0}}
   taint: {{key: example.com/rma, effect: {effect}}}
 """
+        if not selector:
+            text = text.replace(
+                f"  deviceSelector: {{driver: gpu.nvidia.com, pool: {NODE}, device: gpu-0}}\n", ""
+            )
     return text
 
 
@@ -134,6 +142,19 @@ def test_no_eviction_where_the_controller_is_off() -> None:
     # DRADeviceTaints is alpha (off) in 1.35: no eviction controller
     sim = run(cluster_state(), gpu_mode="full", target_version="1.35")
     assert sim.results["dra"].evicted == []
+
+
+@pytest.mark.parametrize(("target", "evicted"), [("1.36", 1), ("1.37", 0)])
+def test_a_rule_without_device_selector_follows_the_release(target: str, evicted: int) -> None:
+    """k8s.io/dynamic-resource-allocation resourceslice/tracker: a DeviceTaintRule without deviceSelector
+    matches every device up to v0.37.0 (all 1.36 patches) and none from v0.37.1."""
+    sim = run(
+        cluster_state(selector=False),
+        gpu_mode="full",
+        target_version=target,
+        feature_gates="DRADeviceTaintRules=true",  # beta, off by default in 1.36
+    )
+    assert len(sim.results["dra"].evicted) == evicted
 
 
 def test_a_noexecute_slice_taint_evicts_too() -> None:

@@ -82,9 +82,11 @@ def healthy() -> list[dict[str, Any]]:
     return [node, *slices, plugin, workload, claim]
 
 
-def snap(tmp_path: Path, items: list[dict[str, Any]], name: str = "s.yaml") -> str:
+def snap(
+    tmp_path: Path, items: list[dict[str, Any]], name: str = "s.yaml", server_version: str = "v1.37.2"
+) -> str:
     p = tmp_path / name
-    write(Snapshot(Header("testbed", "v1.37.2", NOW), items), str(p))
+    write(Snapshot(Header("testbed", server_version, NOW), items), str(p))
     return str(p)
 
 
@@ -414,6 +416,33 @@ def test_rule_without_selector_taints_nothing(tmp_path: Path) -> None:
     assert code == 0
     assert by_id(data)["health"]["messages"] == [
         "DeviceTaintRule drain-gpu-0 has no deviceSelector: it taints no device"
+    ]
+
+
+@pytest.mark.parametrize("server_version", ["v1.36.6", "v1.37.0", "v1.34.13"])
+def test_rule_without_selector_taints_every_device_before_1_37_1(tmp_path: Path, server_version: str) -> None:
+    # k8s.io/dynamic-resource-allocation resourceslice/tracker derefs a nil deviceSelector to an empty one
+    # (every device) through v0.37.0; "No selector matches no devices" from v0.37.1
+    rule = _rule()
+    del rule["spec"]["deviceSelector"]
+    code, data = verify("-f", snap(tmp_path, [*healthy(), rule], server_version=server_version))
+    assert code == 1
+    messages = by_id(data)["health"]["messages"]
+    assert (
+        f"DeviceTaintRule drain-gpu-0 has no deviceSelector: at Kubernetes {server_version} it taints every device"
+        in messages
+    )
+    assert any("by DeviceTaintRule drain-gpu-0: not tolerated" in m for m in messages), messages
+
+
+def test_rule_without_selector_on_an_unknown_release_is_not_judged(tmp_path: Path) -> None:
+    rule = _rule()
+    del rule["spec"]["deviceSelector"]
+    code, data = verify("-f", snap(tmp_path, [*healthy(), rule], server_version=""))
+    assert code == 0
+    assert by_id(data)["health"]["messages"] == [
+        "DeviceTaintRule drain-gpu-0 has no deviceSelector: it taints every device before Kubernetes 1.37.1 "
+        "and none from then, and the cluster's version is unknown; its taint is not judged"
     ]
 
 
