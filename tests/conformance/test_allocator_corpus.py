@@ -122,13 +122,7 @@ MODEL_GAPS: dict[str, tuple[str, type[BaseException]]] = {
 # fix (the expectations stay upstream's). Strict xfail: a fixed case fails here until taken off the list.
 # A disagreement shows as a failed comparison (an assert, or pytest.raises seeing no AllocationError).
 _DISAGREES = pytest.fail.Exception
-ALLOCATOR_DISAGREES: dict[str, tuple[str, type[BaseException]]] = {
-    # found by tests/differential: upstream's stable allocator (stable-only feature sets) differs
-    "diff-stable-counter-slice-of-other-node": (
-        "upstream: error (stable gathers other nodes' counter slices); kubedra allocates",
-        _DISAGREES,
-    ),
-}
+ALLOCATOR_DISAGREES: dict[str, tuple[str, type[BaseException]]] = {}
 
 
 def _params(known_failures: dict[str, tuple[str, type[BaseException]]] | None = None) -> list[Any]:

@@ -89,67 +89,10 @@ def _report_dir() -> Path:
 # minimal scenario, a corpus case tests/conformance/allocator/diff-<name>.yaml or, where the corpus format
 # cannot express it, known/<name>.yaml (oracle input; once fixed it moves to regressions/).
 # test_known_divergences.py keeps checking it, so a fix shows up there and the entry must be removed.
-def _stable_counter_slices_of_other_nodes(doc: Doc, ours: Outcome, theirs: Outcome) -> bool:
-    """Upstream's stable allocator gathers counters-only slices of every node (pools_stable.go)."""
-    if implementation(doc["features"]) != "stable" or not doc["features"].get("PartitionableDevices"):
-        return False
-    return any(
-        s["spec"].get("sharedCounters") and not _targets(s["spec"], doc["node"]) for s in doc["slices"]
-    )
-
-
-def _targets(spec: dict[str, Any], node: dict[str, Any]) -> bool:
-    """Whether a slice is for the node (the generator's selectors use only the In operator)."""
-    name, labels = node["metadata"]["name"], node["metadata"].get("labels") or {}
-    if spec.get("nodeName"):
-        return bool(spec["nodeName"] == name)
-    if spec.get("allNodes") or spec.get("perDeviceNodeSelection"):
-        return True
-    terms = (spec.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
-    return any(
-        all(name in r["values"] for r in t.get("matchFields") or [])
-        and all(labels.get(r["key"]) in r["values"] for r in t.get("matchExpressions") or [])
-        for t in terms
-    )
-
-
-KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]] = {
-    "stable-counter-slice-of-other-node": (
-        "for stable-only feature sets upstream's stable allocator counts other nodes' counters-only slices "
-        "as pools of this node (incomplete or invalid ones then fail 'All' requests or the allocation)",
-        _stable_counter_slices_of_other_nodes,
-    ),
-}
-
-
-def _136_invalid_pools(doc: Doc, ours: Outcome, theirs: Outcome) -> bool:
-    error = theirs["error"] or ""
-    return (
-        ours["kind"] != "error"
-        and theirs["kind"] == "error"
-        and ("invalid resource pools were encountered" in error or "is currently invalid" in error)
-    )
-
-
-# Found against the 1.36 allocator (k8s.io/dynamic-resource-allocation v0.36.3) only: kubedra's allocator is
-# v0.37.2's, with version switches where a difference is understood (v0.37 adds a claim config once and clears
-# the requests of a config that applies to all requests; v0.36 adds it per named request and keeps them).
-# Not yet modelled:
-KNOWN_DIVERGENCES_136: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]] = {
-    "136-pool-validity": (
-        "v0.36 judges some pools invalid that v0.37 (kubedra) does not: an 'All' request on it fails, or the "
-        "allocation ends with 'invalid resource pools were encountered', where kubedra finds the claims "
-        "unsatisfiable or allocates",
-        _136_invalid_pools,
-    ),
-    # Last, a catch-all: kubedra's allocator is v0.37's, and other v0.36 differences are not modelled yet
-    # (seed 0 at 10,000 scenarios: 3 of 2,000 at 1.36, e.g. an 'All' subrequest on a pool being updated is
-    # an error in v0.36). They are counted and listed in the summary, not failed; 1.37 has none.
-    "136-other-v036-difference": (
-        "another v0.36 behaviour kubedra does not model (see the summary's scenario list)",
-        lambda doc, ours, theirs: True,
-    ),
-}
+# A predicate must name the outcomes it accepts (kubedra's and upstream's kind at least): one that ignores
+# them waives every disagreement of its scenarios. A difference upstream has between releases is modelled per
+# release in kubedra.allocator (data/versions.yaml), never listed here. None is known today.
+KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]] = {}
 
 
 @dataclass
@@ -192,12 +135,6 @@ class Run:
             "timeouts": [" ".join(x for x in (str(i), a, b) if x) for i, a, b in self.timeouts],
             "disagreements": len([f for f in self.findings if not f.known]),
             "knownDivergences": dict(known),
-            # the unmodelled 1.36 differences, each with its scenario number and what differed
-            "v036Differences": [
-                f"#{f.index}: {f.why.splitlines()[0]}"
-                for f in self.findings
-                if f.known == "136-other-v036-difference"
-            ],
             "errorMessageDifferences": len(self.message_differences),
             "seconds": {k: round(v, 1) for k, v in self.seconds.items()},
         }
@@ -207,10 +144,6 @@ def _classify(version: str, doc: Doc, ours: Outcome, theirs: Outcome) -> str | N
     for name, (_, matches) in KNOWN_DIVERGENCES.items():
         if matches(doc, ours, theirs):
             return name
-    if version == "1.36":
-        for name, (_, matches) in KNOWN_DIVERGENCES_136.items():
-            if matches(doc, ours, theirs):
-                return name
     return None
 
 

@@ -222,7 +222,12 @@ class Allocator:
         slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
         try:
             pools = gather_pools(
-                slices_for_node, node, self.features, self.all_slices, pool_counters=self.pool_counters
+                slices_for_node,
+                node,
+                self.features,
+                self.all_slices,
+                pool_counters=self.pool_counters,
+                release=self.target_version,
             )
         except PoolError as e:
             raise AllocationError(f"gather pool information: {e}") from None

@@ -16,6 +16,12 @@
   DRADeviceCompatibilityGroups is off, which leaves their pool incomplete, like upstream.
 - A pool is invalid on duplicate device names, duplicate counter-set names, or a device consuming a
   counter set/counter that does not exist.
+- Some upstream variants at some releases (``allocator.countersOnlySlicesOfEveryNode`` in data/versions.yaml:
+  1.37's stable, every 1.36 variant, 1.35's incubating and experimental) always include counters-only slices,
+  whatever node they are for ("needed to use a pool regardless of their node selector"): a pool whose devices
+  are all for other nodes then still appears for this node, without devices, and may be incomplete or invalid
+  there (which fails an ``All`` request, or the allocation with "invalid resource pools were encountered").
+  The others take them only through the pool re-scan.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kubedra.allocator.state import Features
+from kubedra.k8s import versions
 from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
 from kubedra.model.objects import CounterSet, Node, NodeSelector, ResourceSlice
 
@@ -89,6 +96,12 @@ def _relevant(s: ResourceSlice, node: Node, features: Features) -> bool:
                     f"failed to perform node selection for device {d.name} in slice {s.name}: {e}"
                 ) from None
     return False
+
+
+def _counter_slice_ok(s: ResourceSlice, features: Features) -> bool:
+    """A counters-only slice the stable allocator takes whatever node it is for (checks before node
+    selection: compatibility groups are on devices, which such a slice has none of)."""
+    return features.compatibility_groups or not uses_compatibility_groups(s)
 
 
 def _has_binding_conditions(p: Pool) -> bool:
@@ -180,10 +193,22 @@ def gather_pools(
     all_slices: Sequence[ResourceSlice],
     *,
     pool_counters: bool = True,
+    release: str,
 ) -> list[Pool]:
     pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    counters_everywhere = (
+        pool_counters
+        and features.partitionable_devices
+        and features.implementation()
+        in (versions.behaviour("allocator.countersOnlySlicesOfEveryNode", release) or ())
+    )
+    if counters_everywhere:
+        slices_for_node = [
+            *(s for s in slices_for_node if not s.shared_counters),
+            *(s for s in all_slices if s.shared_counters and _counter_slice_ok(s, features)),
+        ]
     for s in slices_for_node:
-        if not _relevant(s, node, features):
+        if not (counters_everywhere and s.shared_counters) and not _relevant(s, node, features):
             continue
         key = (s.driver, s.pool.name)
         cur = pools.get(key)

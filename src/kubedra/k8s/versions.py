@@ -135,11 +135,21 @@ def holds_at(fact: str, release: str | Version) -> bool:
 def api(name: str, release: str | Version) -> Any:
     """What the table ``name`` of ``apis`` in data/versions.yaml says for ``release``: the entry of the newest
     release at or before it, or None when ``release`` is older than the table."""
+    return _by_release("apis", name, release)
+
+
+def behaviour(name: str, release: str | Version) -> Any:
+    """What the table ``name`` of ``byRelease`` in data/versions.yaml (behaviour that is not a plain
+    since-fact) says for ``release``, read like :func:`api`."""
+    return _by_release("byRelease", name, release)
+
+
+def _by_release(section: str, name: str, release: str | Version) -> Any:
     v = release if isinstance(release, Version) else Version.parse(release, what="Kubernetes version")
     try:
-        table: dict[str, Any] = _data()["apis"][name]
+        table: dict[str, Any] = _data()[section][name]
     except KeyError:
-        raise KeyError(f"{name!r} is not a table of data/versions.yaml (apis)") from None
+        raise KeyError(f"{name!r} is not a table of data/versions.yaml ({section})") from None
     known = [(Version.parse(r), value) for r, value in table.items() if Version.parse(r) <= v]
     return max(known, key=lambda kv: kv[0])[1] if known else None
 

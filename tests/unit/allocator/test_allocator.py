@@ -332,3 +332,86 @@ def test_inputs_are_not_modified():
     before = (copy.deepcopy(slices), copy.deepcopy(c))
     alloc(slices).allocate(node(), [c])
     assert (slices, c) == before
+
+
+def _pool_of_another_node() -> list:
+    """pool-b is all node-2's: a counters-only slice and a device consuming a counter set it lacks."""
+    return [
+        slice_("a", [dev("d0")], pool="pool-a"),
+        slice_(
+            "b-counters",
+            [],
+            pool="pool-b",
+            node_name="node-2",
+            count=2,
+            counters=[counter_set("set", mem="8")],
+        ),
+        slice_(
+            "b-devices",
+            [dev("x", consumes_counters=consumes("nope", mem="1"))],
+            pool="pool-b",
+            node_name="node-2",
+            count=2,
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("features", "stable"),
+    [
+        (Features(partitionable_devices=True), True),
+        (Features(partitionable_devices=True, device_binding_and_status=True), False),
+    ],
+    ids=["stable", "incubating"],
+)
+def test_stable_allocator_takes_counters_only_slices_of_other_nodes(features, stable):
+    # pools_stable.go GatherPools: "Always include slices with SharedCounters ... regardless of their node
+    # selector", so node-2's pool-b is a pool of node-1 there (here an invalid one); the incubating allocator
+    # does not see it
+    a = alloc(_pool_of_another_node(), features=features)
+    if stable:
+        with pytest.raises(AllocationError, match="resource pool driver-a/pool-b is currently invalid"):
+            a.allocate(node(), [claim("c", all_req())])
+        with pytest.raises(InvalidPoolsError, match="invalid resource pools were encountered"):
+            a.allocate(node(), [claim("c", req(count=2))])
+    else:
+        assert picked(a.allocate(node(), [claim("c", all_req())])) == [[("req-0", "d0")]]
+        assert a.allocate(node(), [claim("c", req(count=2))]) is None
+
+
+@pytest.mark.parametrize(
+    ("target", "features", "sees_it"),
+    [
+        ("1.36", Features(partitionable_devices=True, device_binding_and_status=True), True),
+        ("1.35", Features(partitionable_devices=True, device_binding_and_status=True), True),
+        ("1.37", Features(partitionable_devices=True, device_binding_and_status=True), False),
+        ("1.38", Features(partitionable_devices=True), False),
+    ],
+)
+def test_which_variants_take_counters_only_slices_of_other_nodes(target, features, sees_it):
+    # allocator.countersOnlySlicesOfEveryNode (data/versions.yaml): v0.36's incubating GatherPools has the
+    # stable one's "Always include slices with SharedCounters"; v0.37 dropped it there, v0.38 everywhere
+    a = alloc(_pool_of_another_node(), features=features, target_version=target)
+    if sees_it:
+        with pytest.raises(AllocationError, match="pool driver-a/pool-b is currently invalid"):
+            a.allocate(node(), [claim("c", all_req())])
+    else:
+        assert picked(a.allocate(node(), [claim("c", all_req())])) == [[("req-0", "d0")]]
+
+
+def test_stable_allocator_sees_an_incomplete_pool_of_another_node():
+    slices = [
+        slice_("a", [dev("d0")], pool="pool-a"),
+        slice_(
+            "b-counters",
+            [],
+            pool="pool-b",
+            node_name="node-2",
+            count=3,
+            counters=[counter_set("set", mem="8")],
+        ),
+    ]
+    a = alloc(slices, features=Features(partitionable_devices=True))
+    with pytest.raises(AllocationError, match="resource pool driver-a/pool-b is currently being updated"):
+        a.allocate(node(), [claim("c", all_req())])
+    assert picked(a.allocate(node(), [claim("c", req())])) == [[("req-0", "d0")]]
