@@ -25,6 +25,10 @@ from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import Device
 
+# Runtime error texts where the CEL evaluator kubedra embeds words them differently from cel-go, which
+# upstream's allocator runs (github.com/google/cel-go common/types/err.go: errDivideByZero).
+CEL_GO_MESSAGES = {"divide by zero": "division by zero"}
+
 
 class SelectorError(Exception):
     """A selector failed to compile or evaluate; the allocator turns it into an AllocationError."""
@@ -142,12 +146,8 @@ class SelectorMatcher:
                     self._shared[shared_key] = value
             self._memo[key] = (device, value)
         if isinstance(value, BaseException):
-            raise SelectorError(
-                index,
-                expression,
-                str(getattr(value, "detail", None) or getattr(value, "message", value)),
-                runtime=True,
-            )
+            message = str(getattr(value, "detail", None) or getattr(value, "message", value))
+            raise SelectorError(index, expression, CEL_GO_MESSAGES.get(message, message), runtime=True)
         return value
 
     def _shape(

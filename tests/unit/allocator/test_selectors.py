@@ -49,3 +49,12 @@ def test_domain_presence_is_part_of_the_key():
     without = dev("b", {"y": 1})
     assert m.matches(0, expr, with_domain, "gpu.nvidia.com") is True
     assert m.matches(0, expr, without, "gpu.nvidia.com") is False
+
+
+def test_runtime_errors_are_worded_like_cel_go() -> None:
+    # cel-go common/types/err.go errDivideByZero: "division by zero" (the upstream allocator's error text)
+    m = SelectorMatcher(target_version="1.37")
+    for expression, message in (("1 / 0 == 1", "division by zero"), ("1 % 0 == 1", "modulus by zero")):
+        with pytest.raises(SelectorError) as e:
+            m.all_match([expression], dev("d"), "driver-a")
+        assert e.value.message == message
