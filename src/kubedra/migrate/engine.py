@@ -27,7 +27,7 @@ from kubedra.k8s.workloads import (
     pod_templates,
     queue_name,
 )
-from kubedra.migrate import dra, gang, gpu, shared_claims, sharing
+from kubedra.migrate import dra, extended, gang, gpu, shared_claims, sharing
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
 from kubedra.migrate.report import FileResult, MigrationReport
 from kubedra.migrate.sharing_scope import Scope
@@ -359,9 +359,9 @@ class Migrator:
                 if new and queue_name(obj):
                     self._kueue_quota(ctx, obj, new)
         else:
-            classes = gpu.extended_resource_classes(ctx, templates)
+            classes = extended.extended_resource_classes(ctx, templates)
             if classes:
-                ctx.note("warning", gpu.extended_resource_warning(opts.target))
+                ctx.note("warning", extended.extended_resource_warning(opts.target))
             before.extend(classes)
         if gang_info is not None:
             before.extend(gang.convert(ctx, templates, gang_info))

@@ -137,7 +137,7 @@ def convert(
         return False, [], []
     scans = []
     for t in templates:
-        scan = gpu._scan_template(ctx, t)
+        scan = gpu.scan_template(ctx, t)
         if scan is not None and scan[0] and not scan[1]:
             scans.append((t, scan[0]))
     shared = [(t, found, sc) for t, found in scans if (sc := shared_class_of(ctx, t, found)) is not None]

@@ -95,11 +95,8 @@ class Scheduler:
         self.next_start = 0
         self.classes = list(classes)
         self.ext_classes = self._extended_resource_classes() if cfg.extended_resources and dra else {}
-        the_slices = (
-            apply_taint_rules(slices, taint_rules, release=cfg.target_version)
-            if cfg.taint_rules
-            else list(slices)
-        )
+        rules = taint_rules if cfg.taint_rules else []
+        the_slices = apply_taint_rules(slices, rules, release=cfg.target_version) if rules else list(slices)
         self.allocated = AllocatedState.from_claims(claims)
         self.allocator = Allocator(
             cfg.features,
