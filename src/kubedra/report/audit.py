@@ -3,6 +3,7 @@ the table, CSV and SARIF; Markdown is :mod:`kubedra.report.audit_markdown` (a te
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -10,7 +11,7 @@ import click
 from kubedra.audit.engine import Report
 from kubedra.audit.model import SEVERITIES
 from kubedra.k8s.findings import Finding
-from kubedra.report import output
+from kubedra.report import output, table
 from kubedra.text import count
 
 HEADERS = ("Severity", "Rule", "Object", "Where", "Message", "Fix")
@@ -56,21 +57,36 @@ def short_message(message: str) -> str:
     return message
 
 
+TABLE = (
+    3,
+    0,
+    1,
+    2,
+    4,
+    5,
+)  # the table's columns: where (file:line) first, then severity, rule, object, message, fix
+
+
 def print_table(report: Report, *, wide: bool = False) -> None:
-    """One line per finding, errors first: severity (in colour on a terminal), rule, object, file:line and
-    the short message; ``wide`` has the whole message and the fix."""
+    """One row per finding, errors first: file:line (whole), severity (in colour on a terminal), rule, object
+    and the short message; ``wide`` has the whole message and the fix (:mod:`kubedra.report.table` lays it
+    out for the terminal's width)."""
     if not report.findings:
-        click.echo(f"No findings. {summary_line(report)}")
+        click.echo(table.paragraph(f"No findings. {summary_line(report)}", table.terminal_width(sys.stdout)))
         return
     order = {sev: i for i, sev in enumerate(SEVERITIES)}
     findings = sorted(report.findings, key=lambda f: order.get(f.severity, len(order)))
     rows = [finding_row(f) for f in findings]
-    if wide:
-        click.echo(output.line_table(HEADERS, rows, colours=SEVERITY_COLOURS), nl=False)
-    else:
-        short = [[*r[:4], short_message(r[4])] for r in rows]
-        click.echo(output.line_table(HEADERS[:5], short, colours=SEVERITY_COLOURS, shorten=4), nl=False)
-    click.echo(summary_line(report))
+    if not wide:
+        rows = [[*r[:4], short_message(r[4])] for r in rows]
+    columns = TABLE[: len(rows[0])]
+    output.print_table(
+        [HEADERS[c] for c in columns],
+        [[r[c] for c in columns] for r in rows],
+        flex=range(4, len(columns)),
+        colours={1: SEVERITY_COLOURS},
+    )
+    click.echo(table.paragraph(summary_line(report), table.terminal_width(sys.stdout)))
 
 
 def csv(report: Report) -> str:

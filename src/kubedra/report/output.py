@@ -1,15 +1,13 @@
 """Shared output plumbing: ``-o json|yaml|table|markdown|csv`` for every verb.
 
 Verbs build plain data (dicts/lists, camelCase keys like Kubernetes) and a table description;
-this module renders them. rich is imported lazily (only for tables on a terminal).
+this module renders them; the human table is :mod:`kubedra.report.table` (one renderer for every verb).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +16,7 @@ import yaml
 
 # Writing a file safely is a plain utility below every layer; verbs reach it here or in kubedra.safewrite.
 from kubedra.report.jsontext import dumps_indented
+from kubedra.report.table import print_table as print_table
 from kubedra.safewrite import write_atomic as write_atomic
 
 FORMATS = ("table", "json", "yaml", "markdown", "csv")
@@ -75,71 +74,6 @@ def csv_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     for r in rows:
         w.writerow(["" if v is None else v for v in r])
     return buf.getvalue()
-
-
-def plain_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """kubectl-style aligned columns (used when stdout is not a terminal, and by tests)."""
-    cells = [[str(h).upper() for h in headers]] + [["" if v is None else str(v) for v in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = ["   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    return "\n".join(lines) + "\n"
-
-
-def print_table(
-    headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str | None = None, *, err: bool = False
-) -> None:
-    """Aligned columns on stdout (``err``: on stderr, when stdout carries an artefact); rich on a terminal."""
-    stream = sys.stderr if err else sys.stdout
-    if not stream.isatty():
-        if title:
-            click.echo(title, err=err)
-        click.echo(plain_table(headers, rows), nl=False, err=err)
-        return
-    from rich.console import Console  # noqa: PLC0415
-    from rich.table import Table  # noqa: PLC0415
-
-    table = Table(title=title, show_lines=False, header_style="bold")
-    for h in headers:
-        table.add_column(str(h))
-    for r in rows:
-        table.add_row(*["" if v is None else str(v) for v in r])
-    Console(stderr=err).print(table)
-
-
-def colour_enabled(err: bool = False) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
-    stream = sys.stderr if err else sys.stdout
-    return not os.environ.get("NO_COLOR") and stream.isatty()
-
-
-def line_table(
-    headers: Sequence[str],
-    rows: Sequence[Sequence[Any]],
-    *,
-    colours: dict[str, str] | None = None,
-    shorten: int | None = None,
-) -> str:
-    """One line per row, kubectl-style (no wrapping): the ``shorten`` column is cut with an ellipsis so a line
-    fits the terminal; a first-column value found in ``colours`` is coloured (when colour is enabled)."""
-    cells = [[str(h).upper() for h in headers]] + [["" if v is None else str(v) for v in r] for r in rows]
-    if shorten is not None and sys.stdout.isatty():
-        import shutil  # noqa: PLC0415  (with its archive modules, a tenth of a small run's start-up)
-
-        width = shutil.get_terminal_size((120, 24)).columns
-        others = sum(max(len(r[i]) for r in cells) + 3 for i in range(len(headers)) if i != shorten)
-        room = max(width - others - 1, 20)
-        for r in cells[1:]:
-            if len(r[shorten]) > room:
-                r[shorten] = r[shorten][: room - 1].rstrip() + "…"
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    use_colour = bool(colours) and colour_enabled()
-    lines = []
-    for n, r in enumerate(cells):
-        line = "   ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        if use_colour and n and colours and r[0] in colours:
-            line = click.style(r[0], fg=colours[r[0]], bold=True) + line[len(r[0]) :]
-        lines.append(line)
-    return "\n".join(lines) + "\n"
 
 
 def emit(data: Any, fmt: str, table: Callable[[], None] | None = None) -> None:

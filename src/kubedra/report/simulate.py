@@ -6,10 +6,11 @@ Pending pods with the same workload and reason are grouped on one row (``llama-8
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kubedra.report.output import plain_table
+from kubedra.report import table
 from kubedra.simulate.results import TITLES, ModeResult, PodOutcome, Simulation
 from kubedra.text import count, noun
 
@@ -126,4 +127,5 @@ def pods_table(sim: Simulation) -> str:
             rows.append(
                 [TITLES.get(mode, mode), p.namespace, p.name, p.node or "-", ", ".join(p.devices) or "-"]
             )
-    return plain_table(["mode", "namespace", "pod", "node", "devices"], rows)
+    width = table.terminal_width(sys.stdout)
+    return table.render(["mode", "namespace", "pod", "node", "devices"], rows, width=width)

@@ -216,11 +216,12 @@ def test_table_is_one_line_per_finding_errors_first(tmp_path: Path) -> None:
     write(tmp_path, "i.yaml", REMOVED_INGRESS)
     out = run("audit", str(tmp_path), code=1).stdout
     lines = out.splitlines()
-    assert lines[0].split() == ["SEVERITY", "RULE", "OBJECT", "WHERE", "MESSAGE"]
-    assert lines[1].startswith("error ") and lines[2].startswith("warning ") and len(lines) == 4
+    assert lines[0].split() == ["WHERE", "SEVERITY", "RULE", "OBJECT", "MESSAGE"]  # file:line first
+    assert lines[1].split()[:2] == [f"{tmp_path}/i.yaml:1", "error"]
+    assert lines[2].split()[:2] == [f"{tmp_path}/d.yaml:14", "warning"] and len(lines) == 4
     assert "\x1b[" not in out  # not a terminal: no colour
     wide = run("audit", str(tmp_path), "-o", "wide", code=1).stdout.splitlines()
-    assert wide[0].split()[-1] == "FIX" and len(wide) == 4
+    assert wide[0].split()[0] == "WHERE" and wide[0].split()[-1] == "FIX" and len(wide) == 4
     assert "target 1.37: 2 findings: 1 error, 1 warning, 0 info; scanned 2 files, 2 objects" in out
     clean = tmp_path / "clean"
     clean.mkdir()

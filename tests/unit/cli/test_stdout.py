@@ -64,17 +64,21 @@ def test_explain_notes_go_to_stderr(tmp_path: Path) -> None:
     json.loads(r.stdout)
 
 
-def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     from kubedra.report import audit as render
+    from kubedra.report.table import print_table
 
+    rows = [["f:1", "error", "r", "o", "m"], ["f:2", "info", "r", "o", "m"]]
     monkeypatch.setattr("sys.stdout.isatty", lambda: True, raising=False)
+    monkeypatch.setenv("COLUMNS", "120")
     monkeypatch.delenv("NO_COLOR", raising=False)
-    rows = [["error", "r", "o", "f:1", "m"], ["info", "r", "o", "f:2", "m"]]
-    text = render.output.line_table(render.HEADERS[:5], rows, colours=render.SEVERITY_COLOURS)
+    print_table(render.HEADERS[:5], rows, colours={1: render.SEVERITY_COLOURS})
+    text = capsys.readouterr().out
     assert "\x1b[31" in text and "\x1b[34" in text
+    assert text.splitlines()[1].split()[0] == "f:1"  # the location stays first and plain
     monkeypatch.setenv("NO_COLOR", "1")
-    text = render.output.line_table(render.HEADERS[:5], rows, colours=render.SEVERITY_COLOURS)
-    assert "\x1b[" not in text
+    print_table(render.HEADERS[:5], rows, colours={1: render.SEVERITY_COLOURS})
+    assert "\x1b[" not in capsys.readouterr().out
 
 
 def test_short_message_is_the_first_sentence() -> None:
