@@ -126,7 +126,8 @@ def _columns(
 
 def _pack(cells: Sequence[list[str]], width: int, indent: str) -> list[str]:
     """Short cells joined on lines of at most ``width`` (after ``indent``), broken between cells."""
-    words = [line for cell in cells for line in cell if line]
+    room = width - len(indent)
+    words = [piece for cell in cells for line in cell if line for piece in _wrap([line], room)]
     lines: list[str] = []
     current = ""
     for w in words:
@@ -143,7 +144,7 @@ def _flex_text(
     headers: Sequence[str], row: Sequence[list[str]], flex: Sequence[int], width: int, *, header: bool
 ) -> list[str]:
     out: list[str] = []
-    room = max(width - len(TEXT), MIN_FLEX // 2)
+    room = max(width - len(TEXT), 8)
     for j, c in enumerate(flex):
         lines = [headers[c].upper()] if header else row[c]
         if not header and j and any(lines):  # a second text (audit's fix) says what it is
@@ -199,7 +200,7 @@ def render(
     rest = fixed[1:]  # blocks: the anchor alone, the short cells under it, the text under them
     rest_width = len(FIELDS) + sum(natural[c] for c in rest) + len(GAP) * (len(rest) - 1)
     for i, row in enumerate(cells):
-        lines += row[0]
+        lines += _wrap(row[0], width)  # a path has no space: it stays whole, however long
         if not rest:
             pass
         elif rest_width <= width:
