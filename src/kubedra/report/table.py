@@ -59,12 +59,17 @@ def _escape(line: str) -> str:
 def cell_lines(value: Any) -> list[str]:
     """A cell's text as its lines (``None`` is empty), control characters escaped."""
     text = "" if value is None else str(value)
+    if text.isprintable():  # the common cell: one line, nothing to escape
+        return [text.rstrip()]
     lines = [_escape(line).rstrip() for line in text.splitlines()]
     return lines or [""]
 
 
 def one_line(value: Any) -> str:
     """A cell on one line: each embedded newline with the indentation around it becomes one space."""
+    text = "" if value is None else str(value)
+    if text.isprintable():
+        return text
     return " ".join(part for part in (line.strip() for line in cell_lines(value)) if part)
 
 
@@ -113,7 +118,11 @@ def _columns(
 ) -> list[str]:
     """Aligned lines of ``columns`` for each row: a multi-line cell adds lines, the others stay blank there."""
     out: list[str] = []
+    plain = not paint.colours
     for n, row in enumerate(cells):
+        if plain and all(len(row[c]) == 1 for c in columns):  # the common row: one line, no colour
+            out.append(GAP.join(row[c][0].ljust(widths[c]) for c in columns).rstrip())
+            continue
         height = max(len(row[c]) for c in columns)
         for k in range(height):
             parts = []
