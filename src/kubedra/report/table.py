@@ -152,15 +152,17 @@ def _pack(cells: Sequence[list[str]], width: int, indent: str) -> list[str]:
 def _flex_text(
     headers: Sequence[str], row: Sequence[list[str]], flex: Sequence[int], width: int, *, header: bool
 ) -> list[str]:
+    """The flexible cells under a row, indented and wrapped; under the header, their names."""
+    if header:
+        return _pack([[headers[c].upper()] for c in flex], width, TEXT)
     out: list[str] = []
-    room = max(width - len(TEXT), 8)
     for j, c in enumerate(flex):
-        lines = [headers[c].upper()] if header else row[c]
-        if not header and j and any(lines):  # a second text (audit's fix) says what it is
-            lines = [f"{headers[c].lower()}: {lines[0]}", *lines[1:]]
-        if header and j:
+        lines = row[c]
+        if not any(lines):
             continue
-        out += [TEXT + line if line else "" for line in _wrap(lines, room)] if any(lines) else []
+        if j:  # a second text (audit's fix) says what it is
+            lines = [f"{headers[c].lower()}: {lines[0]}", *lines[1:]]
+        out += [TEXT + line if line else "" for line in _wrap(lines, max(width - len(TEXT), 8))]
     return out
 
 
@@ -179,7 +181,7 @@ def render(
     used when ``colour``. Headers are upper-cased, columns three spaces apart (kubectl).
     """
     n = len(headers)
-    flexible = sorted(c for c in (flex if flex is not None else [n - 1]) if 0 < c < n or n == 1)
+    flexible = sorted(c for c in (flex if flex is not None else [n - 1]) if 0 < c < n)  # not the anchor
     fixed = [c for c in range(n) if c not in flexible]
     paint = _Painter(colours, colour)
     title_row = [[str(h).upper()] for h in headers]
@@ -210,11 +212,9 @@ def render(
     rest_width = len(FIELDS) + sum(natural[c] for c in rest) + len(GAP) * (len(rest) - 1)
     for i, row in enumerate(cells):
         lines += _wrap(row[0], width)  # a path has no space: it stays whole, however long
-        if not rest:
-            pass
-        elif rest_width <= width:
+        if rest and rest_width <= width:
             lines += [FIELDS + line for line in _columns([title_row, row], rest, natural, paint)[1:] if line]
-        else:
+        elif rest:
             lines += _pack([row[c] for c in rest], width, FIELDS)
         lines += _flex_text(headers, row, flexible, width, header=i == 0)
     return _joined(lines)
