@@ -16,6 +16,7 @@ import yaml
 
 from kubedra.errors import InputError, Location
 from kubedra.k8s import datafiles
+from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import Version
 from kubedra.model.apiversions import split_api_version, version_rank
 from kubedra.text import noun
@@ -45,6 +46,7 @@ _FIELDS = {
     "deletedFromModule",
     "lifecycleFrom",
     "offByDefault",
+    "featureGate",
 }
 
 
@@ -62,6 +64,7 @@ class Lifecycle:
     classic_dra: bool = False
     convertible: str | None = None
     off_by_default: bool = False  # served only when enabled with --runtime-config (KEP-3136 betas, alphas)
+    feature_gate: str | None = None  # served only with this kube-apiserver feature gate on, as well
     origin: str = ""  # the data file the last override came from
 
     @property
@@ -80,6 +83,12 @@ class Lifecycle:
     def served(self, at: Version) -> bool:
         return self.is_introduced(at) and not self.is_removed(at)
 
+    def enable_text(self) -> str:
+        """The kube-apiserver flags that serve this version: ``--runtime-config=...=true``, after the feature gate
+        when one guards the resource."""
+        flag = f"--runtime-config={self.api_version}=true"
+        return f"--feature-gates={self.feature_gate}=true {flag}" if self.feature_gate else flag
+
     def story(self, at: Version) -> str:
         """Served or not at ``at``, on by default or not, deprecated and removed when: the one sentence audit and
         validate both say about this version (``resource.k8s.io/v1beta1 at 1.37: served only when enabled ...``)."""
@@ -88,9 +97,11 @@ class Lifecycle:
         if self.is_removed(at):
             return f"not served at {at} (removed in {self.removed})"
         if self.off_by_default:
-            parts = [
-                f"served at {at} only when enabled (--runtime-config={self.api_version}=true; off by default)"
-            ]
+            off = "off by default"
+            info = gate_info(self.feature_gate, at) if self.feature_gate else None
+            if info and info.get("stage") and not info.get("default"):
+                off = f"off by default, and {self.feature_gate} is {info['stage']} and off"
+            parts = [f"served at {at} only when enabled ({self.enable_text()}; {off})"]
         else:
             parts = [f"served at {at}"]
         if self.deprecated is not None and at >= self.deprecated:
@@ -183,6 +194,8 @@ class DeprecationDB:
             changes["convertible"] = str(row["convertible"]) if row["convertible"] else None
         if "offByDefault" in row:
             changes["off_by_default"] = bool(row["offByDefault"])
+        if "featureGate" in row:
+            changes["feature_gate"] = str(row["featureGate"]) if row["featureGate"] else None
         self.entries[key] = replace(cur, **changes)
 
     def _reindex(self) -> None:

@@ -185,14 +185,21 @@ def test_v1beta1_shape_points_at_the_field(dra: dict) -> None:
 
 def test_podgroup_alpha_churn(dra: dict) -> None:
     pg = [f for f in dra["findings"] if f["object"]["kind"] == "PodGroup"]
-    assert {f["rule"] for f in pg} == {"api.removed"}
-    assert all("scheduling.k8s.io/v1beta1 PodGroup" in f["fix"] for f in pg)
-    # the same PodGroups are fine when the target is 1.36, where v1alpha2 is served
+    by_version = {(f["object"]["apiVersion"], f["rule"]) for f in pg}
+    # v1alpha2 is gone at 1.37; v1alpha3 is served there, but only with GenericWorkload and --runtime-config
+    assert by_version == {
+        ("scheduling.k8s.io/v1alpha2", "api.removed"),
+        ("scheduling.k8s.io/v1alpha3", "api.off-by-default"),
+    }
+    assert all("scheduling.k8s.io/v1beta1 PodGroup" in f["fix"] for f in pg if f["rule"] == "api.removed")
+    # the same PodGroups are served when the target is 1.36 (v1alpha2), when enabled: a warning, exit 0
     code, at36 = _findings(
         str(corpus() / "dra" / "example-driver-podgroup-rct-v1alpha2.yaml"), "--target-version", "1.36"
     )
     assert code == 0
-    assert not [f for f in at36["findings"] if f["object"]["kind"] == "PodGroup"]
+    assert {f["rule"] for f in at36["findings"] if f["object"]["kind"] == "PodGroup"} == {
+        "api.off-by-default"
+    }
     # and the 1.37 v1alpha3 PodGroup is not served at 1.36
     code, v3 = _findings(
         str(corpus() / "dra" / "k8s-scheduler-perf-podgroup-v1alpha3.yaml"), "--target-version", "1.36"

@@ -81,6 +81,7 @@ def _current_note(ctx: Context, entry: Lifecycle) -> str:
     "api.not-yet-served",
     "api.never-served",
     "api.replacement-not-in-current",
+    "api.off-by-default",
     "dra.classic",
 )
 def api_lifecycle(ctx: Context, scope: Scope) -> None:
@@ -118,7 +119,13 @@ def _never_served(ctx: Context, item: Item, api_version: str, how: str) -> None:
 
 def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -> None:
     t = ctx.target
-    if not entry.classic_dra and entry.is_introduced(t) and not entry.removed and not entry.deprecated:
+    if (
+        not entry.classic_dra
+        and entry.is_introduced(t)
+        and not entry.removed
+        and not entry.deprecated
+        and not entry.off_by_default
+    ):
         return  # a GA version with no end date: the common case, decided before any formatting
     prefix = f"{how} " if how else ""
     path = ("apiVersion",)
@@ -171,6 +178,19 @@ def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -
             obj=obj,
             **params,
         )
+    elif entry.off_by_default:
+        # served, not deprecated, but only when kube-apiserver is told to serve it: what `kubedra migrate` and
+        # `kubedra validate` warn about for a PodGroup they write at 1.37, audit says about the same object
+        ctx.emit(
+            "api.off-by-default",
+            item,
+            f"{prefix}{entry.api_version} {item.kind}: {entry.story(t)}",
+            path=path,
+            obj=obj,
+            enable=entry.enable_text(),
+            notes=entry.notes,
+        )
+        return
     else:
         return
     cur = ctx.current

@@ -23,6 +23,10 @@ _REQUEST_FIELDS = {
     "firstAvailable": "DRAPrioritizedList",
 }
 _CLASS_FIELDS = {"extendedResourceName": "DRAExtendedResource"}
+# scheduling fields of the gang API that `kubedra migrate` writes (k8s.io/api v0.37 JobSpec.Scheduling: "requires
+# the WorkloadWithJob feature gate"; PodSpec.SchedulingGroup: GenericWorkload), dropped like the DRA ones
+_JOB_FIELDS = {"scheduling": "WorkloadWithJob"}
+_POD_FIELDS = {"schedulingGroup": "GenericWorkload", "workloadRef": "GenericWorkload"}
 POD_GROUP_ANNOTATION = "scheduling.k8s.io/pod-group"
 
 
@@ -51,7 +55,7 @@ def _gated(ctx: Context, gate: str) -> str | None:
     return None
 
 
-@check("dra.field-dropped-at-target", "scheduling.pod-group-annotation")
+@check("dra.field-dropped-at-target", "scheduling.field-dropped-at-target", "scheduling.pod-group-annotation")
 def target_fields(ctx: Context, scope: Scope) -> None:
     for item in scope.kind("ResourceClaim", "ResourceClaimTemplate", "DeviceClass"):
         if not item.api_version.startswith("resource.k8s.io/"):
@@ -80,6 +84,7 @@ def target_fields(ctx: Context, scope: Scope) -> None:
                 severity="error" if "does not exist" in why else None,
                 gate=gate,
             )
+    _scheduling_fields(ctx, scope)
     if not holds("scheduling.podGroupLink", ctx.target):
         return
     for item in scope.items:
@@ -95,3 +100,27 @@ def target_fields(ctx: Context, scope: Scope) -> None:
                         path=(*at.meta_path, where, POD_GROUP_ANNOTATION),
                         group=values[POD_GROUP_ANNOTATION],
                     )
+
+
+def _scheduling_fields(ctx: Context, scope: Scope) -> None:
+    """A Job's spec.scheduling and a pod's spec.schedulingGroup/workloadRef, which migrate writes for a gang and
+    warns about: with their gate off at the target the apiserver drops them and the pods are scheduled one by one."""
+    for item in scope.items:
+        fields: list[tuple[Path, str]] = []
+        spec = item.obj.get("spec")
+        if item.kind == "Job" and item.api_version == "batch/v1" and isinstance(spec, dict):
+            fields += [(("spec", k), g) for k, g in _JOB_FIELDS.items() if k in spec]
+        for at in item.pod_specs:
+            fields += [((*at.path, k), g) for k, g in _POD_FIELDS.items() if k in at.spec]
+        for path, gate in fields:
+            why = _gated(ctx, gate)
+            if why is None:
+                continue
+            ctx.emit(
+                "scheduling.field-dropped-at-target",
+                item,
+                f"{format_path(path)}: {why}; the apiserver drops the field without an error unless the gate is "
+                "enabled, and the pods are scheduled one by one, not as a gang",
+                path=path,
+                gate=gate,
+            )
