@@ -62,7 +62,6 @@ SKIPPED: dict[str, str] = {
     "kubedra explain claim/NAME -n NAMESPACE [--context C]": CLUSTER,
     "kubedra explain pod/trainer-0 -n team-b --context prod": CLUSTER,
     "kubedra validate manifests/ --server-dry-run --context prod": CLUSTER,
-    "kubedra simulate -f examples/legacy-gpu --nodes 2x8xA100-80GB --bound": f"{TOOL} (OR-Tools: kubedra[bound])",
     'kubedra completion zsh > "${fpath[1]}/_kubedra"': f"{TOOL} (zsh), and writes into its configuration",
     "kubedra completion fish > ~/.config/fish/completions/kubedra.fish": (
         f"{TOOL} (fish), and writes into its configuration"
