@@ -10,7 +10,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -55,7 +55,18 @@ def _available() -> dict[str, tuple[str, str, str]]:
     return out
 
 
+class Interrupted(Exception):
+    """Ctrl-C while a verb ran. click turns a KeyboardInterrupt into ``Abort`` (which cannot be told apart from
+    a refused prompt) when it runs without standalone mode; a plain exception passes through it untouched."""
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_available())
 
@@ -100,6 +111,18 @@ def _stdout_closed() -> None:
     sys.exit(EXIT_BROKEN_PIPE)
 
 
+def _interrupted(closed: bool = False) -> NoReturn:
+    """Ctrl-C: one line on stderr, exit 130 (128 + SIGINT, as a shell reports it). On a terminal the line
+    starts on its own line, after the ``^C`` the terminal echoed (click already ended that line when
+    ``closed``); piped, stderr holds exactly the one line."""
+    try:
+        lead = "" if closed or not sys.stderr.isatty() else "\n"
+        click.echo(f"{lead}kubedra: interrupted", err=True)
+    except (OSError, ValueError):
+        pass
+    sys.exit(EXIT_INTERRUPTED)
+
+
 def main(argv: list[str] | None = None, prog_name: str = "kubedra") -> Any:
     """Entry point: one clear line and exit code 2 on bad input, never a traceback."""
     try:
@@ -123,7 +146,11 @@ def _main(argv: list[str] | None, prog_name: str = "kubedra") -> Any:
         return rv
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
-    except click.Abort:
+    except Interrupted:
+        _interrupted()
+    except click.Abort as e:
+        if isinstance(e.__cause__, KeyboardInterrupt):  # Ctrl-C while click parsed the command line
+            _interrupted(closed=True)
         click.echo("kubedra: aborted", err=True)
         sys.exit(EXIT_INPUT)
     except click.ClickException as e:
@@ -133,8 +160,7 @@ def _main(argv: list[str] | None, prog_name: str = "kubedra") -> Any:
         click.echo(f"kubedra: error: {_one_line(str(e))}", err=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        click.echo("kubedra: interrupted", err=True)
-        sys.exit(EXIT_INTERRUPTED)
+        _interrupted()
     except BrokenPipeError:
         _stdout_closed()
     except Exception as e:  # an internal bug must still not dump a traceback on users

@@ -7,7 +7,7 @@ import functools
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,8 +195,7 @@ def collect_many(
         )
 
     if not progress:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda c: run(c, None), contexts))
+        return _parallel(lambda c: run(c, None), contexts, workers)
 
     from rich.console import Console  # noqa: PLC0415
     from rich.progress import BarColumn, MofNCompleteColumn, TextColumn  # noqa: PLC0415
@@ -220,5 +219,35 @@ def collect_many(
             with lock:
                 bar.update(tasks[name], completed=done, total=total, what=what)
 
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda c: run(c, cb), contexts))
+        return _parallel(lambda c: run(c, cb), contexts, workers)
+
+
+def _parallel(
+    fn: Callable[[str | None], ClusterResult], items: Sequence[str | None], workers: int
+) -> list[ClusterResult]:
+    """``[fn(i) for i in items]`` on ``workers`` daemon threads, in order; the first error is raised. Not a
+    ThreadPoolExecutor: Python joins its workers at exit, so a Ctrl-C (or any error) would wait for every
+    read in flight to end, up to the request timeout; daemon threads are dropped with the process."""
+    futures: list[Future[ClusterResult]] = [Future() for _ in items]
+    todo = iter(list(enumerate(items)))
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            with lock:
+                nxt = next(todo, None)
+            if nxt is None:
+                return
+            i, item = nxt
+            try:
+                futures[i].set_result(fn(item))
+            except BaseException as e:  # handed to the caller, who raises it
+                futures[i].set_exception(e)
+
+    for _ in range(min(workers, len(items))):
+        threading.Thread(target=work, name="kubedra-audit-cluster", daemon=True).start()
+    try:
+        return [f.result() for f in futures]
+    finally:
+        stop.set()
