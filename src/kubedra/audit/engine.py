@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
@@ -60,11 +60,12 @@ class Report:
     def counts(self) -> Counter[str]:
         return Counter(f.severity for f in self.findings)
 
-    def worst_at_least(self, threshold: str) -> bool:
+    def worst_at_least(self, threshold: str, *, except_rules: Collection[str] = ()) -> bool:
+        """Some finding (of a rule not in ``except_rules``) is at or above ``threshold``."""
         if threshold == "none":
             return False
         floor = SEVERITY_RANK[threshold]
-        return any(SEVERITY_RANK[f.severity] >= floor for f in self.findings)
+        return any(SEVERITY_RANK[f.severity] >= floor for f in self.findings if f.rule not in except_rules)
 
     def summary(self) -> dict[str, Any]:
         by_sev = self.counts()

@@ -94,8 +94,10 @@ class AuditOptions:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "nothing at or above --fail-on",
-            EXIT_FINDINGS: "findings at or above --fail-on",
-            EXIT_INPUT: "usage or input error (no manifests in the files and folders given); also when a file could not be parsed or a cluster could not "
+            EXIT_FINDINGS: "findings at or above --fail-on (also when some input could not be read: what was found "
+            "wins)",
+            EXIT_INPUT: "usage or input error (no manifests in the files and folders given); or incomplete with no "
+            "finding at or above --fail-on: a file could not be parsed or a cluster could not "
             "be reached, or a cluster read was forbidden, unauthorised, not served or failed and not accepted "
             "with --allow-missing (the report is still printed, JSON lists the missing reads under incomplete, "
             "stderr names them)",
@@ -308,19 +310,23 @@ def run(options: AuditOptions) -> None:
         render.print_table(report, wide=output == "wide")
 
     report_incomplete(report.incomplete)
-    unread = [
-        f
-        for f in findings
-        if f.rule in ("input.malformed", "input.helm-template", "input.helm-render-failed")
-    ]
+    unread = [f for f in findings if f.rule in _UNREAD_RULES]
     if unread:  # the report names each one; stderr says why the exit code is 2
         click.echo(
             f"kubedra: error: {count(len(unread), 'input')} could not be read (see {unread[0].rule} in the report)",
             err=True,
         )
-    if unreachable or report.incomplete or unread:
-        sys.exit(EXIT_INPUT)
-    sys.exit(EXIT_FINDINGS if report.worst_at_least(o.fail_on) else EXIT_OK)
+    # a finding at or above --fail-on is the answer (1) even when some input was not read; incomplete is exit 2
+    # only when nothing at the threshold was found, and never clean (0)
+    if report.worst_at_least(o.fail_on, except_rules=_INCOMPLETE_RULES):
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_INPUT if unreachable or report.incomplete or unread else EXIT_OK)
+
+
+# findings that say an input was not read (a file that did not parse, a chart not rendered, a cluster not
+# reached): they make the audit incomplete (exit 2), they are not what the audit found
+_UNREAD_RULES = ("input.malformed", "input.helm-template", "input.helm-render-failed")
+_INCOMPLETE_RULES = (*_UNREAD_RULES, "cluster.unreachable")
 
 
 def _progress_enabled(fmt: str) -> bool:

@@ -194,8 +194,13 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     )
     if report.validation is not None:
         errs = report.validation.get("errors", [])
-        valid = report.validation.get("valid")
-        summary += "; output " + ("valid" if valid else f"INVALID ({count(len(errs), 'error')})")
+        unchecked = report.validation.get("notSchemaChecked", [])
+        if errs:
+            summary += f"; output INVALID ({count(len(errs), 'error')})"
+        elif report.validation.get("valid"):
+            summary += "; output valid"
+        else:  # never "valid" over what was not checked: custom resources whose CRD kubedra does not bundle
+            summary += f"; output not schema-checked: {', '.join(unchecked)}"
     click.echo(summary, err=True)
 
 
@@ -203,7 +208,8 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     "migrate",
     epilog=exit_codes_epilog(
         {
-            EXIT_OK: "everything migrated and valid",
+            EXIT_OK: "everything migrated and the output valid (custom resources whose CRD kubedra does not bundle "
+            "are passed through unchanged: the summary and JSON validation.notSchemaChecked name them)",
             EXIT_FINDINGS: "manual items remain or the output does not validate (migrated files are still written)",
             EXIT_INPUT: "usage or input error, or no manifests in the inputs (nothing written)",
         }
@@ -313,5 +319,7 @@ def run(command: MigrateCommandOptions) -> None:
         _table(report, command.show_changes, err=out_dir is None and not in_place)
     else:
         emit(data, output)
-    invalid = report.validation is not None and not report.validation.get("valid", True)
+    # an error in the output is something wrong (1); custom resources with no schema were passed through as
+    # they came (migrate changes none of them) and are named in the summary and JSON validation
+    invalid = report.validation is not None and bool(report.validation.get("errors"))
     click.get_current_context().exit(EXIT_FINDINGS if report.manual or invalid else EXIT_OK)

@@ -161,9 +161,10 @@ def run_generate(options: PolicyGenerateOptions) -> None:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "nothing violates",
-            EXIT_FINDINGS: "some object violates a policy (denied, warned or audited)",
+            EXIT_FINDINGS: "some object violates a policy (denied, warned or audited), also when others were not "
+            "decided: what was found wins",
             EXIT_INPUT: "usage or input error (no manifests in the inputs, a document that is no Kubernetes object); "
-            "or undecided: an object's Namespace is not among the inputs and a "
+            "or undecided and no violation: an object's Namespace is not among the inputs and a "
             "namespaceSelector reads its labels, or an expression its namespaceObject (the verdicts are still "
             "printed, JSON lists them under undecided, stderr names each)",
         }
@@ -251,9 +252,10 @@ def run_test(options: PolicyTestOptions) -> None:
         click.echo(
             f"kubedra: undecided: {where}: {v.document.describe()}: policy {v.policy}: {why}", err=True
         )
-    if undecided:
-        click.get_current_context().exit(EXIT_INPUT)
-    click.get_current_context().exit(EXIT_FINDINGS if violations else EXIT_OK)
+    # a violation found is the answer (1) even when other verdicts were not decided; undecided is exit 2 only
+    # when nothing violates, and never clean (0)
+    code = EXIT_FINDINGS if violations else EXIT_INPUT if undecided else EXIT_OK
+    click.get_current_context().exit(code)
 
 
 @policy.command(

@@ -48,14 +48,17 @@ class ValidateOptions:
     "validate",
     epilog=exit_codes_epilog(
         {
-            EXIT_OK: "valid",
-            EXIT_FINDINGS: "invalid",
-            EXIT_INPUT: "usage or input error (no manifests found in the inputs among them); a file that does not parse (every other file is still validated "
-            "and each parse error reported with file:line); with --server-dry-run also an unreachable cluster, "
-            "credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each on one line; or "
-            "incomplete: objects of a kind with no schema (custom resources whose CRD kubedra does not bundle) were "
-            "not schema-checked, without "
-            "--server-dry-run or --ignore-missing-schemas (the report is still printed, stderr names the kinds)",
+            EXIT_OK: "valid: every input read and every object checked (or its missing schema accepted with "
+            "--ignore-missing-schemas)",
+            EXIT_FINDINGS: "invalid: an error found, also when other inputs were not read or checked (what was found "
+            "wins)",
+            EXIT_INPUT: "usage or input error (no manifests found in the inputs among them); with --server-dry-run also "
+            "an unreachable cluster, credentials refused (unauthorised) or a dry-run write forbidden by RBAC, each "
+            "on one line; or incomplete with no error found: a file that does not parse (every other file is still "
+            "validated and each parse error reported with file:line), or objects of a kind with no schema (custom "
+            "resources whose CRD kubedra does not bundle) not schema-checked, without --server-dry-run or "
+            "--ignore-missing-schemas (the report is still printed and says INCOMPLETE, JSON valid and complete are "
+            "false, stderr names the kinds)",
         }
     ),
 )
@@ -112,6 +115,9 @@ def run(options: ValidateOptions) -> None:
         from kubedra.validate.dryrun import dry_run
 
         result.errors.extend(dry_run(documents, kubeconfig=c.kubeconfig, context=c.context))
+        result.not_schema_checked.clear()  # the apiserver checked them against their CRDs
+    # kinds with no schema (custom resources): only their metadata and pod templates were checked
+    result.unchecked_accepted = options.ignore_missing_schemas
     result.errors.sort(key=lambda e: (e.file, e.line or 0))
     if output in ("table", "wide"):
         rows = [[e.where, "-", "UNREADABLE", "", e.message] for e in result.unreadable]
@@ -121,10 +127,13 @@ def run(options: ValidateOptions) -> None:
         ]
         if rows:
             print_table(["SOURCE", "OBJECT", "LEVEL", "PATH", "MESSAGE"], rows)
-        state = "valid" if result.valid else "INVALID"
+        # what was not read or not checked is never "valid": INCOMPLETE unless an error makes it INVALID
+        state = "INVALID" if result.errors else "valid" if result.valid else "INCOMPLETE"
         unread = f", {count(len(result.unreadable), 'unreadable file')}" if result.unreadable else ""
-        if result.not_schema_checked and not options.server_dry_run:
-            unread += f", {count(len(result.not_schema_checked), 'object')} not schema-checked"
+        if result.not_schema_checked:
+            unread += f", {count(len(result.not_schema_checked), 'object')} not schema-checked" + (
+                " (accepted)" if result.unchecked_accepted else ""
+            )
         click.echo(
             f"{count(result.objects, 'object')} at {target_version}: {state}, {count(len(result.errors), 'error')}, "
             f"{count(len(result.warnings), 'warning')}{unread}",
@@ -136,9 +145,8 @@ def run(options: ValidateOptions) -> None:
     for kind, against in sorted(result.crd_schemas.items()):
         click.echo(f"kubedra: {kind} checked against the CRD of {against}", err=True)
     # kinds with no schema (custom resources): only their metadata and pod templates were checked; the
-    # apiserver checks them against their CRD with --server-dry-run
-    unchecked = [] if options.server_dry_run else sorted(set(result.not_schema_checked))
-    for kind in unchecked:
+    # apiserver checks them against their CRD with --server-dry-run (their list is then empty)
+    for kind in sorted(set(result.not_schema_checked)):
         n = result.not_schema_checked.count(kind)
         click.echo(
             f"kubedra: {'accepted' if options.ignore_missing_schemas else 'incomplete'}: {count(n, 'object')} "
@@ -148,8 +156,7 @@ def run(options: ValidateOptions) -> None:
             + ")",
             err=True,
         )
-    if result.unreadable:  # incomplete is not clean: what could not be read was not validated
-        click.get_current_context().exit(EXIT_INPUT)
-    if unchecked and not options.ignore_missing_schemas:  # nor is what was not checked against a schema
-        click.get_current_context().exit(EXIT_INPUT)
-    click.get_current_context().exit(EXIT_OK if result.valid else EXIT_FINDINGS)
+    # an error found is the answer (1) even when other inputs were not read or checked; incomplete is exit 2
+    # only when nothing wrong was found, and never clean: what was not read or checked was not validated
+    code = EXIT_FINDINGS if result.errors else EXIT_OK if result.complete else EXIT_INPUT
+    click.get_current_context().exit(code)

@@ -51,10 +51,19 @@ class ValidationResult:
     # "apiVersion kind" -> the bundled CRD it was checked against ("github.com/owner/name@tag path")
     crd_schemas: dict[str, str] = field(default_factory=dict)
     unreadable: list[Finding] = field(default_factory=list)  # files/documents that did not parse
+    # the user accepted objects with no schema (validate --ignore-missing-schemas): they no longer make the
+    # result incomplete, and are still listed under notSchemaChecked
+    unchecked_accepted: bool = False
+
+    @property
+    def complete(self) -> bool:
+        """Every input was read and every object checked against a schema (or its absence accepted)."""
+        return not self.unreadable and (self.unchecked_accepted or not self.not_schema_checked)
 
     @property
     def valid(self) -> bool:
-        return not self.errors and not self.unreadable
+        """No error, and nothing left unchecked: what was not read or not checked is never "valid"."""
+        return not self.errors and self.complete
 
     def add_unreadable(self, errors: Iterable[InputError]) -> None:
         """Parse errors (malformed YAML, unrendered templates): reported with file:line, never validated."""
@@ -75,6 +84,7 @@ class ValidationResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "valid": self.valid,
+            "complete": self.complete,
             "targetVersion": self.target_version,
             "objects": self.objects,
             "errors": [error_dict(e) for e in self.errors],

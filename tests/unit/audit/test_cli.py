@@ -117,7 +117,7 @@ def test_malformed_file_is_reported_and_the_scan_goes_on(tmp_path: Path) -> None
     write(tmp_path, "b-bad.json", '{"apiVersion": "v1",\n "kind": }')
     write(tmp_path, "c-good.yaml", REMOVED_INGRESS)
     r = run("audit", str(tmp_path), "-o", "json")
-    assert r.exit_code == 2  # the report is complete for what could be read, but input was bad
+    assert r.exit_code == 1  # the removed Ingress found wins over the files not read (issue 25)
     out = json.loads(r.stdout)
     bad = {Path(f["source"]["file"]).name: f for f in out["findings"] if f["rule"] == "input.malformed"}
     assert set(bad) == {"a-bad.yaml", "b-bad.json"}
@@ -125,8 +125,13 @@ def test_malformed_file_is_reported_and_the_scan_goes_on(tmp_path: Path) -> None
     assert bad["a-bad.yaml"]["source"]["line"] is not None
     assert any(f["rule"] == "api.removed" for f in out["findings"])  # the good file was still audited
     assert out["summary"]["filesScanned"] == 3
+    assert "kubedra: error: 2 inputs could not be read" in r.stderr
+    # nothing at --fail-on found: the files not read make it incomplete, exit 2, never clean
+    assert run("audit", str(tmp_path), "--fail-on", "none").exit_code == 2
+    (tmp_path / "c-good.yaml").unlink()
+    assert run("audit", str(tmp_path)).exit_code == 2
     # accepting the malformed files explicitly restores the findings-based exit code
-    assert run("audit", str(tmp_path), "--ignore", "input.malformed").exit_code == 1
+    assert run("audit", str(tmp_path), "--ignore", "input.malformed").exit_code == 0
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
@@ -267,7 +272,7 @@ def test_list_rules_markdown_covers_every_rule() -> None:
 def test_whole_corpus_in_one_run() -> None:
     r = run("audit", "-f", str(corpus()), "-o", "json")
     out = json.loads(r.stdout)
-    assert r.exit_code == 2  # the corpus's two Helm templates are reported, not read: incomplete
+    assert r.exit_code == 1  # errors found; the corpus's two Helm templates are reported, not read
     assert out["summary"]["filesScanned"] >= 40
     # every file parses; the corpus's fragments and tool configurations (no kind) are named, not scanned
     malformed = {

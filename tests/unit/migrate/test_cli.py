@@ -150,3 +150,19 @@ def test_inputs_with_no_manifest_are_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "docs" / "d.yaml").write_text(DEPLOYMENT)
     code, _out, err = run(str(tmp_path / "docs"), str(tmp_path / "empty.yaml"), "-o", "json")
     assert code == 0, err
+
+
+def test_output_with_a_custom_resource_is_not_said_valid() -> None:
+    """Issue 25: the migrated output held a custom resource whose CRD kubedra does not bundle (the MXJob of
+    tests/realworld/inputs), so it was not schema-checked, yet the summary said 'output valid'; now it names
+    what was not checked, and an unchecked object is not an invalid one (no error: exit from the manual item)."""
+    inputs = Path(__file__).parents[2] / "realworld" / "inputs"
+    code, out, err = run(
+        str(inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"), "--hide-changes"
+    )
+    assert code == 1  # the MXJob's GPU limit is a manual item
+    assert "output valid" not in err and "output INVALID" not in err, err
+    assert err.rstrip().endswith("; output not schema-checked: kubeflow.org/v1 MXJob")
+    code, out, _ = run(str(inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"), "-o", "json")
+    validation = json.loads(out)["validation"]
+    assert (validation["valid"], validation["complete"], validation["errors"]) == (False, False, [])

@@ -550,6 +550,34 @@ def test_a_namespace_selector_on_a_namespace_not_in_the_inputs_is_undecided(tmp_
     assert run("policy", "test", "--policy", str(pol), str(obj)).exit_code == 0
 
 
+def test_a_violation_wins_over_undecided_verdicts(tmp_path: Any) -> None:
+    """Issue 25: one Pod violates (its Namespace is given, labelled prod), another is undecided (its Namespace
+    is not among the inputs): policy test said exit 2, so the violation hid behind 'input error'; now a
+    violation found is exit 1, and the undecided verdict is still listed and named on stderr."""
+    from kubedra.testing.cli import run
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(NS_POLICY)
+    pods = []
+    for ns in ("prod-a", "ml"):
+        p = pod(f"train-{ns}", container={"resources": {"limits": {"nvidia.com/gpu": 1}}})
+        p["metadata"]["namespace"] = ns
+        pods.append(dump(p))
+    prod = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "prod-a", "labels": {"env": "prod"}},
+    }
+    obj = tmp_path / "objs.yaml"
+    obj.write_text("---\n".join([*pods, dump(prod)]))
+    res = run("policy", "test", "--policy", str(pol), str(obj), "-o", "json")
+    assert res.exit_code == 1, res.output
+    data = json.loads(res.stdout)
+    assert [v["object"]["name"] for v in data["violations"]] == ["train-prod-a"]
+    assert [u["object"]["name"] for u in data["undecided"]] == ["train-ml"]
+    assert "kubedra: undecided: " in res.stderr
+
+
 def test_an_expression_reading_namespace_object_of_a_namespace_not_in_the_inputs_is_undecided(
     tmp_path: Any,
 ) -> None:

@@ -433,15 +433,16 @@ HELM = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Na
 
 
 def test_every_file_is_reported_and_parse_errors_do_not_stop_the_rest(tmp_path: Any) -> None:
-    """Each parse error with file:line, the other files still validated; incomplete is exit 2."""
+    """Each parse error with file:line, the other files still validated (issue 12 #8); an error found is exit 1
+    even when files were not read (issue 25: it hid behind exit 2), and without one incomplete is exit 2."""
     (tmp_path / "a-broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
     (tmp_path / "b-chart.yaml").write_text(HELM)
     (tmp_path / "c-bad.yaml").write_text(RCT.replace("name: gpu", "name: GPU"))
     (tmp_path / "d-good.yaml").write_text(RCT)
     res = CliRunner().invoke(cli, ["validate", str(tmp_path), "-o", "json"])
-    assert res.exit_code == 2
+    assert res.exit_code == 1
     data = json.loads(res.stdout)
-    assert data["valid"] is False and data["objects"] == 2
+    assert data["valid"] is False and data["complete"] is False and data["objects"] == 2
     unreadable = {
         (Path(u["source"]["file"]).name, u["source"]["line"]): u["message"] for u in data["unreadable"]
     }
@@ -528,7 +529,7 @@ def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Pat
     job = inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"
     res = run("validate", str(job))
     assert res.exit_code == 2, res.output
-    assert "not schema-checked" in res.stderr and "valid" in res.stderr
+    assert "1 object at 1.37: INCOMPLETE, 0 errors, 0 warnings, 1 object not schema-checked\n" in res.stderr
     assert (
         "kubedra: incomplete: 1 object of kubeflow.org/v1 MXJob not schema-checked (no schema: a custom "
         "resource; --server-dry-run checks it against its CRD, --ignore-missing-schemas accepts it)\n"
@@ -541,6 +542,7 @@ def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Pat
     assert run("validate", str(wrong)).exit_code == 2  # not "valid": kubedra cannot see the typo
     res = run("validate", str(job), "--ignore-missing-schemas")
     assert res.exit_code == 0 and "kubedra: accepted: 1 object of kubeflow.org/v1 MXJob" in res.stderr
+    assert "valid, 0 errors, 0 warnings, 1 object not schema-checked (accepted)\n" in res.stderr
 
     volcano = inputs / "volcano--job.yaml"
     res = run("validate", str(volcano))
@@ -555,6 +557,38 @@ def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Pat
     monkeypatch.setattr(dryrun, "dry_run", lambda docs, **_: [])  # the apiserver accepted every object
     res = run("validate", str(job), "--server-dry-run")
     assert res.exit_code == 0 and "not schema-checked" not in res.stderr, res.output
+
+
+def test_incomplete_is_never_valid_and_errors_win_the_exit_code(tmp_path: Path) -> None:
+    """Issue 25: a folder with a custom resource kubedra cannot check (the MXJob of tests/realworld/inputs)
+    printed "valid" and JSON "valid": true, then exit 2; with 20 real errors beside it, still exit 2, so the
+    errors hid behind "input error". Now valid is false whenever something was not checked, and an error
+    found is exit 1; exit 2 only when nothing wrong was found but something was not read or checked."""
+    from kubedra.testing.cli import run
+
+    job = (
+        Path(__file__).parents[2]
+        / "realworld"
+        / "inputs"
+        / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"
+    )
+    (tmp_path / "mxjob.yaml").write_text(job.read_text())
+    res = run("validate", str(tmp_path), "-o", "json")
+    data = json.loads(res.stdout)
+    assert (res.exit_code, data["valid"], data["complete"]) == (2, False, False), res.output
+    res = run("validate", str(tmp_path))
+    assert res.exit_code == 2 and ": valid" not in res.stderr and "INCOMPLETE" in res.stderr, res.stderr
+
+    (tmp_path / "bad.yaml").write_text(
+        "\n---\n".join(RCT.replace("name: gpu", f"name: GPU{i}") for i in range(20))
+    )
+    res = run("validate", str(tmp_path), "-o", "json")
+    data = json.loads(res.stdout)
+    assert (res.exit_code, data["valid"], len(data["errors"])) == (1, False, 20), res.output
+    assert data["notSchemaChecked"] == ["kubeflow.org/v1 MXJob"]
+    res = run("validate", str(tmp_path))
+    assert res.exit_code == 1 and "INVALID, 20 errors" in res.stderr, res.stderr
+    assert "kubedra: incomplete: 1 object of kubeflow.org/v1 MXJob not schema-checked" in res.stderr
 
 
 def test_a_cel_environment_that_cannot_be_built_is_not_valid(monkeypatch: Any, tmp_path: Path) -> None:
