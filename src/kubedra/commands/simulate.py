@@ -19,7 +19,7 @@ from kubedra.commands._common import (
     target_version_option,
     warn,
 )
-from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.report.output import emit, to_yaml, write_atomic
@@ -303,7 +303,8 @@ def simulation_options(f: Any) -> Any:
         {
             EXIT_OK: "the simulation ran (pending pods are part of the report)",
             EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
-            EXIT_INPUT: "usage or input error, or an input not read (a Helm template or chart), or pods the "
+            EXIT_INPUT: "usage or input error; nothing to simulate (no manifests in the inputs, or no pod or "
+            "workload among them); or an input not read (a Helm template or chart), or pods the "
             "apiserver refuses (an extended resource without limits, a pre-1.31 resourceClaims[].source; the "
             "report is printed, each under 'not simulated' with the apiserver's reason); or incomplete: "
             "a GPU node has no DRA view (its GPU model or MIG layout is not known; the report is printed, "
@@ -357,7 +358,17 @@ def run(options: SimulateCommandOptions) -> None:
     # report (the objects built are acyclic and live to the end; kubedra.gcpause has the figures).
     with paused_gc(freeze=True):
         inputs = load_inputs(files)
+        shown = ", ".join("<stdin>" if f == "-" else f for f in files)
+        if not inputs.documents and not inputs.skipped:  # nothing read is not "0 pods simulated", exit 0
+            raise InputError(f"no manifests found in {shown}: nothing to simulate")
         sim = simulate_inputs(inputs, opts)
+        pods = len(next(iter(sim.results.values())).pods) if sim.results else 0
+        if not pods and not inputs.not_read and not options.save_cluster:
+            # objects that are no workload (ConfigMaps, Services, Nodes only): nothing was simulated either
+            raise InputError(
+                f"no pods or workloads in {shown} ({count(len(inputs.documents) + len(inputs.skipped), 'object')}"
+                " read, none a pod or a workload kubedra expands): nothing to simulate"
+            )
         if options.save_cluster:
             write_cluster(sim, options.save_cluster)
         report(sim, opts, output, chart=chart, bound=options.bound)
