@@ -55,7 +55,10 @@ class DiscoverOptions:
     "discover",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=exit_codes_epilog(
-        {EXIT_OK: "written", EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML, no NVML)"}
+        {
+            EXIT_OK: "written",
+            EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML, no NVML, --mode mig-dynamic on a GPU without MIG)",
+        }
     ),
 )
 @click.option(
@@ -70,7 +73,7 @@ class DiscoverOptions:
     type=click.Choice(["auto", "full", "mig-static", "mig-dynamic"]),
     default="auto",
     show_default=True,
-    help="auto: mig-static when a GPU has MIG enabled, else full.",
+    help="auto: mig-static when a GPU has MIG enabled, else full; mig-dynamic on a GPU without MIG is refused.",
 )
 @target_version_option()
 @click.option(

@@ -219,7 +219,7 @@ def simulation_options(f: Any) -> Any:
             default=None,
             metavar="MODE",
             help="GPU set-up of generated (or derived DRA) nodes: full, mig-static:<layout>, "
-            "mig-dynamic, time-slicing:<n>, mps:<n>.",
+            "mig-dynamic, time-slicing:<n>, mps:<n> (a MIG mode for a generated GPU without MIG is refused).",
         ),
         click.option(
             "--dp-gpu-mode",

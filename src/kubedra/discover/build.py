@@ -24,6 +24,7 @@ from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import health as nvhealth
 from kubedra.vendors.nvidia import identity, nodes
 from kubedra.vendors.nvidia import models as nvidia_models
+from kubedra.vendors.nvidia import modes as nvidia_modes
 from kubedra.vendors.nvidia.models import GpuModel, MigProfile, platform
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
@@ -185,6 +186,7 @@ def discover(
         )
     if mode == "mig-dynamic":
         gpu_mode = "mig-dynamic"
+        nvidia_modes.parse_gpu_mode(gpu_mode).check_model(model)  # a GPU without MIG has no MIG devices
         if any(g.mig for g in gpus):
             notes.append(
                 "mig-dynamic: existing MIG instances are ignored; the driver creates instances per claim"

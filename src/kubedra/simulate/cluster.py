@@ -236,7 +236,8 @@ def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> st
 def generated_cluster(opts: ClusterOptions) -> Cluster:
     assert opts.nodes is not None
 
-    total = sum(g.nodes for g in parse_node_spec(opts.nodes))
+    groups = parse_node_spec(opts.nodes)
+    total = sum(g.nodes for g in groups)
     if total > opts.max_nodes:
         raise UsageError(
             f"--nodes {opts.nodes}: {total} nodes is more than the simulation bound of {opts.max_nodes} "
@@ -244,6 +245,13 @@ def generated_cluster(opts: ClusterOptions) -> Cluster:
         )
     cluster = Cluster(generated=True, spec=opts.nodes)
     gpu_mode = opts.gpu_mode or "full"
+    # a mode chosen for a model that cannot run it is refused (the driver would publish such a GPU whole
+    # under DynamicMIG: a run would simulate something else than what was asked, exit 0)
+    for chosen in (gpu_mode, opts.dp_gpu_mode):
+        if chosen:
+            mode = nvidia_modes.parse_gpu_mode(chosen)
+            for group in groups:
+                mode.check_model(group.model)
 
     spec, target = opts.nodes, opts.target_version
     if DP in opts.modes:

@@ -57,6 +57,16 @@ class GpuMode:
             return f"{self.kind}:{self.replicas}"
         return self.kind
 
+    def check_model(self, model: GpuModel) -> None:
+        """InputError, naming the model, when ``model`` cannot run this mode: MIG on a GPU the catalogue
+        (data/gpus/models.yaml) lists no MIG profile for. For a user's explicit choice of mode for a model;
+        :meth:`gpu_layouts` models the driver instead, whose DynamicMIG publishes such a GPU whole."""
+        if self.is_mig and not model.mig_capable:
+            raise InputError(
+                f"GPU mode {self}: {model.key} ({model.product_name}) does not support MIG; use full, "
+                "time-slicing:<n> or mps:<n> for it"
+            )
+
     def gpu_layouts(self, model: GpuModel, gpus: int) -> list[GpuLayout]:
         """Per GPU: None when MIG is off, else the placed MIG instances (empty for dynamic MIG)."""
         if self.kind == "mig-static":
