@@ -81,10 +81,11 @@ class VerifyOptions:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=exit_codes_epilog(
         {
-            EXIT_OK: "every check passed (warnings allowed); the verdict is NOTHING CHECKED (JSON nothingChecked: "
+            EXIT_OK: "every check passed (warnings allowed) or had nothing to check (it says so, not PASS; JSON "
+            "status nothing-to-check); the verdict is NOTHING CHECKED (JSON nothingChecked: "
             "true, and a warning) when no check had anything to look at",
-            EXIT_FINDINGS: "a check failed",
-            EXIT_INPUT: "usage or input error, or unreachable cluster; or incomplete: a read was forbidden, "
+            EXIT_FINDINGS: "a check failed, also when some reads failed (what was found wins)",
+            EXIT_INPUT: "usage or input error, or unreachable cluster; or incomplete with no check failed: a read was forbidden, "
             "unauthorised, not served or failed (live, or when the snapshot was taken) and not accepted with "
             "--allow-missing (checks still printed, JSON lists them under incomplete, stderr names them)",
         }
@@ -171,9 +172,10 @@ def run(options: VerifyOptions) -> None:
     else:
         rows = []
         for c in results:
-            msgs = c.messages or ["ok" if c.checked else "nothing to check"]
+            msgs = c.messages or ["ok" if c.checked else "-"]
+            status = "nothing to check" if c.status == vc.NOTHING else c.status.upper()
             for i, m in enumerate(msgs):
-                rows.append((c.status.upper() if i == 0 else "", c.title if i == 0 else "", m))
+                rows.append((status if i == 0 else "", c.title if i == 0 else "", m))
         if output == "markdown":
             click.echo(out.markdown_table(("Status", "Check", "Detail"), rows), nl=False)
         else:
@@ -188,7 +190,8 @@ def run(options: VerifyOptions) -> None:
             else "OK"
         )
         click.echo(
-            f"{verdict}: {summ['passed']} passed, {summ['warnings']} with warnings, {summ['failed']} failed"
+            f"{verdict}: {summ['passed']} passed, {summ['warnings']} with warnings, {summ['failed']} failed, "
+            f"{summ['nothingToCheck']} with nothing to check"
         )
     report_incomplete(incomplete)
     if nothing:
@@ -198,6 +201,7 @@ def run(options: VerifyOptions) -> None:
             "or snapshot?)",
             err=True,
         )
-    if incomplete:
-        sys.exit(EXIT_INPUT)
-    sys.exit(EXIT_FINDINGS if summ["failed"] else EXIT_OK)
+    # a failed check is the answer (1) even when some reads failed; incomplete is exit 2 only when none failed
+    if summ["failed"]:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_INPUT if incomplete else EXIT_OK)

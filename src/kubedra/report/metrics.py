@@ -16,7 +16,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest, write_t
 from kubedra import __version__
 
 SEVERITIES = ("error", "warning", "info")
-CHECK_STATUSES = ("pass", "warn", "fail")
+CHECK_STATUSES = ("pass", "warn", "fail", "nothing-to-check")
 CLAIM_STATES = ("allocated", "pending")
 
 
@@ -71,7 +71,7 @@ def verify_registry(data: Mapping[str, Any], dra: Any) -> CollectorRegistry:
     registry = _registry("verify", [cluster])
     status = Gauge(
         "kubedra_verify_check_status",
-        "1 for the status (pass, warn, fail) of each verify check, 0 for the others.",
+        "1 for the status (pass, warn, fail, nothing-to-check) of each verify check, 0 for the others.",
         ["check", "status"],
         registry=registry,
     )

@@ -35,6 +35,8 @@ from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
+# a check that had nothing to look at (no object of its kind, no --baseline): never a pass over nothing
+NOTHING = "nothing-to-check"
 NVIDIA_DRIVER = nvidia_names.DRIVER
 DRA_LABELS = {"kubedra.io/gpu-stack": "dra", "nvidia.com/dra-kubelet-plugin": "true"}
 ERROR_REASONS = frozenset(
@@ -576,7 +578,7 @@ def run_checks(
     since: dt.timedelta,
     pending_grace: dt.timedelta = dt.timedelta(minutes=5),
 ) -> list[Check]:
-    return [
+    checks = [
         check_claims(state),
         check_claim_pods(state),
         check_driver(state),
@@ -585,8 +587,17 @@ def run_checks(
         check_health(state),
         check_baseline(state, baseline, now, pending_grace),
     ]
+    for c in checks:
+        if c.status == PASS and not c.checked:
+            c.status = NOTHING
+    return checks
 
 
 def summary(checks: Iterable[Check]) -> dict[str, int]:
     c = Counter(ch.status for ch in checks)
-    return {"passed": c.get(PASS, 0), "warnings": c.get(WARN, 0), "failed": c.get(FAIL, 0)}
+    return {
+        "passed": c.get(PASS, 0),
+        "warnings": c.get(WARN, 0),
+        "failed": c.get(FAIL, 0),
+        "nothingToCheck": c.get(NOTHING, 0),
+    }

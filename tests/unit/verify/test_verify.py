@@ -104,7 +104,13 @@ def test_healthy_state_passes(tmp_path: Path) -> None:
     code, data = verify("-f", snap(tmp_path, healthy()))
     assert code == 0, data
     checks = by_id(data)
-    assert all(c["status"] == "pass" for c in checks.values()), data
+    # issue 25: a check with nothing to look at said PASS; no DRA error event and no --baseline here
+    nothing = {"events", "baseline"}
+    assert {i: c["status"] for i, c in checks.items() if i in nothing} == dict.fromkeys(
+        nothing, "nothing-to-check"
+    )
+    assert all(c["status"] == "pass" and c["checked"] for i, c in checks.items() if i not in nothing), data
+    assert data["summary"] == {"passed": 5, "warnings": 0, "failed": 0, "nothingToCheck": 2}
     assert (
         checks["slices"]["checked"] == 1
         and checks["driver"]["checked"] == 1
@@ -115,7 +121,9 @@ def test_healthy_state_passes(tmp_path: Path) -> None:
 def test_table_output_and_verdict(tmp_path: Path) -> None:
     res = run("verify", "-f", snap(tmp_path, healthy()))
     assert res.exit_code == 0
-    assert "OK: 7 passed" in res.stdout
+    assert "OK: 5 passed, 0 with warnings, 0 failed, 2 with nothing to check\n" in res.stdout
+    rows = {line.split("  ")[0] for line in res.stdout.splitlines()[2:-1]}
+    assert rows == {"PASS", "nothing to check"}, res.stdout
 
 
 def _mutate(items: list[dict[str, Any]], kind: str, fn: Any, name: str | None = None) -> list[dict[str, Any]]:
@@ -549,7 +557,7 @@ def test_a_snapshot_that_could_not_read_everything_is_incomplete(tmp_path: Path)
     write(Snapshot(header, healthy()), str(path))
     res = run("verify", "-f", str(path))
     assert res.exit_code == 2
-    assert "INCOMPLETE: 7 passed" in res.stdout
+    assert "INCOMPLETE: 5 passed" in res.stdout
     assert res.stderr.splitlines()[:2] == [
         "kubedra: incomplete: cluster testbed: cannot list pods (cluster-wide): forbidden (HTTP 403: pods is forbidden)",
         "kubedra: incomplete: cluster testbed: cannot list events (cluster-wide): unauthorised (HTTP 401: Unauthorized)",
@@ -613,7 +621,8 @@ def test_nothing_to_check_is_not_ok(tmp_path: Path) -> None:
     )  # device-plugin nodes and pods
     res = run("verify", "-f", dev)
     assert res.exit_code == 0, res.output
-    assert "NOTHING CHECKED: 7 passed" in res.stdout and "OK" not in res.stdout
+    assert "NOTHING CHECKED: 0 passed, 0 with warnings, 0 failed, 7 with nothing to check" in res.stdout
+    assert "OK" not in res.stdout and "PASS" not in res.stdout
     assert res.stderr.strip().splitlines() == [
         "kubedra: warning: nothing to verify in dev: no GPU node on DRA, no ResourceClaim, no Pending GPU pod "
         "and no --baseline to compare with (is this the right --context or snapshot?)"
@@ -648,4 +657,19 @@ def test_containers_that_are_not_containers_use_no_gpu(containers: Any) -> None:
     assert _uses_gpu({"spec": {"containers": containers}}) is False
     assert (
         _uses_gpu({"spec": {"containers": [None, {"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}) is True
+    )
+
+
+def test_a_failed_check_wins_over_an_incomplete_snapshot(tmp_path: Path) -> None:
+    """Issue 25: a failed check in a snapshot that could not read everything exited 2 ('input error'), hiding
+    the failure; now a failed check is exit 1, and the missing reads are still named."""
+    header = Header("testbed", "v1.37.2", NOW)
+    header.not_inspected = [{"resource": "events", "verb": "list", "namespace": None, "reason": "HTTP 403"}]
+    items = _mutate(healthy(), "ResourceSlice", lambda s: s["spec"]["devices"].pop())
+    path = tmp_path / "partial.yaml"
+    write(Snapshot(header, items), str(path))
+    res = run("verify", "-f", str(path))
+    assert res.exit_code == 1, res.output
+    assert (
+        "FAILED: " in res.stdout and "kubedra: incomplete: cluster testbed: cannot list events" in res.stderr
     )
