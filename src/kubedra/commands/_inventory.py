@@ -8,13 +8,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubedra.errors import UsageError
+import click
+
+from kubedra.errors import InputError, UsageError
 from kubedra.model.inventory import Inventory, build_inventory
-from kubedra.sources.files import load
+from kubedra.sources.files import load_reporting_templates
 
 
-def load_inventory(files: Sequence[str]) -> Inventory:
+def load_inventory(files: Sequence[str], verb: str, not_read: list[InputError] | None = None) -> Inventory:
+    """The inventory of ``files``. A Helm template or chart among them is named on stderr and left out (as
+    audit, simulate and migrate do), added to ``not_read``: the caller's answer is then incomplete."""
     if not files:
         raise UsageError("no input: give PATH... or -f PATH (- for stdin)")
-    result = load(files, strict=True)
+    result = load_reporting_templates(files, verb)
+    for e in result.errors:
+        click.echo(f"kubedra: not read: {e}", err=True)
+    if not_read is not None:
+        not_read.extend(result.errors)
     return build_inventory(result.documents)

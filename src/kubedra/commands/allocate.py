@@ -25,6 +25,7 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError
 from kubedra.model.objects import Node, ResourceClaim
 from kubedra.model.serialize import node_selector_dict, qty_map
 from kubedra.report.output import emit, print_table
+from kubedra.text import count
 
 
 def result_entry(r: Any) -> dict[str, Any]:
@@ -55,8 +56,9 @@ def allocate_on_nodes(
     target_version: str,
     feature_gates: str | None,
     with_explanation: bool,
+    not_read: list[InputError] | None = None,
 ) -> tuple[list[dict[str, Any]], list[ResourceClaim]]:
-    inv = load_inventory(files)
+    inv = load_inventory(files, "allocate", not_read)
     for n in inv.notes:
         warn(n)
     cfg = engine_config(target_version, feature_gates)
@@ -135,7 +137,8 @@ class AllocateOptions:
             EXIT_OK: "some node can take all claims",
             EXIT_FINDINGS: "no node can",
             EXIT_INPUT: "usage or input error (a DeviceClass selector that does not compile among them; a "
-            "DeviceClass a claim requests that is not among them)",
+            "DeviceClass a claim requests that is not among them); or incomplete: some node can, but a Helm "
+            "template or chart among the inputs was not read (named on stderr)",
         }
     ),
 )
@@ -158,8 +161,14 @@ def allocate(**params: Any) -> None:
 
 def run(options: AllocateOptions) -> None:
     c = options.common
+    not_read: list[InputError] = []
     out, pending = allocate_on_nodes(
-        c.files, options.node_name, c.target_version, options.feature_gates, with_explanation=True
+        c.files,
+        options.node_name,
+        c.target_version,
+        options.feature_gates,
+        with_explanation=True,
+        not_read=not_read,
     )
 
     def table() -> None:
@@ -179,4 +188,15 @@ def run(options: AllocateOptions) -> None:
         print_table(["node", "allocated", "devices / reason"], rows, title=f"claims: {names}")
 
     emit(out, c.output, table)
-    sys.exit(EXIT_OK if any(e["allocated"] for e in out) else EXIT_FINDINGS)
+    # no node can: the answer (1), even with a template not read; some node can: incomplete (2) when one was
+    # not read (it may hold claims or nodes), never clean
+    if not any(e["allocated"] for e in out):
+        sys.exit(EXIT_FINDINGS)
+    if not_read:
+        click.echo(
+            f"kubedra: incomplete: {count(len(not_read), 'input')} not read (Helm templates or charts): render "
+            "them and allocate with the output",
+            err=True,
+        )
+        sys.exit(EXIT_INPUT)
+    sys.exit(EXIT_OK)

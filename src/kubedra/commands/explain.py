@@ -36,6 +36,7 @@ from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, Usage
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import Node, Pod, ResourceClaim
 from kubedra.report.output import emit
+from kubedra.text import count
 
 _LIVE = re.compile(r"^(pod|pods|po|claim|claims|resourceclaim|resourceclaims)/([a-z0-9][-a-z0-9.]*)$")
 
@@ -101,7 +102,8 @@ class ExplainOptions:
             EXIT_FINDINGS: "no node can",
             EXIT_INPUT: "usage or input error (claim, pod or node not found; a DeviceClass selector in the files "
             "that does not compile, or a DeviceClass a claim requests that is not in the files; cluster unreachable); or incomplete: "
-            "a live read was forbidden or failed and not accepted with --allow-missing (the answer may be wrong)",
+            "a live read was forbidden or failed and not accepted with --allow-missing (the answer may be wrong), "
+            "or some node can but a Helm template or chart among the files was not read (named on stderr)",
         }
     ),
 )
@@ -138,9 +140,10 @@ def run(options: ExplainOptions) -> None:
     files, output, claim_ref, namespace = c.files, c.output, options.claim_ref, options.namespace
     live = options.live_target()
     incomplete: list[dict[str, Any]] = []
+    not_read: list[InputError] = []  # Helm templates among the files: named on stderr, the answer incomplete
     pod: Pod | None = None
     if live is None:
-        inv = load_inventory(files)
+        inv = load_inventory(files, "explain", not_read)
         ns, name = options.claim()
         subject = str(claim_ref)
     else:
@@ -181,6 +184,7 @@ def run(options: ExplainOptions) -> None:
                 incomplete,
                 pending=f"not queued: {'; '.join(pc.missing)}"
                 + (" (or not readable: see the incomplete reads)" if incomplete else ""),
+                not_read=[str(e) for e in not_read],
             )
             return
         claims = pc.to_allocate
@@ -207,6 +211,7 @@ def run(options: ExplainOptions) -> None:
         output,
         incomplete,
         hints=_hints(inv, claims),
+        not_read=[str(e) for e in not_read],
     )
 
 
@@ -274,6 +279,7 @@ def _finish(
     incomplete: list[dict[str, Any]],
     pending: str | None = None,
     hints: Sequence[str] = (),
+    not_read: Sequence[str] = (),
 ) -> None:
     def text() -> None:
         if pending:
@@ -303,8 +309,17 @@ def _finish(
         data["incomplete"] = incomplete
     if hints:
         data["hints"] = list(hints)
+    if not_read:
+        data["notRead"] = list(not_read)
     emit(data, output, text)
     if incomplete:
         sys.exit(EXIT_INPUT)  # incomplete, like every verb that reads a cluster (stderr names the reads)
     ok = any(e["allocatable"] for e in entries) and not pending
+    if ok and not_read:  # a Helm template not read may hold what changes the answer: never clean
+        click.echo(
+            f"kubedra: incomplete: {count(len(not_read), 'input')} not read (Helm templates or charts): render "
+            "them and explain with the output",
+            err=True,
+        )
+        sys.exit(EXIT_INPUT)
     sys.exit(EXIT_OK if ok else EXIT_FINDINGS)

@@ -164,7 +164,8 @@ def run_generate(options: PolicyGenerateOptions) -> None:
             EXIT_FINDINGS: "some object violates a policy (denied, warned or audited), also when others were not "
             "decided: what was found wins",
             EXIT_INPUT: "usage or input error (no manifests in the inputs, a document that is no Kubernetes object); "
-            "or undecided and no violation: an object's Namespace is not among the inputs and a "
+            "or incomplete and no violation: a Helm template or chart among the manifests was not read (named on "
+            "stderr, JSON notRead), or a verdict undecided: an object's Namespace is not among the inputs and a "
             "namespaceSelector reads its labels, or an expression its namespaceObject (the verdicts are still "
             "printed, JSON lists them under undecided, stderr names each)",
         }
@@ -193,15 +194,20 @@ def test_cmd(**params: Any) -> None:
 
 def run_test(options: PolicyTestOptions) -> None:
     from kubedra.policy.evaluate import Evaluator
-    from kubedra.sources.files import load
+    from kubedra.sources.files import load, load_reporting_templates
 
     files, output, target_version = options.common.files, options.common.output, options.common.target_version
     policy_paths, params_paths = options.policy_paths, options.params_paths
     evaluator = Evaluator(load(policy_paths).documents, target_version)
     if params_paths:
         evaluator.add_params(load(params_paths).documents)
-    documents = load(files).documents
-    if not documents:
+    loaded = load_reporting_templates(files, "policy test")
+    # a Helm template among the manifests is named and left out, as audit, simulate and migrate do
+    not_read = [str(e) for e in loaded.errors]
+    for line in not_read:
+        click.echo(f"kubedra: not read: {line}", err=True)
+    documents = loaded.documents
+    if not documents and not not_read:
         shown = ", ".join("<stdin>" if f == "-" else f for f in files)
         raise InputError(f"no manifests found in {shown}: nothing to test")
     for d in documents:
@@ -243,6 +249,7 @@ def run_test(options: PolicyTestOptions) -> None:
                 "violations": [v.to_dict() for v in violations],
                 "undecided": [v.to_dict() for v in undecided],
                 "objects": len(documents),
+                "notRead": not_read,
             },
             output,
         )
@@ -254,7 +261,13 @@ def run_test(options: PolicyTestOptions) -> None:
         )
     # a violation found is the answer (1) even when other verdicts were not decided; undecided is exit 2 only
     # when nothing violates, and never clean (0)
-    code = EXIT_FINDINGS if violations else EXIT_INPUT if undecided else EXIT_OK
+    if not_read and not violations:
+        click.echo(
+            f"kubedra: incomplete: {count(len(not_read), 'input')} not read (Helm templates or charts): render "
+            "them and test the output",
+            err=True,
+        )
+    code = EXIT_FINDINGS if violations else EXIT_INPUT if undecided or not_read else EXIT_OK
     click.get_current_context().exit(code)
 
 

@@ -256,6 +256,18 @@ def load(paths: Iterable[str], *, strict: bool = True, keep_nodes: bool = True) 
     return result
 
 
+def load_reporting_templates(paths: Iterable[str], verb: str, *, keep_nodes: bool = True) -> LoadResult:
+    """Like ``load(strict=True)``, except that Helm templates and charts are not an error: they are kept in
+    ``errors`` (with the command that renders them for ``verb``) for the caller to name and count as not read,
+    as audit, simulate and migrate do; any other error is raised."""
+    result = load(paths, strict=False, keep_nodes=keep_nodes)
+    for e in result.errors:
+        if not isinstance(e, TemplateInput):
+            raise e
+    result.errors = [with_advice(e, verb) for e in result.errors]
+    return result
+
+
 def load_each(paths: Iterable[str], *, keep_nodes: bool = True) -> Iterator[tuple[str, LoadResult]]:
     """(file, its documents and errors) for every manifest under ``paths``; unreadable files become errors.
     For scans that report per file and go on (audit)."""

@@ -209,3 +209,32 @@ def test_simulate_with_nothing_to_simulate_is_exit_2(tmp_path: Path) -> None:
         assert (r.exit_code, r.stdout) == (2, ""), r.output
         assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"kubedra: error: {why} {tmp_path / path}")
         assert r.stderr.rstrip().endswith(": nothing to simulate")
+
+
+def test_allocate_explain_and_policy_test_name_a_template_and_go_on(tmp_path: Path) -> None:
+    """Issue 25: a Helm template among the inputs aborted allocate, explain and policy test (exit 2, nothing
+    printed) while audit, simulate and migrate name it and go on; now they name it too ('kubedra: not read:'),
+    answer for the rest, and the answer is incomplete (exit 2) unless it found something wrong (exit 1)."""
+    from tests.unit.cli.helpers import ALLOCATE, POLICIES
+
+    (tmp_path / "t.yaml").write_text(TEMPLATE)
+    (tmp_path / "in.yaml").write_text(Path(ALLOCATE).read_text())
+    r = run("allocate", str(tmp_path), "-o", "json")
+    assert r.exit_code == 2 and json.loads(r.stdout), r.output  # the nodes' answers are printed
+    assert f"kubedra: not read: {tmp_path / 't.yaml'}:4: a Helm template" in r.stderr
+    assert "kubedra: incomplete: 1 input not read" in r.stderr
+    r = run("explain", str(tmp_path), "--claim", "team-b/two-gpus", "-o", "json")
+    assert r.exit_code in (1, 2) and json.loads(r.stdout)["notRead"], r.output
+    assert f"kubedra: not read: {tmp_path / 't.yaml'}:4: a Helm template" in r.stderr
+
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    (pods / "t.yaml").write_text(TEMPLATE)
+    (pods / "p.yaml").write_text(POD.format(name="a"))
+    r = run("policy", "test", "--policy", POLICIES, str(pods), "-o", "json")
+    data = json.loads(r.stdout)
+    assert (r.exit_code, data["objects"], len(data["notRead"])) == (1 if data["violations"] else 2, 1, 1)
+    assert f"kubedra: not read: {pods / 't.yaml'}:4: a Helm template" in r.stderr
+    (pods / "p.yaml").unlink()
+    r = run("policy", "test", "--policy", POLICIES, str(pods), "-o", "json")
+    assert r.exit_code == 2 and json.loads(r.stdout)["notRead"], r.output
