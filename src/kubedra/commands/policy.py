@@ -45,6 +45,7 @@ class PolicyGenerateOptions:
     params_namespace: str = "kube-system"
     actions: str = "Warn,Audit"
     list_only: bool = False
+    out: str = "-"
 
     @classmethod
     def complete(cls, params: dict[str, Any]) -> PolicyGenerateOptions:
@@ -123,6 +124,15 @@ class PolicyFromWebhookOptions:
     help="validationActions of the bindings; use Deny once Warn/Audit are clean.",
 )
 @click.option("--list", "list_only", is_flag=True, help="List the available policies.")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    default="-",
+    show_default=True,
+    metavar="FILE",
+    help="File to write the YAML to (atomically; nothing is written on an error); - for stdout.",
+)
 @input_options(
     required=False,
     help="Manifests (e.g. kubedra migrate's output) whose DeviceClasses are allowed too; - for stdin. Repeatable.",
@@ -153,7 +163,13 @@ def run_generate(options: PolicyGenerateOptions) -> None:
             [d.obj for d in manifest_files.load(files, keep_nodes=False).documents] if files else []
         )
     )
-    click.echo(render(generate(opts)), nl=False)
+    text = render(generate(opts))
+    if options.out == "-":
+        click.echo(text, nl=False)
+    else:
+        from kubedra.report.output import write_atomic
+
+        write_atomic(options.out, text)
 
 
 @policy.command(

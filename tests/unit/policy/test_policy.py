@@ -663,3 +663,19 @@ def test_an_object_the_apiserver_cannot_decode_is_an_input_error(
         f"kubedra: error: {obj}:{line}: Pod p: {why}: the API server refuses the object before any admission "
         "policy sees it\n"
     ).replace("Pod p:", "Pod :" if metadata == "[p]" else "Pod p:")
+
+
+def test_policy_generate_writes_a_file_with_o(tmp_path: Any) -> None:
+    """Issue 25: policy generate had no -o (snapshot's -o FILE writes its artefact); now -o FILE writes the
+    same YAML atomically and prints nothing, and a bad input writes nothing."""
+    from kubedra.testing.cli import run
+
+    out = tmp_path / "policies.yaml"
+    res = run("policy", "generate", "--only", "disallow-latest-tag", "-o", str(out))
+    assert (res.exit_code, res.stdout) == (0, ""), res.output
+    assert out.read_text() == run("policy", "generate", "--only", "disallow-latest-tag").stdout
+    assert "kind: ValidatingAdmissionPolicy" in out.read_text()
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: [unclosed\n")
+    res = run("policy", "generate", str(bad), "-o", str(tmp_path / "none.yaml"))
+    assert res.exit_code == 2 and not (tmp_path / "none.yaml").exists()
