@@ -303,8 +303,7 @@ def simulation_options(f: Any) -> Any:
         {
             EXIT_OK: "the simulation ran (pending pods are part of the report)",
             EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
-            EXIT_INPUT: "usage or input error; nothing to simulate (no manifests in the inputs, or no pod or "
-            "workload among them); or an input not read (a Helm template or chart), or pods the "
+            EXIT_INPUT: "usage or input error; nothing to simulate (no manifests in the inputs); or an input not read (a Helm template or chart), or pods the "
             "apiserver refuses (an extended resource without limits, a pre-1.31 resourceClaims[].source; the "
             "report is printed, each under 'not simulated' with the apiserver's reason); or incomplete: "
             "a GPU node has no DRA view (its GPU model or MIG layout is not known; the report is printed, "
@@ -362,13 +361,6 @@ def run(options: SimulateCommandOptions) -> None:
         if not inputs.documents and not inputs.skipped:  # nothing read is not "0 pods simulated", exit 0
             raise InputError(f"no manifests found in {shown}: nothing to simulate")
         sim = simulate_inputs(inputs, opts)
-        pods = len(next(iter(sim.results.values())).pods) if sim.results else 0
-        if not pods and not inputs.not_read and not options.save_cluster:
-            # objects that are no workload (ConfigMaps, Services, Nodes only): nothing was simulated either
-            raise InputError(
-                f"no pods or workloads in {shown} ({count(len(inputs.documents) + len(inputs.skipped), 'object')}"
-                " read, none a pod or a workload kubedra expands): nothing to simulate"
-            )
         if options.save_cluster:
             write_cluster(sim, options.save_cluster)
         report(sim, opts, output, chart=chart, bound=options.bound)

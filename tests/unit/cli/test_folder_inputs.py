@@ -195,15 +195,15 @@ def test_chart_advice_quotes_the_path() -> None:
 
 def test_simulate_with_nothing_to_simulate_is_exit_2(tmp_path: Path) -> None:
     """Issue 25: an empty file, or a folder without YAML, said '0 pods simulated' with exit 0 (every other verb
-    says exit 2); so did objects that are no workload. Now one line, exit 2, as the others do."""
+    says exit 2). Now one line, exit 2, as the others do."""
     (tmp_path / "empty.yaml").write_text("")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "notes.txt").write_text(POD.format(name="txt"))  # skipped, as kubectl skips it
-    (tmp_path / "cm.json").write_text('{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"}}')
+    (tmp_path / "blank.yaml").write_text("---\n# only a comment\n---\n")
     for path, why in (
         ("empty.yaml", "no manifests found in"),
         ("docs", "no manifests found in"),
-        ("cm.json", "no pods or workloads in"),
+        ("blank.yaml", "no manifests found in"),
     ):
         r = run("simulate", str(tmp_path / path), "--nodes", "1x8xH100-80GB")
         assert (r.exit_code, r.stdout) == (2, ""), r.output
