@@ -595,9 +595,5 @@ def run_checks(
 
 def summary(checks: Iterable[Check]) -> dict[str, int]:
     c = Counter(ch.status for ch in checks)
-    return {
-        "passed": c.get(PASS, 0),
-        "warnings": c.get(WARN, 0),
-        "failed": c.get(FAIL, 0),
-        "nothingToCheck": c.get(NOTHING, 0),
-    }
+    counts = {"passed": PASS, "warnings": WARN, "failed": FAIL, "nothingToCheck": NOTHING}
+    return {k: c.get(v, 0) for k, v in counts.items()}
