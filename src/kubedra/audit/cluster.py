@@ -242,7 +242,7 @@ def _parallel(
             i, item = nxt
             try:
                 futures[i].set_result(fn(item))
-            except BaseException as e:  # handed to the caller, who raises it
+            except BaseException as e:  # noqa: BLE001 - handed to the caller, who raises it
                 futures[i].set_exception(e)
 
     for _ in range(min(workers, len(items))):
