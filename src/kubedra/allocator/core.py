@@ -31,9 +31,8 @@ import uuid
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from kubedra.allocator.errors import (
-    AllocationError,
-)
+from kubedra.allocator import groups as grp
+from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.pools import Pool, PoolError, gather_pools
 from kubedra.allocator.requests import Dev
 from kubedra.allocator.reuse import Reuse
@@ -99,6 +98,9 @@ class Allocator:
                 self.slices_shared.append(s)
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
         self._overdrawn: set[str] = set()  # counter caches with a negative counter (full check needed)
+        # pool ID -> compatibility-group intersections of its allocated devices (upstream's
+        # compatibilityGroupsBaseline: once per allocator, dropped with the counters when allocations change)
+        self._group_baselines: dict[str, grp.Running] = {}
         self._devices_by_pool: dict[tuple[str, str], dict[str, tuple[Device, ResourceSlice]]] = {}
         # (class name, request selectors[, node]) and device -> selectable; classes and slices are fixed
         self._selectable: dict[tuple[Any, ...], bool] = {}
@@ -132,9 +134,12 @@ class Allocator:
         name (1.33/1.34)."""
         if driver is not None:
             self._available_counters.pop(f"{driver}/{pool_name}", None)
+            self._group_baselines.pop(f"{driver}/{pool_name}", None)
         else:
             for key in [k for k in self._available_counters if k.endswith(f"/{pool_name}")]:
                 del self._available_counters[key]
+            for key in [k for k in self._group_baselines if k.endswith(f"/{pool_name}")]:
+                del self._group_baselines[key]
         for name in self._pool_slice_names.get(pool_name, ()):
             self._available_counters.pop(name, None)
 
@@ -143,6 +148,7 @@ class Allocator:
         update the cached counter availability of their pools instead of dropping it (what
         :meth:`invalidate_pool` does, and still does for shared or capacity-consuming results)."""
         for r in results:
+            self._group_baselines.pop(f"{r.driver}/{r.pool}", None)
             if r.share_id or r.consumed_capacity:
                 self.invalidate_pool(r.pool, r.driver)
                 continue
@@ -187,6 +193,19 @@ class Allocator:
                 if sl.driver == driver and sl.pool.name == pool
                 for d in sl.devices
             }
+        return hit
+
+    def group_baseline(self, dev: Dev) -> grp.Running:
+        """The compatibility-group intersections of the devices already allocated in ``dev``'s pool, per
+        counter set, read from the pool's slices (those on other nodes too), computed once and cached."""
+        hit = self._group_baselines.get(dev.pool.id)
+        if hit is None:
+            hit = self._group_baselines[dev.pool.id] = grp.baseline(
+                d
+                for s in (*dev.pool.slices, *dev.pool.slices_not_targeting_node)
+                for d in s.devices
+                if self.is_allocated((s.driver, s.pool.name, d.name))
+            )
         return hit
 
     def fresh_share_ids(self, result: AllocationResult) -> AllocationResult:

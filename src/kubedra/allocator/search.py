@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator import capacity as cap
+from kubedra.allocator import groups as grp
 from kubedra.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
 from kubedra.allocator.errors import (
     MAX_RESULTS,
@@ -57,6 +58,8 @@ class Search:
         self.results: list[list[DeviceResult]] = [[] for _ in claims]
         self.deadline: float | None = None
         self._fits_cache: dict[tuple[int, DeviceID], bool] = {}
+        # pool ID -> counter set -> compatibility-group intersection of this search's devices
+        self.consumed_groups: dict[str, grp.Running] = {}
 
     @property
     def candidates(self) -> list[Dev]:
@@ -377,9 +380,19 @@ class Search:
         if not f.partitionable_devices and d.consumes_counters:
             return None
         skip_counters = multi and self._capacity_in_use(did)
+        # compatibility groups are checked before counters, under the same condition (upstream runs it first
+        # so that a rejection returns before counters are reserved)
+        groups_saved = None
+        if f.compatibility_groups and not skip_counters and d.consumes_counters:
+            running = self.consumed_groups.setdefault(dev.pool.id, {})
+            groups_saved = grp.check_and_consume(d, running, self.a.group_baseline(dev))
+            if groups_saved is None:
+                return None
         counters_taken = False
         if not skip_counters and d.consumes_counters:
             if not self._take_counters(dev):
+                if groups_saved is not None:
+                    grp.restore(self.consumed_groups[dev.pool.id], groups_saved)
                 return None
             counters_taken = True
         base = r.parent or r.name
@@ -406,6 +419,8 @@ class Search:
                 self.allocating[did].discard(ci)
             for idx in range(state.constraints_added - 1, -1, -1):
                 cons[idx].remove(base, sub, d, did[0])
+            if groups_saved is not None:
+                grp.restore(self.consumed_groups[dev.pool.id], groups_saved)
             if counters_taken:
                 self._release_counters(dev)
 

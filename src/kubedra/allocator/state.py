@@ -36,7 +36,6 @@ class Features:
     consumable_capacity: bool = False
     list_type_attributes: bool = False
     fractional_capacity_range: bool = False
-    # DRADeviceCompatibilityGroups is not implemented: always off (slices using it are ignored)
     compatibility_groups: bool = False
 
     # upstream Go field names, for corpus files and the oracle
@@ -49,11 +48,11 @@ class Features:
         "ConsumableCapacity": "consumable_capacity",
         "ListTypeAttributes": "list_type_attributes",
         "FractionalCapacityRange": "fractional_capacity_range",
+        "CompatibilityGroups": "compatibility_groups",
     }
     # Known upstream features kubedra does not implement: asking for them raises (the corpus runner skips
     # such cases, like upstream skips cases for features an allocator implementation does not support).
     UNSUPPORTED: ClassVar[tuple[str, ...]] = (
-        "CompatibilityGroups",
         "DerivedAttributes",
         "OptionalNodeOperations",
     )
@@ -81,6 +80,7 @@ class Features:
             consumable_capacity=gates.get("DRAConsumableCapacity", False),
             list_type_attributes=gates.get("DRAListTypeAttributes", False),
             fractional_capacity_range=gates.get("DRAFractionalCapacityRange", False),
+            compatibility_groups=gates.get("DRADeviceCompatibilityGroups", False),
         )
 
     def implementation(self) -> str:

@@ -230,3 +230,28 @@ def test_a_device_class_not_given_is_an_input_error_not_no_node_can(tmp_path) ->
         r = cli_run(*args)
         assert r.exit_code == 2 and r.stdout == "" and r.stderr == want, r.output
     assert cli_run("allocate", str(DATA / "two-nodes.yaml")).exit_code == 0  # with the class: decided
+
+
+def test_compatibility_groups_gate_allocates_only_a_compatible_partition() -> None:
+    """With DRADeviceCompatibilityGroups on, the slices that declare counter compatibility groups are used and
+    a device goes only with devices of a group it shares on the same counter set (upstream's experimental
+    allocator): vgpu-0 comes first but cannot join the allocated mig-0, so mig-1 is the answer. The gate used
+    to be dropped, leaving the pool incomplete (exit 1), which is still the answer with the gate off."""
+    path = str(DATA / "compatibility-groups.yaml")
+    on = run(
+        "allocate",
+        "-f",
+        path,
+        "--target-version",
+        "1.37",
+        "--feature-gates",
+        "DRADeviceCompatibilityGroups=true",
+        "-o",
+        "json",
+    )
+    assert on.exit_code == 0, on.output
+    (node,) = json.loads(on.output)
+    assert [r["device"] for c in node["claims"] for r in c["results"]] == ["mig-1"]
+    off = run("allocate", "-f", path, "--target-version", "1.37", "-o", "json")
+    assert off.exit_code == 1, off.output
+    assert "incomplete" in off.output
