@@ -42,6 +42,7 @@ def build_result(self: Search, ci: int) -> AllocationResult:
                 else [],
                 share_id=res.share_id,
                 consumed_capacity=dict(res.consumed) if res.consumed else None,
+                skip_node_operations=list(res.dev.slice.skip_node_operations) if self.experimental else [],
             )
         )
     # configs: each class's configs once (FromClass), then the claim's (FromClaim)

@@ -11,6 +11,7 @@ parser hands out one object per distinct fact (:mod:`kubedra.model.facts`).
 Only the plain case is reused, which keeps the equivalence exact:
 - every pool of the node is complete, valid and local to it (all its slices name the node, none selects
   nodes per device), so what is in use there is decided by this node's devices alone;
+- no slice asks to skip node operations (the node's declared features decide those);
 - nothing in the cluster is shared or consumes capacity (shareIDs), and the claims have no constraints
   and no ``All``-mode requests;
 - device facts are compared by object identity (equal objects are the same object), selector results by
@@ -245,6 +246,8 @@ class Reuse:
             return None
         if any(run.constraints):
             return None
+        if run.experimental and any(s.skip_node_operations for p in run.pools for s in p.slices):
+            return None  # the outcome depends on the node's declared features too
         shape = self.shape(run.node, run.pools)
         if shape.shape is None or self._nodes_of.get(shape.shape, 0) < 2:
             return None  # a node like no other: nothing to share (the simulator caches per node)

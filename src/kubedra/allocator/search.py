@@ -39,6 +39,9 @@ from kubedra.model.objects import (
 if TYPE_CHECKING:
     from kubedra.allocator.core import Allocator
 
+# k8s.io/component-helpers nodedeclaredfeatures/features/draoptionalnodeoperations (v0.37.2)
+NODE_FEATURE = "DRAOptionalNodeOperations"
+
 
 class Search:
     """State of one Allocate call (upstream's ``allocator`` struct)."""
@@ -60,6 +63,9 @@ class Search:
         self._fits_cache: dict[tuple[int, DeviceID], bool] = {}
         # pool ID -> counter set -> compatibility-group intersection of this search's devices
         self.consumed_groups: dict[str, grp.Running] = {}
+        # only upstream's experimental allocator knows a slice's skipNodeOperations (stable and incubating
+        # allocate such devices and leave the field out of the result)
+        self.experimental = a.features.implementation() == "experimental"
 
     @property
     def candidates(self) -> list[Dev]:
@@ -286,6 +292,11 @@ class Search:
             return hit
         return cap.fits(current, r.capacity, d.capacity, allocating, self.f.fractional_capacity_range)
 
+    def _skips_node_operations(self) -> bool:
+        """Whether a device of a slice with skipNodeOperations may be allocated here: the gate is on and the
+        node declares the DRAOptionalNodeOperations feature (status.declaredFeatures)."""
+        return self.f.optional_node_operations and NODE_FEATURE in self.node.declared_features
+
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.a.allocated.devices or bool(self.allocating.get(did))
 
@@ -376,6 +387,8 @@ class Search:
         if not multi and r.admin and ci in self.allocating.get(did, ()):
             return None
         if not r.admin and self._in_use(did):
+            return None
+        if dev.slice.skip_node_operations and self.experimental and not self._skips_node_operations():
             return None
         if not f.partitionable_devices and d.consumes_counters:
             return None

@@ -37,6 +37,7 @@ class Features:
     list_type_attributes: bool = False
     fractional_capacity_range: bool = False
     compatibility_groups: bool = False
+    optional_node_operations: bool = False
 
     # upstream Go field names, for corpus files and the oracle
     GO_NAMES: ClassVar[dict[str, str]] = {
@@ -49,13 +50,11 @@ class Features:
         "ListTypeAttributes": "list_type_attributes",
         "FractionalCapacityRange": "fractional_capacity_range",
         "CompatibilityGroups": "compatibility_groups",
+        "OptionalNodeOperations": "optional_node_operations",
     }
     # Known upstream features kubedra does not implement: asking for them raises (the corpus runner skips
     # such cases, like upstream skips cases for features an allocator implementation does not support).
-    UNSUPPORTED: ClassVar[tuple[str, ...]] = (
-        "DerivedAttributes",
-        "OptionalNodeOperations",
-    )
+    UNSUPPORTED: ClassVar[tuple[str, ...]] = ("DerivedAttributes",)
 
     @classmethod
     def from_names(cls, names: Iterable[str]) -> Features:
@@ -81,6 +80,7 @@ class Features:
             list_type_attributes=gates.get("DRAListTypeAttributes", False),
             fractional_capacity_range=gates.get("DRAFractionalCapacityRange", False),
             compatibility_groups=gates.get("DRADeviceCompatibilityGroups", False),
+            optional_node_operations=gates.get("DRAOptionalNodeOperations", False),
         )
 
     def implementation(self) -> str:

@@ -29,7 +29,7 @@ from kubedra.text import count
 
 
 def result_entry(r: Any) -> dict[str, Any]:
-    return {
+    entry = {
         "request": r.request,
         "driver": r.driver,
         "pool": r.pool,
@@ -38,6 +38,9 @@ def result_entry(r: Any) -> dict[str, Any]:
         "shareID": r.share_id,
         "consumedCapacity": qty_map(r.consumed_capacity),
     }
+    if r.skip_node_operations:  # only with DRAOptionalNodeOperations (1.37 alpha)
+        entry["skipNodeOperations"] = list(r.skip_node_operations)
+    return entry
 
 
 def pick_nodes(nodes: list[Node], name: str | None) -> list[Node]:

@@ -505,6 +505,7 @@ def parse_allocation(c: ParseContext, v: Any, path: str) -> AllocationResult | N
             consumed_capacity=c.qty_map(r.get("consumedCapacity"), f"{p}.consumedCapacity")
             if r.get("consumedCapacity") is not None
             else None,
+            skip_node_operations=c.strings(r.get("skipNodeOperations"), f"{p}.skipNodeOperations"),
         )
 
     return AllocationResult(

@@ -155,6 +155,7 @@ class ResourceSlice:
     per_device_node_selection: bool | None = None
     devices: list[Device] = field(default_factory=list)
     shared_counters: list[CounterSet] = field(default_factory=list)
+    skip_node_operations: list[str] = field(default_factory=list)  # 1.37 alpha (DRAOptionalNodeOperations)
 
     @property
     def name(self) -> str:
@@ -245,6 +246,7 @@ class DeviceRequestAllocationResult:
     binding_failure_conditions: list[str] = field(default_factory=list)
     share_id: str | None = None
     consumed_capacity: dict[str, Quantity] | None = None
+    skip_node_operations: list[str] = field(default_factory=list)  # 1.37 alpha (DRAOptionalNodeOperations)
 
 
 @dataclass(slots=True)
@@ -348,6 +350,7 @@ class Node:
     unschedulable: bool = False
     ready: bool = True
     kubelet_version: str = ""
+    declared_features: list[str] = field(default_factory=list)  # status.declaredFeatures (1.35+)
 
     @property
     def name(self) -> str:

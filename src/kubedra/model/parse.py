@@ -74,6 +74,7 @@ def _slice(c: ParseContext, obj: dict[str, Any]) -> ResourceSlice:
         ),
         devices=c.each(spec.get("devices"), "spec.devices", lambda x, p: parse_device(c, x, p)),
         shared_counters=shared_counters(c, spec.get("sharedCounters")),
+        skip_node_operations=c.strings(spec.get("skipNodeOperations"), "spec.skipNodeOperations"),
     )
 
 
@@ -173,6 +174,7 @@ def _node(c: ParseContext, obj: dict[str, Any]) -> Node:
         unschedulable=bool(spec.get("unschedulable")),
         ready=ready,
         kubelet_version=str(info.get("kubeletVersion") or ""),
+        declared_features=c.strings(status.get("declaredFeatures"), "status.declaredFeatures"),
     )
 
 

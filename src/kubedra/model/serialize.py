@@ -173,6 +173,7 @@ def slice_dict(s: ResourceSlice) -> dict[str, Any]:
             for cs in s.shared_counters
         ],
     )
+    _put(spec, "skipNodeOperations", list(s.skip_node_operations))
     return {"apiVersion": V1, "kind": "ResourceSlice", "metadata": meta_dict(s.meta), "spec": spec}
 
 
@@ -244,6 +245,7 @@ def result_dict(r: DeviceRequestAllocationResult) -> dict[str, Any]:
     _put(d, "shareID", r.share_id)
     if r.consumed_capacity is not None:
         d["consumedCapacity"] = qty_map(r.consumed_capacity)
+    _put(d, "skipNodeOperations", list(r.skip_node_operations))
     return d
 
 

@@ -255,3 +255,27 @@ def test_compatibility_groups_gate_allocates_only_a_compatible_partition() -> No
     off = run("allocate", "-f", path, "--target-version", "1.37", "-o", "json")
     assert off.exit_code == 1, off.output
     assert "incomplete" in off.output
+
+
+def test_optional_node_operations_need_the_gate_and_a_node_that_declares_the_feature() -> None:
+    """A slice with skipNodeOperations (1.37 alpha DRAOptionalNodeOperations): with the gate on upstream's
+    experimental allocator gives its device only to a node whose status.declaredFeatures lists
+    DRAOptionalNodeOperations, and the result carries skipNodeOperations. The gate used to be dropped, so
+    both nodes took the device and the result lacked the field."""
+    path = str(DATA / "optional-node-operations.yaml")
+    r = run(
+        "allocate",
+        "-f",
+        path,
+        "--target-version",
+        "1.37",
+        "--feature-gates",
+        "DRAOptionalNodeOperations=true",
+        "-o",
+        "json",
+    )
+    assert r.exit_code == 0, r.output
+    by_node = {e["node"]: e for e in json.loads(r.output)}
+    assert by_node["node-b"]["allocated"] is False
+    (claim,) = by_node["node-a"]["claims"]
+    assert [(x["device"], x["skipNodeOperations"]) for x in claim["results"]] == [("nic-0", ["*"])]
