@@ -1,5 +1,72 @@
 """Vendor knowledge: what each GPU vendor's device plugin and DRA driver publish and accept.
 
-One package per vendor (``nvidia`` today), shaped so others can sit beside it. Vendors sit in the knowledge
-layer: they may use :mod:`kubedra.k8s` and :mod:`kubedra.sources`, and nothing above them.
+One package per vendor (:mod:`kubedra.vendors.nvidia`, :mod:`kubedra.vendors.amd`), each implementing
+:class:`kubedra.vendors.base.Vendor`; the verbs reach them only through this registry::
+
+    from kubedra import vendors
+    vendors.for_resource("amd.com/gpu").driver        # "gpu.amd.com"
+    vendors.classify("nvidia.com/mig-1g.10gb").kind   # "mig"
+    vendors.for_driver("gpu.nvidia.com").title        # "NVIDIA"
+
+Vendors sit in the knowledge layer: they may use :mod:`kubedra.k8s` and :mod:`kubedra.sources`, and nothing above
+them. The registry loads a vendor's module only when it is first asked for (importing ``kubedra.vendors`` loads
+no catalogue).
 """
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Mapping
+
+from kubedra.vendors.base import GpuResource, NodeLabels, Vendor
+
+__all__ = [
+    "GpuResource",
+    "NodeLabels",
+    "Vendor",
+    "all",
+    "classify",
+    "for_driver",
+    "for_node",
+    "for_resource",
+    "get",
+]
+
+# The registered vendors, in the order they are tried; each module has a VENDOR implementing the protocol.
+_MODULES = ("kubedra.vendors.nvidia.vendor", "kubedra.vendors.amd.vendor")
+
+
+@functools.cache
+def all() -> tuple[Vendor, ...]:
+    """Every registered vendor."""
+    return tuple(importlib.import_module(m).VENDOR for m in _MODULES)
+
+
+def get(name: str) -> Vendor:
+    """The vendor called ``name`` (``nvidia``, ``amd``); KeyError for another."""
+    for v in all():
+        if v.name == name:
+            return v
+    raise KeyError(name)
+
+
+def for_resource(name: str) -> Vendor | None:
+    """The vendor whose device plugin owns the resource name ``name`` (by its domain), or ``None``."""
+    return next((v for v in all() if name.startswith(v.resource_domain)), None)
+
+
+def for_driver(driver: str) -> Vendor | None:
+    """The vendor whose DRA driver is called ``driver``, or ``None``."""
+    return next((v for v in all() if v.driver == driver), None)
+
+
+def for_node(labels: Mapping[str, str]) -> Vendor | None:
+    """The vendor whose GPUs a node's labels announce, or ``None``."""
+    return next((v for v in all() if v.owns_node(labels)), None)
+
+
+def classify(name: str) -> GpuResource | None:
+    """What a device-plugin resource name means, whichever vendor owns it; ``None``: no vendor's GPU resource."""
+    v = for_resource(name)
+    return v.classify(name) if v is not None else None

@@ -19,13 +19,13 @@ from collections.abc import Iterable, Mapping
 
 from kubedra.errors import InputError
 from kubedra.k8s.workloads import as_int
-from kubedra.vendors.nvidia import models
+from kubedra.vendors.nvidia import models, names
 from kubedra.vendors.nvidia import modes as nvidia_modes
 from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.vendors.nvidia.specs import MAX_GPUS_PER_NODE
 
-PRODUCT = "nvidia.com/gpu.product"
-COUNT = "nvidia.com/gpu.count"
+PRODUCT = names.PRODUCT_LABEL
+COUNT = names.COUNT_LABEL
 MIG_CONFIG = "nvidia.com/mig.config"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 

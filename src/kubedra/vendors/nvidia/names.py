@@ -19,8 +19,14 @@ CONFIG_API_VERSION = "resource.nvidia.com/v1beta1"
 TIME_SLICING_INTERVALS = ("Default", "Short", "Medium", "Long")
 
 # Device-plugin resource names.
+RESOURCE_DOMAIN = "nvidia.com/"
 GPU_RESOURCE = "nvidia.com/gpu"
 SHARED_SUFFIX = ".shared"
+# GPU feature discovery's node labels (NVIDIA/k8s-device-plugin gpu-feature-discovery: nvidia.com/gpu.product,
+# .count, .memory in MiB); kubedra.vendors.nvidia.gfd reads them.
+PRODUCT_LABEL = "nvidia.com/gpu.product"
+COUNT_LABEL = "nvidia.com/gpu.count"
+MEMORY_LABEL = "nvidia.com/gpu.memory"
 # a MIG profile as nvidia.com/mig-<profile> and the GKE partition-size label spell it (1g.5gb, 1c.2g.10gb, 1g.10gb+me)
 MIG_PROFILE = re.compile(r"\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?")
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?)$")

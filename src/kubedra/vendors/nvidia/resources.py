@@ -3,24 +3,16 @@ or something that has no DRA counterpart and must be a manual item."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kubedra.k8s.gpuschemes import resource_scheme
+from kubedra.vendors.base import GpuResource
 from kubedra.vendors.nvidia import names as nvidia
 
-
-@dataclass(frozen=True)
-class GpuResource:
-    name: str
-    kind: str  # gpu | shared | mig | manual
-    profile: str | None = None
-    shared: bool = False
-    reason: str = ""
+__all__ = ["GpuResource", "classify"]
 
 
 def classify(name: str) -> GpuResource | None:
     """What a resource name means for the migration; ``None`` when it is not an NVIDIA GPU resource."""
-    if not name.startswith("nvidia.com/"):
+    if not name.startswith(nvidia.RESOURCE_DOMAIN):
         return None
     if name == nvidia.GPU_RESOURCE:
         return GpuResource(name, "gpu")

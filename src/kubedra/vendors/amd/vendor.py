@@ -1,0 +1,116 @@
+"""AMD behind the vendor seam (:class:`kubedra.vendors.base.Vendor`): the ROCm device plugin and AMD's DRA driver.
+
+Every fact is in ``kubedra/data/amd-gpu.yaml`` with the upstream file and commit it was read at. What kubedra
+does with them:
+
+* ``amd.com/gpu`` is whatever the device plugin advertises on the node: a whole GPU, or under the "single"
+  naming strategy one partition of a partitioned GPU. DeviceClass ``gpu.amd.com`` selects every device of the
+  driver, whole or partition, so a claim on it with no selector asks for exactly that.
+* ``amd.com/<compute>_<memory>`` (the "mixed" strategy, e.g. ``amd.com/cpx_nps4``) is a device of that partition
+  style; the driver publishes the same spelling as ``partitionProfile``, so the claim selects on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from kubedra.k8s import datafiles
+from kubedra.vendors.base import GpuResource, NodeLabels
+
+# What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
+_UNSUPPORTED = {
+    "simulate": (
+        "kubedra's simulated clusters are built from the NVIDIA catalogue only; there is no AMD GPU model "
+        "(MI300X, MI325X, MI250) in it yet, so AMD GPU requests cannot be placed"
+    ),
+    "discover": "discover reads nvidia-smi only; amd-smi output is not read yet",
+    "extended-resource": (
+        "AMD's DRA driver chart installs DeviceClass gpu.amd.com without extendedResourceName, and kubedra has not "
+        "modelled one for amd.com names; use --gpu-strategy claim-template for AMD GPUs"
+    ),
+    "sharing": (
+        "AMD's DRA driver has no sharing configuration kubedra models (no opaque config in its API at the "
+        "commit read); --sharing applies to NVIDIA GPUs only"
+    ),
+}
+
+
+@functools.cache
+def _data() -> dict[str, Any]:
+    data = datafiles.load("amd-gpu.yaml")
+    assert isinstance(data, dict)
+    return data
+
+
+class Amd:
+    name = "amd"
+    title = "AMD"
+
+    @property
+    def resource_domain(self) -> str:
+        return str(_data()["devicePlugin"]["resourceDomain"])
+
+    @property
+    def gpu_resource(self) -> str:
+        return str(_data()["devicePlugin"]["gpuResource"])
+
+    @property
+    def driver(self) -> str:
+        return str(_data()["draDriver"]["driver"])
+
+    @property
+    def gpu_class(self) -> str:
+        return str(_data()["draDriver"]["deviceClasses"][0]["name"])
+
+    @property
+    def labels(self) -> NodeLabels:
+        lab = _data()["devicePlugin"]["labels"]
+        return NodeLabels(product=lab.get("product"), count=lab.get("count"), memory=lab.get("memory"))
+
+    def classify(self, name: str) -> GpuResource | None:
+        if not name.startswith(self.resource_domain):
+            return None
+        if name == self.gpu_resource:
+            return GpuResource(name, "gpu", vendor=self.name)
+        m = re.match(_data()["devicePlugin"]["partitionResource"], name)
+        if m:
+            return GpuResource(name, "partition", profile=m.group("profile"), vendor=self.name)
+        return GpuResource(name, "manual", reason="unknown AMD device-plugin resource name", vendor=self.name)
+
+    def device_classes(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": c["name"]},
+                "spec": {"selectors": [{"cel": {"expression": c["selector"]}}]},
+            }
+            for c in _data()["draDriver"]["deviceClasses"]
+        ]
+
+    def known_class_names(self) -> set[str]:
+        return {str(c["name"]) for c in _data()["draDriver"]["deviceClasses"]}
+
+    def claim_selectors(self, gr: GpuResource) -> tuple[str, list[str]]:
+        if gr.kind == "partition" and gr.profile:
+            return self.gpu_class, [f"device.attributes['{self.driver}'].partitionProfile == '{gr.profile}'"]
+        return self.gpu_class, []
+
+    def min_memory_selector(self, quantity: str) -> str:
+        return f"device.capacity['{self.driver}'].memory.compareTo(quantity('{quantity}')) >= 0"
+
+    def product_selector(self, model: str) -> str:
+        return f"device.attributes['{self.driver}'].productName.upperAscii().contains('{model.upper()}')"
+
+    def owns_node(self, labels: Mapping[str, str]) -> bool:
+        present = _data()["devicePlugin"]["labels"]["present"]
+        return present in labels or (self.labels.product or "") in labels
+
+    def unsupported(self, verb: str) -> str | None:
+        return _UNSUPPORTED.get(verb)
+
+
+VENDOR = Amd()

@@ -1,0 +1,106 @@
+"""The vendor seam: what the engine asks of a GPU vendor, and the one classification of a device-plugin resource.
+
+Designed from two vendors (NVIDIA: :mod:`kubedra.vendors.nvidia`, AMD: :mod:`kubedra.vendors.amd`): only what the
+verbs use. A vendor names its device-plugin resources and says what each is (a whole GPU, a partition, a shared
+GPU, or a manual item), its DRA driver and the DeviceClass a whole GPU is claimed from, the node labels its
+feature discovery writes, the CEL it accepts for memory and product, and, per verb, what it cannot do yet
+(:meth:`Vendor.unsupported`), so a verb says "cannot, because" instead of ignoring the vendor's GPUs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class GpuResource:
+    """What a device-plugin resource name means for the migration."""
+
+    name: str
+    kind: str  # gpu | shared | mig | partition | manual
+    profile: str | None = None  # the MIG profile (NVIDIA) or partition profile (AMD: cpx_nps4)
+    shared: bool = False
+    reason: str = ""
+    vendor: str = "nvidia"  # the Vendor.name that owns the name
+
+
+@dataclass(frozen=True)
+class NodeLabels:
+    """The node labels a vendor's feature discovery writes (None: it writes none for that)."""
+
+    product: str | None
+    count: str | None
+    memory: str | None
+
+
+class Vendor(Protocol):
+    """One GPU vendor's device plugin and DRA driver, as the verbs need them."""
+
+    @property
+    def name(self) -> str:
+        """kubedra's key: ``nvidia``, ``amd``."""
+        ...
+
+    @property
+    def title(self) -> str:
+        """The name as people write it: NVIDIA, AMD."""
+        ...
+
+    @property
+    def resource_domain(self) -> str:
+        """The device plugin's resource prefix, with its slash: ``nvidia.com/``."""
+        ...
+
+    @property
+    def gpu_resource(self) -> str:
+        """A whole GPU as the device plugin names it: ``nvidia.com/gpu``."""
+        ...
+
+    @property
+    def driver(self) -> str:
+        """The DRA driver's name in ResourceSlices and CEL: ``gpu.nvidia.com``."""
+        ...
+
+    @property
+    def gpu_class(self) -> str:
+        """The DeviceClass a whole-GPU claim uses."""
+        ...
+
+    @property
+    def labels(self) -> NodeLabels:
+        """The node labels its feature discovery writes."""
+        ...
+
+    def classify(self, name: str) -> GpuResource | None:
+        """What a resource name means; ``None`` when the vendor does not own it."""
+        ...
+
+    def device_classes(self) -> list[dict[str, Any]]:
+        """The DeviceClasses the vendor's DRA driver chart installs (resource.k8s.io/v1 shape)."""
+        ...
+
+    def known_class_names(self) -> set[str]:
+        """Every DeviceClass name the driver installs (for validate's reference checks)."""
+        ...
+
+    def claim_selectors(self, gr: GpuResource) -> tuple[str, list[str]]:
+        """The DeviceClass and CEL selectors of a claim for ``gr`` (a ``gpu`` or ``partition`` resource)."""
+        ...
+
+    def min_memory_selector(self, quantity: str) -> str:
+        """CEL: a device with at least ``quantity`` of memory."""
+        ...
+
+    def product_selector(self, model: str) -> str:
+        """CEL: a device whose product name contains ``model``."""
+        ...
+
+    def owns_node(self, labels: Mapping[str, str]) -> bool:
+        """Whether a node's labels say it has this vendor's GPUs."""
+        ...
+
+    def unsupported(self, verb: str) -> str | None:
+        """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
+        ...

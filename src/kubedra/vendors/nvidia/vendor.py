@@ -1,0 +1,57 @@
+"""NVIDIA behind the vendor seam (:class:`kubedra.vendors.base.Vendor`): the device plugin's resource names, GPU
+feature discovery's labels and the NVIDIA DRA driver (``gpu.nvidia.com``).
+
+Imports only :mod:`kubedra.vendors.nvidia.names` and ``resources`` at load, so a check that needs a name does not
+load the catalogue; the DeviceClasses are read from :mod:`kubedra.vendors.nvidia.classes` when asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubedra.vendors.base import GpuResource, NodeLabels
+from kubedra.vendors.nvidia import names, resources
+
+
+class Nvidia:
+    name = "nvidia"
+    title = "NVIDIA"
+    resource_domain = names.RESOURCE_DOMAIN
+    gpu_resource = names.GPU_RESOURCE
+    driver = names.DRIVER
+    gpu_class = names.GPU_CLASS
+    labels = NodeLabels(product=names.PRODUCT_LABEL, count=names.COUNT_LABEL, memory=names.MEMORY_LABEL)
+
+    def classify(self, name: str) -> GpuResource | None:
+        return resources.classify(name)
+
+    def device_classes(self) -> list[dict[str, Any]]:
+        from kubedra.vendors.nvidia import classes  # noqa: PLC0415 - loads the catalogue
+
+        return classes.driver_device_classes()
+
+    def known_class_names(self) -> set[str]:
+        from kubedra.vendors.nvidia import classes  # noqa: PLC0415 - loads the catalogue
+
+        return classes.known_class_names()
+
+    def claim_selectors(self, gr: GpuResource) -> tuple[str, list[str]]:
+        if gr.kind == "mig" and gr.profile:
+            return names.MIG_CLASS, [names.profile_selector(gr.profile)]
+        return names.GPU_CLASS, []
+
+    def min_memory_selector(self, quantity: str) -> str:
+        return names.min_memory_selector(quantity)
+
+    def product_selector(self, model: str) -> str:
+        return names.product_selector(model)
+
+    def owns_node(self, labels: Mapping[str, str]) -> bool:
+        return names.PRODUCT_LABEL in labels or names.COUNT_LABEL in labels
+
+    def unsupported(self, verb: str) -> str | None:
+        return None  # every verb was built on NVIDIA's driver
+
+
+VENDOR = Nvidia()

@@ -1,0 +1,58 @@
+"""The vendor seam: the registry finds each vendor by resource, driver and node, and AMD's facts are its source's."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubedra import vendors
+
+
+def test_registry_finds_each_vendor_by_resource_driver_and_node() -> None:
+    assert [v.name for v in vendors.all()] == ["nvidia", "amd"]
+    assert vendors.for_resource("nvidia.com/mig-1g.10gb") is vendors.get("nvidia")
+    assert vendors.for_resource("amd.com/gpu") is vendors.get("amd")
+    assert vendors.for_resource("gpu.intel.com/i915") is None
+    assert vendors.for_driver("gpu.amd.com") is vendors.get("amd")
+    assert vendors.for_driver("gpu.nvidia.com") is vendors.get("nvidia")
+    assert vendors.for_driver("gpu.intel.com") is None
+    assert vendors.for_node({"amd.com/gpu.product-name": "Instinct_MI210"}) is vendors.get("amd")
+    assert vendors.for_node({"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}) is vendors.get("nvidia")
+    assert vendors.for_node({"kubernetes.io/os": "linux"}) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "profile", "vendor"),
+    [
+        ("nvidia.com/gpu", "gpu", None, "nvidia"),
+        ("nvidia.com/gpu.shared", "shared", None, "nvidia"),
+        ("nvidia.com/mig-1g.10gb", "mig", "1g.10gb", "nvidia"),
+        ("amd.com/gpu", "gpu", None, "amd"),
+        ("amd.com/cpx_nps4", "partition", "cpx_nps4", "amd"),
+        ("amd.com/spx_nps1", "partition", "spx_nps1", "amd"),
+        ("amd.com/gpu.vram", "manual", None, "amd"),
+    ],
+)
+def test_classify_through_the_seam(name: str, kind: str, profile: str | None, vendor: str) -> None:
+    gr = vendors.classify(name)
+    assert gr is not None
+    assert (gr.kind, gr.profile, gr.vendor) == (kind, profile, vendor)
+
+
+def test_amd_driver_facts_are_those_of_its_source() -> None:
+    # ROCm/k8s-gpu-dra-driver 26224272: pkg/consts/consts.go, helm-charts-k8s/templates/deviceclass.yaml
+    amd = vendors.get("amd")
+    assert amd.driver == "gpu.amd.com"
+    assert amd.known_class_names() == {"gpu.amd.com"}
+    (dc,) = amd.device_classes()
+    assert dc["spec"]["selectors"] == [{"cel": {"expression": "device.driver == 'gpu.amd.com'"}}]
+    assert "extendedResourceName" not in dc["spec"]
+    cls, sel = amd.claim_selectors(vendors.classify("amd.com/cpx_nps4"))  # type: ignore[arg-type]
+    assert (cls, sel) == ("gpu.amd.com", ["device.attributes['gpu.amd.com'].partitionProfile == 'cpx_nps4'"])
+
+
+def test_each_vendor_says_which_verbs_it_cannot_serve() -> None:
+    assert all(vendors.get("nvidia").unsupported(v) is None for v in ("simulate", "discover", "sharing"))
+    amd = vendors.get("amd")
+    assert "NVIDIA catalogue only" in (amd.unsupported("simulate") or "")
+    assert amd.unsupported("audit") is None
+    assert amd.unsupported("migrate") is None
