@@ -20,7 +20,7 @@ from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.model.objects import Pod
 from kubedra.scheduler.workloads import expand
 from kubedra.simulate.inputs import load_inputs
-from kubedra.vendors.nvidia.resources import classify
+from kubedra.vendors import classify  # every vendor behind the seam
 from realworld import outcomes
 
 GPU_RULES = {*REQUEST_RULES, CUSTOM_RESOURCE_RULE}

@@ -1,4 +1,4 @@
-"""One reading of a GPU request (kubedra.vendors.nvidia.gpurequest) for audit, migrate, simulate and validate.
+"""One reading of a GPU request (kubedra.vendors.gpurequest) for audit, migrate, simulate and validate.
 
 The manifests are real ones (tests/corpus) with their GPU count set to zero the ways a chart writes it."""
 
@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubedra.cli import cli
-from kubedra.vendors.nvidia.gpurequest import device_count
+from kubedra.vendors.gpurequest import device_count
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 KAI_JOB = (CORPUS / "legacy-gpu" / "kai-batch-job.yaml").read_text()

@@ -8,6 +8,7 @@ migration on its own output changes nothing.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from kubedra import vendors
 from kubedra.errors import InputError, Location
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.workloads import (
@@ -62,7 +64,14 @@ _NOT_AN_OBJECT = (
     "not a Kubernetes object (no apiVersion/kind: a fragment or a tool's own config); nothing to migrate, "
     "check it by hand"
 )
-_GPU_TEXT = re.compile(r"nvidia\.com/(gpu|mig-)")
+
+
+@functools.cache
+def _gpu_text() -> re.Pattern[str]:
+    """A GPU request of any vendor behind kubedra.vendors (nvidia.com/gpu, nvidia.com/mig-..., amd.com/gpu...)."""
+    return re.compile(
+        "|".join(re.escape(v.resource_domain) + r"(gpu|mig-|[a-z]px_nps)" for v in vendors.all())
+    )
 
 
 @dataclass
@@ -109,7 +118,7 @@ def _template_findings(name: str, text: str, chart: str = "") -> list[Finding]:
     for i, ln in enumerate(text.splitlines(), 1):
         if ln.lstrip().startswith("#"):
             continue
-        if _GPU_TEXT.search(ln):
+        if _gpu_text().search(ln):
             out.append(
                 Finding(
                     severity="manual",

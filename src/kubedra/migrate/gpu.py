@@ -20,14 +20,15 @@ from collections.abc import Mapping, MutableMapping, MutableSequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra import vendors
 from kubedra.k8s import platforms
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
+from kubedra.vendors import GpuResource, classify
+from kubedra.vendors.gpurequest import device_count
 from kubedra.vendors.nvidia import names as nvidia
-from kubedra.vendors.nvidia.gpurequest import device_count
-from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 
 @dataclass
@@ -40,7 +41,7 @@ class ContainerGpus:
 
 
 def _count(value: Any) -> int | None:
-    return device_count(value)  # the one reading of a GPU request (kubedra.vendors.nvidia.gpurequest)
+    return device_count(value)  # the one reading of a GPU request (kubedra.vendors.gpurequest)
 
 
 def scan_template(
@@ -91,6 +92,10 @@ def scan_template(
             if gr.kind == "manual":
                 manual.append((f"{rname}: {gr.reason}", vpath))
                 continue
+            why_not_vendor = _vendor_manual(ctx, gr)
+            if why_not_vendor is not None:
+                manual.append((f"{rname}: {why_not_vendor}", vpath))
+                continue
             counts = {s: _count(v) for s, v in sections.items()}
             if any(v is None for v in counts.values()):
                 raw = sections.get("limits", sections.get("requests"))
@@ -116,6 +121,19 @@ def scan_template(
     if not found and not manual:
         return None
     return found, manual
+
+
+def _vendor_manual(ctx: ObjectContext, gr: GpuResource) -> str | None:
+    """Why this vendor's GPU cannot be rewritten with the options given (None: it can). The sharing options and
+    the extended-resource strategy were built on NVIDIA's driver; another vendor says what it lacks."""
+    if gr.vendor == "nvidia":
+        return None
+    vendor = vendors.get(gr.vendor)
+    if ctx.options.gpu_strategy == "extended-resource":
+        return vendor.unsupported("extended-resource")
+    if ctx.options.sharing is not None:
+        return vendor.unsupported("sharing")
+    return vendor.unsupported("migrate")
 
 
 def _platform_manual(ctx: ObjectContext, spec: Mapping[str, Any], gr: GpuResource, n: int) -> str | None:
@@ -200,6 +218,10 @@ class _Shaper:
         opts = self.opts
         config: dict[str, Any] | None = None
         selectors: list[str] = []
+        if (
+            gr.vendor != "nvidia"
+        ):  # the seam: the vendor's class and selectors (no sharing, see _vendor_manual)
+            return self._vendor_request(name, gr, n)
         cls = nvidia.GPU_CLASS
         if gr.kind == "mig":
             cls = nvidia.MIG_CLASS
@@ -281,6 +303,28 @@ class _Shaper:
                     subs.append({"name": sub_name, **_exact(cls, n, sel)})
                 return {"name": name, "firstAvailable": subs}, config
         return {"name": name, "exactly": _exact(cls, n, selectors)}, config
+
+    def _vendor_request(
+        self, name: str, gr: GpuResource, n: int
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        vendor = vendors.get(gr.vendor)
+        cls, selectors = vendor.claim_selectors(gr)
+        if self.opts.min_memory:
+            selectors.append(vendor.min_memory_selector(self.opts.min_memory))
+        if self.opts.prefer:
+            subs = []
+            used: set[str] = set()
+            for model in self.opts.prefer:
+                sub_name = nvidia.dns_label(model)
+                if sub_name in used:
+                    continue
+                used.add(sub_name)
+                sel = list(selectors)
+                if model.lower() != "any":
+                    sel.insert(0, vendor.product_selector(model))
+                subs.append({"name": sub_name, **_exact(cls, n, sel)})
+            return {"name": name, "firstAvailable": subs}, None
+        return {"name": name, "exactly": _exact(cls, n, selectors)}, None
 
     def _ts_warning(self, path: Path) -> None:
         self.warn_once(

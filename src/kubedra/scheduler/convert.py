@@ -34,6 +34,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kubedra import vendors
 from kubedra.errors import InputError, Location
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.model.objects import (
@@ -49,9 +50,9 @@ from kubedra.model.objects import (
     Pod,
     PodResourceClaim,
 )
+from kubedra.vendors import GpuResource, classify
+from kubedra.vendors.gpurequest import device_count
 from kubedra.vendors.nvidia import names
-from kubedra.vendors.nvidia.gpurequest import device_count
-from kubedra.vendors.nvidia.resources import GpuResource, classify
 
 GPU_MEMORY_ANNOTATION = "kubedra.io/gpu-memory"
 SIZINGS = ("gpu", "mig")
@@ -152,7 +153,7 @@ def _classify(name: str) -> GpuResource | None:
 
 
 def _count(q: Quantity) -> int | None:
-    return device_count(q)  # the one reading of a GPU request (kubedra.vendors.nvidia.gpurequest)
+    return device_count(q)  # the one reading of a GPU request (kubedra.vendors.gpurequest)
 
 
 def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
@@ -170,6 +171,8 @@ def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
                 continue
             if gr.kind == "manual":
                 return [], f"{rname}: {gr.reason}"
+            if gr.vendor != "nvidia":  # the seam: a vendor the simulated clusters have no GPUs of says why
+                return [], f"{rname}: {vendors.get(gr.vendor).unsupported('simulate')}"
             n = _count(merged[rname])
             if n is None:
                 return [], f"{rname}: {merged[rname]} is not a whole number of devices"

@@ -7,14 +7,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kubedra import vendors
 from kubedra.k8s.workloads import api_group, get_path
 from kubedra.sources.files import Document
 from kubedra.validate.rules import Issue
-from kubedra.vendors.nvidia.classes import known_class_names
 
 Path = tuple[str | int, ...]
 
-KNOWN_CLASSES = frozenset(known_class_names())
+KNOWN_CLASSES = frozenset(
+    name for v in vendors.all() for name in v.known_class_names()
+)  # every vendor's driver
 
 
 class Index:

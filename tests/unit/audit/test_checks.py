@@ -80,7 +80,11 @@ def pod(resources: dict[str, Any], annotations: dict[str, str] | None = None, **
         ("nvidia.com/gpumem", "gpu.hami-request"),
         ("nvidia.com/gpucores", "gpu.hami-request"),
         ("volcano.sh/vgpu-memory", "gpu.hami-request"),
-        ("amd.com/gpu", "gpu.other-vendor-request"),
+        (
+            "amd.com/gpu",
+            "gpu.device-plugin-request",
+        ),  # the ROCm device plugin: a vendor behind kubedra.vendors
+        ("amd.com/cpx_nps4", "gpu.partition-request"),
         ("gpu.intel.com/i915", "gpu.other-vendor-request"),
         ("gpu.intel.com/xe", "gpu.other-vendor-request"),
         ("aliyun.com/gpu-mem", "gpu.memory-share-request"),
@@ -97,6 +101,11 @@ def test_gpu_zero_and_other_resources_are_quiet() -> None:
 
 
 def test_other_vendor_fix_names_driver() -> None:
+    (f,) = audit([pod({"gpu.intel.com/i915": 1})])
+    assert "gpu.intel.com" in f.fix
+
+
+def test_amd_gpu_fix_names_amd_device_class() -> None:
     (f,) = audit([pod({"amd.com/gpu": 1})])
     assert "gpu.amd.com" in f.fix
 

@@ -306,7 +306,6 @@ def test_hami_resources_block_the_whole_template() -> None:
 @pytest.mark.parametrize(
     ("resource", "says"),
     [
-        ("amd.com/gpu: 1", "gpu.amd.com"),
         ("gpu.intel.com/i915: 1", "gpu.intel.com"),
         ("aliyun.com/gpu-mem: 2", "Alibaba"),
         ("nvidia.com/gpucores: 30", "HAMi"),

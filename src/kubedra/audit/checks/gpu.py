@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from kubedra import vendors
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
 from kubedra.audit.scope import Context, Scope, check
@@ -15,12 +16,15 @@ from kubedra.k8s import platforms
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
-from kubedra.vendors.nvidia import names as nvidia_names
-from kubedra.vendors.nvidia.gpurequest import is_zero
+from kubedra.vendors.gpurequest import is_zero
 
-NVIDIA_GPU = nvidia_names.GPU_RESOURCE
-NVIDIA_DRA_DRIVER = nvidia_names.DRIVER
-_MIG = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+g\.\d+gb(?:\+\w+)?)$")
+# The rule each kind of vendor resource (kubedra.vendors.GpuResource.kind) is reported under.
+_RULE_BY_KIND = {
+    "gpu": "gpu.device-plugin-request",
+    "shared": "gpu.shared-request",
+    "mig": "gpu.mig-request",
+    "partition": "gpu.partition-request",
+}
 
 
 def _quantity(q: Any) -> str:
@@ -28,24 +32,27 @@ def _quantity(q: Any) -> str:
 
 
 def _is_zero(q: Any) -> bool:
-    # one reading of a GPU count for every verb (kubedra.vendors.nvidia.gpurequest): "0", "00", 0, "0.0" are zero
+    # one reading of a GPU count for every verb (kubedra.vendors.gpurequest): "0", "00", 0, "0.0" are zero
     return _quantity(q) == "" or is_zero(q)
 
 
 def _classify(resource: str) -> tuple[str, dict[str, Any]] | None:
-    if resource == NVIDIA_GPU:
-        return "gpu.device-plugin-request", {}
-    if resource == "nvidia.com/gpu.shared":
-        return "gpu.shared-request", {}
-    m = _MIG.match(resource)
-    if m:
-        return "gpu.mig-request", {"profile": m.group("profile")}
-    if resource.startswith("nvidia.com/mig-"):
-        return "gpu.mig-request", {"profile": resource.removeprefix("nvidia.com/mig-")}
-    other = resource_scheme(resource)
+    other = resource_scheme(
+        resource
+    )  # HAMi, gpushare, Intel...: a scheme of its own, before the vendor's names
     if other is not None:
         return other.rule, {"driver": other.driver, "scheme": other.scheme}
-    return None
+    gr = vendors.classify(
+        resource
+    )  # every vendor behind the seam: nvidia.com/gpu, amd.com/gpu, MIG, partitions
+    if gr is None:
+        return None
+    rule = _RULE_BY_KIND.get(gr.kind)
+    if rule is None and gr.profile is not None:  # a MIG name kubedra does not know the profile of: still MIG
+        rule = "gpu.mig-request"
+    if rule is None:
+        return None
+    return rule, ({"profile": gr.profile} if gr.profile is not None else {})
 
 
 def controllers(scope: Scope) -> set[tuple[str, str | None, str]]:
@@ -71,6 +78,7 @@ REQUEST_RULES = (
     "gpu.device-plugin-request",
     "gpu.platform-sharing",
     "gpu.mig-request",
+    "gpu.partition-request",
     "gpu.shared-request",
     "gpu.hami-request",
     "gpu.other-vendor-request",
@@ -314,10 +322,12 @@ def gpu_operator(ctx: Context, scope: Scope) -> None:
                 break
 
 
-def node_gpu_allocatable(node: Item) -> str | None:
+def node_gpu_allocatable(node: Item, resource: str | None = None) -> str | None:
+    """The node's allocatable count of ``resource`` (default: NVIDIA's whole GPU), or None when it has none."""
+    resource = resource or vendors.get("nvidia").gpu_resource
     alloc = node.status.get("allocatable") or node.status.get("capacity")
     if isinstance(alloc, dict):
-        q = alloc.get(NVIDIA_GPU)
+        q = alloc.get(resource)
         if q is not None and not _is_zero(q):
             return _quantity(q)
     return None
@@ -337,18 +347,19 @@ def slices_by_node(scope: Scope, driver: str | None = None) -> dict[str, list[It
 
 @check("gpu.dual-advertisement")
 def dual_advertisement(ctx: Context, scope: Scope) -> None:
-    dra_nodes = slices_by_node(scope, NVIDIA_DRA_DRIVER)
-    if not dra_nodes:
-        return
-    for node in scope.kind("Node"):
-        qty = node_gpu_allocatable(node)
-        if qty is None or node.name not in dra_nodes:
+    for vendor in vendors.all():  # each vendor's device plugin and DRA driver advertising the same GPUs
+        dra_nodes = slices_by_node(scope, vendor.driver)
+        if not dra_nodes:
             continue
-        ctx.emit(
-            "gpu.dual-advertisement",
-            node,
-            f"node advertises {NVIDIA_GPU}: {qty} (device plugin) and has {count(len(dra_nodes[node.name]), 'ResourceSlice')} "
-            f"of {NVIDIA_DRA_DRIVER}",
-            path=("status", "allocatable", NVIDIA_GPU),
-            node=node.name,
-        )
+        for node in scope.kind("Node"):
+            qty = node_gpu_allocatable(node, vendor.gpu_resource)
+            if qty is None or node.name not in dra_nodes:
+                continue
+            ctx.emit(
+                "gpu.dual-advertisement",
+                node,
+                f"node advertises {vendor.gpu_resource}: {qty} (device plugin) and has "
+                f"{count(len(dra_nodes[node.name]), 'ResourceSlice')} of {vendor.driver}",
+                path=("status", "allocatable", vendor.gpu_resource),
+                node=node.name,
+            )

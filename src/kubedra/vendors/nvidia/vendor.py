@@ -1,8 +1,8 @@
 """NVIDIA behind the vendor seam (:class:`kubedra.vendors.base.Vendor`): the device plugin's resource names, GPU
 feature discovery's labels and the NVIDIA DRA driver (``gpu.nvidia.com``).
 
-Imports only :mod:`kubedra.vendors.nvidia.names` and ``resources`` at load, so a check that needs a name does not
-load the catalogue; the DeviceClasses are read from :mod:`kubedra.vendors.nvidia.classes` when asked for.
+The DeviceClasses come from :mod:`kubedra.vendors.nvidia.classes` (the catalogue); the registry loads this module
+only when a verb first asks for a vendor.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.vendors.base import GpuResource, NodeLabels
-from kubedra.vendors.nvidia import names, resources
+from kubedra.vendors.nvidia import classes, names, resources
 
 
 class Nvidia:
@@ -27,13 +27,9 @@ class Nvidia:
         return resources.classify(name)
 
     def device_classes(self) -> list[dict[str, Any]]:
-        from kubedra.vendors.nvidia import classes  # noqa: PLC0415 - loads the catalogue
-
         return classes.driver_device_classes()
 
     def known_class_names(self) -> set[str]:
-        from kubedra.vendors.nvidia import classes  # noqa: PLC0415 - loads the catalogue
-
         return classes.known_class_names()
 
     def claim_selectors(self, gr: GpuResource) -> tuple[str, list[str]]:
