@@ -1,0 +1,137 @@
+"""The vendor seam holds: outside ``kubedra/vendors/<vendor>/`` no module imports a vendor package or spells a
+vendor's names; they ask :mod:`kubedra.vendors` (the protocol in :mod:`kubedra.vendors.base`).
+
+``DEBT`` is the NVIDIA knowledge that still sits in the engine, per module: the count of ``vendors.nvidia``
+imports and of string literals (docstrings aside) that say "nvidia" in any case. It is a ratchet, not an
+allowlist: a module may not gain any, a module that loses some must lower its number here (so the debt only
+shrinks), and a module not listed must have none. Each entry is work left for issue 22 item 4, not a
+justification; the one justified exception is the vendor registry itself (``vendors/__init__.py`` names its
+modules).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "kubedra"
+VENDOR_PACKAGES = ("vendors/nvidia/", "vendors/amd/")
+JUSTIFIED = {"vendors/__init__.py"}  # the registry names each vendor's module, and nothing else does
+
+# module -> (vendors.nvidia imports, "nvidia" string literals) still there; may only go down.
+DEBT: dict[str, tuple[int, int]] = {
+    "audit/checks/dra_health.py": (1, 4),
+    "audit/checks/gpu.py": (0, 8),
+    "audit/checks/selectors.py": (1, 0),
+    "cel/published.py": (0, 3),
+    "cli.py": (0, 1),
+    "commands/_common.py": (1, 0),
+    "commands/discover.py": (0, 5),
+    "commands/migrate.py": (0, 2),
+    "commands/simulate.py": (1, 1),
+    "commands/validate.py": (0, 1),
+    "discover/build.py": (5, 3),
+    "discover/drain.py": (1, 0),
+    "discover/inventory.py": (1, 9),
+    "k8s/gpuschemes.py": (0, 2),
+    "k8s/workloads.py": (0, 2),
+    "migrate/context.py": (1, 1),
+    "migrate/dra.py": (0, 2),
+    "migrate/engine.py": (0, 4),
+    "migrate/extended.py": (3, 2),
+    "migrate/gpu.py": (1, 5),
+    "migrate/shared_claims.py": (0, 1),
+    "migrate/sharing.py": (1, 1),
+    "migrate/sharing_scope.py": (1, 3),
+    "plan/inventory.py": (2, 7),
+    "plan/waves.py": (1, 6),
+    "report/pages.py": (0, 1),
+    "scheduler/convert.py": (1, 5),
+    "scheduler/workloads.py": (2, 1),
+    "simulate/bound.py": (2, 1),
+    "simulate/catalogue.py": (3, 0),
+    "simulate/cluster.py": (7, 19),
+    "simulate/devices.py": (1, 0),
+    "simulate/inputs.py": (0, 1),
+    "simulate/results.py": (1, 1),
+    "simulate/run.py": (3, 2),
+    "snapshot/capture.py": (0, 3),
+    "testing/faultapi.py": (0, 2),
+    "testing/gpunodes.py": (0, 15),
+    "testing/snapshotgen.py": (2, 10),
+    "validate/engine.py": (1, 0),
+    "vendors/base.py": (0, 1),
+    "verify/checks.py": (3, 5),
+}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                out.add(id(first.value))
+    return out
+
+
+def leaks(path: Path) -> tuple[int, int]:
+    tree = ast.parse(path.read_text(), str(path))
+    docs = _docstrings(tree)
+    imports = literals = 0
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("kubedra.vendors.nvidia")
+        ):
+            imports += 1
+        elif isinstance(node, ast.Import):
+            imports += sum(a.name.startswith("kubedra.vendors.nvidia") for a in node.names)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docs
+            and "nvidia" in node.value.lower()
+        ):
+            literals += 1
+    return imports, literals
+
+
+def current() -> dict[str, tuple[int, int]]:
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith(VENDOR_PACKAGES) or rel in JUSTIFIED:
+            continue
+        found = leaks(path)
+        if found != (0, 0):
+            out[rel] = found
+    return out
+
+
+def test_no_new_vendor_knowledge_outside_vendors() -> None:
+    now = current()
+    grown = {
+        m: (found, DEBT.get(m, (0, 0)))
+        for m, found in now.items()
+        if any(n > d for n, d in zip(found, DEBT.get(m, (0, 0)), strict=True))
+    }
+    assert not grown, (
+        "NVIDIA knowledge outside kubedra/vendors/nvidia (module: (imports, literals) now vs allowed); "
+        f"ask kubedra.vendors instead: {grown}"
+    )
+
+
+def test_the_debt_only_shrinks() -> None:
+    now = current()
+    stale = {m: (now.get(m, (0, 0)), d) for m, d in DEBT.items() if now.get(m, (0, 0)) != d}
+    assert not stale, f"lower DEBT to what is left (module: now vs listed): {stale}"
+
+
+def test_the_lint_sees_a_leak(tmp_path: Path) -> None:
+    bad = tmp_path / "leak.py"
+    bad.write_text(
+        '"""Docstrings may say NVIDIA."""\nfrom kubedra.vendors.nvidia import names\nGPU = "nvidia.com/gpu"\n'
+    )
+    assert leaks(bad) == (1, 1)
