@@ -1,6 +1,6 @@
 """Dense dynamic MIG, side by side: the whole ``kubedra simulate -f FILE`` process and the real kube-scheduler.
 
-Shape (issue 16 target 5): 8 nodes x 8 H100-80GB with the NVIDIA DRA driver's DynamicMIG (every MIG profile in
+Shape (a performance target, docs/performance.md): 8 nodes x 8 H100-80GB with the NVIDIA DRA driver's DynamicMIG (every MIG profile in
 every placement: 208 devices and 8 counter sets per node, as the driver publishes them; kubedra generates them
 with ``--nodes 8x8xH100-80GB --gpu-mode mig-dynamic``), one ResourceClaimTemplate per kind of device (MIG
 1g.10gb, 2g.20gb and 3g.40gb by a CEL selector on the profile, whole GPUs) and 160 Pods using them 8:6:4:2

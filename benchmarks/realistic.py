@@ -1,6 +1,6 @@
 """Does each verb scale with the cluster, not its square? A snapshot shaped like a real mixed cluster at N and 2N.
 
-Issue 27: round two's figures held on the benchmark shapes but not on a snapshot like a real cluster's, where
+Round two's figures held on the benchmark shapes but not on a snapshot like a real cluster's, where
 simulate was quadratic (each DaemonSet pod, pinned to its node, was checked against every node) and verify
 and plan spent most of their time in the cyclic collector. The shape is ``kubedra.testing.snapshotgen``:
 half device-plugin, half DRA nodes (8 x H100-80GB), the DaemonSets a snapshot keeps and their pods, 20 running

@@ -167,7 +167,7 @@ def scheduler_perf_objects(
 
 
 # ---------------------------------------------------------------------------------------------------------
-# A fleet snapshot: ``kubedra snapshot -o json`` of a large GPU training cluster (issue 16 target 3).
+# A fleet snapshot: ``kubedra snapshot -o json`` of a large GPU training cluster (a performance target, docs/performance.md).
 
 FLEET_MODEL = "H100-80GB"
 FLEET_GPUS = 8

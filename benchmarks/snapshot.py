@@ -1,6 +1,6 @@
 """A fleet snapshot simulated whole: ``kubedra simulate -f fleet.json`` at 5,000 / 20,000 / 65,000 nodes.
 
-Issue 16 target 3: a 65,000-node snapshot (GKE's largest cluster), 20 pods per node, GPU nodes with the
+Target: a 65,000-node snapshot (GKE's largest cluster), 20 pods per node, GPU nodes with the
 ResourceSlices the NVIDIA DRA driver publishes, simulated in under 10 minutes and 16 GB peak RSS.
 
 The snapshot is written once per size by ``shapes.write_fleet_snapshot`` as ``kubedra snapshot -o json``

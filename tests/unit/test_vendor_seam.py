@@ -4,7 +4,7 @@ vendor's names; they ask :mod:`kubedra.vendors` (the protocol in :mod:`kubedra.v
 ``DEBT`` is the NVIDIA knowledge that still sits in the engine, per module: the count of ``vendors.nvidia``
 imports and of string literals (docstrings aside) that say "nvidia" in any case. It is a ratchet, not an
 allowlist: a module may not gain any, a module that loses some must lower its number here (so the debt only
-shrinks), and a module not listed must have none. Each entry is work left for issue 22 item 4, not a
+shrinks), and a module not listed must have none. Each entry is work left for the vendor seam, not a
 justification; the one justified exception is the vendor registry itself (``vendors/__init__.py`` names its
 modules).
 """

@@ -117,7 +117,7 @@ def test_malformed_file_is_reported_and_the_scan_goes_on(tmp_path: Path) -> None
     write(tmp_path, "b-bad.json", '{"apiVersion": "v1",\n "kind": }')
     write(tmp_path, "c-good.yaml", REMOVED_INGRESS)
     r = run("audit", str(tmp_path), "-o", "json")
-    assert r.exit_code == 1  # the removed Ingress found wins over the files not read (issue 25)
+    assert r.exit_code == 1  # the removed Ingress found wins over the files not read
     out = json.loads(r.stdout)
     bad = {Path(f["source"]["file"]).name: f for f in out["findings"] if f["rule"] == "input.malformed"}
     assert set(bad) == {"a-bad.yaml", "b-bad.json"}

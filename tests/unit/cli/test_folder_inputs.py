@@ -194,7 +194,7 @@ def test_chart_advice_quotes_the_path() -> None:
 
 
 def test_simulate_with_nothing_to_simulate_is_exit_2(tmp_path: Path) -> None:
-    """Issue 25: an empty file, or a folder without YAML, said '0 pods simulated' with exit 0 (every other verb
+    """an empty file, or a folder without YAML, said '0 pods simulated' with exit 0 (every other verb
     says exit 2). Now one line, exit 2, as the others do."""
     (tmp_path / "empty.yaml").write_text("")
     (tmp_path / "docs").mkdir()
@@ -212,7 +212,7 @@ def test_simulate_with_nothing_to_simulate_is_exit_2(tmp_path: Path) -> None:
 
 
 def test_allocate_explain_and_policy_test_name_a_template_and_go_on(tmp_path: Path) -> None:
-    """Issue 25: a Helm template among the inputs aborted allocate, explain and policy test (exit 2, nothing
+    """a Helm template among the inputs aborted allocate, explain and policy test (exit 2, nothing
     printed) while audit, simulate and migrate name it and go on; now they name it too ('kubedra: not read:'),
     answer for the rest, and the answer is incomplete (exit 2) unless it found something wrong (exit 1)."""
     from tests.unit.cli.helpers import ALLOCATE, POLICIES

@@ -1,4 +1,4 @@
-"""A GPU mode the model cannot run is refused, naming the model (issue 25): ``--gpu-mode mig-dynamic`` on L4
+"""A GPU mode the model cannot run is refused, naming the model: ``--gpu-mode mig-dynamic`` on L4
 nodes exited 0 with a report whose notes described DynamicMIG announcing MIG profiles, and ``discover
 --mode mig-dynamic`` on an L40S exited 0; neither GPU has MIG (data/gpus/models.yaml lists no profile)."""
 

@@ -1,4 +1,4 @@
-"""Issue 25: the human tables on a real terminal (a pseudo-terminal whose window size is set with
+"""the human tables on a real terminal (a pseudo-terminal whose window size is set with
 TIOCSWINSZ, COLUMNS unset) at 80, 120 and 200 columns: no line wider than the terminal unless it is one
 unbreakable token (a long path), every finding's whole file:line on screen, nothing cut with an ellipsis,
 and a multi-line CEL reason kept inside its row.

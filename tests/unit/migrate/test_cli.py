@@ -153,7 +153,7 @@ def test_inputs_with_no_manifest_are_an_input_error(tmp_path: Path) -> None:
 
 
 def test_output_with_a_custom_resource_is_not_said_valid() -> None:
-    """Issue 25: the migrated output held a custom resource whose CRD kubedra does not bundle (the MXJob of
+    """the migrated output held a custom resource whose CRD kubedra does not bundle (the MXJob of
     tests/realworld/inputs), so it was not schema-checked, yet the summary said 'output valid'; now it names
     what was not checked, and an unchecked object is not an invalid one (no error: exit from the manual item)."""
     inputs = Path(__file__).parents[2] / "realworld" / "inputs"

@@ -551,7 +551,7 @@ def test_a_namespace_selector_on_a_namespace_not_in_the_inputs_is_undecided(tmp_
 
 
 def test_a_violation_wins_over_undecided_verdicts(tmp_path: Any) -> None:
-    """Issue 25: one Pod violates (its Namespace is given, labelled prod), another is undecided (its Namespace
+    """one Pod violates (its Namespace is given, labelled prod), another is undecided (its Namespace
     is not among the inputs): policy test said exit 2, so the violation hid behind 'input error'; now a
     violation found is exit 1, and the undecided verdict is still listed and named on stderr."""
     from kubedra.testing.cli import run
@@ -666,7 +666,7 @@ def test_an_object_the_apiserver_cannot_decode_is_an_input_error(
 
 
 def test_policy_generate_writes_a_file_with_o(tmp_path: Any) -> None:
-    """Issue 25: policy generate had no -o (snapshot's -o FILE writes its artefact); now -o FILE writes the
+    """policy generate had no -o (snapshot's -o FILE writes its artefact); now -o FILE writes the
     same YAML atomically and prints nothing, and a bad input writes nothing."""
     from kubedra.testing.cli import run
 

@@ -1,4 +1,4 @@
-"""No step of ``kubedra simulate`` grows with the square of the cluster (issue 27).
+"""No step of ``kubedra simulate`` grows with the square of the cluster.
 
 Counted, not timed: the node checks the scheduler runs (its node-only filters and its per-node filter) for
 the same realistic snapshot at N and 2N nodes (``kubedra.testing.snapshotgen``: half device plugin, half

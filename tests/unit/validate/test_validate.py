@@ -433,8 +433,8 @@ HELM = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Na
 
 
 def test_every_file_is_reported_and_parse_errors_do_not_stop_the_rest(tmp_path: Any) -> None:
-    """Each parse error with file:line, the other files still validated (issue 12 #8); an error found is exit 1
-    even when files were not read (issue 25: it hid behind exit 2), and without one incomplete is exit 2."""
+    """Each parse error with file:line, the other files still validated; an error found is exit 1
+    even when files were not read, and without one incomplete is exit 2."""
     (tmp_path / "a-broken.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: [\n")
     (tmp_path / "b-chart.yaml").write_text(HELM)
     (tmp_path / "c-bad.yaml").write_text(RCT.replace("name: gpu", "name: GPU"))
@@ -560,7 +560,7 @@ def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Pat
 
 
 def test_incomplete_is_never_valid_and_errors_win_the_exit_code(tmp_path: Path) -> None:
-    """Issue 25: a folder with a custom resource kubedra cannot check (the MXJob of tests/realworld/inputs)
+    """a folder with a custom resource kubedra cannot check (the MXJob of tests/realworld/inputs)
     printed "valid" and JSON "valid": true, then exit 2; with 20 real errors beside it, still exit 2, so the
     errors hid behind "input error". Now valid is false whenever something was not checked, and an error
     found is exit 1; exit 2 only when nothing wrong was found but something was not read or checked."""

@@ -104,7 +104,7 @@ def test_healthy_state_passes(tmp_path: Path) -> None:
     code, data = verify("-f", snap(tmp_path, healthy()))
     assert code == 0, data
     checks = by_id(data)
-    # issue 25: a check with nothing to look at said PASS; no DRA error event and no --baseline here
+    # a check with nothing to look at said PASS; no DRA error event and no --baseline here
     nothing = {"events", "baseline"}
     assert {i: c["status"] for i, c in checks.items() if i in nothing} == dict.fromkeys(
         nothing, "nothing-to-check"
@@ -661,7 +661,7 @@ def test_containers_that_are_not_containers_use_no_gpu(containers: Any) -> None:
 
 
 def test_a_failed_check_wins_over_an_incomplete_snapshot(tmp_path: Path) -> None:
-    """Issue 25: a failed check in a snapshot that could not read everything exited 2 ('input error'), hiding
+    """a failed check in a snapshot that could not read everything exited 2 ('input error'), hiding
     the failure; now a failed check is exit 1, and the missing reads are still named."""
     header = Header("testbed", "v1.37.2", NOW)
     header.not_inspected = [{"resource": "events", "verb": "list", "namespace": None, "reason": "HTTP 403"}]
