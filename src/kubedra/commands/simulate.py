@@ -302,12 +302,15 @@ def simulation_options(f: Any) -> Any:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "the simulation ran (pending pods are part of the report)",
-            EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated)",
-            EXIT_INPUT: "usage or input error; nothing to simulate (no manifests in the inputs); or an input not read (a Helm template or chart), or pods the "
-            "apiserver refuses (an extended resource without limits, a pre-1.31 resourceClaims[].source; the "
-            "report is printed, each under 'not simulated' with the apiserver's reason); or incomplete: "
-            "a GPU node has no DRA view (its GPU model or MIG layout is not known; the report is printed, "
-            "its notes and JSON notModelled name each node)",
+            EXIT_FINDINGS: "with --fail-on-pending: a pod stays pending with DRA (or in the only mode simulated), "
+            "also when the simulation is incomplete (what was found wins)",
+            EXIT_INPUT: "usage or input error; nothing to simulate (no manifests in the inputs); or incomplete, with nothing found: an input not read (a Helm "
+            "template or chart), pods the apiserver refuses (an extended resource without limits, a pre-1.31 "
+            "resourceClaims[].source), an object not simulated (a KAI GPU fraction, a GPU in a custom "
+            "resource's own fields, a TrainJob without its runtime, classic DRA, a fragment; a suspended job "
+            "or a definition a later one replaces is not a gap), or a GPU node with no DRA view (its GPU "
+            "model or MIG layout is not known). The report is printed, each under 'not simulated' (JSON "
+            "skipped, notModelled), and stderr names them",
         }
     ),
 )
@@ -373,29 +376,43 @@ def run(options: SimulateCommandOptions) -> None:
         from kubedra.report.simulate import pods_table
 
         click.echo("\n" + pods_table(sim), nl=False)
-    if inputs.not_read:  # incomplete is not clean: what was not read was not simulated
-        click.echo(
-            f"kubedra: error: {count(inputs.not_read, 'input')} not read (Helm templates or charts, under "
-            "'not simulated'): render them and simulate the output",
-            err=True,
+    # What was found wins; incomplete is never clean (docs/exit-codes.md): each gap is named on stderr, and
+    # the exit is 1 for pending pods with --fail-on-pending, else 2 when something was not simulated, else 0
+    gaps = _gaps(sim, inputs.not_read)
+    if gaps:
+        click.echo(f"kubedra: error: {'; '.join(gaps)}", err=True)
+    last = sim.results[DRA] if DRA in sim.results else next(iter(sim.results.values()))
+    if options.fail_on_pending and last.pending:
+        sys.exit(EXIT_FINDINGS)
+    sys.exit(EXIT_INPUT if gaps else EXIT_OK)
+
+
+def _gaps(sim: Simulation, not_read: int) -> list[str]:
+    """What makes the answer incomplete, one line each: inputs not read, pods the apiserver refuses, objects
+    not simulated (a KAI fraction, a custom resource's hidden GPU, ...), GPU nodes without a DRA view."""
+    out: list[str] = []
+    if not_read:  # what was not read was not simulated
+        out.append(
+            f"{count(not_read, 'input')} not read (Helm templates or charts, under 'not simulated'): render "
+            "them and simulate the output"
         )
-        sys.exit(EXIT_INPUT)
     refused = [s for s in sim.skipped if s.refused]
     if refused:  # the apiserver refuses these pods: they were not placed, and the input cannot be applied
-        click.echo(
-            f"kubedra: error: {count(len(refused), 'pod template')} the apiserver refuses, not simulated "
-            f"(under 'not simulated'), first: {refused[0]}",
-            err=True,
+        out.append(
+            f"{count(len(refused), 'pod template')} the apiserver refuses, not simulated (under 'not "
+            f"simulated'), first: {refused[0]}"
         )
-        sys.exit(EXIT_INPUT)
-    if sim.cluster.unmodelled:  # incomplete is not clean: the DRA column lacks these nodes' GPUs
+    other = [s for s in sim.skipped if not (s.not_read or s.refused or s.as_cluster)]
+    if other:  # the cluster would run pods for these, but kubedra cannot tell which
+        out.append(
+            f"{count(len(other), 'object')} not simulated (under 'not simulated'), so the comparison is "
+            f"incomplete; first: {other[0]}"
+        )
+    if sim.cluster.unmodelled:  # the DRA column lacks these nodes' GPUs
         names = list(sim.cluster.unmodelled)
-        click.echo(
-            f"kubedra: error: {count(len(names), 'GPU node')} without a DRA view ({', '.join(names[:5])}"
+        out.append(
+            f"{count(len(names), 'GPU node')} without a DRA view ({', '.join(names[:5])}"
             f"{', ...' if len(names) > 5 else ''}), so the comparison is incomplete: add their ResourceSlices "
-            "(kubectl get resourceslices -o yaml), or pass --gpu-mode when only the MIG layout is unknown",
-            err=True,
+            "(kubectl get resourceslices -o yaml), or pass --gpu-mode when only the MIG layout is unknown"
         )
-        sys.exit(EXIT_INPUT)
-    last = sim.results[DRA] if DRA in sim.results else next(iter(sim.results.values()))
-    sys.exit(EXIT_FINDINGS if options.fail_on_pending and last.pending else EXIT_OK)
+    return out

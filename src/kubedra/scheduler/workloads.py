@@ -90,6 +90,9 @@ class Skipped:
     reason: str
     not_read: bool = False  # an input that was not read at all (a Helm template or chart): incomplete
     refused: bool = False  # pods the apiserver refuses (kubedra.k8s.podadmission): never created, not placed
+    # the cluster would run no pods for it either (a suspended job, a definition a later one replaces): the
+    # simulation is complete without it; every other skip leaves the answer incomplete (exit 2)
+    as_cluster: bool = False
 
     def __str__(self) -> str:
         where = f"{self.location}: " if self.location is not None else ""
@@ -372,7 +375,7 @@ class _Expander:
         owner = f"{doc.kind}/{ns}/{name}"
         why_not = k8s.suspended(doc.obj)
         if why_not:
-            self.out.skipped.append(Skipped(doc.location, doc.describe(), why_not))
+            self.out.skipped.append(Skipped(doc.location, doc.describe(), why_not, as_cluster=True))
             return
         queue = k8s.queue_name(doc.obj)
         if queue:
@@ -544,6 +547,7 @@ def _last_definitions(docs: list[Document], out: Workloads) -> list[Document]:
                     doc.describe(),
                     f"defined again at {winner.location}; the later definition replaces this one "
                     "(as kubectl apply of both would)",
+                    as_cluster=True,
                 )
             )
             continue

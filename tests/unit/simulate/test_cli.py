@@ -330,3 +330,36 @@ def test_a_kai_gang_job_is_a_gang_of_the_size_it_asks_for():
     job = Path(__file__).resolve().parents[2] / "realworld" / "inputs" / "kai--batch-job-min-member.yaml"
     assert _placed("-f", str(job), "--nodes", "1x2xT4") == {"device-plugin": (0, 5), "dra": (0, 5)}
     assert _placed("-f", str(job), "--nodes", "1x4xT4") == {"device-plugin": (4, 1), "dra": (4, 1)}
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_objects_not_simulated_leave_the_answer_incomplete_exit_2():
+    """examples/legacy-gpu: two KAI fraction examples and a vLLM operator CR are not simulated (kubedra cannot
+    tell which pods they make). simulate exited 0 over them; incomplete is never clean: 2, one line on stderr.
+    Pending pods with --fail-on-pending still win (exit 1: what was found wins)."""
+    args = ["simulate", str(EXAMPLES / "legacy-gpu"), "--nodes", "2x8xH100-80GB"]
+    r = run(*args)
+    assert r.exit_code == 2, r.output
+    assert "Not simulated (4)" in r.stdout  # the replaced PyTorchJob is listed, and is no gap
+    err = r.stderr.strip().splitlines()
+    assert len(err) == 1 and "3 objects not simulated" in err[0] and "kai-gpu-fraction-pod.yaml:6" in err[0]
+    assert run(*args, "--fail-on-pending").exit_code == 1  # the Volcano gang stays pending
+    assert run(*args, "-o", "json").exit_code == 2
+
+
+def test_what_the_cluster_would_not_run_either_is_no_gap(tmp_path):
+    """A suspended Job and an object a later file defines again are listed under 'not simulated', but the
+    cluster would run no pods for them either: the answer is complete, exit 0."""
+    job = deployment("a", 1).replace("apps/v1", "batch/v1").replace("kind: Deployment", "kind: Job")
+    job = job.replace("  replicas: 1\n", "  suspend: true\n").replace(
+        "    spec:", "    spec:\n      restartPolicy: Never"
+    )
+    (tmp_path / "1-job.yaml").write_text(job)
+    (tmp_path / "2-web.yaml").write_text(deployment("web", 1))
+    (tmp_path / "3-web.yaml").write_text(deployment("web", 2))
+    r = run("simulate", str(tmp_path), "--nodes", "1x4xL40S-48GB")
+    assert r.exit_code == 0, r.output
+    assert "Not simulated (2)" in r.stdout and "pods placed                 2" in r.stdout
+    assert f"defined again at {tmp_path / '3-web.yaml'}:2" in r.stdout
