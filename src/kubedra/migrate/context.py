@@ -110,6 +110,42 @@ class Run:
             n += 1
         return name
 
+    # identity (see :func:`identity`) -> where each definition of it is, in input order
+    definitions: dict[tuple[str, str, str, str], list[tuple[Location, ObjectRef]]] = field(
+        default_factory=dict
+    )
+    # (owner identity, kind, namespace, base name) -> the name given to the object written for that owner
+    made: dict[tuple[Any, str, str, str], str] = field(default_factory=dict)
+
+    def name_for(self, owner: Mapping[str, Any], kind: str, namespace: str | None, base: str) -> str:
+        """A free name for a ``kind`` object written for ``owner``, reserved. An owner defined twice in the
+        inputs (kubectl apply keeps the later definition) gets the same name both times, so what is written for
+        the later definition replaces what was written for the earlier one, as the owner itself is replaced
+        (instead of a ``-2`` twin that nothing else would remove)."""
+        key = (identity(owner) or id(owner), kind, namespace or "", base)
+        name = self.made.get(key)
+        if name is None:
+            name = self.free_name(kind, namespace, base)
+            self.reserve(kind, namespace, name)
+            self.made[key] = name
+        return name
+
+    def made_for(self, owner: Mapping[str, Any], kind: str, namespace: str | None, name: str) -> bool:
+        """Whether ``name`` was written for an earlier definition of ``owner`` (then it is no one else's)."""
+        return self.made.get((identity(owner) or id(owner), kind, namespace or "", name)) == name
+
+
+def identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
+    """(API group, kind, namespace, name) as the apiserver keys an object (no namespace: ``default``, as kubectl
+    apply without -n); None without metadata.name (a generateName makes a new object each time)."""
+    meta = obj.get("metadata")
+    name = meta.get("name") if isinstance(meta, Mapping) else None
+    if not name or not isinstance(meta, Mapping):
+        return None
+    version = str(obj.get("apiVersion") or "")
+    group = version.rpartition("/")[0] if "/" in version else ""
+    return (group, str(obj.get("kind") or ""), str(meta.get("namespace") or "default"), str(name))
+
 
 class ObjectContext:
     """Reports findings for one object, with file:line from the ruamel tree."""

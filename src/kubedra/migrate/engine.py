@@ -9,6 +9,7 @@ migration on its own output changes nothing.
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
@@ -30,7 +31,7 @@ from kubedra.k8s.workloads import (
     queue_name,
 )
 from kubedra.migrate import dra, extended, gang, gpu, shared_claims, sharing
-from kubedra.migrate.context import MigrateOptions, ObjectContext, Run
+from kubedra.migrate.context import MigrateOptions, ObjectContext, Run, identity
 from kubedra.migrate.report import FileResult, MigrationReport
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.model import convert
@@ -199,6 +200,9 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
                     ref = ObjectRef.of(obj)
                     if ref.kind and ref.name:
                         run.reserve(ref.kind, ref.namespace, ref.name)
+                    key = identity(obj)
+                    if key is not None:
+                        run.definitions.setdefault(key, []).append((Location(src.name, chunk.line), ref))
                     if ref.kind in ("DaemonSet", "ClusterPolicy", "Node"):
                         objects.append(obj)
                     if ref.kind in ("Deployment", "ReplicaSet", "ReplicationController"):
@@ -228,6 +232,23 @@ def _index(run: Run, sources: list[SourceFile]) -> None:
             run.ambiguous_sharing.add(resource)
 
 
+def _report_redefinitions(run: Run, results: Mapping[str, FileResult]) -> None:
+    """An object defined again in a later input is replaced by it when both are applied (kubectl apply keeps
+    the later definition); simulate reports the same, at the same file:line, in the same words."""
+    for where in run.definitions.values():
+        for (earlier, ref), (later, _) in itertools.pairwise(where):
+            results[str(earlier.file)].findings.append(
+                Finding(
+                    severity="warning",
+                    message=f"defined again at {later}; the later definition replaces this one (as kubectl "
+                    "apply of both would), and what migrate writes for it keeps the same names, so it "
+                    "replaces what is written here too",
+                    source=earlier,
+                    object=ref,
+                )
+            )
+
+
 class Migrator:
     def __init__(self, options: MigrateOptions) -> None:
         options.check()
@@ -251,6 +272,7 @@ class Migrator:
             for chunk in list(src.doc.chunks):
                 self._chunk(src, chunk, result, slices)
         self._split_slices(slices, results)
+        _report_redefinitions(self.run, results)
         for src in sources:
             if src.doc is not None:
                 results[src.name].output = src.doc.render()

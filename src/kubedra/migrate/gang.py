@@ -133,11 +133,11 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             f"kube-scheduler and serve {api} with --runtime-config, or the PodGroup is rejected and "
             f"{next(iter(link))} is dropped from pods"
         )
-    if ctx.run.taken(kind, namespace, name):
+    if ctx.run.taken(kind, namespace, name) and not ctx.run.made_for(ctx.obj, kind, namespace, name):
         ctx.note("warning", f"{kind} {name} already exists in the inputs; pods linked to it, nothing created")
         new_objects: list[dict[str, Any]] = []
-    else:
-        ctx.run.reserve(kind, namespace, name)
+    else:  # new, or written for an earlier definition of this object, which this one replaces
+        ctx.run.name_for(ctx.obj, kind, namespace, name)
         new_objects = [new]
     schedulers = set()
     for t in templates:

@@ -446,8 +446,7 @@ def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> 
         if key not in rct_names:
             role = distinct[key]
             suffix = f"-{nvidia.dns_label(role)}" if role and len(distinct) > 1 else ""
-            rct_name = ctx.run.free_name("ResourceClaimTemplate", namespace, f"{base}{suffix}-gpu")
-            ctx.run.reserve("ResourceClaimTemplate", namespace, rct_name)
+            rct_name = ctx.run.name_for(ctx.obj, "ResourceClaimTemplate", namespace, f"{base}{suffix}-gpu")
             rct_names[key] = rct_name
             meta: dict[str, Any] = {"name": rct_name}
             if namespace:

@@ -209,8 +209,7 @@ def _split(
                 continue  # written with the first workload of the group (or already in the input)
             ctx.run.reserve("ResourceClaim", ns, cname)
         else:
-            cname = ctx.run.free_name("ResourceClaim", ns, f"{name}-gpu-{k}")
-            ctx.run.reserve("ResourceClaim", ns, cname)
+            cname = ctx.run.name_for(ctx.obj, "ResourceClaim", ns, f"{name}-gpu-{k}")
             claim_names.append(cname)
         meta: dict[str, Any] = {"name": cname}
         if ns:
@@ -239,8 +238,7 @@ def _split(
     base = to_plain(obj)
     for k in range(1, groups):
         shard = copy.deepcopy(base)
-        sname = ctx.run.free_name(ctx.ref.kind, ns, f"{name}-share-{k}")
-        ctx.run.reserve(ctx.ref.kind, ns, sname)
+        sname = ctx.run.name_for(ctx.obj, ctx.ref.kind, ns, f"{name}-share-{k}")
         meta = {
             key: v
             for key, v in shard.get("metadata", {}).items()

@@ -166,3 +166,44 @@ def test_output_with_a_custom_resource_is_not_said_valid() -> None:
     code, out, _ = run(str(inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"), "-o", "json")
     validation = json.loads(out)["validation"]
     assert (validation["valid"], validation["complete"], validation["errors"]) == (False, False, [])
+
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_an_object_defined_in_two_inputs_is_replaced_as_simulate_says(tmp_path: Path) -> None:
+    """examples/legacy-gpu has the same PyTorchJob in two files. kubectl apply of both keeps the later one, and
+    simulate says so; migrate gave the later one a ResourceClaimTemplate '…-gpu-2', a twin that applying both
+    outputs would leave behind. Now both get the same name (the later replaces the earlier, as the job does) and
+    a warning names both file:lines, in simulate's words."""
+    legacy = EXAMPLES / "legacy-gpu"
+    code, out, err = run(str(legacy), "--out", str(tmp_path / "out"))
+    err += out  # the table of changes goes to stdout with --out
+    assert code == 1  # the KAI fractions and the vLLM CR are manual items
+    written = {p.name: p.read_text() for p in (tmp_path / "out").glob("*.yaml")}
+    for name in ("kai-kubeflow-pytorchjob.yaml", "kubeflow-pytorchjob-mnist-nccl.yaml"):
+        (rct,) = by_kind(written[name], "ResourceClaimTemplate")
+        assert rct["metadata"]["name"] == "pytorch-dist-mnist-nccl-gpu", name
+    assert "-gpu-2" not in "".join(written.values())
+    earlier, later = legacy / "kai-kubeflow-pytorchjob.yaml", legacy / "kubeflow-pytorchjob-mnist-nccl.yaml"
+    said = (
+        f"defined again at {later}:2; the later definition replaces this one (as kubectl apply of both would)"
+    )
+    assert f"{earlier}:6" in err and said in err
+    sim = CliRunner().invoke(cli, ["simulate", str(legacy), "--nodes", "2x8xH100-80GB"])
+    assert f"{earlier}:6" in sim.stdout and said in " ".join(sim.stdout.split())
+
+
+def test_a_gang_defined_twice_gets_its_podgroup_from_the_later_definition(tmp_path: Path) -> None:
+    job = (
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: g}\nspec:\n  minAvailable: 2\n"
+        "  tasks:\n  - replicas: 2\n    template:\n      spec:\n        containers:\n        - name: c\n"
+        "          image: x\n          resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.yaml").write_text(job)
+    (tmp_path / "in" / "b.yaml").write_text(job)
+    _, out, err = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"))
+    err += out
+    assert "already exists in the inputs" not in err and "defined again at" in err
+    assert "-gpu-2" not in (tmp_path / "out" / "b.yaml").read_text()
