@@ -19,6 +19,7 @@ from kubedra.commands._common import (
     output_option,
     target_version_option,
 )
+from kubedra.commands._next import hint
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.text import count
@@ -316,6 +317,8 @@ def run(options: AuditOptions) -> None:
             f"kubedra: error: {count(len(unread), 'input')} could not be read (see {unread[0].rule} in the report)",
             err=True,
         )
+    if c.files and not (o.charts or o.live):
+        hint(output, "rewrite these manifests to DRA (a diff; --out DIR writes them)", ["migrate", *c.files])
     # a finding at or above --fail-on is the answer (1) even when some input was not read; incomplete is exit 2
     # only when nothing at the threshold was found, and never clean (0)
     if report.worst_at_least(o.fail_on, except_rules=_INCOMPLETE_RULES):

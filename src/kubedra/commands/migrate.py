@@ -17,6 +17,7 @@ from kubedra.commands._common import (
     output_option,
     target_version_option,
 )
+from kubedra.commands._next import hint
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.k8s.versions import supported_range
 from kubedra.report.output import emit, print_table
@@ -319,6 +320,12 @@ def run(command: MigrateCommandOptions) -> None:
         _table(report, command.show_changes, err=out_dir is None and not in_place)
     else:
         emit(data, output)
+    if out_dir is not None:
+        hint(
+            output,
+            "check the migrated files at the target",
+            ["validate", out_dir, "--target-version", command.common.target_version],
+        )
     # an error in the output is something wrong (1); custom resources with no schema were passed through as
     # they came (migrate changes none of them) and are named in the summary and JSON validation
     invalid = report.validation is not None and bool(report.validation.get("errors"))

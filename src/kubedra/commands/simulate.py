@@ -19,6 +19,7 @@ from kubedra.commands._common import (
     target_version_option,
     warn,
 )
+from kubedra.commands._next import hint
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s.quantity import QuantityError, parse_quantity
@@ -378,6 +379,7 @@ def run(options: SimulateCommandOptions) -> None:
         click.echo("\n" + pods_table(sim), nl=False)
     # What was found wins; incomplete is never clean (docs/exit-codes.md): each gap is named on stderr, and
     # the exit is 1 for pending pods with --fail-on-pending, else 2 when something was not simulated, else 0
+    _pending_hint(sim, output)
     gaps = _gaps(sim, inputs.not_read)
     if gaps:
         click.echo(f"kubedra: error: {'; '.join(gaps)}", err=True)
@@ -385,6 +387,18 @@ def run(options: SimulateCommandOptions) -> None:
     if options.fail_on_pending and last.pending:
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_INPUT if gaps else EXIT_OK)
+
+
+def _pending_hint(sim: Simulation, output: str) -> None:
+    """Where a pod stays pending with DRA: how to ask the cluster why, once the workload is deployed."""
+    res = sim.results.get(DRA)
+    pod = next((p for p in res.pods if not p.node), None) if res is not None else None
+    if pod is not None:
+        hint(
+            output,
+            "once deployed, ask the cluster why a pod stays pending",
+            ["explain", f"pod/{pod.name}", "-n", pod.namespace or "default"],
+        )
 
 
 def _gaps(sim: Simulation, not_read: int) -> list[str]:

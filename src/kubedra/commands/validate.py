@@ -17,6 +17,7 @@ from kubedra.commands._common import (
     output_option,
     target_version_option,
 )
+from kubedra.commands._next import hint
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
 from kubedra.k8s.findings import object_text
 from kubedra.report.output import emit, print_table
@@ -155,6 +156,12 @@ def run(options: ValidateOptions) -> None:
             + ("" if options.ignore_missing_schemas else ", --ignore-missing-schemas accepts it")
             + ")",
             err=True,
+        )
+    if not result.errors and not options.server_dry_run:
+        hint(
+            output,
+            "how many of these pods fit with DRA (pick your nodes)",
+            ["simulate", *files, "--nodes", "2x8xH100-80GB", "--target-version", target_version],
         )
     # an error found is the answer (1) even when other inputs were not read or checked; incomplete is exit 2
     # only when nothing wrong was found, and never clean: what was not read or checked was not validated

@@ -76,7 +76,11 @@ def check(command: str, where: str, cwd: Path) -> None:
     prose = not args or (
         all(not a.startswith("-") for a in args) and len(args) <= 2 and args[0] != "completion"
     )
-    needs_cluster = any(a.startswith(CLUSTER_FLAGS) for a in args) or args[0] in ("snapshot", "discover")
+    needs_cluster = (
+        any(a.startswith(CLUSTER_FLAGS) for a in args)
+        or args[0] in ("snapshot", "discover")
+        or (args[0] == "explain" and any(a.startswith(("pod/", "claim/")) for a in args))  # reads a cluster
+    )
     if "--helm-chart" in args and not (os.environ.get("KUBEDRA_HELM") or shutil.which("helm")):
         needs_cluster = True  # needs helm: parsed only where there is none
     if prose or needs_cluster:
@@ -168,6 +172,42 @@ def test_plan_runbook_commands_run_as_printed(fixtures: dict[str, str], tmp_path
     assert any(c.startswith("kubedra migrate") for c in commands) and any("snapshot" in c for c in commands)
     for command in commands:
         check(command, "plan runbook", tmp_path)
+
+
+NEXT = re.compile(r"^kubedra: next: [^`]+: `(kubedra [^`]+)`$", re.M)
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+
+
+def test_next_hints_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tour's chain: audit -> migrate the same paths -> validate the --out folder -> simulate it -> explain a
+    pending pod. Each verb prints its next step as one stderr line, and that command runs as printed."""
+    monkeypatch.chdir(tmp_path)
+    legacy, out = str(EXAMPLES / "legacy-gpu"), str(tmp_path / "migrated")
+    steps = [
+        ("audit", legacy),
+        ("migrate", legacy, "--out", out),
+        ("validate", out, "--target-version", "1.37"),
+        ("simulate", legacy, "--nodes", "2x8xH100-80GB"),
+    ]
+    printed = []
+    for args in steps:
+        r = run(*args)
+        hints = NEXT.findall(r.stderr)
+        assert len(hints) == 1, (args, r.stderr)
+        assert "next:" not in r.stdout
+        printed.append(hints[0])
+    assert [p.split()[1] for p in printed] == ["migrate", "validate", "simulate", "explain"]
+    assert printed[0] == f"kubedra migrate {legacy}" and printed[1].startswith(f"kubedra validate {out} ")
+    check(printed[3], "next: hint", tmp_path)  # explain pod/...: parsed (it reads a cluster)
+    for command in printed[:3]:
+        # run as printed: on examples/ validate and simulate are incomplete (custom resources without a schema,
+        # objects not simulated), exit 2 with their report, which is no usage error
+        r = run(*shlex.split(command)[1:])
+        assert not any(m in r.stderr for m in USAGE_MARKERS) and "Usage:" not in r.stderr, (command, r.stderr)
+        assert r.exit_code in (0, 1) or "incomplete" in r.stderr, (command, r.exit_code, r.stderr)
+    for args in steps[:1] + steps[2:]:  # never with machine-readable output
+        r = run(*args, "-o", "json")
+        assert "next:" not in r.stderr and "next:" not in r.stdout, args
 
 
 @pytest.mark.parametrize(
