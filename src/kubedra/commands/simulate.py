@@ -182,7 +182,8 @@ def report(
         from kubedra.report.simulate_chart import write_chart
 
         write_chart(sim, chart)
-        extra.append(f"chart written to {chart}")
+        written = f"chart written to {chart}"
+        extra.append(written)
     if output in ("table", "wide", "markdown"):
         from kubedra.report.simulate_text import text
 
@@ -195,8 +196,10 @@ def report(
         return
     for s in sim.skipped:
         warn(f"not simulated: {s}")
-    for n in [*sim.notes, *extra]:
+    for n in [*sim.notes, *(e for e in extra if not chart or e != written)]:
         warn(n)
+    if chart:  # information, not a warning
+        click.echo(f"kubedra: {written}", err=True)
     emit(sim.to_dict(), output)
 
 

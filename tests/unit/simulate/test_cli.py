@@ -343,7 +343,7 @@ def test_objects_not_simulated_leave_the_answer_incomplete_exit_2():
     r = run(*args)
     assert r.exit_code == 2, r.output
     assert "Not simulated (4)" in r.stdout  # the replaced PyTorchJob is listed, and is no gap
-    err = r.stderr.strip().splitlines()
+    err = [x for x in r.stderr.strip().splitlines() if not x.startswith("kubedra: next:")]
     assert len(err) == 1 and "3 objects not simulated" in err[0] and "kai-gpu-fraction-pod.yaml:6" in err[0]
     assert run(*args, "--fail-on-pending").exit_code == 1  # the Volcano gang stays pending
     assert run(*args, "-o", "json").exit_code == 2
@@ -363,3 +363,11 @@ def test_what_the_cluster_would_not_run_either_is_no_gap(tmp_path):
     assert r.exit_code == 0, r.output
     assert "Not simulated (2)" in r.stdout and "pods placed                 2" in r.stdout
     assert f"defined again at {tmp_path / '3-web.yaml'}:2" in r.stdout
+
+
+def test_chart_written_is_information_not_a_warning(tmp_path):
+    f = tmp_path / "w.yaml"
+    f.write_text(deployment("a", 1))
+    chart = tmp_path / "use.svg"
+    r = run("simulate", str(f), "--nodes", "1x2xL40S-48GB", "--chart", str(chart), "-o", "json", code=0)
+    assert f"kubedra: chart written to {chart}\n" in r.stderr and "warning: chart written" not in r.stderr
