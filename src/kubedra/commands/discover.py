@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from kubedra.commands._common import CommonOptions, exit_codes_epilog, output_option, target_version_option
+from kubedra.commands._common import (
+    CommonOptions,
+    driver_version_option,
+    exit_codes_epilog,
+    output_option,
+    target_version_option,
+)
 from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
 
 
@@ -31,6 +37,7 @@ class DiscoverOptions:
     no_classes: bool = False
     no_health_taints: bool = False
     drain_rule: str | None = None
+    driver_version: str | None = None
 
     @classmethod
     def complete(cls, params: dict[str, Any]) -> DiscoverOptions:
@@ -57,7 +64,8 @@ class DiscoverOptions:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "written",
-            EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML, no NVML, --mode mig-dynamic on a GPU without MIG)",
+            EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML, no NVML, unknown --driver-version, "
+            "--mode mig-dynamic on a GPU without MIG)",
         }
     ),
 )
@@ -78,6 +86,11 @@ class DiscoverOptions:
 @target_version_option()
 @click.option(
     "--with-node", is_flag=True, help="Also write the Node object (GFD labels, no GPU extended resources)."
+)
+@driver_version_option(
+    all_default=False,
+    help="NVIDIA DRA driver release whose devices and DeviceClasses to publish (default: the newest kubedra has "
+    "read); its attribute names, MIG device names and DeviceClasses differ between releases.",
 )
 @click.option("--no-classes", is_flag=True, help="Leave out the driver's DeviceClasses.")
 @click.option(
@@ -130,12 +143,16 @@ def run(options: DiscoverOptions) -> None:
         include_classes=not options.no_classes,
         include_node=options.with_node,
         health_taints=not options.no_health_taints,
+        driver_release=options.driver_version,
     )
     doc = {"apiVersion": "v1", "kind": "List", "items": found.objects}
     if output == "json":
         click.echo(to_json(doc), nl=False)
     else:
-        head = f"# kubedra discover: {len(inv.gpus)} x {found.model.product_name}, mode {found.mode}\n"
+        head = (
+            f"# kubedra discover: {len(inv.gpus)} x {found.model.product_name}, mode {found.mode}, "
+            f"NVIDIA DRA driver {found.driver_release}\n"
+        )
         head += "".join(f"# note: {n}\n" for n in found.notes)
         click.echo(head + to_yaml(doc), nl=False)
     for n in found.notes:

@@ -38,6 +38,7 @@ class Discovered:
     model: GpuModel
     mode: str
     notes: list[str] = field(default_factory=list)
+    driver_release: str = ""
 
 
 def find_model(gpus: list[GpuInfo]) -> GpuModel:
@@ -169,7 +170,10 @@ def discover(
     include_classes: bool = True,
     include_node: bool = False,
     health_taints: bool = True,
+    driver_release: str | None = None,
 ) -> Discovered:
+    """``driver_release``: the NVIDIA DRA driver release whose devices and DeviceClasses to publish (None: the
+    newest kubedra has read)."""
     if mode not in MODES:
         raise InputError(f"unknown --mode {mode!r} (expected {', '.join(MODES)})")
     gpus = sorted(inv.gpus, key=lambda g: g.minor)
@@ -213,19 +217,22 @@ def discover(
         cuda_driver_version=inv.cuda_version,
         addressing_mode=inv.addressing_mode,
     )
-    slices = nvidia_dra.dra_objects(node_name, model, len(gpus), gpu_mode, k8s_version, driver=driver)
+    slices = nvidia_dra.dra_objects(
+        node_name, model, len(gpus), gpu_mode, k8s_version, driver=driver, release=driver_release
+    )
     _apply_identities(slices, node_name, model, gpus, notes)
     if health_taints:
         apply_health(slices, model, gpus, gpu_mode, k8s_version, notes)
     objects: list[dict[str, Any]] = []
     if include_classes:
-        objects += nvidia_dra.device_classes(k8s_version)
+        objects += nvidia_dra.device_classes(k8s_version, release=driver_release)
     if include_node:
         objects.append(
             nodes.dra_node(node_name, model, len(gpus), gpu_mode, driver=driver, k8s_version=k8s_version)
         )
     objects += slices
-    return Discovered(objects=objects, model=model, mode=gpu_mode, notes=notes)
+    release = nvidia_dra.release_schema(driver_release).release
+    return Discovered(objects=objects, model=model, mode=gpu_mode, notes=notes, driver_release=release)
 
 
 _GPU_NAME = re.compile(r"^gpu-(\d+)(?=-|$)")
@@ -238,13 +245,13 @@ def _apply_identities(
     bus = {identity.pci_address(model, i)[0]: (g.bus_id, _pcie_root(g.bus_id)) for i, g in enumerate(gpus)}
     minors = {i: g.minor for i, g in enumerate(gpus)}
     renumber = any(i != m for i, m in minors.items())
-    mig_uuids: dict[tuple[int, str], str] = {}
+    mig_uuids: dict[str, str] = {}  # the catalogue's stand-in MIG UUID -> the real one
     for i, g in enumerate(gpus):
         for inst in g.mig:
             if inst.uuid:
                 p = match_profile(model, inst, f"GPU {g.minor}")
                 if inst.placement_start is not None:
-                    mig_uuids[(i, f"{p.profile_id}-{inst.placement_start}")] = inst.uuid
+                    mig_uuids[identity.mig_uuid(node, i, p.profile_id, inst.placement_start)] = inst.uuid
     missing_root = False
 
     def rename(name: str) -> str:
@@ -257,22 +264,22 @@ def _apply_identities(
         for cs in spec.get("sharedCounters") or []:
             cs["name"] = rename(cs["name"])
         for d in spec.get("devices") or []:
-            idx_m = _GPU_NAME.match(d["name"])
-            idx = int(idx_m.group(1)) if idx_m else -1
             attrs = d.get("attributes") or {}
             for key in ("uuid", "parentUUID"):
                 v = (attrs.get(key) or {}).get("string")
                 if v in uuids:
                     attrs[key] = {"string": uuids[v]}
-            if (attrs.get("type") or {}).get("string") == "mig" and "uuid" in attrs:
-                tail = "-".join(d["name"].split("-")[-2:])
-                real = mig_uuids.get((idx, tail))
+            if (attrs.get("type") or {}).get("string") == "mig":
+                real = mig_uuids.get((attrs.get("uuid") or {}).get("string") or "")
                 if real:
                     attrs["uuid"] = {"string": real}
-            b = (attrs.get(PCI_BUS_ID) or {}).get("string")
+            if isinstance((attrs.get("minor") or {}).get("int"), int):  # releases before v25.8.0
+                attrs["minor"] = {"int": minors.get(attrs["minor"]["int"], attrs["minor"]["int"])}
+            bus_key = PCI_BUS_ID if PCI_BUS_ID in attrs else "pcieBusID"  # the name before v25.12.0
+            b = (attrs.get(bus_key) or {}).get("string")
             if b in bus:
                 real_bus, root = bus[b]
-                attrs[PCI_BUS_ID] = {"string": real_bus}
+                attrs[bus_key] = {"string": real_bus}
                 if root:
                     attrs[PCIE_ROOT] = {"string": root}
                 else:

@@ -14,6 +14,7 @@ import yaml
 
 from kubedra.discover import build, inventory
 from kubedra.vendors.nvidia import dra, identity, models
+from kubedra.vendors.nvidia import driver_releases as dr
 
 from .helpers import run
 
@@ -243,3 +244,57 @@ def test_nvml_on_a_gpu_machine() -> None:  # pragma: no cover - run on a GPU mac
     inv = inventory.read_nvml()
     found = build.discover(inv, "gpu-host", "auto", "1.37")
     assert len(inv.gpus) >= 1 and slices(found.objects)
+
+
+def test_driver_version_publishes_that_releases_attributes_and_names() -> None:
+    """Before: discover had no --driver-version and published v0.4/v0.5's names for every release; a v25.3.x node
+    publishes index, minor, pcieBusID and parentIndex, and MIG devices named gpu-<minor>-mig-<id>-<start>-<size>
+    (deviceinfo.go @v25.3.0)."""
+    inv = inventory.read_xml(str(A100))
+    old = devices(discover(A100, "--driver-version", "v25.3.2"))
+    new = devices(discover(A100))
+    mig_old = next(d for n, d in old.items() if "-mig-" in n)
+    assert re.fullmatch(r"gpu-\d+-mig-\d+-\d+-\d+", mig_old["name"]), mig_old["name"]
+    assert {"index", "parentIndex", "pcieBusID"} <= set(mig_old["attributes"])
+    assert "resource.kubernetes.io/pciBusID" not in mig_old["attributes"]
+    assert mig_old["attributes"]["parentUUID"]["string"] in {g.uuid for g in inv.gpus}
+    mig_new = next(d for n, d in new.items() if "-mig-" in n)
+    assert not {"index", "parentIndex", "pcieBusID", "minor"} & set(mig_new["attributes"])
+    # the release's schema is the whole truth: nothing outside it
+    kinds = dr.device_kinds("v25.3.2")
+    for d in old.values():
+        kind = d["attributes"]["type"]["string"]
+        assert set(d["attributes"]) <= set(kinds[kind]["attributes"]), d["name"]
+
+
+def test_driver_version_full_gpus_carry_the_real_minor() -> None:
+    got = devices(discover(H100, "--driver-version", "25.3.0"))
+    inv = inventory.read_xml(str(H100))
+    gpu3 = got["gpu-3"]["attributes"]
+    assert gpu3["minor"] == {"int": sorted(inv.gpus, key=lambda g: g.minor)[3].minor}
+    assert gpu3["pcieBusID"]["string"] == "0000:5d:00.0" and "addressingMode" not in gpu3
+
+
+def test_driver_version_device_classes_are_that_charts() -> None:
+    """v25.8.x's chart installs no vfio.gpu.nvidia.com and never sets extendedResourceName (templates @v25.8.1)."""
+    old = {
+        o["metadata"]["name"]: o
+        for o in discover(H100, "--driver-version", "v25.8.1", "--target-version", "1.37")
+    }
+    new = {o["metadata"]["name"]: o for o in discover(H100, "--target-version", "1.37")}
+    assert "vfio.gpu.nvidia.com" not in old and "vfio.gpu.nvidia.com" in new
+    assert "extendedResourceName" not in old["gpu.nvidia.com"]["spec"]
+    assert new["gpu.nvidia.com"]["spec"]["extendedResourceName"] == "nvidia.com/gpu"
+
+
+def test_driver_version_without_dynamic_mig_is_refused() -> None:
+    res = run(
+        "discover", "--nvidia-smi-xml", str(H100), "--mode", "mig-dynamic", "--driver-version", "v25.8.1"
+    )
+    assert res.exit_code == 2 and "has no DynamicMIG" in res.stderr, res.output
+
+
+def test_unknown_driver_version_exits_2_naming_the_known() -> None:
+    res = run("discover", "--nvidia-smi-xml", str(H100), "--driver-version", "v9.9.9")
+    assert res.exit_code == 2 and "known: v25.3.0" in res.stderr and "v0.5.0" in res.stderr, res.output
+    assert res.stdout == ""

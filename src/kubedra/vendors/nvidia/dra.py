@@ -19,6 +19,12 @@ partitions.go, nvlib.go, driver.go) and its Helm DeviceClass templates:
 - Time-slicing and MPS are not devices in DRA: the slices hold full GPUs and the sharing is an
   opaque ``GpuConfig`` on the claim or class (:func:`dra_sharing_config`).
 
+What a device publishes is the chosen release's (``release``, default the newest in
+``data/nvidia-dra-driver.yaml``): its attribute and capacity names per device kind, its MIG device names
+(``gpu-<minor>-mig-<giProfileId>-<start>-<size>`` before v25.12.0), and DynamicMIG only where the release has the
+gate. Names a release publishes that the catalogue has no value for (``resource.kubernetes.io/numaNode``, which the
+driver too leaves out where sysfs has none) are left out.
+
 Slice names follow the resourceslice controller the driver vendors (k8s.io/dynamic-resource-allocation
 0.36): ``<index as 5 hex digits>-gpu.nvidia.com-<node>-<5 random characters>``; the suffix here is
 derived from the node name so output is stable.
@@ -36,7 +42,7 @@ from kubedra.gcpause import paused_gc
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.quantity import Quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds
-from kubedra.vendors.nvidia import identity
+from kubedra.vendors.nvidia import driver_releases, identity
 from kubedra.vendors.nvidia.layouts import GpuLayout, MigPlacement
 from kubedra.vendors.nvidia.limits import is_dns_label, is_dns_subdomain, pool_violations, slice_violations
 from kubedra.vendors.nvidia.models import GpuModel, MigProfile, default_driver_versions, get_model
@@ -83,6 +89,50 @@ class DriverInfo:
 
 
 @dataclass(frozen=True)
+class _Schema:
+    """What one driver release publishes for the GPU plugin's device kinds."""
+
+    release: str
+    gpu_attributes: frozenset[str]
+    mig_attributes: frozenset[str]
+    gpu_capacities: tuple[str, ...]  # a name ending in * stands for it followed by digits
+    mig_capacities: tuple[str, ...]
+    mig_name: str  # a format with minor, profile, profileId, start, size
+    dynamic_mig: bool  # the release has the DynamicMIG gate
+
+
+@functools.lru_cache(maxsize=32)
+def release_schema(release: str | None = None) -> _Schema:
+    """The schema of NVIDIA DRA driver ``release`` (None: the newest kubedra has read); InputError naming the
+    known releases for another."""
+    try:
+        version = driver_releases.resolve_one(release)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    kinds = driver_releases.device_kinds(version)
+    return _Schema(
+        release=version,
+        gpu_attributes=frozenset(kinds["gpu"]["attributes"]),
+        mig_attributes=frozenset(kinds["mig"]["attributes"]),
+        gpu_capacities=tuple(kinds["gpu"]["capacities"]),
+        mig_capacities=tuple(kinds["mig"]["capacities"]),
+        mig_name=str(driver_releases.schema(version)["migDeviceName"]),
+        dynamic_mig=driver_releases.has_gate(version, "DynamicMIG"),
+    )
+
+
+def _capacity_published(name: str, published: tuple[str, ...]) -> bool:
+    return any(
+        name == p or (p.endswith("*") and name.startswith(p[:-1]) and name[len(p) - 1 :].isdigit())
+        for p in published
+    )
+
+
+def _only(capacity: dict[str, Any], published: tuple[str, ...]) -> dict[str, Any]:
+    return {k: v for k, v in capacity.items() if _capacity_published(k, published)}
+
+
+@dataclass(frozen=True)
 class _Gpu:
     minor: int
     uuid: str
@@ -116,11 +166,12 @@ def _gpus(node: str, model: GpuModel, layouts: list[GpuLayout]) -> list[_Gpu]:
     return out
 
 
-AttrItems = tuple[tuple[str, str, str], ...]  # (name, value type, value)
+AttrItems = tuple[tuple[str, str, str | int], ...]  # (name, value type, value)
 
 
 def _common_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> AttrItems:
-    items = [
+    """Every attribute a GPU's devices share in some release; each kind keeps those its release publishes."""
+    items: list[tuple[str, str, str | int]] = [
         ("productName", "string", model.product_name),
         ("brand", "string", model.brand),
         ("architecture", "string", model.architecture),
@@ -128,6 +179,7 @@ def _common_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> AttrIt
         ("driverVersion", "version", nvidia_semver(driver.driver_version)),
         ("cudaDriverVersion", "version", nvidia_semver(driver.cuda_driver_version)),
         (PCI_BUS_ID, "string", gpu.bus_id),
+        ("pcieBusID", "string", gpu.bus_id),  # the name before v25.12.0
         (PCIE_ROOT, "string", gpu.root),
     ]
     if driver.addressing_mode is not None:
@@ -135,26 +187,43 @@ def _common_attributes(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> AttrIt
     return tuple(items)
 
 
-def _attrs(*groups: AttrItems) -> dict[str, Any]:
-    """Fresh attribute dicts (no sharing between devices), keys sorted like Go's JSON."""
-    return {k: {t: v} for k, t, v in sorted(item for g in groups for item in g)}
+def _attrs(published: frozenset[str], *groups: AttrItems) -> dict[str, Any]:
+    """Fresh attribute dicts (no sharing between devices) of the names the release publishes, keys sorted like
+    Go's JSON."""
+    return {k: {t: v} for k, t, v in sorted(item for g in groups for item in g if item[0] in published)}
 
 
-def _gpu_attributes(common: AttrItems, gpu: _Gpu) -> dict[str, Any]:
-    return _attrs(common, (("type", "string", "gpu"), ("uuid", "string", gpu.uuid)))
+def _gpu_attributes(common: AttrItems, gpu: _Gpu, schema: _Schema) -> dict[str, Any]:
+    extra: AttrItems = (
+        ("type", "string", "gpu"),
+        ("uuid", "string", gpu.uuid),
+        ("minor", "int", gpu.minor),
+        ("index", "int", gpu.minor),  # NVML's enumeration index: the minor order on the catalogue's nodes
+    )
+    return _attrs(schema.gpu_attributes, common, extra)
 
 
 def _mig_attributes(
-    common: AttrItems, gpu: _Gpu, profile: MigProfile, uuid: str | None = None
+    common: AttrItems,
+    gpu: _Gpu,
+    profile: MigProfile,
+    schema: _Schema,
+    uuid: str | None = None,
+    index: int | None = None,
 ) -> dict[str, Any]:
-    extra = [
+    extra: list[tuple[str, str, str | int]] = [
         ("type", "string", "mig"),
         ("parentUUID", "string", gpu.uuid),
         ("profile", "string", profile.name),
+        ("parentIndex", "int", gpu.minor),
     ]
     if uuid is not None:
         extra.append(("uuid", "string", uuid))
-    return _attrs(common, tuple(extra))
+    if index is not None:
+        extra.append(
+            ("index", "int", index)
+        )  # the MIG device's index under its GPU (releases before v25.8.0)
+    return _attrs(schema.mig_attributes, common, tuple(extra))
 
 
 @functools.lru_cache(maxsize=256)
@@ -163,9 +232,17 @@ def _profile_slug(profile_name: str) -> str:
     return re.sub(r"[^a-z0-9-.]", "-", profile_name.replace(".", "").lower()).strip("-").rstrip(".")
 
 
-def mig_device_name(minor: int, profile: MigProfile, start: int) -> str:
-    """The driver's canonical MIG device name: ``gpu-<minor>-mig-<profile w/o dots>-<id>-<start>``."""
-    return f"gpu-{minor}-mig-{_profile_slug(profile.name)}-{profile.profile_id}-{start}"
+def mig_device_name(minor: int, profile: MigProfile, start: int, schema: _Schema | None = None) -> str:
+    """The driver's canonical MIG device name: ``gpu-<minor>-mig-<profile w/o dots>-<id>-<start>`` (v25.12.0 on;
+    ``gpu-<minor>-mig-<id>-<start>-<size>`` before)."""
+    fmt = (schema or release_schema()).mig_name
+    return fmt.format(
+        minor=minor,
+        profile=_profile_slug(profile.name),
+        profileId=profile.profile_id,
+        start=start,
+        size=profile.size,
+    )
 
 
 def counter_set_name(minor: int) -> str:
@@ -206,35 +283,39 @@ def _counter_items(values: dict[str, int], start: int, size: int) -> Items:
 # ----------------------------------------------------------------- devices, no DynamicMIG
 
 
-def _full_gpu_device(model: GpuModel, gpu: _Gpu, common: AttrItems) -> dict[str, Any]:
+def _full_gpu_device(model: GpuModel, gpu: _Gpu, common: AttrItems, schema: _Schema) -> dict[str, Any]:
     return {
         "name": f"gpu-{gpu.minor}",
-        "attributes": _gpu_attributes(common, gpu),
-        "capacity": {"memory": _q(model.memory_bytes)},
+        "attributes": _gpu_attributes(common, gpu, schema),
+        "capacity": _only({"memory": _q(model.memory_bytes)}, schema.gpu_capacities),
     }
 
 
-def _static_mig_device(node: str, gpu: _Gpu, placement: MigPlacement, common: AttrItems) -> dict[str, Any]:
+def _static_mig_device(
+    node: str, gpu: _Gpu, placement: MigPlacement, common: AttrItems, schema: _Schema, index: int
+) -> dict[str, Any]:
     profile = placement.profile
     uuid = identity.mig_uuid(node, gpu.minor, profile.profile_id, placement.start)
     capacity = dict(_capacity_items(_mig_capacity_values(profile)))
     capacity.update({f"memorySlice{i}": _qstr(1) for i in placement.slots})
     return {
-        "name": mig_device_name(gpu.minor, profile, placement.start),
-        "attributes": _mig_attributes(common, gpu, profile, uuid),
-        "capacity": _qmap(tuple(sorted(capacity.items()))),
+        "name": mig_device_name(gpu.minor, profile, placement.start, schema),
+        "attributes": _mig_attributes(common, gpu, profile, schema, uuid, index),
+        "capacity": _only(_qmap(tuple(sorted(capacity.items()))), schema.mig_capacities),
     }
 
 
-def _static_devices(node: str, model: GpuModel, gpus: list[_Gpu], driver: DriverInfo) -> list[dict[str, Any]]:
+def _static_devices(
+    node: str, model: GpuModel, gpus: list[_Gpu], driver: DriverInfo, schema: _Schema
+) -> list[dict[str, Any]]:
     devices = []
     for gpu in gpus:
         common = _common_attributes(model, gpu, driver)
         if gpu.layout is None:
-            devices.append(_full_gpu_device(model, gpu, common))
+            devices.append(_full_gpu_device(model, gpu, common, schema))
             continue
         # MIG enabled: only the pre-created MIG devices (none: capacity stranded, as upstream warns)
-        mine = [_static_mig_device(node, gpu, p, common) for p in gpu.layout]
+        mine = [_static_mig_device(node, gpu, p, common, schema, i) for i, p in enumerate(gpu.layout)]
         devices += sorted(mine, key=lambda d: d["name"])
     return devices
 
@@ -285,19 +366,19 @@ class _GpuSlice:
     counter_set: dict[str, Any] | None
 
 
-def _dynamic_gpu(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> _GpuSlice:
+def _dynamic_gpu(model: GpuModel, gpu: _Gpu, driver: DriverInfo, schema: _Schema) -> _GpuSlice:
     common = _common_attributes(model, gpu, driver)
     capable = model.mig_capable and (model.mig_toggle_without_reset or gpu.layout is not None)
     if not capable:
         # not DynamicMIG-capable: the full GPU through PartGetDevice, memory only, no counters
-        return _GpuSlice([_full_gpu_device(model, gpu, common)], None)
+        return _GpuSlice([_full_gpu_device(model, gpu, common, schema)], None)
 
     tpl = _dynamic_template(model)
     set_name = counter_set_name(gpu.minor)
     devices: list[dict[str, Any]] = [
         {
-            "name": mig_device_name(gpu.minor, spec.profile, spec.start),
-            "attributes": _mig_attributes(common, gpu, spec.profile),
+            "name": mig_device_name(gpu.minor, spec.profile, spec.start, schema),
+            "attributes": _mig_attributes(common, gpu, spec.profile, schema),
             "capacity": _qmap(spec.capacity),
             "consumesCounters": [{"counterSet": set_name, "counters": _qmap(spec.counters)}],
         }
@@ -307,7 +388,7 @@ def _dynamic_gpu(model: GpuModel, gpu: _Gpu, driver: DriverInfo) -> _GpuSlice:
         devices.append(
             {
                 "name": f"gpu-{gpu.minor}",
-                "attributes": _gpu_attributes(common, gpu),
+                "attributes": _gpu_attributes(common, gpu, schema),
                 "capacity": _qmap(tpl.full_capacity),
                 "consumesCounters": [{"counterSet": set_name, "counters": _qmap(tpl.all_counters)}],
             }
@@ -364,9 +445,12 @@ def dra_objects(
     k8s_version: str = DEFAULT_TARGET,
     *,
     driver: DriverInfo | None = None,
+    release: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The ResourceSlices the NVIDIA DRA driver publishes for one node (plain resource.k8s.io/v1 dicts)."""
+    """The ResourceSlices NVIDIA DRA driver ``release`` (default: the newest kubedra has read) publishes for one
+    node (plain resource.k8s.io/v1 dicts)."""
     check_node_name(node_name)
+    schema = release_schema(release)
     gpu_model = get_model(model)
     gpu_mode = parse_gpu_mode(mode)
     minor = k8s_minor(k8s_version)
@@ -376,12 +460,19 @@ def dra_objects(
     gpu_list = _gpus(node_name, gpu_model, gpu_mode.gpu_layouts(gpu_model, gpus))
 
     bodies: list[dict[str, Any]] = []
+    if gpu_mode.kind == "mig-dynamic" and not schema.dynamic_mig:
+        raise InputError(
+            f"NVIDIA DRA driver {schema.release} has no DynamicMIG feature gate (from v25.12.0): it publishes "
+            "no dynamic MIG devices (use mode mig-static, or a newer release)"
+        )
     if gpu_mode.kind != "mig-dynamic":
-        devices = _static_devices(node_name, gpu_model, gpu_list, driver)
+        devices = _static_devices(node_name, gpu_model, gpu_list, driver, schema)
         bodies.append({"devices": devices} if devices else {})
     else:
         with paused_gc():
-            per_gpu = [_dynamic_gpu(gpu_model, g, driver) for g in sorted(gpu_list, key=lambda g: g.bus_id)]
+            per_gpu = [
+                _dynamic_gpu(gpu_model, g, driver, schema) for g in sorted(gpu_list, key=lambda g: g.bus_id)
+            ]
         sets = [s.counter_set for s in per_gpu if s.counter_set is not None]
         if holds("dra.countersOnlySlices", Version(1, minor)):  # counter sets in a slice of their own
             bodies.append({"sharedCounters": sets} if sets else {})
@@ -396,7 +487,7 @@ def dra_objects(
     slices = [_slice(node_name, i, len(bodies), b) for i, b in enumerate(bodies)]
     # Which checks fail depends on the hardware, mode, version and driver strings, never on the
     # (valid) node name: check each combination once.
-    key = (gpu_model, gpus, str(gpu_mode), minor, driver)
+    key = (gpu_model, gpus, str(gpu_mode), minor, driver, schema.release)
     if key in _CHECKED:
         return slices
     problems = [p for s in slices for p in slice_violations(s, minor)] + pool_violations(slices, minor)
@@ -414,40 +505,42 @@ def dra_objects(
 # ----------------------------------------------------------------- DeviceClasses and sharing config
 
 
-def _device_class(name: str, device_type: str, extended_resource: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "selectors": [
-            {
-                "cel": {
-                    "expression": f"device.driver == '{DRIVER_NAME}' && "
-                    f"device.attributes['{DRIVER_NAME}'].type == '{device_type}'"
-                }
-            }
-        ]
-    }
-    if extended_resource:
-        spec["extendedResourceName"] = extended_resource
-    return {"apiVersion": RESOURCE_API, "kind": "DeviceClass", "metadata": {"name": name}, "spec": spec}
-
-
 def device_classes(
-    k8s_version: str = DEFAULT_TARGET, *, extended_resource: bool | None = None
+    k8s_version: str = DEFAULT_TARGET,
+    *,
+    extended_resource: bool | None = None,
+    release: str | None = None,
+    compute_domains: bool = False,
 ) -> list[dict[str, Any]]:
-    """The driver's DeviceClasses (Helm chart): ``gpu.nvidia.com``, ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``.
+    """The DeviceClasses NVIDIA DRA driver ``release``'s Helm chart installs (default: the newest kubedra has
+    read), as recorded in ``data/nvidia-dra-driver.yaml``: ``gpu.nvidia.com`` and ``mig.nvidia.com``, from v25.12.0
+    ``vfio.gpu.nvidia.com``; the ComputeDomain classes only with ``compute_domains``.
 
-    The chart always sets ``extendedResourceName: nvidia.com/gpu`` on ``gpu.nvidia.com`` for
-    resource.k8s.io/v1; the API server keeps it only with the DRAExtendedResource gate (beta, on by
-    default from 1.36), so by default it is included from 1.36 on. Pass ``extended_resource`` to force.
+    From v25.12.0 the chart sets ``extendedResourceName: nvidia.com/gpu`` on ``gpu.nvidia.com`` for
+    resource.k8s.io/v1; the API server keeps it only with the DRAExtendedResource gate (beta, on by default from
+    1.36), so by default it is included from 1.36 on. Pass ``extended_resource`` to force (a release whose chart
+    never sets it gets none either way).
     """
+    try:
+        version = driver_releases.resolve_one(release)
+        specs = driver_releases.device_class_specs(version)
+    except ValueError as e:
+        raise InputError(str(e)) from None
     on_by_default = bool(
         (gate_info("DRAExtendedResource", Version(1, k8s_minor(k8s_version))) or {}).get("default")
     )
     with_ext = on_by_default if extended_resource is None else extended_resource
-    return [
-        _device_class("gpu.nvidia.com", "gpu", "nvidia.com/gpu" if with_ext else None),
-        _device_class("mig.nvidia.com", "mig"),
-        _device_class("vfio.gpu.nvidia.com", "vfio"),
-    ]
+    out = []
+    for c in specs:
+        if c["plugin"] != "gpu" and not compute_domains:
+            continue
+        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": c["expression"]}}]}
+        if with_ext and c.get("extendedResourceName"):
+            spec["extendedResourceName"] = c["extendedResourceName"]
+        out.append(
+            {"apiVersion": RESOURCE_API, "kind": "DeviceClass", "metadata": {"name": c["name"]}, "spec": spec}
+        )
+    return out
 
 
 def dra_sharing_config(

@@ -78,6 +78,38 @@ def device_kinds(version: str, gates: Iterable[str] | None = None) -> dict[str, 
     return out
 
 
+def resolve_one(version: str | None) -> str:
+    """One release kubedra has read: ``version`` normalised, or the newest when None (ValueError naming the
+    known releases otherwise)."""
+    return newest_with_schema() if version is None else resolve(version)[0]
+
+
+def newest_with_schema() -> str:
+    return with_schema()[-1]
+
+
+def schema(version: str) -> dict[str, Any]:
+    """The raw device schema of release ``version`` (``kinds``, ``migDeviceName``, ``source``)."""
+    rel = release(version)
+    if rel is None or not rel.get("devices"):
+        raise ValueError(f"kubedra has not read what NVIDIA DRA driver {version} publishes")
+    out: dict[str, Any] = _data()["schemas"][rel["devices"]]
+    return out
+
+
+def has_gate(version: str, gate: str) -> bool:
+    return gate in ((release(version) or {}).get("featureGates") or [])
+
+
+def device_class_specs(version: str) -> list[dict[str, Any]]:
+    """The DeviceClasses release ``version``'s Helm chart installs: ``[{name, plugin, expression,
+    extendedResourceName?, unlessHostManagedIMEX?}]`` (``deviceClassSets`` in the data, with its source)."""
+    rel = release(version)
+    if rel is None or not rel.get("deviceClasses"):
+        raise ValueError(f"kubedra has not read which DeviceClasses NVIDIA DRA driver {version} installs")
+    return [dict(c) for c in _data()["deviceClassSets"][rel["deviceClasses"]]["classes"]]
+
+
 def schema_source(version: str) -> str:
     rel = release(version) or {}
     return str(_data()["schemas"].get(rel.get("devices"), {}).get("source", ""))
