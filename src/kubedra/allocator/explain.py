@@ -149,6 +149,7 @@ def _explain_request(
             except SelectorError as e:
                 ex.errors.append(
                     f"CEL runtime error in selector `{e.expression}` on device {device_id_str(dv.id)}: {e.message}"
+                    + (f" ({e.hint})" if e.hint else "")
                     if e.runtime
                     else f"CEL compile error in selector `{e.expression}`: {e.message}"
                 )

@@ -22,8 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
+from kubedra.cel.published import unpublished_key_hint
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import Device
+from kubedra.vendors.nvidia import driver_releases
 
 # Runtime error texts where the CEL evaluator kubedra embeds words them differently from cel-go, which
 # upstream's allocator runs (github.com/google/cel-go common/types/err.go: errDivideByZero).
@@ -33,16 +35,22 @@ CEL_GO_MESSAGES = {"divide by zero": "division by zero"}
 class SelectorError(Exception):
     """A selector failed to compile or evaluate; the allocator turns it into an AllocationError."""
 
-    def __init__(self, index: int, expression: str, message: str, runtime: bool) -> None:
+    def __init__(
+        self, index: int, expression: str, message: str, runtime: bool, hint: str | None = None
+    ) -> None:
         super().__init__(message)
         self.index = index
         self.expression = expression
         self.message = message
         self.runtime = runtime
+        self.hint = hint  # what a "no such key" means in the driver's terms (the NVIDIA DRA driver's)
 
     def describe(self, owner: str, device: str) -> str:
         if self.runtime:
-            return f"{owner}: selector #{self.index} on device {device}: CEL runtime error: {self.message}"
+            tail = f" ({self.hint})" if self.hint else ""
+            return (
+                f"{owner}: selector #{self.index} on device {device}: CEL runtime error: {self.message}{tail}"
+            )
         return f"{owner}: selector #{self.index}: CEL compile error: {self.message}"
 
 
@@ -76,6 +84,14 @@ def required_drivers(selectors: Sequence[str]) -> set[str]:
             continue
         out |= {a or b for a, b in _DRIVER_EQ.findall(expr)}
     return out
+
+
+def _driver_hint(detail: str, device: Device, driver: str) -> str | None:
+    """For a device of the NVIDIA DRA driver: a ``no such key`` said in what the driver publishes
+    (:func:`kubedra.cel.published.unpublished_key_hint`, with the names the driver's releases dropped)."""
+    if driver not in driver_releases.drivers():
+        return None
+    return unpublished_key_hint(detail, driver, device.attributes, driver_releases.replaced_names())
 
 
 class SelectorMatcher:
@@ -146,8 +162,14 @@ class SelectorMatcher:
                     self._shared[shared_key] = value
             self._memo[key] = (device, value)
         if isinstance(value, BaseException):
-            message = str(getattr(value, "detail", None) or getattr(value, "message", value))
-            raise SelectorError(index, expression, CEL_GO_MESSAGES.get(message, message), runtime=True)
+            detail = str(getattr(value, "detail", None) or getattr(value, "message", value))
+            raise SelectorError(
+                index,
+                expression,
+                CEL_GO_MESSAGES.get(detail, detail),
+                runtime=True,
+                hint=_driver_hint(detail, device, driver),
+            )
         return value
 
     def _shape(

@@ -22,7 +22,7 @@ driver may publish under and which are therefore checked only when the selector 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -411,6 +411,30 @@ def check_releases(
                 message += f" (fine at {_span(others)})"
         out.append(Problem(key, message, warning=all(p.warning for _, p in hits)))
     return out
+
+
+_NO_SUCH_KEY = re.compile(r"^no such key: (\S+?)(?:\. |$)")
+
+
+def unpublished_key_hint(
+    detail: str, driver: str, attribute_names: Iterable[str], hints: Mapping[str, str]
+) -> str | None:
+    """What a ``no such key: X`` runtime error on a device of ``driver`` means in the driver's terms: "the driver
+    does not publish `X`; use ..." (``hints``: a gone name → what to use), else the names this device publishes
+    under the driver's domain. None for another error, or a key the device has (another domain's map)."""
+    m = _NO_SUCH_KEY.match(detail)
+    if m is None:
+        return None
+    key = m.group(1)
+    own = sorted(
+        n.removeprefix(driver + "/") for n in attribute_names if "/" not in n or n.startswith(driver + "/")
+    )
+    if key in own or key == driver:
+        return None
+    hint = hints.get(key)
+    if hint:
+        return f"the driver does not publish `{key}`; use {hint}"
+    return f"the driver does not publish `{key}` (this device publishes: {', '.join(own) or 'none'})"
 
 
 def _span(labels: Sequence[str]) -> str:

@@ -92,3 +92,17 @@ def test_numa_node_needs_v0_5_0_when_the_driver_is_pinned() -> None:
 def test_vfio_devices_start_at_v25_12_0() -> None:
     (p,) = problems("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'")
     assert p.warning and "v25.3.0, v25.3.2, v25.8.0, v25.8.1" in p.message and "fine at v25.12.0" in p.message
+
+
+def test_unpublished_key_hint_names_the_replacement_or_what_the_device_has() -> None:
+    from kubedra.cel.published import unpublished_key_hint
+
+    detail = "no such key: index. consider using CEL optional chaining (.? followed by orValue())"
+    hints = {"index": "`resource.kubernetes.io/pciBusID` or `uuid`"}
+    names = ["type", "uuid", "resource.kubernetes.io/pciBusID", "gpu.nvidia.com/productName"]
+    got = unpublished_key_hint(detail, "gpu.nvidia.com", names, hints)
+    assert got == "the driver does not publish `index`; use `resource.kubernetes.io/pciBusID` or `uuid`"
+    got = unpublished_key_hint("no such key: foo", "gpu.nvidia.com", names, hints)
+    assert got == "the driver does not publish `foo` (this device publishes: productName, type, uuid)"
+    assert unpublished_key_hint("no such key: uuid", "gpu.nvidia.com", names, hints) is None
+    assert unpublished_key_hint("division by zero", "gpu.nvidia.com", names, hints) is None

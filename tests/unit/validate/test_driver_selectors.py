@@ -64,3 +64,49 @@ def test_audit_flags_the_index_selector() -> None:
     code, out, _ = run("audit", TEST6, "-o", "wide")
     assert "dra.selector-unpublished" in out and "does not publish attribute `index`" in out, out
     assert code == 1
+
+
+def _a100_cluster(tmp_path: Path) -> str:
+    from kubedra.report.output import to_yaml
+    from kubedra.vendors.nvidia import dra, nodes
+
+    objs = [*dra.device_classes("1.37"), nodes.dra_node("a1", "A100-80GB", 8, "full", k8s_version="1.37")]
+    objs += dra.dra_objects("a1", "A100-80GB", 8, "full", "1.37")
+    path = tmp_path / "cluster.yaml"
+    path.write_text(to_yaml({"apiVersion": "v1", "kind": "List", "items": objs}))
+    return str(path)
+
+
+def test_simulate_pending_reason_says_what_the_driver_publishes() -> None:
+    """Before: the pod stayed pending with upstream's bare "no such key: index. consider using CEL optional
+    chaining ..." (which suggests guarding a name the driver never publishes)."""
+    code, out, _ = run("simulate", "--nodes", "1x8xA100-80GB", "--mode", "dra", TEST6, "-o", "wide")
+    assert code == 0, out
+    assert "no such key: index" in out
+    assert "the driver does not publish `index`; use `resource.kubernetes.io/pciBusID` or `uuid`" in out
+
+
+def test_explain_says_what_the_driver_publishes(tmp_path: Path) -> None:
+    import yaml
+
+    template = next(
+        d for d in yaml.safe_load_all(Path(TEST6).read_text()) if d and d["kind"] == "ResourceClaimTemplate"
+    )
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"namespace": "gpu-test6", "name": "a100"},
+        "spec": template["spec"]["spec"],
+    }
+    (tmp_path / "claim.yaml").write_text(yaml.safe_dump(claim))
+    _, out, _ = run(
+        "explain",
+        "-f",
+        _a100_cluster(tmp_path),
+        "-f",
+        str(tmp_path / "claim.yaml"),
+        "--claim",
+        "gpu-test6/a100",
+    )
+    assert "CEL runtime error" in out, out
+    assert "the driver does not publish `index`; use `resource.kubernetes.io/pciBusID` or `uuid`" in out

@@ -115,6 +115,12 @@ def schema_source(version: str) -> str:
     return str(_data()["schemas"].get(rel.get("devices"), {}).get("source", ""))
 
 
+@functools.cache
+def drivers() -> frozenset[str]:
+    """The DRA driver names (``gpu.nvidia.com``, ``compute-domain.nvidia.com``) some release's devices use."""
+    return frozenset(k["driver"] for sch in _data()["schemas"].values() for k in sch["kinds"].values())
+
+
 def replaced_names() -> dict[str, str]:
     return dict(_data().get("replacedNames") or {})
 
