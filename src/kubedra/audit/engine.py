@@ -119,10 +119,20 @@ def run(
     ignore_rules: Sequence[str] = (),
     ignore_entries: Sequence[IgnoreEntry] = (),
     pre_findings: Sequence[Finding] = (),
+    driver_version: str | None = None,
 ) -> tuple[list[Finding], int]:
-    """Run every registered check on every scope; return (kept findings sorted, number ignored)."""
+    """Run every registered check on every scope; return (kept findings sorted, number ignored).
+    ``driver_version``: the NVIDIA DRA driver release selectors are checked against ("all": every release read;
+    None: the releases each scope runs, else all)."""
 
-    ctx = Context(target=target, current=current, db=db, rules=rules, findings=list(pre_findings))
+    ctx = Context(
+        target=target,
+        current=current,
+        db=db,
+        rules=rules,
+        findings=list(pre_findings),
+        driver_version=driver_version,
+    )
     entries = [IgnoreEntry(rule=r) for r in ignore_rules] + list(ignore_entries)
     for scope in scopes:
         # on a cluster, "current" defaults to the version its apiserver reports

@@ -75,6 +75,7 @@ class Context:
     db: DeprecationDB
     rules: RuleBook
     findings: list[Finding] = field(default_factory=list)
+    driver_version: str | None = None  # --driver-version: a release, "all", or None (what the scope runs)
 
     def emit(
         self,

@@ -166,12 +166,16 @@ def target_version_option(*, partial_ok: bool = False, help: str | None = None) 
     )
 
 
-def _driver_version_callback(all_default: bool) -> Callable[[click.Context, click.Parameter, Any], Any]:
+def _driver_version_callback(
+    all_default: bool, keep_all: bool = False
+) -> Callable[[click.Context, click.Parameter, Any], Any]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
         from kubedra.vendors.nvidia import driver_releases
 
-        if value is None or (all_default and value == "all"):
+        if value is None:
             return None
+        if all_default and value == "all":
+            return "all" if keep_all else None
         try:
             return driver_releases.resolve(value)[0]
         except ValueError as e:
@@ -180,14 +184,15 @@ def _driver_version_callback(all_default: bool) -> Callable[[click.Context, clic
     return callback
 
 
-def driver_version_option(*, all_default: bool, help: str) -> Callable[[F], F]:
+def driver_version_option(*, all_default: bool, help: str, keep_all: bool = False) -> Callable[[F], F]:
     """``--driver-version``: an NVIDIA DRA driver release kubedra has read (exit 2 naming them otherwise);
-    with ``all_default`` its absence (or ``all``) means every release read, passed on as None."""
+    with ``all_default`` its absence (or ``all``) means every release read, passed on as None; with ``keep_all``
+    too, ``all`` is passed on as "all" (audit: absent means the releases the cluster runs)."""
     return click.option(
         "--driver-version",
         default=None,
         metavar="VERSION" + ("|all" if all_default else ""),
-        callback=_driver_version_callback(all_default),
+        callback=_driver_version_callback(all_default, keep_all),
         help=help,
     )
 

@@ -13,6 +13,7 @@ from kubedra.commands._common import (
     TABLE_FORMATS,
     CommonOptions,
     cluster_options,
+    driver_version_option,
     exit_codes_epilog,
     input_options,
     metrics_file_option,
@@ -51,6 +52,7 @@ class AuditOptions:
     html_file: str | None = None
     allow_missing: tuple[str, ...] = ()
     metrics_file: str | None = None
+    driver_version: str | None = None
 
     @classmethod
     def complete(cls, params: dict[str, Any]) -> AuditOptions:
@@ -124,6 +126,12 @@ class AuditOptions:
 @target_version_option(partial_ok=True, help="Kubernetes version to upgrade to.")
 @click.option(
     "--current-version", help="Version you run now (default on clusters: what the apiserver reports)."
+)
+@driver_version_option(
+    all_default=True,
+    keep_all=True,
+    help="NVIDIA DRA driver release whose published attributes dra.selector-unpublished checks selectors against "
+    "(all: every release kubedra has read; default: the releases the audited cluster runs, else all).",
 )
 @click.option("--deprecations", "deprecation_files", multiple=True, help="Extra lifecycle entries (CRDs...).")
 @click.option(
@@ -268,6 +276,7 @@ def run(options: AuditOptions) -> None:
         ignore_rules=o.ignore_rules,
         ignore_entries=ignore_entries,
         pre_findings=pre,
+        driver_version=o.driver_version,
     )
     report = engine.Report(
         target=target,

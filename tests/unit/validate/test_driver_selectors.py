@@ -110,3 +110,48 @@ def test_explain_says_what_the_driver_publishes(tmp_path: Path) -> None:
     )
     assert "CEL runtime error" in out, out
     assert "the driver does not publish `index`; use `resource.kubernetes.io/pciBusID` or `uuid`" in out
+
+
+_DS = """---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: nvidia-dra-driver-gpu-kubelet-plugin, namespace: nvidia-dra-driver-gpu}
+spec:
+  selector: {matchLabels: {app: p}}
+  template:
+    metadata: {labels: {app: p}}
+    spec:
+      containers:
+      - {name: gpus, image: "nvcr.io/nvidia/k8s-dra-driver-gpu:v25.3.2"}
+"""
+
+
+def _with_driver(tmp_path: Path) -> str:
+    path = tmp_path / "test6-on-v25.3.2.yaml"
+    path.write_text(Path(TEST6).read_text() + "\n" + _DS)
+    return str(path)
+
+
+def test_audit_driver_version_checks_that_release() -> None:
+    """Before: audit had no --driver-version; a selector could only be audited against every release or the
+    one a cluster's DaemonSet runs."""
+    code, out, _ = run("audit", TEST6, "-o", "wide", "--driver-version", "v25.3.2")
+    assert "dra.selector-unpublished" not in out, out
+    code, out, _ = run("audit", TEST6, "-o", "wide", "--driver-version", "0.5.0")
+    assert "dra.selector-unpublished" in out and "driver v0.5.0 does not publish attribute `index`" in out
+    assert code == 1
+
+
+def test_audit_driver_version_overrides_what_the_cluster_runs(tmp_path: Path) -> None:
+    files = _with_driver(tmp_path)
+    _, out, _ = run("audit", files, "-o", "wide")
+    assert "dra.selector-unpublished" not in out, out  # v25.3.2 publishes index
+    _, out, _ = run("audit", files, "-o", "wide", "--driver-version", "v0.4.1")
+    assert "driver v0.4.1 does not publish attribute `index`" in out, out
+    _, out, _ = run("audit", files, "-o", "wide", "--driver-version", "all")
+    assert "does not publish attribute `index`" in out and "fine at v25.3.0, v25.3.2" in out, out
+
+
+def test_audit_driver_version_unknown_is_a_usage_error() -> None:
+    code, out, err = run("audit", TEST6, "--driver-version", "v9.9.9")
+    assert code == 2 and "not a release kubedra has read" in err and out == ""

@@ -84,10 +84,15 @@ def _problems(expr: str, target: str, versions: tuple[str, ...]) -> tuple[publis
 
 @check("dra.selector-unpublished")
 def unpublished_selectors(ctx: Context, scope: Scope) -> None:
-    running = [v for v in nvidia_driver_versions(scope) if v in driver_releases.with_schema()]
-    versions = tuple(sorted(set(running), key=driver_releases.with_schema().index)) or tuple(
-        driver_releases.with_schema()
-    )
+    if ctx.driver_version == "all":
+        versions = tuple(driver_releases.with_schema())
+    elif ctx.driver_version is not None:
+        versions = (ctx.driver_version,)
+    else:
+        running = [v for v in nvidia_driver_versions(scope) if v in driver_releases.with_schema()]
+        versions = tuple(sorted(set(running), key=driver_releases.with_schema().index)) or tuple(
+            driver_releases.with_schema()
+        )
     for item in scope.kind("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
         if not item.api_version.startswith("resource.k8s.io/"):
             continue
