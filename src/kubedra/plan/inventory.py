@@ -88,6 +88,9 @@ class ClusterState:
     device_plugin: tuple[str, str] | None = None  # (namespace, DaemonSet name)
     gpu_operator: bool = False
     dra_driver: bool = False
+    cluster_policy: str | None = None  # name of the GPU Operator's ClusterPolicy
+    gpu_cluster: str | None = None  # name of the GPU Operator's GPUCluster (26.7+: it deploys the DRA driver)
+    dra_driver_daemonset: tuple[str, str] | None = None  # (namespace, name) of the kubelet plugin seen
     gpu_workloads: list[tuple[str, str, str]] = field(
         default_factory=list
     )  # (kind, namespace, name), any pool
@@ -312,7 +315,16 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
             state.device_plugin = (str(meta.get("namespace") or ""), _name(ds))
         if "dra-driver" in text and "kubelet-plugin" in _name(ds):
             state.dra_driver = True
-    state.gpu_operator = bool(snap.kind("ClusterPolicy")) or any(
+            state.dra_driver_daemonset = (str((ds.get("metadata") or {}).get("namespace") or ""), _name(ds))
+    policies = [
+        o for o in snap.kind("ClusterPolicy") if str(o.get("apiVersion") or "").startswith("nvidia.com/")
+    ]
+    clusters = [
+        o for o in snap.kind("GPUCluster") if str(o.get("apiVersion") or "").startswith("nvidia.com/")
+    ]
+    state.cluster_policy = _name(policies[0]) if policies else None
+    state.gpu_cluster = _name(clusters[0]) if clusters else None
+    state.gpu_operator = bool(policies or clusters) or any(
         "gpu-operator" in str((d.get("metadata") or {}).get("labels") or {}) for d in snap.kind("DaemonSet")
     )
     return state

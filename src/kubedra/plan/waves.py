@@ -23,6 +23,12 @@ def wave_values(state: ClusterState, target: str, target_patch: str) -> dict[str
     dp = state.device_plugin or ("kube-system", "nvidia-device-plugin-daemonset")
     cur_minor = minor_of(state.version)
     label_key, _, _ = str(common["devicePlugin"]["operatorLabel"]).partition("=")
+    drv_ns, drv_ds = str(drv["namespace"]), str(drv["kubeletPluginDaemonSet"])
+    if state.gpu_cluster and not state.cluster_policy:  # the operator's kubelet plugin, in its namespace
+        drv_ns, drv_ds = state.dra_driver_daemonset or (
+            "<gpu-operator-namespace>",
+            str(common["gpuOperator"]["gpuClusterKubeletPluginDaemonSet"]),
+        )
     return {
         "cluster": spec.name,
         "pool": "<node-pool>",
@@ -41,8 +47,10 @@ def wave_values(state: ClusterState, target: str, target_patch: str) -> dict[str
         "chart": str(drv["chart"]),
         "driver_version": str(drv["version"]),
         "release": str(drv["release"]),
-        "driver_namespace": str(drv["namespace"]),
-        "driver_daemonset": str(drv["kubeletPluginDaemonSet"]),
+        "driver_namespace": drv_ns,
+        "driver_daemonset": drv_ds,
+        "cluster_policy": state.cluster_policy or "",
+        "gpu_cluster": state.gpu_cluster or "",
         "operator_label": str(common["devicePlugin"]["operatorLabel"]),
         "operator_label_key": label_key,
         "dp_namespace": dp[0],
@@ -154,13 +162,28 @@ def control_plane_wave(
         gate_note = f"; driver feature gates {', '.join(gates)} in the values (alpha)" + (
             f", which rule out {', '.join(clash)}" if clash else ""
         )
-    steps.append(
-        Step(
-            "Install the NVIDIA DRA driver (kubelet plugin only on nodes labelled for DRA: none yet)",
-            install,
-            note="writes no ResourceSlice until a wave labels nodes" + gate_note,
+    gpu_op = common["gpuOperator"]
+    if state.gpu_cluster and not state.cluster_policy:
+        steps.append(
+            Step(
+                "Check the NVIDIA DRA driver the GPU Operator's GPUCluster deploys",
+                templates.render_all(gpu_op["gpuClusterCheck"], v),
+                note=templates.render(str(gpu_op["gpuClusterNote"]), v).strip(),
+            )
         )
-    )
+    else:
+        operator_why = (
+            f"; {templates.render(str(gpu_op['clusterPolicyNote']), v).strip()}"
+            if state.cluster_policy
+            else ""
+        )
+        steps.append(
+            Step(
+                "Install the NVIDIA DRA driver (kubelet plugin only on nodes labelled for DRA: none yet)",
+                install,
+                note="writes no ResourceSlice until a wave labels nodes" + gate_note + operator_why,
+            )
+        )
     dp_note = ""
     if state.gpu_operator:
         dp_cmds: list[str] = []
@@ -184,7 +207,10 @@ def control_plane_wave(
         rollback_cmds = templates.render_all(
             cp["rollback"], {**v, "hop": values["target"], "hop_patch": values["target_patch"]}
         )
-    rollback_cmds += templates.render_all(drv["rollback"], v)
+    if not (
+        state.gpu_cluster and not state.cluster_policy
+    ):  # a GPUCluster's driver is the operator's to roll back
+        rollback_cmds += templates.render_all(drv["rollback"], v)
     rollback_minutes = int(cp["rollbackMinutes"]) if hop_list else 15
     note = (
         "restores the etcd snapshot taken in this wave"

@@ -294,7 +294,9 @@ def _list(
     operator = cs.matches_group(rt.group, operator_groups) and rt.group not in wanted
     for page in client.list_pages(rt):
         for obj in page:
-            if operator and not (uses_gpu(obj) or rt.kind == "ClusterPolicy" or is_gpu_infrastructure(obj)):
+            if operator and not (
+                uses_gpu(obj) or rt.kind in ("ClusterPolicy", "GPUCluster") or is_gpu_infrastructure(obj)
+            ):
                 continue
             if not keep(obj):
                 continue

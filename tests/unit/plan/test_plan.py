@@ -393,3 +393,72 @@ def test_a_snapshot_workload_whose_template_is_not_a_mapping_holds_no_gpu(
     (deployment,) = [it for it in snap["items"] if it["kind"] == "Deployment"]
     deployment["spec"]["template"] = template
     _plans_the_edited_dev_snapshot(tmp_path, snap)
+
+
+def _plan_dev_with(tmp_path: Path, *objects: dict[str, Any]) -> dict[str, Any]:
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    snap["items"] += list(objects)
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
+    )
+    res = run("plan", "-f", str(fleet_file), "-o", "json")
+    assert res.exit_code in (0, 1), res.output
+    plan: dict[str, Any] = json.loads(res.stdout)
+    return plan
+
+
+def _control_plane_steps(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    wave = next(w for w in plan["waves"] if w["kind"] == "control-plane")
+    return list(wave["steps"])
+
+
+CLUSTER_POLICY = {
+    "apiVersion": "nvidia.com/v1",
+    "kind": "ClusterPolicy",
+    "metadata": {"name": "cluster-policy"},
+    "spec": {"devicePlugin": {"enabled": True}},
+}
+
+
+def test_a_cluster_policy_cluster_gets_the_helm_chart_and_the_reason(tmp_path: Path) -> None:
+    """Before: the plan installed the Helm chart next to a ClusterPolicy without saying why not a GPUCluster."""
+    steps = _control_plane_steps(_plan_dev_with(tmp_path, CLUSTER_POLICY))
+    install = next(s for s in steps if s["title"].startswith("Install the NVIDIA DRA driver"))
+    assert any("helm" in c and "upgrade --install" in c for c in install["commands"])
+    assert "ClusterPolicy cluster-policy: the operator keeps the GPU driver stack" in install["note"]
+    assert "GPUCluster is for new clusters and cannot exist next to a ClusterPolicy" in install["note"]
+
+
+def test_a_gpu_cluster_cluster_gets_no_second_driver(tmp_path: Path) -> None:
+    """A GPUCluster (GPU Operator 26.7) deploys the DRA driver: before, the plan Helm-installed a second one and
+    waited on the chart's DaemonSet name."""
+    gpu_cluster = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "GPUCluster",
+        "metadata": {"name": "gpu-cluster"},
+        "spec": {"draDriver": {"version": "v0.4.1"}},
+    }
+    plugin = {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "nvidia-dra-driver-kubelet-plugin", "namespace": "gpu-operator"},
+        "spec": {
+            "selector": {"matchLabels": {"app": "nvidia-dra-driver-kubelet-plugin"}},
+            "template": {
+                "metadata": {"labels": {"app": "nvidia-dra-driver-kubelet-plugin"}},
+                "spec": {
+                    "containers": [{"name": "gpus", "image": "nvcr.io/nvidia/k8s-dra-driver-gpu:v0.4.1"}]
+                },
+            },
+        },
+    }
+    plan = _plan_dev_with(tmp_path, gpu_cluster, plugin)
+    steps = _control_plane_steps(plan)
+    assert not any("helm" in c for s in steps for c in s["commands"])
+    check = next(s for s in steps if "GPUCluster" in s["title"])
+    assert "gpu-cluster deploys the DRA driver" in check["note"]
+    text = json.dumps(plan)
+    assert "daemonset/nvidia-dra-driver-kubelet-plugin" in text and "-n gpu-operator rollout status" in text

@@ -673,3 +673,58 @@ def test_a_failed_check_wins_over_an_incomplete_snapshot(tmp_path: Path) -> None
     assert (
         "FAILED: " in res.stdout and "kubedra: incomplete: cluster testbed: cannot list events" in res.stderr
     )
+
+
+def _operator_install(items: list[dict[str, Any]], plugin_ready: bool) -> list[dict[str, Any]]:
+    """The DRA driver as GPU Operator 26.7's GPUCluster deploys it (manifests/state-dra-driver/0500_daemonset.yaml
+    and state-dra-validation/0500_daemonset.yaml @v26.7.0): DaemonSet nvidia-dra-driver-kubelet-plugin in the
+    operator's namespace, and the nvidia-dra-validator, whose pod stays unready until the driver allocates."""
+    owner = {"kind": "DaemonSet", "name": "nvidia-dra-driver-kubelet-plugin", "controller": True}
+    plugin = _ready_pod(
+        "nvidia-dra-driver-kubelet-plugin-x7k2p",
+        "gpu-operator",
+        NODE,
+        metadata={
+            "labels": {
+                "app": "nvidia-dra-driver-kubelet-plugin",
+                "app.kubernetes.io/name": "nvidia-dra-driver",
+            },
+            "ownerReferences": [owner],
+        },
+        spec={
+            "containers": [
+                {"name": "gpus", "image": "registry.k8s.io/dra-driver-nvidia/dra-driver-nvidia-gpu:v0.4.1"}
+            ]
+        },
+    )
+    if not plugin_ready:
+        plugin["status"] = {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]}
+    validator = _ready_pod(
+        "nvidia-dra-validator-q9z8w",
+        "gpu-operator",
+        NODE,
+        metadata={
+            "labels": {"app": "nvidia-operator-validator", "app.kubernetes.io/name": "nvidia-dra-validator"},
+            "ownerReferences": [{"kind": "DaemonSet", "name": "nvidia-dra-validator", "controller": True}],
+        },
+        spec={
+            "containers": [
+                {"name": "nvidia-dra-validator", "image": "nvcr.io/nvidia/gpu-operator-validator:v26.7.0"}
+            ]
+        },
+        status={"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]},
+    )
+    rest = [o for o in items if "kubelet-plugin" not in o["metadata"]["name"]]
+    return [*rest, plugin, validator]
+
+
+def test_the_driver_from_the_gpu_operator_is_found(tmp_path: Path) -> None:
+    """verify finds the kubelet plugin whether the Helm chart or a GPUCluster installed it, and does not take the
+    operator's DRA validator for it."""
+    code, data = verify("-f", snap(tmp_path, _operator_install(healthy(), plugin_ready=True)))
+    assert code == 0 and by_id(data)["driver"]["checked"] == 1, data
+    code, data = verify("-f", snap(tmp_path, _operator_install(healthy(), plugin_ready=False), "bad.yaml"))
+    driver = by_id(data)["driver"]
+    assert code == 1 and driver["status"] == "fail", data
+    assert any("nvidia-dra-driver-kubelet-plugin-x7k2p" in m for m in driver["messages"]), driver
+    assert not any("validator" in m for m in driver["messages"]), driver

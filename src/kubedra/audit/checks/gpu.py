@@ -299,9 +299,34 @@ def time_slicing_configmaps(ctx: Context, scope: Scope) -> None:
 
 @check("gpu.operator")
 def gpu_operator(ctx: Context, scope: Scope) -> None:
-    for item in scope.kind("ClusterPolicy"):
+    policies = [i for i in scope.kind("ClusterPolicy") if i.api_version.startswith("nvidia.com/")]
+    for item in scope.kind("GPUCluster"):
         if not item.api_version.startswith("nvidia.com/"):
             continue
+        dra = item.spec.get("draDriver")
+        version = str(dra.get("version") or "") if isinstance(dra, dict) else ""
+        what = f"DRA driver {version}" if version else "DRA driver (version not set)"
+        if policies:
+            # GPU Operator v26.7.0 controllers/gpucluster_controller.go and clusterpolicy_controller.go: each
+            # refuses to reconcile while the other kind exists
+            ctx.emit(
+                "gpu.operator",
+                item,
+                f"NVIDIA GPU operator GPUCluster ({what}) next to ClusterPolicy {policies[0].name}: GPU Operator 26.7 "
+                "reconciles neither while both exist (a cluster uses one or the other); remove the GPUCluster and "
+                "install the DRA driver with its Helm chart, keeping the ClusterPolicy",
+                path=("kind",),
+                severity="error",
+            )
+            continue
+        ctx.emit(
+            "gpu.operator",
+            item,
+            f"NVIDIA GPU operator GPUCluster ({what}, Technology Preview): the operator deploys the DRA driver and "
+            "no device plugin",
+            path=("spec", "draDriver") if isinstance(dra, dict) else ("spec",),
+        )
+    for item in policies:
         dp = item.spec.get("devicePlugin")
         enabled = not (isinstance(dp, dict) and dp.get("enabled") is False)
         dra = item.spec.get("draDriver") or item.spec.get("dra")
