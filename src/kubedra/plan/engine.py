@@ -79,6 +79,11 @@ def build(
             pool_size = size
             if pool.name in pool_sizes:
                 pool_size = max(1, math.ceil(len(pool.nodes) * pool_sizes[pool.name] / 100))
+            rule = next((r for n in pool.nodes if (r := templates.platform_rule(n.labels))), None)
+            if rule is not None and rule.get("waveUnit") == "pool":
+                pool_size = max(
+                    1, len(todo)
+                )  # the platform refuses both stacks on one node: the pool moves whole
             batches = [todo[i : i + pool_size] for i in range(0, len(todo), pool_size)]
             for bi, batch in enumerate(batches):
                 number += 1
@@ -93,6 +98,7 @@ def build(
                     bridge,
                     bi == len(batches) - 1,
                     first_node_wave,
+                    platform_rule=rule,
                 )
                 cluster_waves.append(wv)
                 migrated += batch

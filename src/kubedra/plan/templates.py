@@ -29,6 +29,20 @@ def common() -> dict[str, Any]:
     return _load("common.yaml")
 
 
+def platform_rules() -> list[dict[str, Any]]:
+    """Platform rules that decide how a rollout moves nodes (``data/plan/platform-rules.yaml``, with sources)."""
+    return list(_load("platform-rules.yaml").get("rules") or [])
+
+
+def platform_rule(labels: Mapping[str, str]) -> dict[str, Any] | None:
+    """The platform rule a node with these labels falls under, if any."""
+    for rule in platform_rules():
+        key, _, value = str((rule.get("match") or {}).get("nodeLabel") or "").partition("=")
+        if key and labels.get(key) == value:
+            return rule
+    return None
+
+
 def distribution(name: str) -> dict[str, Any]:
     return _load(f"distributions/{name}.yaml")
 

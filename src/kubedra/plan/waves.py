@@ -4,7 +4,8 @@ command values and smoke tests."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kubedra.plan import templates
 from kubedra.plan.inventory import ClusterState, GpuNode, PoolState
@@ -297,16 +298,24 @@ def node_wave(
     bridge: bool,
     last_of_pool: bool,
     canary: bool = False,
+    platform_rule: Mapping[str, Any] | None = None,
 ) -> Wave:
     common = templates.common()
     w = common["wave"]
     names = [n.name for n in batch]
     v = {**values, "wave": str(number), "nodes": " ".join(names), "pool": pool.name}
-    steps = [
-        Step("Before the wave", templates.render_all(w["before"], v)),
-        Step("Cordon and drain the wave's nodes", templates.per_node(w["cordon"] + w["drain"], v, names)),
-    ]
+    steps = [Step("Before the wave", templates.render_all(w["before"], v))]
+    if platform_rule is not None:
+        sources = "; ".join(str(src["url"]) for src in platform_rule.get("sources") or [])
+        steps.append(
+            Step(
+                f"{platform_rule['title']}: the whole pool {pool.name} moves in this wave",
+                [f"# {templates.render(str(platform_rule['replace']), v).strip()}"],
+                note=f"{templates.render(str(platform_rule['why']), v).strip()} (sources: {sources})",
+            )
+        )
     steps += [
+        Step("Cordon and drain the wave's nodes", templates.per_node(w["cordon"] + w["drain"], v, names)),
         Step("Switch the nodes from the device plugin to DRA", templates.per_node(w["switch"], v, names)),
         Step(
             "Wait for the DRA driver and the nodes' ResourceSlices", templates.per_node(w["driver"], v, names)
@@ -374,7 +383,8 @@ def node_wave(
         number=number,
         cluster=state.spec.name,
         kind="nodes",
-        title=f"{state.spec.name}/{pool.name}: {count(len(batch), 'node')} to DRA",
+        title=f"{state.spec.name}/{pool.name}: {count(len(batch), 'node')} to DRA"
+        + (f" (the whole pool: {platform_rule['title']})" if platform_rule is not None else ""),
         pool=pool.name,
         nodes=names,
         gpus=gpus,

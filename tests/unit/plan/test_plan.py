@@ -462,3 +462,38 @@ def test_a_gpu_cluster_cluster_gets_no_second_driver(tmp_path: Path) -> None:
     assert "gpu-cluster deploys the DRA driver" in check["note"]
     text = json.dumps(plan)
     assert "daemonset/nvidia-dra-driver-kubelet-plugin" in text and "-n gpu-operator rollout status" in text
+
+
+def test_eks_auto_mode_pools_move_whole_and_the_plan_says_why(tmp_path: Path) -> None:
+    """Before: Auto Mode nodes were planned in 10% waves with an in-place label switch, which EKS refuses (a DRA
+    driver and a device plugin for the same device type on one node; Auto Mode's device plugin is not a DaemonSet
+    kubedra can keep off a node). Now each such pool moves in one wave, naming the rule and its sources."""
+    snap = yaml.safe_load((DATA / "prod.yaml").read_text())
+    pools: dict[str, list[str]] = {}
+    for o in snap["items"]:
+        if o["kind"] == "Node" and "kubedra.io/node-pool" in o["metadata"].get("labels", {}):
+            pools.setdefault(o["metadata"]["labels"]["kubedra.io/node-pool"], []).append(
+                o["metadata"]["name"]
+            )
+    auto_pool, auto_nodes = max(pools.items(), key=lambda kv: len(kv[1]))
+    assert len(auto_nodes) > 1
+    for o in snap["items"]:
+        if o["kind"] == "Node" and o["metadata"]["name"] in auto_nodes:
+            o["metadata"]["labels"]["eks.amazonaws.com/compute-type"] = "auto"
+    (tmp_path / "prod.yaml").write_text(yaml.safe_dump(snap))
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: prod, snapshot: prod.yaml, distribution: eks, criticality: high}\n"
+    )
+    res = run("plan", "-f", str(fleet_file), "-o", "json", "--wave-size", "10")
+    plan = json.loads(res.stdout)
+    waves = [w for w in plan["waves"] if w["kind"] == "nodes" and w["pool"] == auto_pool]
+    assert len(waves) == 1, [w["title"] for w in waves]
+    assert sorted(waves[0]["nodes"]) == sorted(n for n in auto_nodes)
+    assert "the whole pool: EKS Auto Mode" in waves[0]["title"]
+    step = next(s for s in waves[0]["steps"] if s["title"].startswith("EKS Auto Mode"))
+    assert "refuses a DRA driver and a device plugin for the same device type on one node" in step["note"]
+    assert "https://docs.aws.amazon.com/eks/latest/userguide/device-management.html" in step["note"]
+    others = [w for w in plan["waves"] if w["kind"] == "nodes" and w["pool"] != auto_pool]
+    assert all("the whole pool" not in w["title"] for w in others)
