@@ -75,4 +75,4 @@ def test_audit_flags_a_gpucluster_next_to_a_cluster_policy(tmp_path: Path) -> No
     )
     assert code == 1, out
     line = next(ln for ln in out.splitlines() if "GPUCluster gpu-cluster" in ln)
-    assert line.startswith("error") and "next to ClusterPolicy cluster-policy" in line, out
+    assert " error " in line and "next to ClusterPolicy cluster-policy" in line, out
