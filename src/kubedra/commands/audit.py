@@ -326,7 +326,8 @@ def run(options: AuditOptions) -> None:
             f"kubedra: error: {count(len(unread), 'input')} could not be read (see {unread[0].rule} in the report)",
             err=True,
         )
-    if c.files and not (o.charts or o.live):
+    # a next step only when every input was read: an input error is the one line stderr carries then
+    if c.files and not (o.charts or o.live or unread or unreachable):
         hint(output, "rewrite these manifests to DRA (a diff; --out DIR writes them)", ["migrate", *c.files])
     # a finding at or above --fail-on is the answer (1) even when some input was not read; incomplete is exit 2
     # only when nothing at the threshold was found, and never clean (0)

@@ -157,7 +157,7 @@ def run(options: ValidateOptions) -> None:
             + ")",
             err=True,
         )
-    if not result.errors and not options.server_dry_run:
+    if not result.errors and not result.unreadable and not options.server_dry_run:
         hint(
             output,
             "how many of these pods fit with DRA (pick your nodes)",
