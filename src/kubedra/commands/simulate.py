@@ -310,7 +310,8 @@ def simulation_options(f: Any) -> Any:
             "also when the simulation is incomplete (what was found wins)",
             EXIT_INPUT: "usage or input error; nothing to simulate (no manifests in the inputs); or incomplete, with nothing found: an input not read (a Helm "
             "template or chart), pods the apiserver refuses (an extended resource without limits, a pre-1.31 "
-            "resourceClaims[].source), an object not simulated (a KAI GPU fraction, a GPU in a custom "
+            "resourceClaims[].source, a workload at an apiVersion the target no longer serves such as "
+            "extensions/v1beta1), an object not simulated (a KAI GPU fraction, a GPU in a custom "
             "resource's own fields, a TrainJob without its runtime, classic DRA, a fragment; a suspended job "
             "or a definition a later one replaces is not a gap), or a GPU node with no DRA view (its GPU "
             "model or MIG layout is not known). The report is printed, each under 'not simulated' (JSON "

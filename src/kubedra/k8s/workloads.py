@@ -303,6 +303,23 @@ def containers(pod_spec: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str,
 # --- gangs ----------------------------------------------------------------------------------------------------
 
 
+def is_coscheduling_group(api_version: str, kind: str) -> bool:
+    """A scheduler-plugins PodGroup (``scheduling.x-k8s.io``), not Kubernetes' own ``scheduling.k8s.io`` one."""
+    f = facts()["coscheduling"]
+    return api_group(api_version) == f["group"] and kind == f["kind"]
+
+
+def coscheduling_min_member(obj: Mapping[str, Any]) -> int | None:
+    """A scheduler-plugins PodGroup's ``spec.minMember`` (None when unset or not a number)."""
+    return as_int(get_path(obj, tuple(facts()["coscheduling"]["min_member"].split("."))))
+
+
+def coscheduling_pod_group(labels: Mapping[str, Any] | None) -> str | None:
+    """The scheduler-plugins PodGroup a pod joins with its ``scheduling.x-k8s.io/pod-group`` label."""
+    value = (labels or {}).get(facts()["coscheduling"]["label"])
+    return str(value) if value else None
+
+
 def gang(obj: Mapping[str, Any], templates: list[PodTemplate]) -> Gang | None:
     """The gang the workload's operator asks for (``None``: its pods are placed one by one)."""
     group = api_group(str(obj.get("apiVersion", "")))

@@ -19,7 +19,8 @@ how many pods each stands for and which gangs the operator asks for is shared kn
   creation order is input order.
 - Gangs: PodGroups (``scheduling.k8s.io`` v1alpha2/v1alpha3/v1beta1 ``spec.schedulingPolicy.gang.minCount``)
   and v1alpha1 Workloads (``spec.podGroups[].policy.gang.minCount``, pods join with ``spec.workloadRef``);
-  pods join with ``spec.schedulingGroup.podGroupName``. Operator gangs (Volcano, Kubeflow, JobSet, LWS, Ray,
+  pods join with ``spec.schedulingGroup.podGroupName``; scheduler-plugins PodGroups (``scheduling.x-k8s.io``
+  ``spec.minMember``), pods join with the label ``scheduling.x-k8s.io/pod-group``. Operator gangs (Volcano, Kubeflow, JobSet, LWS, Ray,
   Jobs that ask for one) come from :func:`kubedra.k8s.workloads.gang`, the same sizes ``kubedra migrate`` writes.
 - Anything that cannot become pods is reported precisely (:class:`Skipped`): KAI/HAMi fraction annotations
   without an extended resource, GPU requests hidden in a custom resource's own fields, pods waiting for a
@@ -275,7 +276,14 @@ class _Expander:
         name = _workload_name(obj)
         spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
         assert isinstance(spec, Mapping)
-        if doc.kind == "PodGroup":
+        if k8s.is_coscheduling_group(doc.api_version, doc.kind):
+            key = f"{ns}/{name}"
+            self.out.podgroups.add(key)
+            n = k8s.coscheduling_min_member(obj)
+            if n is not None and n > 0:
+                self.out.gangs[key] = n
+                self.out.gang_sources[key] = f"PodGroup {ns}/{name} spec.minMember (scheduler-plugins)"
+        elif doc.kind == "PodGroup":
             key = f"{ns}/{name}"
             self.out.podgroups.add(key)
             n = k8s.as_int(get_path(spec, ("schedulingPolicy", "gang", "minCount")))
@@ -337,10 +345,13 @@ class _Expander:
         )
 
     def _link_workload_ref(self, spec: Any, pod: Pod) -> None:
-        """1.35 pods join a Workload's pod group with spec.workloadRef{name, podGroup}."""
+        """1.35 pods join a Workload's pod group with spec.workloadRef{name, podGroup}; a scheduler-plugins
+        PodGroup's pods with the label scheduling.x-k8s.io/pod-group."""
         ref = spec.get("workloadRef") if isinstance(spec, Mapping) else None
         if pod.scheduling_group is None and isinstance(ref, Mapping) and ref.get("name"):
             pod.scheduling_group = f"{ref.get('name')}/{ref.get('podGroup') or ''}"
+        if pod.scheduling_group is None:
+            pod.scheduling_group = k8s.coscheduling_pod_group(pod.meta.labels)
 
     def _refused(self, doc: Document, spec: Any, path: tuple[str | int, ...], what: str) -> bool:
         """Pods the apiserver refuses are never created: reported (refused), not placed."""
@@ -575,7 +586,9 @@ def expand(
         and d.kind in ("TrainingRuntime", "ClusterTrainingRuntime")
     }
     for doc in docs:  # PodGroups first: pods may come before their group in the files
-        if api_group(doc.api_version) == "scheduling.k8s.io" and doc.kind in ("PodGroup", "Workload"):
+        if (
+            api_group(doc.api_version) == "scheduling.k8s.io" and doc.kind in ("PodGroup", "Workload")
+        ) or k8s.is_coscheduling_group(doc.api_version, doc.kind):
             ex.scheduling_object(doc)
     for doc in docs:
         group = api_group(doc.api_version)
@@ -588,7 +601,7 @@ def expand(
             assert isinstance(pod, Pod)
             ex.bare_pod(doc, pod)
             continue
-        if group == "scheduling.k8s.io":
+        if group == "scheduling.k8s.io" or k8s.is_coscheduling_group(doc.api_version, doc.kind):
             continue
         templates = pod_templates(doc.obj)
         if templates is None and group == "trainer.kubeflow.org" and doc.kind == "TrainJob":

@@ -48,6 +48,7 @@ from kubedra.simulate.cluster import (
 )
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect
+from kubedra.simulate.served import unserved_workloads
 from kubedra.text import count
 from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import names
@@ -406,7 +407,10 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     cluster: Cluster = build_cluster(inv, cluster_opts)
     first = next(iter(cluster.views.values()))
     workloads = expand(inputs.documents, _pods_by_doc(inv), first.nodes, max_pods=opts.max_pods)
-    sim = Simulation(cluster=cluster, workloads=workloads, skipped=[*inputs.skipped, *workloads.skipped])
+    unserved = unserved_workloads(inputs.documents, opts.target_version)
+    sim = Simulation(
+        cluster=cluster, workloads=workloads, skipped=[*inputs.skipped, *unserved, *workloads.skipped]
+    )
     sim.notes += cluster.notes
     sim.notes += [n for n in inv.notes]
     if workloads.schedulers:

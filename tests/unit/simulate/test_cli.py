@@ -371,3 +371,59 @@ def test_chart_written_is_information_not_a_warning(tmp_path):
     chart = tmp_path / "use.svg"
     r = run("simulate", str(f), "--nodes", "1x2xL40S-48GB", "--chart", str(chart), "-o", "json", code=0)
     assert f"kubedra: chart written to {chart}\n" in r.stderr and "warning: chart written" not in r.stderr
+
+
+def test_a_workload_at_an_api_version_no_longer_served_is_refused_not_ignored():
+    """The device plugin's 2017 DaemonSet and GKE's quickstart Deployment are extensions/v1beta1, which the
+    apiserver stopped serving in 1.16 (the live agreement suite gets 404 for both). simulate read neither and
+    said "0 pods simulated" with exit 0; now each is under 'not simulated' with the reason, and it exits 2."""
+    inputs = Path(__file__).resolve().parents[2] / "realworld" / "inputs"
+    r = run(
+        "simulate",
+        "-f",
+        str(inputs / "legacy--device-plugin-2017-extensions-v1beta1.yaml"),
+        "-f",
+        str(inputs / "legacy--gke-quickstart-deployment-extensions-v1beta1.yaml"),
+        "--nodes",
+        "1x2xT4",
+    )
+    assert r.exit_code == 2, r.output
+    assert "extensions/v1beta1 DaemonSet is not served by Kubernetes 1.37: removed in 1.16" in r.stdout
+    assert "extensions/v1beta1 Deployment is not served by Kubernetes 1.37" in r.stdout
+    assert "2 pod templates the apiserver refuses" in r.stderr
+
+
+def test_a_scheduler_plugins_pod_group_is_a_gang(tmp_path):
+    """Pods labelled scheduling.x-k8s.io/pod-group join a scheduler-plugins PodGroup (scheduling.x-k8s.io/v1alpha1),
+    which the Coscheduling plugin places minMember at a time or not at all. simulate ignored both: of three
+    one-GPU pods on a 2-GPU node it placed two, which Coscheduling never does; now none is placed."""
+    pods = "".join(
+        f"""---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: worker-{i}
+  labels: {{scheduling.x-k8s.io/pod-group: train}}
+spec:
+  containers:
+  - name: main
+    image: busybox
+    resources: {{limits: {{nvidia.com/gpu: 1}}}}
+"""
+        for i in range(3)
+    )
+    group = """---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: train}
+spec: {minMember: 3}
+"""
+    f = tmp_path / "gang.yaml"
+    f.write_text(pods + group)
+    r = run("simulate", "-f", str(f), "--nodes", "1x2xT4", "-o", "json", code=0)
+    modes = json.loads(r.stdout)["modes"]
+    assert modes["device-plugin"]["placed"] == 0 and modes["dra"]["placed"] == 0, r.stdout
+    # without the group's minMember the pods are placed one by one
+    f.write_text(pods + group.replace("minMember: 3", "minMember: 1"))
+    r = run("simulate", "-f", str(f), "--nodes", "1x2xT4", "-o", "json", code=0)
+    assert json.loads(r.stdout)["modes"]["device-plugin"]["placed"] == 2
