@@ -12,6 +12,12 @@ Each rule is the apiserver's own, read from kubernetes/kubernetes pkg/apis/core/
   ``resourceClaimTemplateName``. The pre-1.31 ``resourceClaims[].source`` form (k8s.io/api v0.30
   ``ClaimSource``) was removed in 1.31: the apiserver refuses the unknown field (strict field validation, kubectl's
   default), and without it the claim names neither.
+
+And in any object (:func:`object_refusals`, found on the real-world corpus with a server dry-run and the live
+agreement suite): ``ValidateObjectMeta`` a namespace that is not a DNS label ("FILLED BY THE OPERATOR");
+``ValidatePodSpec`` a serviceAccountName that is not a DNS subdomain ("$K8S_SA_NAME"), a container without an
+image ("Required value"); ``ValidateJobTemplateSpec`` a Job's pod template whose restartPolicy is not OnFailure or
+Never.
 """
 
 from __future__ import annotations
@@ -19,7 +25,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s.quantity import QuantityError, parse_quantity
+from kubedra.k8s.workloads import get_path, pod_templates
 
 Path = tuple[str | int, ...]
 
@@ -93,12 +101,59 @@ def pod_spec_refusals(spec: Mapping[str, Any], path: Path = ("spec",)) -> list[t
     return out
 
 
-def refusal(spec: Any, path: Path = ("spec",)) -> tuple[Path, str] | None:
-    """The first thing the apiserver refuses in a pod spec, as (path, one-line reason); ``None``: it admits it."""
+def refusal(
+    spec: Any, path: Path = ("spec",), obj: Mapping[str, Any] | None = None
+) -> tuple[Path, str] | None:
+    """The first thing the apiserver refuses in a pod spec at ``path`` of ``obj`` (its namespace and the
+    :func:`object_refusals` of that template included, when ``obj`` is given), as (path, one-line reason);
+    ``None``: it admits it."""
     found = pod_spec_refusals(spec, path) if isinstance(spec, Mapping) else []
+    if obj is not None:
+        found += [
+            (at, why)
+            for at, why in object_refusals(obj)
+            if at == ("metadata", "namespace") or at[: len(path)] == path
+        ]
     if not found:
         return None
     at, why = found[0]
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
     where = "".join(f"[{s}]" if isinstance(s, int) else f".{s}" for s in at).lstrip(".")
     return at, f"the apiserver refuses this pod, so it is never created: {where}: {why}{more}"
+
+
+def object_refusals(obj: Mapping[str, Any]) -> list[tuple[Path, str]]:
+    """(path, reason) for what the apiserver refuses in any object and its pod templates, beyond the OpenAPI
+    schema and :func:`pod_spec_refusals`: the namespace, serviceAccountName, images and a Job's restartPolicy."""
+    out: list[tuple[Path, str]] = []
+    meta = obj.get("metadata")
+    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
+    if isinstance(ns, str) and ns and (why := dns_label(ns)):
+        out.append((("metadata", "namespace"), f"namespace {ns!r}: {why}"))
+    job_templates: list[Path] = []
+    if obj.get("kind") == "Job" and obj.get("apiVersion") == "batch/v1":
+        job_templates = [("spec", "template", "spec")]
+    elif obj.get("kind") == "CronJob" and obj.get("apiVersion") == "batch/v1":
+        job_templates = [("spec", "jobTemplate", "spec", "template", "spec")]
+    for t in pod_templates(obj) or []:
+        spec = get_path(obj, t.spec)
+        if not isinstance(spec, Mapping):
+            continue
+        for fld in ("serviceAccountName", "serviceAccount"):
+            sa = spec.get(fld)
+            if isinstance(sa, str) and sa and (why := dns_subdomain(sa)):
+                out.append(((*t.spec, fld), f"{fld} {sa!r}: {why}"))
+        for fld in ("initContainers", "containers"):
+            containers = spec.get(fld)
+            for i, c in enumerate(containers if isinstance(containers, list) else []):  # else: a schema error
+                if isinstance(c, Mapping) and not c.get("image"):
+                    out.append(((*t.spec, fld, i, "image"), "image is required"))
+        if tuple(t.spec) in job_templates and spec.get("restartPolicy") not in ("OnFailure", "Never"):
+            got = spec.get("restartPolicy") or "none"
+            out.append(
+                (
+                    (*t.spec, "restartPolicy"),
+                    f"a Job's pods need restartPolicy OnFailure or Never (got {got})",
+                )
+            )
+    return out

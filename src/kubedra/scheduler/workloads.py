@@ -353,9 +353,17 @@ class _Expander:
         if pod.scheduling_group is None:
             pod.scheduling_group = k8s.coscheduling_pod_group(pod.meta.labels)
 
-    def _refused(self, doc: Document, spec: Any, path: tuple[str | int, ...], what: str) -> bool:
-        """Pods the apiserver refuses are never created: reported (refused), not placed."""
-        found = refusal(spec, path)
+    def _refused(
+        self,
+        doc: Document,
+        spec: Any,
+        path: tuple[str | int, ...],
+        what: str,
+        obj: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Pods the apiserver refuses are never created: reported (refused), not placed. ``obj``: what the
+        template is read from (the document itself unless given)."""
+        found = refusal(spec, path, doc.obj if obj is None else obj)
         if found is not None:
             self.out.skipped.append(
                 Skipped(Location(doc.file, doc.line_of(found[0])), what, found[1], refused=True)
@@ -416,7 +424,7 @@ class _Expander:
             if frac and not _has_gpu(pod):
                 self._skip_fraction(Location(doc.file, doc.line_of(t.metadata)), what, frac)
                 continue
-            if self._refused(doc, get_path(obj, t.spec), t.spec, what):
+            if self._refused(doc, get_path(obj, t.spec), t.spec, what, obj):
                 continue
             if gang_key is not None and not t.after:
                 pod.scheduling_group = name

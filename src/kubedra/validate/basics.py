@@ -7,49 +7,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kubedra.k8s.podadmission import object_refusals
 from kubedra.k8s.quantity import QuantityError, parse_quantity
-from kubedra.k8s.workloads import get_path, pod_templates
-from kubedra.validate.rules import Issue, dns_label, dns_subdomain
+from kubedra.validate.rules import Issue
 
 Path = tuple[str | int, ...]
 
 
 def apiserver_basics(obj: Mapping[str, Any]) -> list[Issue]:
-    """What the apiserver refuses in any object and in every pod template, beyond the OpenAPI schema (found on the
-    real-world corpus with a server dry-run): a namespace that is not a DNS label ("FILLED BY THE OPERATOR"), a
-    serviceAccountName that is not a DNS subdomain ("$K8S_SA_NAME"), a container without an image, and a Job
-    template whose restartPolicy is not OnFailure or Never."""
-    out: list[Issue] = []
-    meta = obj.get("metadata")
-    ns = meta.get("namespace") if isinstance(meta, Mapping) else None
-    if isinstance(ns, str) and ns and (why := dns_label(ns)):
-        out.append(Issue(("metadata", "namespace"), f"namespace {ns!r}: {why}"))
-    job_templates: list[Path] = []
-    if obj.get("kind") == "Job" and obj.get("apiVersion") == "batch/v1":
-        job_templates = [("spec", "template", "spec")]
-    elif obj.get("kind") == "CronJob" and obj.get("apiVersion") == "batch/v1":
-        job_templates = [("spec", "jobTemplate", "spec", "template", "spec")]
-    for t in pod_templates(obj) or []:
-        spec = get_path(obj, t.spec)
-        if not isinstance(spec, Mapping):
-            continue
-        for fld in ("serviceAccountName", "serviceAccount"):
-            sa = spec.get(fld)
-            if isinstance(sa, str) and sa and (why := dns_subdomain(sa)):
-                out.append(Issue((*t.spec, fld), f"{fld} {sa!r}: {why}"))
-        for fld in ("initContainers", "containers"):
-            containers = spec.get(fld)
-            for i, c in enumerate(containers if isinstance(containers, list) else []):  # else: a schema error
-                if isinstance(c, Mapping) and not c.get("image"):
-                    out.append(Issue((*t.spec, fld, i, "image"), "image is required"))
-        if tuple(t.spec) in job_templates and spec.get("restartPolicy") not in ("OnFailure", "Never"):
-            out.append(
-                Issue(
-                    (*t.spec, "restartPolicy"),
-                    f"a Job's pods need restartPolicy OnFailure or Never (got {spec.get('restartPolicy') or 'none'})",
-                )
-            )
-    return out
+    """What the apiserver refuses in any object and in every pod template, beyond the OpenAPI schema
+    (:func:`kubedra.k8s.podadmission.object_refusals`, which simulate applies too)."""
+    return [Issue(path, why) for path, why in object_refusals(obj)]
 
 
 SERVER_FIELDS = ("resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink")

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import Version, holds, since
 
@@ -48,8 +49,6 @@ TOLERATION_OPERATORS = ("Exists", "Equal")
 TOLERATION_EFFECTS = ("", "None", "NoSchedule", "NoExecute")
 TAINT_EFFECTS_135 = ("None", "NoSchedule", "NoExecute")
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _C_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _QNAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
@@ -66,28 +65,6 @@ class Issue:
     path: Path
     message: str
     warning: bool = False
-
-
-def dns_label(v: Any) -> str | None:
-    if not isinstance(v, str) or not v:
-        return "must be a non-empty DNS label"
-    if len(v) > 63:
-        return f"must be no more than 63 characters (DNS label), got {len(v)}"
-    if not _DNS_LABEL.match(v):
-        return (
-            f"{v!r} is not a DNS label (lower-case alphanumerics and '-', starting and ending alphanumeric)"
-        )
-    return None
-
-
-def dns_subdomain(v: Any) -> str | None:
-    if not isinstance(v, str) or not v:
-        return "must be a non-empty DNS subdomain"
-    if len(v) > 253:
-        return f"must be no more than 253 characters, got {len(v)}"
-    if not _DNS_SUBDOMAIN.match(v):
-        return f"{v!r} is not a DNS subdomain (lower-case alphanumerics, '-' and '.')"
-    return None
 
 
 def driver_name(v: Any) -> str | None:

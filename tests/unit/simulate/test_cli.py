@@ -427,3 +427,23 @@ spec: {minMember: 3}
     f.write_text(pods + group.replace("minMember: 3", "minMember: 1"))
     r = run("simulate", "-f", str(f), "--nodes", "1x2xT4", "-o", "json", code=0)
     assert json.loads(r.stdout)["modes"]["device-plugin"]["placed"] == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("gke--a100-jax-job-patch", "spec.template.spec.containers[0].image: image is required"),
+        ("gke--triton-single-gpu", "serviceAccountName '$K8S_SA_NAME'"),
+        ("gpu-operator--gfd-daemonset", "namespace 'FILLED BY THE OPERATOR'"),
+    ],
+)
+def test_objects_the_apiserver_refuses_are_not_placed(name, reason):
+    """Found by the live agreement suite: the 1.37 apiserver refuses GKE's JAX Job patch (no image, no
+    restartPolicy), Triton's Deployment (serviceAccountName "$K8S_SA_NAME") and the GPU operator's DaemonSet
+    templates (namespace "FILLED BY THE OPERATOR"), and validate says so; simulate placed their pods."""
+    f = Path(__file__).resolve().parents[2] / "realworld" / "inputs" / f"{name}.yaml"
+    r = run("simulate", "-f", str(f), "--nodes", "1x8xH100-80GB", "-o", "json")
+    assert r.exit_code == 2, r.output
+    modes = json.loads(r.stdout)["modes"]
+    assert modes["device-plugin"]["placed"] == 0 and modes["dra"]["placed"] == 0
+    assert reason in r.stderr

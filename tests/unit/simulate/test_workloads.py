@@ -70,7 +70,7 @@ def test_job_parallelism_capped_by_completions(parallelism, completions, expecte
         docs(
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
             + spec
-            + "  template:\n    spec:"
+            + "  template:\n    spec:\n        restartPolicy: Never"  # else the apiserver refuses the Job
             + CONTAINER
         )
     )
