@@ -12,9 +12,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "realworld"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from outcomes import main
+from realworld.outcomes import main
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -11,7 +11,9 @@ For each input ``NAME.yaml`` this records, in ``expected/NAME.yaml``:
 - migrate: exit code, manual items, warnings and changes (line, object, path), and the kinds written;
 - validate: exit code, verdict, errors (line, object, path) and what was not schema checked;
 - simulate: exit code, pods placed/pending per mode on a generated cluster, and the pods and gangs the
-  workload model expands the file into.
+  workload model expands the file into; ``live``: per mode, whether the live agreement suite
+  (tests/integration/e2e/test_realworld_live.py) finds kube-controller-manager and kube-scheduler placing the
+  same pods per workload on the same cluster, or why the file cannot run there (tests/realworld/live.py).
 
 Messages are not recorded (wording may change); every decision is. Usage:
 
@@ -34,6 +36,8 @@ from typing import Any
 import click
 import yaml
 from click.testing import CliRunner
+
+from . import live
 
 CORPUS = Path(__file__).resolve().parent
 ROOT = CORPUS.parent.parent
@@ -197,7 +201,7 @@ def outcome(path: Path) -> dict[str, Any]:
         "audit": audit(path),
         "migrate": migrate(path),
         "validate": validate(path),
-        "simulate": simulate(path),
+        "simulate": {**simulate(path), "live": live.agreement(path)},
     }
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from kubedra.audit.checks.gpu import CUSTOM_RESOURCE_RULE, REQUEST_RULES
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
-from kubedra.k8s.workloads import custom_resource_gpu_fields
+from kubedra.k8s.workloads import custom_resource_gpu_fields, get_path, pod_templates
 from kubedra.model.objects import Pod
 from kubedra.scheduler.workloads import expand
 from kubedra.simulate.inputs import load_inputs
@@ -65,6 +65,18 @@ def _outside_dra(pod: Pod) -> bool:
     )
 
 
+def _template_gpus(obj: dict) -> bool:
+    """A pod template of ``obj`` asks for a GPU outside DRA (an extended resource of a GPU scheme)."""
+    for t in pod_templates(obj) or []:
+        spec = get_path(obj, t.spec) or {}
+        for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            res = c.get("resources") or {} if isinstance(c, dict) else {}
+            names = [n for sec in ("requests", "limits") for n in (res.get(sec) or {})]
+            if any(classify(n) is not None or resource_scheme(n) is not None for n in names):
+                return True
+    return False
+
+
 def simulate_gpu_objects(path: Path) -> set[str]:
     inputs = load_inputs([str(path)])
     workloads = expand(inputs.documents)
@@ -74,9 +86,16 @@ def simulate_gpu_objects(path: Path) -> set[str]:
             kind, _, name = s.owner.split("/", 2)
             out.add(_ref(kind, name))
     hides_gpus = {d.describe() for d in inputs.documents if custom_resource_gpu_fields(d.obj)}
+    # refused by the apiserver (never created) while its pods ask for GPUs outside DRA
+    refused_gpus = {d.describe() for d in inputs.documents if _template_gpus(d.obj)}
     for skipped in workloads.skipped:
         # skipped because of a GPU (or for another reason, e.g. a TrainJob without its runtime, while it names one)
-        if "GPU" in skipped.reason or "annotation" in skipped.reason or skipped.what in hides_gpus:
+        if (
+            "GPU" in skipped.reason
+            or "annotation" in skipped.reason
+            or skipped.what in hides_gpus
+            or (skipped.refused and skipped.what in refused_gpus)
+        ):
             kind, _, name = skipped.what.partition(" ")
             out.add(_ref(kind, name.rsplit("/", 1)[-1]))
     return out

@@ -70,6 +70,17 @@ DEFAULT_CONTROLLERS = (
     "garbage-collector-controller",
 )
 
+# The controllers that turn Kubernetes' own workloads into pods, for tests that let kube-controller-manager
+# create them (the real-world agreement suite): add them to DEFAULT_CONTROLLERS.
+WORKLOAD_CONTROLLERS = (
+    "deployment-controller",
+    "replicaset-controller",
+    "replicationcontroller-controller",
+    "statefulset-controller",
+    "daemonset-controller",
+    "job-controller",
+)
+
 
 class ControlPlaneError(RuntimeError):
     """A component failed to start or become ready; the message ends with its log tail."""

@@ -27,6 +27,12 @@ _RESOURCES: dict[str, tuple[str, bool]] = {
     "Secret": ("secrets", True),
     "ConfigMap": ("configmaps", True),
     "Deployment": ("deployments", True),
+    "ReplicaSet": ("replicasets", True),
+    "ReplicationController": ("replicationcontrollers", True),
+    "CronJob": ("cronjobs", True),
+    "Service": ("services", True),
+    "PersistentVolumeClaim": ("persistentvolumeclaims", True),
+    "RuntimeClass": ("runtimeclasses", False),
     "StatefulSet": ("statefulsets", True),
     "DaemonSet": ("daemonsets", True),
     "Job": ("jobs", True),
@@ -78,11 +84,11 @@ def resource_path(
     except KeyError:
         raise ValueError(f"kind {kind} is not known to kubedra.testing.kubeapi") from None
     base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-    if namespaced:
-        base += f"/namespaces/{namespace or 'default'}"
+    if namespaced:  # quoted: a name the apiserver refuses ("FILLED BY THE OPERATOR") still reaches it
+        base += f"/namespaces/{urllib.parse.quote(namespace or 'default', safe='')}"
     path = f"{base}/{plural}"
     if name is not None:
-        path += f"/{name}"
+        path += f"/{urllib.parse.quote(name, safe='')}"
     if subresource is not None:
         path += f"/{subresource}"
     return path
