@@ -47,9 +47,9 @@ from kubedra.k8s.workloads import (
     pod_templates,
 )
 from kubedra.model.fields import ParseContext, object_meta, path_steps
-from kubedra.model.objects import Node, ObjectMeta, Pod
+from kubedra.model.objects import Node, Pod
 from kubedra.model.parse import parse_object, pod_spec
-from kubedra.scheduler import filters
+from kubedra.scheduler.daemonpods import daemon_pods, named
 from kubedra.sources.files import Document
 from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.resources import classify
@@ -79,7 +79,7 @@ class PodSet:
             return list(self.per_pod)
         if len(self.names) == 1 and self.names[0] == self.template.meta.name:
             return [self.template]
-        return [_named(self.template, n) for n in self.names]
+        return [named(self.template, n) for n in self.names]
 
 
 @dataclass(frozen=True)
@@ -111,18 +111,6 @@ class Workloads:
     schedulers: dict[str, int] = field(default_factory=dict)  # non-default schedulerName -> pods
     # pod key ("ns/name") -> (keys of the pods that must be placed first, why)
     after: dict[str, tuple[tuple[str, ...], str]] = field(default_factory=dict)
-
-
-def _named(template: Pod, name: str) -> Pod:
-    m = template.meta
-    meta = ObjectMeta(
-        name=name,
-        namespace=m.namespace,
-        labels=m.labels,
-        annotations=m.annotations,
-        owner_references=m.owner_references,
-    )
-    return dataclasses.replace(template, meta=meta)
 
 
 def _workload_name(obj: Mapping[str, Any]) -> str:
@@ -203,32 +191,6 @@ def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemp
             ready = left[:1]
         out.extend(ready)
         left = [x for x in left if x not in ready]
-    return out
-
-
-def _daemon_pods(template: Pod, names_base: str, nodes: Sequence[Node]) -> list[Pod]:
-    out = []
-    required = filters.required_affinity(template)
-    for node in nodes:
-        if filters.node_affinity(template, node, required):
-            continue
-        if any(
-            t.effect == "NoSchedule" and not any(filters.tolerates(x, t) for x in template.tolerations)
-            for t in node.taints
-        ):
-            continue
-        pod = _named(template, f"{names_base}-{node.name}")
-        pod.affinity = {
-            **(template.affinity or {}),
-            "nodeAffinity": {
-                "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node.name]}]}
-                    ]
-                }
-            },
-        }
-        out.append(pod)
     return out
 
 
@@ -431,7 +393,7 @@ class _Expander:
             pod.meta.owner_references = [{"kind": doc.kind, "name": name}]
             location = Location(doc.file, doc.line_of(t.spec))
             if doc.kind == "DaemonSet" and api_group(doc.api_version) == "apps":
-                pods = _daemon_pods(pod, base, self.nodes)
+                pods = daemon_pods(pod, base, self.nodes)
                 for p in pods:
                     self._unique(ns, p.meta.name, location)
                 self._count_scheduler(pod, len(pods))
@@ -478,7 +440,7 @@ class _Expander:
             by_role[(t.role, g)] = [f"{ns}/{n}" for n in names]
             if not names:
                 continue
-            member = _named(pod, names[0])
+            member = named(pod, names[0])
             if gang is not None and gang.per_group and not t.after:
                 key = f"{ns}/{name}-{g}"
                 member.scheduling_group = f"{name}-{g}"

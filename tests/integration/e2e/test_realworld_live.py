@@ -1,4 +1,4 @@
-"""kubedra simulate against the real control plane on every real-world file it can run (issue 23 #6).
+"""kubedra simulate against the real control plane on every real-world file it can run.
 
 Each file of tests/realworld whose workloads Kubernetes' own controllers run (tests/realworld/live.py says which,
 and why the others cannot) is created on the testbed's 1.37 control plane, whose kube-controller-manager
