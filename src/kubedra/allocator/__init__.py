@@ -9,7 +9,7 @@ from kubedra.allocator.core import Allocator
 from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout, InvalidPoolsError
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str, parse_device_id
-from kubedra.allocator.taints import apply_taint_rules, tolerates
+from kubedra.allocator.taints import apply_taint_rules
 
 __all__ = [
     "FILTER_TIMEOUT",
@@ -25,5 +25,4 @@ __all__ = [
     "apply_taint_rules",
     "device_id_str",
     "parse_device_id",
-    "tolerates",
 ]

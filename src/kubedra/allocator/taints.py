@@ -5,7 +5,8 @@ compared only when set in ``deviceSelector``. A rule *without* a deviceSelector 
 (``dra.taintRuleWithoutSelectorMatchesNone`` in data/versions.yaml): it matches no device from v0.37.1, as the
 API documentation says, and every device before (v0.37.0 and all 1.34-1.36 patches deref the nil selector to
 an empty one). ``release`` is a target minor (``1.36``) or a cluster's exact gitVersion (``v1.37.0``).
-Inputs are not modified: affected slices are shallow-copied with new device objects.
+Inputs are not modified: affected slices are shallow-copied with new device objects. Toleration matching is
+:mod:`kubedra.model.tolerations`' (the one for core/v1 and device tolerations).
 
 :func:`eviction_delay` is the device-taint eviction controller's decision for one allocated device
 (``pkg/controller/devicetainteviction``, ``claimEvictionTime``): only ``NoExecute`` taints evict; a taint is
@@ -21,26 +22,15 @@ from collections.abc import Sequence
 
 from kubedra.k8s import versions
 from kubedra.model.objects import Device, DeviceTaint, DeviceTaintRule, DeviceToleration, ResourceSlice
+from kubedra.model.tolerations import tolerates, untolerated
 
 NO_EXECUTE = "NoExecute"
 
 
-def tolerates(tol: DeviceToleration, taint: DeviceTaint) -> bool:
-    """``resourceclaim.ToleratesTaint``."""
-    if tol.effect and tol.effect != taint.effect:
-        return False
-    if tol.key and tol.key != taint.key:
-        return False
-    if tol.operator in ("", "Equal"):
-        return tol.value == taint.value
-    return tol.operator == "Exists"
-
-
 def taint_blocks(device: Device, tolerations: Sequence[DeviceToleration]) -> DeviceTaint | None:
-    for t in device.taints:
-        if t.effect in ("NoSchedule", "NoExecute") and not any(tolerates(x, t) for x in tolerations):
-            return t
-    return None
+    """The first NoSchedule/NoExecute taint of ``device`` no toleration tolerates (None/unknown effects never
+    block)."""
+    return untolerated(device.taints, tolerations)
 
 
 def no_selector_matches_all(release: str | versions.Version) -> bool:

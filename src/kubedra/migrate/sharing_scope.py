@@ -20,6 +20,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.migrate.sharing import SharedClass
+from kubedra.model.nodeaffinity import (
+    NodeSelectorError,
+    check_node_selector,
+    node_selector_matches,
+    required_node_selector,
+)
+from kubedra.model.objects import NodeSelector
 from kubedra.text import count
 from kubedra.vendors.nvidia.names import SHARED_SUFFIX
 
@@ -146,7 +153,7 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
 @dataclass
 class Scope:
     plugins: list[PluginConfig] = field(default_factory=list)
-    nodes: list[dict[str, str]] = field(default_factory=list)  # labels of the Node objects in the input
+    nodes: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # (name, labels) of input Nodes
 
     @classmethod
     def build(
@@ -159,8 +166,9 @@ class Scope:
         scope = cls()
         for obj in objects:
             if obj.get("kind") == "Node" and obj.get("apiVersion") == "v1":
-                labels = _map(_map(obj.get("metadata")).get("labels"))
-                scope.nodes.append({str(k): str(v) for k, v in labels.items()})
+                meta = _map(obj.get("metadata"))
+                labels = _map(meta.get("labels"))
+                scope.nodes.append((str(meta.get("name") or ""), {str(k): str(v) for k, v in labels.items()}))
         for cm, classes, keys in configmaps:
             meta = _map(cm.get("metadata"))
             ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -206,9 +214,20 @@ class Scope:
         if not plugins:
             return Decision(None)
         selector = {str(k): str(v) for k, v in _map(pod_spec.get("nodeSelector")).items()}
-        terms = _required_terms(pod_spec)
+        required = required_node_selector(pod_spec.get("affinity"))
+        if required is not None:
+            try:
+                check_node_selector(required)
+            except NodeSelectorError as e:
+                return Decision(
+                    None,
+                    manual=(
+                        f"{resource}: the pod's required node affinity is invalid ({e}): the API server refuses "
+                        "the pod, so no node and no sharing config applies; fix the affinity, then migrate again"
+                    ),
+                )
         outcomes: dict[str, tuple[SharedClass | None, str]] = {}
-        matching = [n for n in self.nodes if _node_matches(n, selector, terms)] if self.nodes else []
+        matching = [ls for name, ls in self.nodes if _node_matches(name, ls, selector, required)]
         if matching:
             for labels in matching:
                 served = [p for p in plugins if all(labels.get(k) == v for k, v in p.node_selector.items())]
@@ -226,7 +245,7 @@ class Scope:
                     continue
                 if applies == "maybe":
                     outcomes.setdefault("-", (None, f"nodes outside {p.describe()}'s plugin DaemonSet"))
-                for key in _keys_for(p, selector, terms):
+                for key in _keys_for(p, selector, required):
                     sc = p.outcome(key, resource)
                     what = f"config {key!r}" if key is not None else "no config (no default)"
                     outcomes.setdefault(_k(sc), (sc, f"{p.describe()} {what}"))
@@ -256,35 +275,12 @@ def _k(sc: SharedClass | None) -> str:
     return sc.name if sc is not None else "-"
 
 
-def _required_terms(pod_spec: Mapping[str, Any]) -> list[list[Mapping[str, Any]]] | None:
-    aff = pod_spec.get("affinity")
-    na = aff.get("nodeAffinity") if isinstance(aff, Mapping) else None
-    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
-    terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
-    if not isinstance(terms, list):
-        return None
-    return [[e for e in _list(_map(t).get("matchExpressions")) if isinstance(e, Mapping)] for t in terms]
-
-
-def _expr_ok(labels: Mapping[str, str], e: Mapping[str, Any]) -> bool:
-    key, op, values = str(e.get("key")), e.get("operator"), [str(v) for v in _list(e.get("values"))]
-    if op == "In":
-        return labels.get(key) in values
-    if op == "NotIn":
-        return labels.get(key) not in values
-    if op == "Exists":
-        return key in labels
-    if op == "DoesNotExist":
-        return key not in labels
-    return True  # Gt/Lt: not about the config label; do not exclude the node
-
-
-def _node_matches(labels: Mapping[str, str], selector: Mapping[str, str], terms: Any) -> bool:
+def _node_matches(
+    name: str, labels: Mapping[str, str], selector: Mapping[str, str], required: NodeSelector | None
+) -> bool:
     if any(labels.get(k) != v for k, v in selector.items()):
         return False
-    if terms is None:
-        return True
-    return any(all(_expr_ok(labels, e) for e in term) for term in terms)
+    return required is None or node_selector_matches(required, name, labels)
 
 
 def _selector_relation(selector: Mapping[str, str], plugin_selector: Mapping[str, str]) -> str:
@@ -296,20 +292,22 @@ def _selector_relation(selector: Mapping[str, str], plugin_selector: Mapping[str
     return "maybe"
 
 
-def _keys_for(p: PluginConfig, selector: Mapping[str, str], terms: Any) -> list[str | None]:
+def _keys_for(
+    p: PluginConfig, selector: Mapping[str, str], required: NodeSelector | None
+) -> list[str | None]:
     """Config keys the nodes this pod may land on can use (None: a node with no config)."""
     if p.label in selector:
         return [selector[p.label]]
-    if terms:
+    if required is not None and required.terms:
         values: set[str | None] = set()
-        for term in terms:
-            exprs = [e for e in term if e.get("key") == p.label]
+        for term in required.terms:
+            exprs = [e for e in term.match_expressions if e.key == p.label]
             if not exprs:
                 return [*p.defaults, *p.configs]  # this term leaves the label free
             for e in exprs:
-                if e.get("operator") == "In":
-                    values |= {str(v) for v in _list(e.get("values"))}
-                elif e.get("operator") == "DoesNotExist":
+                if e.operator == "In":
+                    values |= set(e.values)
+                elif e.operator == "DoesNotExist":
                     values |= set(p.defaults)
                 else:
                     return [*p.defaults, *p.configs]

@@ -3,56 +3,29 @@
 Terms are ORed; inside a term, every matchExpression (labels) and matchField (only ``metadata.name``) must
 hold. A term without requirements matches nothing. Invalid requirements (unknown operator, Gt/Lt without a
 single integer, a field other than metadata.name) raise :class:`NodeSelectorError`, which callers turn into
-an error like upstream's "failed to parse node selector".
+an error like upstream's "failed to parse node selector". Label requirements are
+:mod:`kubedra.model.labelselector`'s, with Gt and Lt allowed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
-from kubedra.model.objects import NodeSelector, NodeSelectorRequirement
+from kubedra.model.labelselector import NODE_OPERATORS, SelectorError, requirement
+from kubedra.model.objects import NodeSelector, NodeSelectorRequirement, NodeSelectorTerm
 
 
-class NodeSelectorError(ValueError):
+class NodeSelectorError(SelectorError):
     pass
 
 
 def _label_matches(req: NodeSelectorRequirement, labels: Mapping[str, str]) -> bool:
-    op = req.operator
-    has = req.key in labels
-    if op == "In":
-        if not req.values:
-            raise NodeSelectorError(f"{req.key}: values must be non-empty for operator In")
-        return has and labels[req.key] in req.values
-    if op == "NotIn":
-        if not req.values:
-            raise NodeSelectorError(f"{req.key}: values must be non-empty for operator NotIn")
-        return not has or labels[req.key] not in req.values
-    if op == "Exists":
-        if req.values:
-            raise NodeSelectorError(f"{req.key}: values must be empty for operator Exists")
-        return has
-    if op == "DoesNotExist":
-        if req.values:
-            raise NodeSelectorError(f"{req.key}: values must be empty for operator DoesNotExist")
-        return not has
-    if op in ("Gt", "Lt"):
-        if len(req.values) != 1:
-            raise NodeSelectorError(f"{req.key}: exactly one value required for operator {op}")
-        try:
-            want = int(req.values[0])
-        except ValueError:
-            raise NodeSelectorError(
-                f"{req.key}: value {req.values[0]!r} for {op} must be an integer"
-            ) from None
-        if not has:
-            return False
-        try:
-            have = int(labels[req.key])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    raise NodeSelectorError(f"{req.key}: {op!r} is not a valid node selector operator")
+    try:
+        r = requirement(req.key, req.operator, req.values, operators=NODE_OPERATORS)
+    except SelectorError as e:
+        raise NodeSelectorError(str(e), e.path) from None
+    return r.matches(labels)
 
 
 def _field_matches(req: NodeSelectorRequirement, node_name: str) -> bool:
@@ -65,6 +38,15 @@ def _field_matches(req: NodeSelectorRequirement, node_name: str) -> bool:
     if req.operator == "NotIn":
         return node_name != req.values[0]
     raise NodeSelectorError(f"{req.operator!r} is not a valid node field selector operator")
+
+
+def check_node_selector(selector: NodeSelector) -> None:
+    """:class:`NodeSelectorError` when a requirement is invalid (the apiserver refuses the pod spec)."""
+    for term in selector.terms:
+        for r in term.match_expressions:
+            _label_matches(r, {})
+        for r in term.match_fields:
+            _field_matches(r, "")
 
 
 def node_selector_matches(selector: NodeSelector, node_name: str, labels: Mapping[str, str]) -> bool:
@@ -83,3 +65,31 @@ def node_selector_matches(selector: NodeSelector, node_name: str, labels: Mappin
         if ok:
             matched = True
     return matched
+
+
+def required_node_selector(affinity: Any) -> NodeSelector | None:
+    """A pod spec's ``affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution``, or None."""
+    na = affinity.get("nodeAffinity") if isinstance(affinity, Mapping) else None
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, Mapping) else None
+    terms = req.get("nodeSelectorTerms") if isinstance(req, Mapping) else None
+    if not isinstance(terms, list):
+        return None
+
+    def reqs(items: Any) -> list[NodeSelectorRequirement]:
+        return [
+            NodeSelectorRequirement(
+                str(r.get("key", "")), str(r.get("operator", "")), [str(v) for v in r.get("values") or []]
+            )
+            for r in (items if isinstance(items, list) else [])
+            if isinstance(r, Mapping)
+        ]
+
+    return NodeSelector(
+        terms=[
+            NodeSelectorTerm(
+                match_expressions=reqs(t.get("matchExpressions")), match_fields=reqs(t.get("matchFields"))
+            )
+            for t in terms
+            if isinstance(t, Mapping)
+        ]
+    )

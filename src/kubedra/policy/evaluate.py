@@ -31,6 +31,7 @@ from kubedra.cel.checks import clean_status
 from kubedra.errors import InputError, Location
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group, dotted
+from kubedra.model.labelselector import SelectorError, label_selector_matches, parse_label_selector
 from kubedra.sources.files import Document
 from kubedra.text import value_kind
 
@@ -117,25 +118,47 @@ class Verdict:
 
 
 # --- label selectors ---------------------------------------------------------------------------------
+_SELECTORS = {  # the metav1.LabelSelectors of each kind, which the apiserver validates on create
+    "ValidatingAdmissionPolicy": (
+        ("spec", "matchConstraints", "namespaceSelector"),
+        ("spec", "matchConstraints", "objectSelector"),
+    ),
+    "ValidatingAdmissionPolicyBinding": (
+        ("spec", "matchResources", "namespaceSelector"),
+        ("spec", "matchResources", "objectSelector"),
+        ("spec", "paramRef", "selector"),
+    ),
+}
+
+
 def selector_matches(selector: Any, labels: Mapping[str, str]) -> bool:
-    """metav1.LabelSelector semantics; a missing selector matches everything, like an empty one."""
-    if not isinstance(selector, Mapping):
+    """metav1.LabelSelector semantics (:mod:`kubedra.model.labelselector`); a missing selector matches
+    everything, like the empty one the apiserver defaults it to. Selectors were checked by
+    :func:`check_selectors` when the policy was loaded."""
+    if selector is None:
         return True
-    for k, v in (selector.get("matchLabels") or {}).items():
-        if labels.get(k) != str(v):
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op = expr.get("key"), expr.get("operator")
-        values = [str(v) for v in expr.get("values") or []]
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-    return True
+    return label_selector_matches(selector, labels)
+
+
+def check_selectors(doc: Document) -> None:
+    """:class:`InputError` at the field when a label selector of the policy or binding ``doc`` is invalid: the
+    apiserver refuses such an object, so it never selects anything."""
+    for path in _SELECTORS.get(doc.kind, ()):
+        value: Any = doc.obj
+        for step in path:
+            value = value.get(step) if isinstance(value, Mapping) else None
+        if value is None:
+            continue
+        try:
+            if not isinstance(value, Mapping):
+                raise SelectorError(f"is {value_kind(value)}, not a label selector")
+            parse_label_selector(value)
+        except SelectorError as e:
+            where = (*path, *e.path)
+            raise InputError(
+                f"{doc.kind} {doc.name}: {dotted(where)}: {e}: the API server refuses this {doc.kind}",
+                Location(doc.file, doc.line_of(where)),
+            ) from None
 
 
 def _rule_matches(rule: Mapping[str, Any], group: str, version: str, resource: str, namespaced: bool) -> bool:
@@ -297,8 +320,10 @@ class Evaluator:
         for d in policy_documents:
             group = api_group(d.api_version)
             if group == ADMISSION_GROUP and d.kind == "ValidatingAdmissionPolicy":
+                check_selectors(d)
                 self.policies[d.name] = self._compile_policy(d)
             elif group == ADMISSION_GROUP and d.kind == "ValidatingAdmissionPolicyBinding":
+                check_selectors(d)
                 self.bindings.append(d)
             else:
                 self.params.append(d)

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from kubedra.model.objects import Node, ObjectMeta, Pod
+from kubedra.model.tolerations import untolerated
 from kubedra.scheduler import filters
 
 
@@ -30,10 +31,7 @@ def daemon_pods(template: Pod, names_base: str, nodes: Sequence[Node]) -> list[P
     for node in nodes:
         if filters.node_affinity(template, node, required):
             continue
-        if any(
-            t.effect == "NoSchedule" and not any(filters.tolerates(x, t) for x in template.tolerations)
-            for t in node.taints
-        ):
+        if untolerated(node.taints, template.tolerations, ("NoSchedule",)) is not None:
             continue
         pod = named(template, f"{names_base}-{node.name}")
         pod.affinity = {

@@ -9,29 +9,10 @@ reads like ``0/8 nodes are available: 6 Insufficient nvidia.com/gpu, 2 node(s) h
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
-from kubedra.model.objects import (
-    Node,
-    NodeSelector,
-    NodeSelectorRequirement,
-    NodeSelectorTerm,
-    Pod,
-    Taint,
-    Toleration,
-)
-
-
-def tolerates(t: Toleration, taint: Taint) -> bool:
-    if t.effect and t.effect != taint.effect:
-        return False
-    if t.key and t.key != taint.key:
-        return False
-    if t.operator in ("", "Equal"):
-        return t.value == taint.value
-    return t.operator == "Exists"
-
+from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches, required_node_selector
+from kubedra.model.objects import Node, NodeSelector, Pod, Taint
+from kubedra.model.tolerations import tolerates, untolerated
 
 UNSCHEDULABLE = "node(s) were unschedulable"
 AFFINITY_MISMATCH = "node(s) didn't match Pod's node affinity/selector"
@@ -46,38 +27,6 @@ def unschedulable(pod: Pod, node: Node) -> str | None:
     if not node.unschedulable or tolerates_unschedulable(pod):
         return None
     return UNSCHEDULABLE
-
-
-def _required_affinity(pod: Pod) -> NodeSelector | None:
-    aff = pod.affinity or {}
-    na = aff.get("nodeAffinity") if isinstance(aff, dict) else None
-    req = na.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(na, dict) else None
-    terms = req.get("nodeSelectorTerms") if isinstance(req, dict) else None
-    if not isinstance(terms, list):
-        return None
-
-    def reqs(items: Any) -> list[NodeSelectorRequirement]:
-        out = []
-        for r in items or []:
-            if isinstance(r, dict):
-                out.append(
-                    NodeSelectorRequirement(
-                        str(r.get("key", "")),
-                        str(r.get("operator", "")),
-                        [str(v) for v in r.get("values") or []],
-                    )
-                )
-        return out
-
-    return NodeSelector(
-        terms=[
-            NodeSelectorTerm(
-                match_expressions=reqs(t.get("matchExpressions")), match_fields=reqs(t.get("matchFields"))
-            )
-            for t in terms
-            if isinstance(t, dict)
-        ]
-    )
 
 
 def node_affinity(pod: Pod, node: Node, required: NodeSelector | None) -> str | None:
@@ -115,20 +64,18 @@ def pinned_names(required: NodeSelector | None) -> frozenset[str] | None:
 
 
 def required_affinity(pod: Pod) -> NodeSelector | None:
-    return _required_affinity(pod)
+    return required_node_selector(pod.affinity)
 
 
 def taints(pod: Pod, node: Node) -> str | None:
-    for t in node.taints:
-        if t.effect not in ("NoSchedule", "NoExecute"):
-            continue
-        if not any(tolerates(x, t) for x in pod.tolerations):
-            return (
-                f"node(s) had untolerated taint {{{t.key}: {t.value}}}"
-                if t.value
-                else f"node(s) had untolerated taint {{{t.key}}}"
-            )
-    return None
+    t = untolerated(node.taints, pod.tolerations)
+    if t is None:
+        return None
+    return (
+        f"node(s) had untolerated taint {{{t.key}: {t.value}}}"
+        if t.value
+        else f"node(s) had untolerated taint {{{t.key}}}"
+    )
 
 
 def resources_fit(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -197,3 +198,63 @@ def test_scope_ignores_malformed_objects(ds, policy, node, pod):
     candidate(
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": pod}, scope, set()
     )
+
+
+def _affinity(*exprs: str, fields: str = "") -> str:
+    body = "".join(f"      - {e}\n" for e in exprs)
+    block = "  - matchExpressions:\n" + body if exprs else ""
+    if fields:
+        block += ("  - matchFields:\n" if not exprs else "    matchFields:\n") + f"      - {fields}\n"
+    return textwrap.indent(
+        "affinity:\n  nodeAffinity:\n    requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "      nodeSelectorTerms:\n" + textwrap.indent(block, "      "),
+        "      ",
+    )
+
+
+def _nodes(*specs: tuple[str, str]) -> str:
+    return "".join(
+        f"---\napiVersion: v1\nkind: Node\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\n"
+        for name, labels in specs
+    )
+
+
+NODES_BY_MEMORY = _nodes(
+    ("big", "nvidia.com/device-plugin.config: config1, gpu-mem: '80'"), ("small", "gpu-mem: '40'")
+)
+
+
+def test_gt_in_the_required_affinity_excludes_the_nodes_it_rules_out():
+    """Gt/Lt are node selector operators with their API meaning: a pod that needs gpu-mem > 50 lands only on
+    the config1 node. The old matcher took Gt/Lt as matching every node and asked for a manual decision."""
+    aff = _affinity("{key: gpu-mem, operator: Gt, values: ['50']}")
+    rep = migrate_text(NAMED + NODES_BY_MEMORY + "---\n" + deployment("a", affinity=aff))
+    assert classes(rep) == {"a": "gpu-time-slicing.gpu.nvidia.com"}
+    assert not manual(rep)
+
+
+def test_match_fields_on_the_node_name_decide_with_the_nodes_in_the_input():
+    """A term pinning metadata.name matches that node only (the old matcher ignored matchFields)."""
+    aff = _affinity(fields="{key: metadata.name, operator: In, values: [small]}")
+    rep = migrate_text(NAMED + NODES_BY_MEMORY + "---\n" + deployment("a", affinity=aff))
+    assert classes(rep) == {"a": "gpu.nvidia.com"}
+    assert not manual(rep)
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "{key: gpu-mem, operator: Bigger, values: ['50']}",  # not an operator
+        "{key: gpu-mem, operator: Gt, values: ['fifty']}",  # Gt needs one integer
+        "{key: gpu-mem, operator: In, values: []}",  # In needs values
+    ],
+)
+def test_an_invalid_required_affinity_is_a_manual_item_not_a_match(expr: str):
+    """The apiserver refuses a pod whose node affinity is invalid: the old matcher took such a requirement as
+    true and picked a config."""
+    label = "{key: nvidia.com/device-plugin.config, operator: In, values: [config1]}"
+    for nodes in (NODES_BY_MEMORY, ""):  # decided from the nodes, or from the affinity alone
+        rep = migrate_text(NAMED + nodes + "---\n" + deployment("a", affinity=_affinity(label, expr)))
+        assert classes(rep) == {"a": ""}
+        (msg,) = manual(rep)
+        assert "required node affinity is invalid" in msg and "gpu-mem" in msg

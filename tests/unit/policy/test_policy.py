@@ -679,3 +679,59 @@ def test_policy_generate_writes_a_file_with_o(tmp_path: Any) -> None:
     bad.write_text("a: [unclosed\n")
     res = run("policy", "generate", str(bad), "-o", str(tmp_path / "none.yaml"))
     assert res.exit_code == 2 and not (tmp_path / "none.yaml").exists()
+
+
+_SELECTOR_POLICY = """\
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: p}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+    objectSelector:
+      matchExpressions:
+      - EXPR
+  validations:
+  - expression: 'false'
+"""
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "{key: tier, operator: Gt, values: ['1']}",  # Gt/Lt are node selector operators only
+        "{key: tier, operator: Equals, values: [a]}",  # not an operator
+        "{key: tier, operator: In, values: []}",  # In needs values
+        "{key: tier, operator: Exists, values: [a]}",  # Exists takes none
+    ],
+)
+def test_an_invalid_selector_in_a_policy_is_refused_like_the_apiserver_does(tmp_path: Any, expr: str) -> None:
+    """The apiserver refuses a ValidatingAdmissionPolicy whose objectSelector is invalid, so it denies nothing:
+    exit 2 at the field. The old matcher skipped unknown operators (the policy matched and denied: exit 1)."""
+    from kubedra.testing.cli import run
+
+    pol = tmp_path / "p.yaml"
+    pol.write_text(_SELECTOR_POLICY.replace("EXPR", expr))
+    obj = tmp_path / "o.yaml"
+    obj.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, labels: {tier: '2'}}\n")
+    res = run("policy", "test", "--policy", str(pol), str(obj))
+    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert (
+        "p.yaml:10: ValidatingAdmissionPolicy p: spec.matchConstraints.objectSelector.matchExpressions[0]"
+        in (res.stderr)
+    )
+    assert "the API server refuses this ValidatingAdmissionPolicy" in res.stderr
+
+
+def test_an_invalid_param_selector_in_a_binding_is_refused() -> None:
+    binding = (
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n"
+        "metadata: {name: b}\nspec:\n  policyName: p\n  validationActions: [Deny]\n"
+        "  paramRef:\n    selector: {matchLabels: {'bad key!': x}}\n"
+    )
+    policy = _SELECTOR_POLICY.replace("    objectSelector:\n      matchExpressions:\n      - EXPR\n", "")
+    with pytest.raises(InputError) as exc:
+        Evaluator(parse_text(policy + "---\n" + binding, "p.yaml").documents)
+    assert "spec.paramRef.selector.matchLabels.bad key!: invalid label key" in str(exc.value)
