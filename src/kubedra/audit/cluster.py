@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.audit.engine import ClusterFacts, Scope
+from kubedra.audit.inputs import AuditInputs, input_finding
 from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import ClusterError, Location, UsageError
 from kubedra.k8s import clusterreads
@@ -31,6 +32,7 @@ from kubedra.sources.cluster import (
     discover,
     label,
     listing_plan,
+    resolve_contexts,
     short_error,
 )
 
@@ -251,3 +253,44 @@ def _parallel(
         return [f.result() for f in futures]
     finally:
         stop.set()
+
+
+@dataclass(frozen=True)
+class ClusterRequest:
+    """Which live clusters to read, and how."""
+
+    kubeconfig: str | None
+    contexts: tuple[str, ...] = ()
+    all_contexts: bool = False
+    timeout: float = 30.0
+    helm_releases: bool = True
+    progress: bool = False
+
+
+def gather(out: AuditInputs, req: ClusterRequest, rules: RuleBook) -> None:
+    """Read the requested clusters into ``out``: one that cannot be read raises its error when it is the only
+    one, else becomes a ``cluster.unreachable`` finding."""
+    names = resolve_contexts(req.kubeconfig, req.contexts, req.all_contexts)
+    results = collect_many(
+        req.kubeconfig, names, timeout=req.timeout, helm_releases=req.helm_releases, progress=req.progress
+    )
+    for res in results:
+        if res.error is not None:
+            if len(names) == 1:
+                raise res.error  # one cluster: one clear line, exit 2
+            out.unreachable = True
+            out.findings.append(
+                input_finding(
+                    rules,
+                    "cluster.unreachable",
+                    Location(cluster=res.context),
+                    str(res.error.message),
+                    {"context": res.context},
+                )
+            )
+            continue
+        scope = res.scope
+        assert scope is not None and scope.facts is not None
+        out.clusters.append(scope.facts)
+        out.findings += res.findings
+        out.scopes.append(scope)

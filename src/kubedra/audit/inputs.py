@@ -1,4 +1,5 @@
-"""Turn audit inputs (files, rendered charts, snapshot files) into scopes of items, and bad input into findings.
+"""Turn audit inputs (files, rendered charts, snapshot files) into scopes of items, and bad input into findings:
+:func:`gather` assembles what one ``kubedra audit`` run reads from files (live clusters: ``audit.cluster``).
 
 A file written by ``kubedra snapshot`` (a ``List`` whose ``kubedra`` header has ``format:
 kubedra.io/snapshot/v1``) is audited as the cluster it captured, like a live one: its objects are reported
@@ -18,13 +19,13 @@ from typing import Any
 import yaml
 
 from kubedra.audit import snapshot as snapshot_audit
-from kubedra.audit.engine import IgnoreEntry, Scope
+from kubedra.audit.engine import ClusterFacts, IgnoreEntry, Scope
 from kubedra.audit.model import Item, RuleBook
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.model import snapshotdata
 from kubedra.model.snapshotdata import HEADER_KEY, Header, Snapshot
-from kubedra.sources import files
+from kubedra.sources import files, helm
 from kubedra.sources.access import METRICS, Unread
 from kubedra.text import noun
 
@@ -236,3 +237,68 @@ def check_rule_ids(patterns: Iterable[str], rules: RuleBook) -> None:
     for p in patterns:
         if not any(fnmatchcase(r, p) for r in rules.rules):
             raise UsageError(f"--ignore {p}: no such rule (see `kubedra audit --list-rules`)")
+
+
+@dataclass
+class AuditInputs:
+    """Everything one audit reads: scopes to check, and findings about the inputs themselves."""
+
+    scopes: list[Scope] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)  # unreadable files, failed renders, lost clusters
+    files: int = 0
+    clusters: list[ClusterFacts] = field(default_factory=list)  # snapshot files and live clusters
+    unreachable: bool = False  # a cluster could not be read (one of several: its finding is in ``findings``)
+
+    @property
+    def objects(self) -> int:
+        return sum(len(s.items) for s in self.scopes)
+
+
+def gather(
+    paths: Sequence[str],
+    charts: Sequence[str],
+    values: Sequence[str],
+    rules: RuleBook,
+) -> AuditInputs:
+    """Files and folders (snapshot files become cluster scopes) and rendered charts; live clusters are added
+    by :func:`kubedra.audit.cluster.gather`. Nothing read from ``paths`` is an :class:`InputError` (a typo'd
+    folder is not "no findings")."""
+    out = AuditInputs()
+    file_scope = Scope(name=None)
+    snapshots: list[Scope] = []
+    if paths:
+        loaded = load_files(paths, rules, file_scope)
+        if not file_scope.items and not loaded.snapshots and not loaded.findings:
+            shown = ", ".join("<stdin>" if f == "-" else f for f in paths)
+            raise InputError(f"no manifests found in {shown}: nothing to audit")
+        out.findings += loaded.findings
+        out.files += loaded.files
+        snapshots = loaded.snapshots
+    for chart in charts:
+        rendered = helm.render_chart(chart, values)
+        if rendered.error:
+            out.findings.append(
+                input_finding(
+                    rules, "input.helm-render-failed", Location(file=chart), rendered.error, {"chart": chart}
+                )
+            )
+        out.findings += add_documents(file_scope, rendered.documents, rules=rules)
+        out.findings += [malformed(rules, e) for e in rendered.errors]
+        out.files += rendered.files
+    if file_scope.items or charts or (paths and not snapshots):
+        out.scopes.append(file_scope)
+    out.scopes += snapshots  # snapshot files are audited as the clusters they captured
+    out.clusters = [s.facts for s in snapshots if s.facts is not None]
+    return out
+
+
+def input_finding(rules: RuleBook, rule: str, where: Location, message: str, fix: dict[str, str]) -> Finding:
+    meta = rules[rule]
+    return Finding(
+        rule=meta.id,
+        severity=meta.severity,
+        object=ObjectRef(),
+        source=where,
+        message=message,
+        fix=meta.render_fix(fix),
+    )

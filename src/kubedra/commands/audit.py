@@ -173,15 +173,12 @@ def run(options: AuditOptions) -> None:
     from kubedra.audit import engine, inputs
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import RuleBook
-    from kubedra.errors import InputError, Location
-    from kubedra.k8s.findings import Finding, ObjectRef
     from kubedra.report import audit as render
     from kubedra.report import output as out
     from kubedra.sources.access import Unread
 
     o, c = options, options.common
-    output, kubeconfig, contexts = c.output, c.kubeconfig, c.contexts
-    charts, values, timeout, allow_missing = o.charts, o.values, o.timeout, o.allow_missing
+    output = c.output
     rules = RuleBook.load()
     if o.list_rules:
         _print_rules(rules, output)
@@ -189,93 +186,31 @@ def run(options: AuditOptions) -> None:
     o.validate(rules)
     target, current = o.versions()
     ignore_entries = inputs.load_ignore_file(o.ignore_file) if o.ignore_file else []
-    live = o.live
-    file_args = list(c.files)
     db = DeprecationDB.load(o.deprecation_files)
-
-    scopes: list[engine.Scope] = []
-    pre: list[Finding] = []
-    files_scanned = 0
-    file_scope = engine.Scope(name=None)
-    snapshots: list[engine.Scope] = []
-    if file_args:
-        loaded = inputs.load_files(file_args, rules, file_scope)
-        if not file_scope.items and not loaded.snapshots and not loaded.findings:
-            # nothing read is not "No findings": a typo'd folder, or a render step that wrote nothing
-            shown = ", ".join("<stdin>" if f == "-" else f for f in file_args)
-            raise InputError(f"no manifests found in {shown}: nothing to audit")
-        pre += loaded.findings
-        files_scanned += loaded.files
-        snapshots = loaded.snapshots
-    if charts:
-        from kubedra.sources import helm
-    for chart in charts:
-        rendered = helm.render_chart(chart, values)
-        if rendered.error:
-            meta = rules["input.helm-render-failed"]
-            pre.append(
-                Finding(
-                    rule=meta.id,
-                    severity=meta.severity,
-                    object=ObjectRef(),
-                    source=Location(file=chart),
-                    message=rendered.error,
-                    fix=meta.render_fix({"chart": chart}),
-                )
-            )
-        pre += inputs.add_documents(file_scope, rendered.documents, rules=rules)
-        pre += [inputs.malformed(rules, e) for e in rendered.errors]
-        files_scanned += rendered.files
-    if file_scope.items or charts or (file_args and not snapshots):
-        scopes.append(file_scope)
-    # snapshot files are audited as the clusters they captured
-    scopes += snapshots
-    clusters: list[engine.ClusterFacts] = [s.facts for s in snapshots if s.facts is not None]
-    unreachable = False
-    if live:
+    read = inputs.gather(c.files, o.charts, o.values, rules)
+    if o.live:
         from kubedra.audit import cluster as audit_cluster
-        from kubedra.sources import cluster as cluster_source
 
-        names = cluster_source.resolve_contexts(kubeconfig, contexts, o.all_contexts)
-        results = audit_cluster.collect_many(
-            kubeconfig,
-            names,
-            timeout=timeout,
+        request = audit_cluster.ClusterRequest(
+            c.kubeconfig,
+            c.contexts,
+            o.all_contexts,
+            timeout=o.timeout,
             helm_releases=o.helm_releases,
             progress=_progress_enabled(output),
         )
-        for res in results:
-            if res.error is not None:
-                if len(names) == 1:
-                    raise res.error  # one cluster: one clear line, exit 2
-                unreachable = True
-                meta = rules["cluster.unreachable"]
-                pre.append(
-                    Finding(
-                        rule=meta.id,
-                        severity=meta.severity,
-                        object=ObjectRef(),
-                        source=Location(cluster=res.context),
-                        message=str(res.error.message),
-                        fix=meta.render_fix({"context": res.context}),
-                    )
-                )
-                continue
-            scope = res.scope
-            assert scope is not None and scope.facts is not None
-            clusters.append(scope.facts)
-            pre += res.findings
-            scopes.append(scope)
+        audit_cluster.gather(read, request, rules)
+    clusters = read.clusters
 
     findings, ignored = engine.run(
-        scopes,
+        read.scopes,
         target=target,
         current=current,
         db=db,
         rules=rules,
         ignore_rules=o.ignore_rules,
         ignore_entries=ignore_entries,
-        pre_findings=pre,
+        pre_findings=read.findings,
         driver_version=o.driver_version,
     )
     report = engine.Report(
@@ -283,11 +218,11 @@ def run(options: AuditOptions) -> None:
         current=current,
         findings=findings,
         ignored=ignored,
-        files_scanned=files_scanned,
-        objects_scanned=sum(len(s.items) for s in scopes),
+        files_scanned=read.files,
+        objects_scanned=read.objects,
         clusters=clusters,
         incomplete=incomplete_rows(
-            ((c.name, Unread.of(r, why)) for c in clusters for r, why in c.not_inspected), allow_missing
+            ((f.name, Unread.of(r, why)) for f in clusters for r, why in f.not_inspected), o.allow_missing
         ),
     )
     if o.html_file:
@@ -327,13 +262,13 @@ def run(options: AuditOptions) -> None:
             err=True,
         )
     # a next step only when every input was read: an input error is the one line stderr carries then
-    if c.files and not (o.charts or o.live or unread or unreachable):
+    if c.files and not (o.charts or o.live or unread or read.unreachable):
         hint(output, "rewrite these manifests to DRA (a diff; --out DIR writes them)", ["migrate", *c.files])
     # a finding at or above --fail-on is the answer (1) even when some input was not read; incomplete is exit 2
     # only when nothing at the threshold was found, and never clean (0)
     if report.worst_at_least(o.fail_on, except_rules=_INCOMPLETE_RULES):
         sys.exit(EXIT_FINDINGS)
-    sys.exit(EXIT_INPUT if unreachable or report.incomplete or unread else EXIT_OK)
+    sys.exit(EXIT_INPUT if read.unreachable or report.incomplete or unread else EXIT_OK)
 
 
 # findings that say an input was not read (a file that did not parse, a chart not rendered, a cluster not
