@@ -11,9 +11,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.audit.engine import ClusterFacts, Scope
 from kubedra.audit.inputs import AuditInputs, input_finding
 from kubedra.audit.model import Item, RuleBook
+from kubedra.audit.scope import ClusterFacts, Scope
 from kubedra.errors import ClusterError, Location, UsageError
 from kubedra.k8s import clusterreads
 from kubedra.k8s.findings import Finding, ObjectRef

@@ -19,8 +19,9 @@ from typing import Any
 import yaml
 
 from kubedra.audit import snapshot as snapshot_audit
-from kubedra.audit.engine import ClusterFacts, IgnoreEntry, Scope
+from kubedra.audit.engine import IgnoreEntry
 from kubedra.audit.model import Item, RuleBook
+from kubedra.audit.scope import ClusterFacts, Scope
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.model import snapshotdata

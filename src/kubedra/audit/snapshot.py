@@ -8,8 +8,8 @@ from typing import Any
 
 from kubedra.audit import engine
 from kubedra.audit.deprecations import DeprecationDB
-from kubedra.audit.engine import ClusterFacts, Scope
 from kubedra.audit.model import Item, RuleBook
+from kubedra.audit.scope import ClusterFacts, Scope
 from kubedra.k8s.versions import Version
 from kubedra.model.snapshotdata import Snapshot
 

@@ -64,7 +64,8 @@ def decode(serialized: bytes) -> tuple[str, Any]:
 
 def encode(kind: str, msg: Any) -> bytes:
     wrapper = any_pb2.Any(type_url=f"type.googleapis.com/{kind}", value=msg.SerializeToString())
-    return wrapper.SerializeToString()
+    data: bytes = wrapper.SerializeToString()
+    return data
 
 
 def walk(e: Any) -> Iterable[Any]:
@@ -117,7 +118,7 @@ def type_text(t: Any) -> str:
     if k == "type":
         return "type"
     if k == "type_param":
-        return t.type_param
+        return str(t.type_param)
     return "dyn"
 
 

@@ -22,7 +22,7 @@ driver may publish under and which are therefore checked only when the selector 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -337,7 +337,9 @@ def check(
         key = ("missing", acc.which, acc.domain, acc.ident)
         if any(p.key == key for p in problems):
             continue
-        pool = (lambda k: k.attributes) if acc.which == "attributes" else (lambda k: k.capacities)
+        pool: Callable[[Any], Iterable[str]] = (
+            (lambda k: k.attributes) if acc.which == "attributes" else (lambda k: k.capacities)
+        )
         published = sorted({n for k in scope for n in pool(k)})
         what = "attribute" if acc.which == "attributes" else "capacity"
         hint = hints.get(acc.ident)

@@ -17,7 +17,7 @@ class _Rewriter:
         if self.is_checked:
             ids += [*checked.type_map.keys(), *checked.reference_map.keys()]
         ids += list(checked.source_info.macro_calls.keys())
-        self.next_id = max([0, *ids]) + 1
+        self.next_id: int = max([0, *ids]) + 1
 
     def move_ref(self, dst: int, src: int) -> None:
         if self.is_checked:

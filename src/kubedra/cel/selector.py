@@ -183,7 +183,7 @@ class SelectorEnvironment:
     def compile(self, expression: str) -> CompiledSelector:
         """Compile (cached). Raises :class:`CELCompileError` with upstream-like detail."""
         with self._lock:
-            hit = self._programs.get(expression)
+            hit: CompiledSelector | None = self._programs.get(expression)
         if hit is not None:
             return hit
         if not self.stored and len(expression) > MAX_EXPRESSION_LENGTH:

@@ -76,12 +76,13 @@ def type_name(value: Any) -> str:
         return "types.Null"
     descriptor = getattr(value, "DESCRIPTOR", None)
     if descriptor is not None:
-        return {
+        names: dict[str, str] = {
             _protos.QUANTITY_TYPE: "cel.Quantity",
             _protos.SEMVER_TYPE: "cel.Semver",
             _protos.URL_TYPE: "cel.URL",
             _protos.IP_TYPE: "cel.IP",
             _protos.CIDR_TYPE: "cel.CIDR",
             _protos.FORMAT_TYPE: "cel.Format",
-        }.get(descriptor.full_name, descriptor.full_name)
+        }
+        return names.get(descriptor.full_name, str(descriptor.full_name))
     return type(value).__name__

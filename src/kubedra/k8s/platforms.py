@@ -33,7 +33,8 @@ class PlatformGpu:
 
 @cache
 def facts() -> Mapping[str, Any]:
-    return datafiles.load("platforms.yaml")
+    data: Mapping[str, Any] = datafiles.load("platforms.yaml")
+    return data
 
 
 def gpu_sharing(pod_spec: Mapping[str, Any]) -> PlatformGpu | None:

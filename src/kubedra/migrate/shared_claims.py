@@ -34,6 +34,7 @@ from kubedra.migrate.sharing import SharedClass
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.sources.yamldoc import to_plain, to_ruamel
 from kubedra.text import count
+from kubedra.vendors.nvidia.resources import classify
 
 SHARE_LABEL = "kubedra.io/gpu-share"
 _SPLITTABLE = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("", "ReplicationController")}
@@ -69,7 +70,7 @@ def candidate(obj: Mapping[str, Any], scope: Scope, autoscaled: set[Key]) -> Can
         assert isinstance(res, Mapping)
         sections = [res[sec] for sec in ("limits", "requests") if isinstance(res.get(sec), Mapping)]
         for n in sorted({str(n) for sec in sections for n in sec}):
-            if gpu.classify(n) is not None:
+            if classify(n) is not None:
                 value = next(sec[n] for sec in sections if n in sec)
                 wants.append((n, as_int(value)))
     if len(wants) != 1 or wants[0][1] != 1:

@@ -15,7 +15,7 @@ from kubedra.report import charts
 from kubedra.report import html as h
 from kubedra.report import simulate as render
 from kubedra.report.simulate_chart import svg
-from kubedra.simulate.results import Simulation
+from kubedra.simulate.results import TITLES, Simulation
 from kubedra.text import count
 
 POOL_LABELS = (
@@ -110,10 +110,8 @@ def simulation_page(
         bars = []
         for mode, (pods, used, physical) in modes.items():
             density = pods / physical if physical else 0.0
-            bars.append((render.TITLES.get(mode, mode), round(density, 2)))
-            table_rows.append(
-                (pool, render.TITLES.get(mode, mode), pods, f"{used} / {physical}", f"{density:.2f}")
-            )
+            bars.append((TITLES.get(mode, mode), round(density, 2)))
+            table_rows.append((pool, TITLES.get(mode, mode), pods, f"{used} / {physical}", f"{density:.2f}"))
         groups.append((pool, bars))
     savings, ratio = render.savings_line(sim), render.density_line(sim)
     return h.template("simulation.html.j2").render(
@@ -127,7 +125,7 @@ def simulation_page(
         summary_rows=rows,
         notes=[*sim.notes, *(str(s) for s in sim.skipped)],
         pending=[
-            (render.TITLES.get(mode, mode), *row)
+            (TITLES.get(mode, mode), *row)
             for mode, res in sim.results.items()
             for row in render.pending_groups(res.pods)
         ],
@@ -135,7 +133,7 @@ def simulation_page(
         density_rows=table_rows,
         node_chart=svg(sim),
         evicted=[
-            (render.TITLES.get(mode, mode), *row)
+            (TITLES.get(mode, mode), *row)
             for mode, res in sim.results.items()
             for row in render.evicted_rows(res)
         ],

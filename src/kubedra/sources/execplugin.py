@@ -41,7 +41,7 @@ class Escape(BaseException):
 _timeout: Callable[[], float] = lambda: 30.0  # noqa: E731 - replaced by install()
 
 
-class BoundedPopen(subprocess.Popen):
+class BoundedPopen(subprocess.Popen[Any]):
     """A plugin process: its own session (so all it starts can be killed), waited for within the bounds."""
 
     def __init__(self, args: Any, *a: Any, interactive: bool = False, **kw: Any) -> None:
@@ -108,7 +108,7 @@ def provider_type() -> type:
             # an env item without a value is an empty one in client-go (the Python client refused it)
             env = [{"name": e["name"], "value": e.get("value") or ""} for e in config.get("env") or []]
             node = ConfigNode(getattr(exec_config, "name", "exec"), {**config, "env": env})
-            super().__init__(node, cwd, cluster)
+            super().__init__(node, cwd, cluster)  # type: ignore[no-untyped-call]  # kubernetes: no type hints
             self.mode = execcredential.interactive_mode(config)
             self.info_cluster = getattr(self.cluster, "value", None) if self.cluster else None
 

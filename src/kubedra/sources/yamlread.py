@@ -72,7 +72,7 @@ def _resolve(kind: Any, value: Any, implicit: Any) -> Any:
     return yaml.resolver.Resolver.resolve(_RESOLVER, kind, value, implicit)
 
 
-class _FastLoader(_Loader):
+class _FastLoader(_Loader):  # type: ignore[misc]  # the C loader when built, else the Python one
     """The C loader with implicit tags resolved like go-yaml v2 (kubectl), cached per (kind, value, implicit):
     manifests repeat the same keys and values over and over, and resolution is called from C for every node.
     The cache itself is the method (a static one), so a hit runs no Python code at all (10,000 manifests:

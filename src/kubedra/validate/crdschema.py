@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -478,7 +478,7 @@ def _is_number(v: Any) -> bool:
     return not isinstance(v, bool) and isinstance(v, int | float)
 
 
-_TYPE_OK = {
+_TYPE_OK: dict[str, Callable[[Any], bool]] = {
     "object": lambda v: isinstance(v, Mapping),
     "array": lambda v: isinstance(v, list),
     "string": lambda v: isinstance(v, str),

@@ -60,7 +60,7 @@ def _schema_version(version: str) -> str:
     from kubernetes_validate.utils import all_versions, major_minor  # noqa: PLC0415
 
     want = major_minor(version.lstrip("v"))
-    candidates = [v for v in all_versions() if _key(major_minor(v)) <= _key(want)]
+    candidates: list[str] = [v for v in all_versions() if _key(major_minor(v)) <= _key(want)]
     if not candidates:
         raise NoSchema(f"kubernetes-validate has no schemas for {version}")
     return candidates[-1]
@@ -164,7 +164,7 @@ def _message(err: jsonschema.ValidationError) -> str:
         if extra:
             return f"unknown field{'s' if len(extra) > 1 else ''} {', '.join(repr(x) for x in extra)}"
     if err.validator == "required":
-        return err.message.replace("is a required property", "is required")
+        return str(err.message).replace("is a required property", "is required")
     if err.validator == "type":
         types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
         types = [t for t in types if t != "null"]
@@ -173,8 +173,8 @@ def _message(err: jsonschema.ValidationError) -> str:
         return f"must be one of {', '.join(map(str, err.validator_value))}, got {err.instance!r}"
     if err.validator in ("oneOf", "anyOf") and err.context:
         best = jsonschema.exceptions.best_match(err.context)
-        return best.message
-    return err.message
+        return str(best.message)
+    return str(err.message)
 
 
 def _json_type(v: Any) -> str:

@@ -110,7 +110,7 @@ def parse_time(text: Any) -> dt.datetime | None:
 def _ready(pod: dict[str, Any]) -> bool:
     for c in (pod.get("status") or {}).get("conditions") or []:
         if c.get("type") == "Ready":
-            return c.get("status") == "True"
+            return bool(c.get("status") == "True")
     return False
 
 

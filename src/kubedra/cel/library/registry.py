@@ -45,7 +45,7 @@ REGISTRY: list[Fn] = []
 def kind_of(t: Any) -> str:
     if t == T.DYN:
         return "any"
-    name = t.name().lower()
+    name: str = t.name().lower()
     if name == "a":  # the type parameter ~A
         return "any"
     if name.startswith("list"):

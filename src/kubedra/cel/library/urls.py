@@ -45,7 +45,8 @@ def _url_parts(m: Any) -> Any:
 
 
 def _url_host(m: Any) -> str:
-    return _url_parts(m).netloc.rpartition("@")[2]
+    host: str = _url_parts(m).netloc.rpartition("@")[2]
+    return host
 
 
 def _url_hostname(m: Any) -> str:

@@ -53,7 +53,7 @@ def product_selector(model: str) -> str:
 
 def sharing_parameters(
     strategy: str, *, mig: bool = False, interval: str = "Default", replicas: int = 0
-) -> dict:
+) -> dict[str, Any]:
     """Opaque parameters for ``GpuConfig``/``MigDeviceConfig`` with TimeSlicing or MPS sharing."""
     sharing: dict[str, Any]
     if strategy == "TimeSlicing":
@@ -71,7 +71,7 @@ def sharing_parameters(
     }
 
 
-def opaque(parameters: dict) -> dict:
+def opaque(parameters: dict[str, Any]) -> dict[str, Any]:
     return {"driver": DRIVER, "parameters": parameters}
 
 
