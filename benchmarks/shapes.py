@@ -190,7 +190,7 @@ def _uid(*parts: object) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
 
 
-def _fleet_pod(
+def _fleet_pod(  # noqa: PLR0913 - one pod's fields, as the fleet shape lists them
     name: str,
     namespace: str,
     node: str | None,

@@ -59,7 +59,7 @@ class Allocator:
     live in counters-only slices), False for 1.33/1.34 (counters in the device's own slice).
     """
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the allocator's inputs (classes, slices, allocated), options keyword-only
         self,
         features: Features,
         classes: Iterable[DeviceClass],

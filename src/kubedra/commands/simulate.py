@@ -46,7 +46,7 @@ def parse_memory(text: str | None, flag: str = "--gpu-memory") -> int | None:
     return q.value()
 
 
-def build_options(
+def build_options(  # noqa: PLR0913 - one keyword per CLI option
     *,
     mode: str,
     nodes: str | None,

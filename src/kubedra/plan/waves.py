@@ -288,7 +288,7 @@ def _smoke(values: dict[str, str], pool: PoolState, wave: int) -> str:
     )
 
 
-def node_wave(
+def node_wave(  # noqa: PLR0913 - a wave's cluster, pool and batch, and its place in the plan
     state: ClusterState,
     values: dict[str, str],
     pool: PoolState,

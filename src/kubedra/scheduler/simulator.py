@@ -67,7 +67,7 @@ from kubedra.scheduler.state import (
 
 
 class Scheduler:
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the cluster's objects, options keyword-only
         self,
         cfg: EngineConfig,
         nodes: Sequence[Node],

@@ -45,7 +45,7 @@ def find(version: str = binaries.DEFAULT_VERSION) -> Path | None:
     return binaries.find(binaries.ORACLE, version)
 
 
-def scenario(
+def scenario(  # noqa: PLR0913 - one keyword per object kind of a scenario
     node: Mapping[str, Any],
     claims: Sequence[Mapping[str, Any]],
     slices: Sequence[Mapping[str, Any]] = (),

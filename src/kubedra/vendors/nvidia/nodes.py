@@ -349,7 +349,7 @@ def _check_gpus(gpus: int) -> None:
         raise InputError(f"a GPU node needs at least one GPU (got {gpus})")
 
 
-def device_plugin_node(
+def device_plugin_node(  # noqa: PLR0913 - a node's facts, options keyword-only
     node_name: str,
     model: str | GpuModel,
     gpus: int,
@@ -390,7 +390,7 @@ def device_plugin_node(
     return _node(node_name, all_labels, node_shape, extended, k8s_version)
 
 
-def dra_node(
+def dra_node(  # noqa: PLR0913 - a node's facts, options keyword-only
     node_name: str,
     model: str | GpuModel,
     gpus: int,
