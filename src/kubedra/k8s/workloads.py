@@ -306,7 +306,7 @@ def containers(pod_spec: Mapping[str, Any]) -> list[tuple[str, int, Mapping[str,
 def is_coscheduling_group(api_version: str, kind: str) -> bool:
     """A scheduler-plugins PodGroup (``scheduling.x-k8s.io``), not Kubernetes' own ``scheduling.k8s.io`` one."""
     f = facts()["coscheduling"]
-    return api_group(api_version) == f["group"] and kind == f["kind"]
+    return bool(api_group(api_version) == f["group"] and kind == f["kind"])
 
 
 def coscheduling_min_member(obj: Mapping[str, Any]) -> int | None:

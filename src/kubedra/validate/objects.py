@@ -19,9 +19,10 @@ from typing import Any
 
 import yaml
 
+from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s.workloads import api_group
 from kubedra.sources import yamlscalars
-from kubedra.validate.rules import Issue, dns_label, dns_subdomain
+from kubedra.validate.rules import Issue
 
 MAX_PAYLOAD_BYTES = 1024 * 1024  # k8s.io/kubernetes pkg/apis/core.MaxSecretSize, also used for ConfigMaps
 INT32_MAX = (1 << 31) - 1
