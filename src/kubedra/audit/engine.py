@@ -109,7 +109,7 @@ def sort_key(f: Finding) -> tuple[Any, ...]:
     )
 
 
-def run(
+def run(  # noqa: PLR0913 - the scopes, then the run's settings, all keyword-only
     scopes: Iterable[Scope],
     *,
     target: Version,
