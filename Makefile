@@ -22,6 +22,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/ruff format --check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/vulture src/kubedra tests benchmarks scripts vulture_whitelist.py --min-confidence 60 --exclude tests/corpus \
+	  --ignore-decorators '@check,@click.*,@*.command'
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -41,3 +41,32 @@ previous_response  # unused variable (src/kubedra/sources/execplugin.py)
 subrequest  # unused variable (src/kubedra/validate/rules.py)
 _.removed_gates  # audit check registered by decorator (src/kubedra/audit/checks/cluster_config.py)
 _.unpublished_selectors  # audit check registered by decorator (src/kubedra/audit/checks/selectors.py)
+
+# Attributes a library reads (protobuf descriptors, ruamel's YAML(), re2 options, OR-Tools' solver parameters,
+# urllib3's Retry on the client configuration, http.server's class attributes, PyYAML's representer hook).
+_.oneof_index
+_.map_entry
+_.log_errors
+_.preserve_quotes
+_.max_time_in_seconds
+_.num_workers
+_.retries
+protocol_version
+_.daemon_threads
+_.ignore_aliases
+# Fields of records that are filled for their readers (Jinja2 templates, JSON output, the catalogue) or kept
+# for the shape of the upstream object they mirror (nvidia-smi's MIG compute instance).
+compute_instance_id
+dra_driver
+_.dra_driver
+dra_after
+duration
+soak_w
+legend_color
+_.allocate_calls
+_.has_selectors
+inferred
+# pytest: module handles kept by importorskip, an autouse fixture, a counter the summary prints
+pty
+_helm
+agreed

@@ -19,7 +19,6 @@ from kubedra.k8s.workloads import api_group
 from kubedra.model.lifecycle import DeprecationDB
 from kubedra.validate.schema import BUILTIN_GROUPS
 
-SUITE = "tests/integration/e2e/test_realworld_live.py"
 MODES = ("device-plugin", "dra")
 
 # (group, kind) whose pods kube-controller-manager creates (or, for Pod, the object itself)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from kubedra.k8s.quantity import Quantity
@@ -95,8 +95,6 @@ class Features:
     def names(self) -> list[str]:
         return [go for go, attr in self.GO_NAMES.items() if getattr(self, attr)]
 
-
-FEATURE_FIELDS = [f.name for f in fields(Features)]
 
 # structured.NewAllocator's availableAllocators, in order, with each one's SupportedFeatures (v0.37.2
 # structured/internal/{stable,incubating,experimental}/allocator_*.go): the first that supports every enabled

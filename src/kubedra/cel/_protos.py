@@ -263,4 +263,3 @@ CheckedExpr: Any = _mf.GetMessageClass(_AST_POOL.FindMessageTypeByName("cel.expr
 ParsedExpr: Any = _mf.GetMessageClass(_AST_POOL.FindMessageTypeByName("cel.expr.ParsedExpr"))
 Expr: Any = _mf.GetMessageClass(_AST_POOL.FindMessageTypeByName("cel.expr.Expr"))
 CelType: Any = _mf.GetMessageClass(_AST_POOL.FindMessageTypeByName("cel.expr.Type"))
-Reference: Any = _mf.GetMessageClass(_AST_POOL.FindMessageTypeByName("cel.expr.Reference"))

@@ -65,9 +65,8 @@ from kubedra.cel.checks import (
 from kubedra.cel.library import build_extension
 from kubedra.cel.rewrite import rewrite
 from kubedra.cel.values import RUNTIME_POOL
-from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, Version, require_supported, since
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, require_supported, since
 
-SUPPORTED_VERSIONS = SUPPORTED
 ALL_RUNTIME_GROUPS = (
     "urls",
     "regex",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -337,6 +337,3 @@ def _non_iterable_range(program: Program, data: Mapping[str, Any]) -> str | None
             if ok and not isinstance(value, (list, dict)):
                 return type_name(value)
     return None
-
-
-Compiler = Callable[[str], CompiledSelector]

@@ -34,7 +34,6 @@ _MAX_INT64_FACTORS = 18
 ERR_FORMAT_WRONG = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
-ERR_NUMERIC = "unable to parse numeric part of quantity"
 ERR_SUFFIX = "unable to parse quantity's suffix"
 
 _BIN_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
@@ -311,9 +310,6 @@ def _sum_scale(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | No
         return bscale if _fits(scaled) and _fits(scaled + bv) else DEC
     scaled = bv * 10 ** (bscale - ascale)
     return ascale if _fits(scaled) and _fits(av + scaled) else DEC
-
-
-ZERO = Quantity(0, "DecimalSI", 0)
 
 
 def parse_quantity(text: object) -> Quantity:

@@ -9,13 +9,12 @@ from typing import Any
 from kubedra.errors import Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.quantity import QuantityError, parse_quantity
-from kubedra.k8s.versions import DEFAULT_TARGET, SUPPORTED, require_supported
+from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Level
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.vendors.nvidia.names import MIG_RESOURCE
 
-SUPPORTED_TARGETS = SUPPORTED
 STRATEGIES = ("claim-template", "extended-resource")
 
 

@@ -38,7 +38,6 @@ GROUP = "resource.k8s.io"
 V1 = f"{GROUP}/v1"
 STRUCTURED_OLD_VERSIONS = ("v1alpha3", "v1beta1", "v1beta2")
 CLASSIC_VERSIONS = ("v1alpha1", "v1alpha2")
-CORE_KINDS = ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
 TAINT_RULE = "DeviceTaintRule"
 
 # Flat v1beta1 request fields that belong to ExactDeviceRequest in v1, in v1's field order.

@@ -29,10 +29,6 @@ ATTRIBUTE_KINDS: tuple[AttributeKind, ...] = (
 ALLOCATION_MODE_EXACT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"
 
-TAINT_NO_SCHEDULE = "NoSchedule"
-TAINT_NO_EXECUTE = "NoExecute"
-TAINT_NONE = "None"
-
 
 @dataclass(slots=True)
 class ObjectMeta:

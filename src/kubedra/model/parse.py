@@ -47,7 +47,6 @@ from kubedra.model.objects import (
 )
 
 DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
-SUPPORTED_KINDS = (*DRA_KINDS, "Pod", "Node")
 
 
 # --------------------------------------------------------------------------- kinds

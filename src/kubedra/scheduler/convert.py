@@ -55,7 +55,6 @@ from kubedra.vendors.gpurequest import device_count
 from kubedra.vendors.nvidia import names
 
 GPU_MEMORY_ANNOTATION = "kubedra.io/gpu-memory"
-SIZINGS = ("gpu", "mig")
 MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
 DEVICEPLUGIN_MIG = "nvidia.com/mig-"
 

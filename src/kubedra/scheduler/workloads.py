@@ -55,7 +55,6 @@ from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.resources import classify
 
 DEFAULT_SCHEDULERS = ("", "default-scheduler")
-GATED_GANG_API = ("scheduling.k8s.io",)
 
 
 @dataclass

@@ -14,20 +14,17 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from kubedra.k8s import versions
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.sources import binaries
 
 DEFAULT_VERSION = DEFAULT_TARGET  # the testbed builds the release kubedra targets by default
-SUPPORTED_VERSIONS = tuple(versions.testbed())  # newest first (data/versions.yaml testbed)
 
 # What `make -C testbed` puts into the bin dir.
 KUBERNETES = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 LAUNCHER = "kubedra-testbed"
 ORACLE = "kubedra-oracle"
-TOOLS = ("helm",)
-# Peers built from their source in ../shared/peers (the developers' shared folder, in CI too) by `make testbed`.
-PEERS = ("pluto",)
+# helm (Go modules) and the peers built from their source in ../shared/peers (pluto; the developers' shared
+# folder, in CI too) are built by `make testbed` into the default release's folder.
 PEERS_SOURCE = Path(__file__).resolve().parents[3].parent / "shared" / "peers"
 
 

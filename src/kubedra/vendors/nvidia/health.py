@@ -31,7 +31,6 @@ from kubedra.text import count
 DRIVER = "gpu.nvidia.com"
 KEY_XID = f"{DRIVER}/xid"
 KEY_GPU_LOST = f"{DRIVER}/gpu-lost"
-KEY_UNMONITORED = f"{DRIVER}/unmonitored"
 NO_SCHEDULE = "NoSchedule"
 NONE = "None"
 HEALTH_GATE = "NVMLDeviceHealthCheck"

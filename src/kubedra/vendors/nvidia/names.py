@@ -16,7 +16,6 @@ DRIVER = "gpu.nvidia.com"
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 CONFIG_API_VERSION = "resource.nvidia.com/v1beta1"
-TIME_SLICING_INTERVALS = ("Default", "Short", "Medium", "Long")
 
 # Device-plugin resource names.
 RESOURCE_DOMAIN = "nvidia.com/"

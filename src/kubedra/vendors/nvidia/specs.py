@@ -6,11 +6,10 @@ import re
 from typing import NamedTuple
 
 from kubedra.errors import InputError, UsageError
-from kubedra.k8s.versions import SUPPORTED, Version, require_supported
+from kubedra.k8s.versions import require_supported
 from kubedra.vendors.nvidia.models import GpuModel, get_model
 
 MAX_GPUS_PER_NODE = 64
-SUPPORTED_MINORS = tuple(Version.parse(v).minor for v in SUPPORTED)  # resource.k8s.io/v1 from the oldest
 
 _GROUP_RE = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
