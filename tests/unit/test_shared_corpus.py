@@ -60,7 +60,9 @@ def test_audit_and_migrate_read_every_shared_file() -> None:
         if f["rule"] == "input.helm-template"
     )
     assert named == templates
-    errors = [f for f in report["findings"] if f["severity"] == "error" and not f["rule"].startswith("input.")]
+    errors = [
+        f for f in report["findings"] if f["severity"] == "error" and not f["rule"].startswith("input.")
+    ]
     assert r.exit_code == (1 if errors or not templates else 2), r.stderr
     assert not templates or "could not be read" in r.stderr
     assert report["summary"]["filesScanned"] == len(templates) + len(
