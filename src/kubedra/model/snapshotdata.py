@@ -21,6 +21,10 @@ HEADER_KEY = "kubedra"
 # JSON snapshots from this size on are read item by item (:func:`streamed`) instead of whole: every file
 # that a whole read refuses (``files.MAX_FILE_BYTES``), so a smaller one reads exactly as it always has
 STREAM_MIN_BYTES = files.MAX_FILE_BYTES + 1
+# smaller JSON snapshots are read item by item too, each item keeping its text so that a field's line is
+# composed only when asked for (:func:`kubedra.model.snapshot.load`): no node tree of the whole file, and memory
+# per node that of the model and the item's text instead of about 1.7 MB (False: read them whole, as before)
+STREAM_SMALL = True
 # a streamed file is taken for a snapshot only when its header's format is within this much of its start or
 # its end (``kubedra snapshot -o FILE.json`` writes the header last): a large JSON file of another kind is
 # refused at once, never decoded whole to find out
@@ -58,15 +62,18 @@ def has_mark(path: str) -> bool:
 
 
 @contextlib.contextmanager
-def streamed(path: str) -> Iterator[jsonstream.JsonListStream]:
+def streamed(path: str, keep_text: bool = False) -> Iterator[jsonstream.JsonListStream]:
     """A large JSON snapshot read item by item: ``with streamed(p) as s: for line, item in s.items(): ...``,
     then :func:`streamed_header`. Every problem (not JSON, not UTF-8, truncated, an object over the size
-    bound, no snapshot header near either end) is one InputError naming the file."""
+    bound, no snapshot header near either end) is one InputError naming the file. ``keep_text``: each item
+    keeps its text (:class:`kubedra.sources.jsonstream.JsonListStream`) to compose its lines on demand."""
     if not has_mark(path):
         raise InputError(NOT_A_SNAPSHOT, Location(path))
     try:
         with open(path, encoding="utf-8") as f:
-            yield jsonstream.JsonListStream(f, path, share=True)  # items are kept whole: one copy of keys
+            yield jsonstream.JsonListStream(
+                f, path, keep_text=keep_text, share=True
+            )  # items are kept whole: one copy of keys
     except jsonstream.NotAList:
         raise InputError(NOT_A_SNAPSHOT, Location(path)) from None
     except UnicodeDecodeError as e:

@@ -6,6 +6,7 @@ snapshot is streamed) instead of writing files of hundreds of MiB."""
 from __future__ import annotations
 
 import json
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,10 @@ from tests.unit.verify import test_verify as tv
 from kubedra.model import snapshot as snapfmt
 from kubedra.model import snapshotdata
 from kubedra.sources import files, jsonstream
+from kubedra.sources.documents import LazyNode
+from kubedra.testing import snapshotgen
 from kubedra.testing.cli import run
+from kubedra.verify import checks as vc
 
 HERE = Path(__file__).resolve().parents[1]
 PLAN = HERE / "plan" / "data"
@@ -39,8 +43,14 @@ def _json(src: Path, dst: Path, header_first: bool = False) -> str:
 
 
 def _both(monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, Any]:
+    """The run with the file read whole and the one with it streamed as a large file; a small file's reading
+    (streamed, each item's lines composed when asked for) is checked here to be byte for byte the whole one."""
     monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", WHOLE)
+    monkeypatch.setattr(snapshotdata, "STREAM_SMALL", False)
     whole = run(*args)
+    monkeypatch.setattr(snapshotdata, "STREAM_SMALL", True)
+    small = run(*args)
+    assert (small.exit_code, small.stdout, small.stderr) == (whole.exit_code, whole.stdout, whole.stderr)
     monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", 0)
     streamed = run(*args)
     return whole, streamed
@@ -198,3 +208,28 @@ def test_streamed_items_share_repeated_strings(tmp_path: Path) -> None:
     assert first["labels"]["pool"] is second["labels"]["pool"]
     assert first["labels"]["note"] is not second["labels"]["note"]
     assert jsonstream.shared([{"a": ["b", 1, None]}], {}) == [{"a": ["b", 1, None]}]
+
+
+@pytest.mark.parametrize("keep", ["verify", "plan"])
+def test_small_snapshot_is_read_item_by_item(tmp_path: Path, keep: str) -> None:
+    """A JSON snapshot under the large-file bound takes the streamed path too: no node tree of the whole file
+    (about 1.5 MB per node of a mixed cluster under tracemalloc), each item's lines composed when asked for.
+    Memory per node stays that of the kept objects at 40 and 80 nodes, and the peak grows with the nodes."""
+    kinds, slim = (vc.KINDS, vc.slim_pod) if keep == "verify" else (None, None)
+    kept, peaks, sources = {}, {}, set()
+    for n in (40, 80):
+        path = str(tmp_path / f"mixed-{n}.json")
+        snapshotgen.write(path, n)
+        assert not snapshotdata.should_stream(path)  # below the large-file bound
+        tracemalloc.start()
+        try:
+            snap = snapfmt.load(path, kinds=kinds, slim=slim)
+            kept[n], peaks[n] = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        sources |= {type(d.node_source) for d in snap.documents}
+        del snap
+    for n, size in kept.items():
+        assert size / n < 500_000, f"{size / n:,.0f} bytes kept per node at {n} nodes"
+    assert (peaks[80] - peaks[40]) / 40 < 500_000, "peak per added node"
+    assert sources == {LazyNode}
