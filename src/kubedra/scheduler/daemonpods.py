@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from kubedra.model.objects import Node, ObjectMeta, Pod
 from kubedra.model.tolerations import untolerated
@@ -23,13 +24,16 @@ def named(template: Pod, name: str) -> Pod:
     return dataclasses.replace(template, meta=meta)
 
 
-def daemon_pods(template: Pod, names_base: str, nodes: Sequence[Node]) -> list[Pod]:
+def daemon_pods(
+    template: Pod, names_base: str, nodes: Sequence[Node], taken: AbstractSet[str] = frozenset()
+) -> list[Pod]:
     """The DaemonSet controller's pods: one per node the template may run on (required node affinity, untolerated
-    NoSchedule taints), each pinned with a ``metadata.name`` matchFields term."""
+    NoSchedule taints) and that has none of its pods yet (``taken``: the nodes of its pods in the input,
+    :func:`kubedra.scheduler.owned.nodes_of`), each pinned with a ``metadata.name`` matchFields term."""
     out = []
     required = filters.required_affinity(template)
     for node in nodes:
-        if filters.node_affinity(template, node, required):
+        if node.name in taken or filters.node_affinity(template, node, required):
             continue
         if untolerated(node.taints, template.tolerations, ("NoSchedule",)) is not None:
             continue

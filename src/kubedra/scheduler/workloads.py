@@ -15,6 +15,9 @@ how many pods each stands for and which gangs the operator asks for is shared kn
 - TrainJob: the JobSet its (Cluster)TrainingRuntime makes, with ``numNodes`` and ``resourcesPerNode``.
 - DaemonSet: one pod per node the pod may run on (nodeSelector, required affinity, NoSchedule taints),
   pinned with a ``metadata.name`` matchFields term like the DaemonSet controller does.
+- A workload's pods already in the input (a snapshot's running pods, :mod:`kubedra.scheduler.owned`) are
+  simulated as they are and not made again: a DaemonSet gets pods only on nodes without one, a single-template
+  workload the replicas missing; for a workload of several templates this is not decided (reported).
 - Pod names are deterministic: ``<workload>-<role>-<i>`` (``<workload>-<i>`` for single-template kinds);
   creation order is input order.
 - Gangs: PodGroups (``scheduling.k8s.io`` v1alpha2/v1alpha3/v1beta1 ``spec.schedulingPolicy.gang.minCount``)
@@ -48,7 +51,8 @@ from kubedra.k8s.workloads import (
 )
 from kubedra.model.fields import ParseContext, object_meta, path_steps
 from kubedra.model.objects import Node, Pod
-from kubedra.model.parse import parse_object, pod_spec
+from kubedra.model.parse import pod_spec
+from kubedra.scheduler import owned
 from kubedra.scheduler.daemonpods import daemon_pods, named
 from kubedra.sources.files import Document
 from kubedra.vendors.nvidia import names as nvidia_names
@@ -196,6 +200,7 @@ def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemp
 class _Expander:
     def __init__(self, nodes: Sequence[Node], max_pods: int | None = None) -> None:
         self.nodes = nodes
+        self.made: dict[owned.Key, list[Pod]] = {}  # the input's pods, by the workload that made them
         self.out = Workloads()
         self.seen_names: set[tuple[str, str]] = set()
         self.max_pods = max_pods
@@ -391,8 +396,15 @@ class _Expander:
                 pod.scheduling_group = name
             pod.meta.owner_references = [{"kind": doc.kind, "name": name}]
             location = Location(doc.file, doc.line_of(t.spec))
+            have = self.made.get((api_group(doc.api_version), doc.kind, ns, name), [])
+            daemon = (doc.kind, api_group(doc.api_version)) == ("DaemonSet", "apps")
+            if have and not daemon and not single:
+                self.out.skipped.append(Skipped(location, what, owned.undecided(have)))
+                continue
+            if have:
+                self.out.notes.append(f"{location}: {what}: {owned.note(have, daemon)}")
             if doc.kind == "DaemonSet" and api_group(doc.api_version) == "apps":
-                pods = daemon_pods(pod, base, self.nodes)
+                pods = daemon_pods(pod, base, self.nodes, owned.nodes_of(have))
                 for p in pods:
                     self._unique(ns, p.meta.name, location)
                 self._count_scheduler(pod, len(pods))
@@ -403,8 +415,9 @@ class _Expander:
             if api_group(doc.api_version) == "leaderworkerset.x-k8s.io":
                 self._grouped(doc, t, pod, name, gang, by_role, owner, location)
                 continue
-            self._room(t.replicas, doc, location)
-            names = [self._unique(ns, f"{base}-{i}", location) for i in range(max(t.replicas, 0))]
+            replicas = t.replicas - len(have)  # the controller makes what is missing
+            self._room(replicas, doc, location)
+            names = [self._unique(ns, f"{base}-{i}", location) for i in range(max(replicas, 0))]
             by_role[(t.role, 0)] = [f"{ns}/{n}" for n in names]
             self._count_scheduler(pod, len(names))
             if names:
@@ -559,16 +572,12 @@ def expand(
             api_group(doc.api_version) == "scheduling.k8s.io" and doc.kind in ("PodGroup", "Workload")
         ) or k8s.is_coscheduling_group(doc.api_version, doc.kind):
             ex.scheduling_object(doc)
+    bare = owned.bare_pods(docs, pods or {})
+    ex.made = owned.made(docs, bare)  # a workload's pods in the input are not made again
     for doc in docs:
         group = api_group(doc.api_version)
-        if doc.kind == "Pod" and doc.api_version == "v1":
-            pod = (pods or {}).get(id(doc))
-            if pod is None:
-                parsed = parse_object(doc.obj, doc.location)
-                assert parsed is not None
-                pod = parsed.obj
-            assert isinstance(pod, Pod)
-            ex.bare_pod(doc, pod)
+        if id(doc) in bare:
+            ex.bare_pod(doc, bare[id(doc)])
             continue
         if group == "scheduling.k8s.io" or k8s.is_coscheduling_group(doc.api_version, doc.kind):
             continue

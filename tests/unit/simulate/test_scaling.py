@@ -20,6 +20,26 @@ from kubedra.scheduler import simulator
 from kubedra.testing import snapshotgen
 
 
+def _write(path, n: int, daemon_pods_gone: str | None = None) -> dict:
+    """The generated snapshot without the running pods of its DaemonSets (on every node, or those named
+    ``daemon_pods_gone`` on node 0), so that the DaemonSets make them: pods pinned to their nodes to place.
+    With them running, the DaemonSets make none (kubedra.scheduler.owned)."""
+    snapshotgen.write(str(path), n)
+    doc = json.loads(path.read_text())
+
+    def gone(item: dict) -> bool:
+        if item["kind"] != "Pod" or item["metadata"]["ownerReferences"][0]["kind"] != "DaemonSet":
+            return False
+        if daemon_pods_gone is None:
+            return True
+        owner = item["metadata"]["ownerReferences"][0]["name"]
+        return owner == daemon_pods_gone and item["spec"]["nodeName"] == snapshotgen.node_name(0)
+
+    doc["items"] = [i for i in doc["items"] if not gone(i)]
+    path.write_text(json.dumps(doc))
+    return doc
+
+
 def _checks(path, monkeypatch) -> tuple[int, dict]:
     calls: Counter[str] = Counter()
     for name in ("static_reason", "filter_node"):
@@ -40,7 +60,7 @@ def test_node_checks_grow_with_the_cluster_not_its_square(tmp_path, monkeypatch)
     counts, outs = {}, {}
     for n in (40, 80):
         path = tmp_path / f"mixed-{n}.json"
-        snapshotgen.write(str(path), n)
+        _write(path, n)
         counts[n], outs[n] = _checks(path, monkeypatch)
     for n, out in outs.items():  # the shape did what it says: everything placed in both modes
         for mode in ("device-plugin", "dra"):
@@ -54,12 +74,11 @@ def test_a_pinned_pod_that_cannot_fit_names_every_node(tmp_path, cordoned):
     """A DaemonSet pod whose node is full is pending with the reasons of all nodes, as before: the nodes the
     class never looks at are counted as failing the affinity (or as unschedulable, first)."""
     path = tmp_path / "mixed.json"
-    snapshotgen.write(str(path), 8)
-    doc = json.loads(path.read_text())
+    doc = _write(path, 8, daemon_pods_gone="kube-proxy")  # the DaemonSet makes node 0's pod
     left = cordoned
     for item in doc["items"]:
         if item["kind"] == "Node" and item["metadata"]["name"] == snapshotgen.node_name(0):
-            item["status"]["allocatable"]["pods"] = "20"  # full with its running pods
+            item["status"]["allocatable"]["pods"] = "19"  # full with its running pods
         if item["kind"] == "Node" and left and item["metadata"]["name"] != snapshotgen.node_name(0):
             left -= 1
             item["spec"]["unschedulable"] = True
