@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pytest
 
@@ -108,7 +109,7 @@ def test_documents_expand_nested_lists_and_refuse_scalars():
         list(stream_documents(JsonListStream(io.StringIO('{"kind": "List", "items": [3]}'), "f.json")))
 
 
-def test_should_stream(tmp_path):
+def test_should_stream(tmp_path, monkeypatch):
     big = tmp_path / "a.json"
     big.write_text('{"kind": "List", "items": []}')
     assert should_stream(str(big), 10)
@@ -116,6 +117,10 @@ def test_should_stream(tmp_path):
     yml = tmp_path / "a.yaml"
     yml.write_text('{"kind": "List", "items": []}')
     assert not should_stream(str(yml))
+    # a YAML name is decided without a system call: audit asks for each manifest it reads
+    monkeypatch.setattr(os.path, "isfile", lambda _p: pytest.fail("stat of a .yaml file"))
+    assert not should_stream(str(yml)) and not should_stream("b.yml")
+    monkeypatch.undo()
     other = tmp_path / "snapshot"
     other.write_text('  {"kind": "List", "items": []}')
     assert should_stream(str(other))
