@@ -36,7 +36,14 @@ from kubedra.sources.reading import (
     read_text,
     with_advice,
 )
-from kubedra.sources.yamlread import SafeLoader, construct, iter_documents, json_problem, load_json
+from kubedra.sources.yamlread import (
+    SafeLoader,
+    construct,
+    iter_documents,
+    iter_documents_lines,
+    json_problem,
+    load_json,
+)
 
 __all__ = [
     "HELM_TEMPLATE",
@@ -133,6 +140,7 @@ def _expand(
     errors: list[InputError],
     lazy: LazyNode | None = None,
     keep: bool | Literal["lines"] = True,
+    table: tuple[Any, ...] | None = None,
 ) -> None:
     """Append ``obj`` (or each item of a List) to ``out``; each Document keeps its ``lazy`` source if given, else
     its node when ``keep`` (only the node's lines when ``keep="lines"``; ``node`` also gives List items their
@@ -158,7 +166,7 @@ def _expand(
         return
     source: yaml.Node | LazyNode | Lines | None = lazy or (node if keep else None)
     if keep == "lines" and node is not None:
-        source = line_table(node)
+        source = Lines(table) if table is not None else line_table(node)  # built with obj, or now
     out.append(Document(obj=obj, file=name, line=line, index=len(out), node_source=source))
 
 
@@ -213,7 +221,8 @@ def parse_text(text: str, name: str, *, keep_nodes: bool | Literal["lazy", "line
                 )
             return result
     try:
-        for node, obj in iter_documents(text, display):
+        lines = keep_nodes == "lines"
+        for node, obj, table in iter_documents_lines(text, display, lines=lines):
             is_lazy = keep_nodes == "lazy"
             _expand(
                 obj,
@@ -223,7 +232,8 @@ def parse_text(text: str, name: str, *, keep_nodes: bool | Literal["lazy", "line
                 result.documents,
                 result.errors,
                 lazy_node(node, text) if is_lazy else None,
-                keep="lines" if keep_nodes == "lines" else bool(keep_nodes) and not is_lazy,
+                keep="lines" if lines else bool(keep_nodes) and not is_lazy,
+                table=table,
             )
     except InputError as e:
         line = template_line(name, text)  # invalid YAML, or valid YAML no object can be built from

@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from kubedra.errors import InputError
+from kubedra.sources.documents import line_table
 from kubedra.sources.files import Lines, parse_text, read_text
+from kubedra.sources.yamlread import iter_documents, iter_documents_lines
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -99,3 +102,23 @@ def test_corpus_gives_the_same_lines(folder: str) -> None:
     files = sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".yaml", ".yml", ".json"))
     assert files
     assert sum(_same_lines(read_text(str(p)), str(p)) for p in files) > 1000
+
+
+@pytest.mark.parametrize("folder", ["tests/corpus", "tests/realworld"])
+def test_tables_built_with_the_objects_equal_tables_of_the_nodes(folder: str) -> None:
+    """Without aliases the line table is built in the walk that makes the object (one walk, not two): the
+    same tuples as line_table of the node, and the same object as iter_documents."""
+    built = 0
+    for p in sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".yaml", ".yml")):
+        text = read_text(str(p))
+        try:
+            docs = list(iter_documents_lines(text, str(p)))
+        except InputError:
+            continue
+        plain = list(iter_documents(text, str(p)))
+        assert [obj for _, obj, _ in docs] == [obj for _, obj in plain]
+        for node, _obj, table in docs:
+            if table is not None:
+                built += 1
+                assert table == line_table(node).root, p
+    assert built > 20
