@@ -138,13 +138,12 @@ def _expand(
     line: int,
     out: list[Document],
     errors: list[InputError],
-    lazy: LazyNode | None = None,
+    lazy: LazyNode | Lines | None = None,
     keep: bool | Literal["lines"] = True,
-    table: tuple[Any, ...] | None = None,
 ) -> None:
     """Append ``obj`` (or each item of a List) to ``out``; each Document keeps its ``lazy`` source if given, else
-    its node when ``keep`` (only the node's lines when ``keep="lines"``; ``node`` also gives List items their
-    own lines)."""
+    its node when ``keep`` (only the node's lines when ``keep="lines"``, ``lazy`` when they were built with
+    ``obj``; ``node`` also gives List items their own lines)."""
     if obj is None:  # empty document (e.g. trailing '---')
         return
     if not isinstance(obj, dict):
@@ -161,12 +160,14 @@ def _expand(
         item_nodes: list[yaml.Node | None] = [*list_items(node)] or [None] * len(items)
         for i, (item, inode) in enumerate(zip(items, item_nodes, strict=False)):
             iline = inode.start_mark.line + 1 if inode is not None else line
-            ilazy = dataclasses.replace(lazy, items=(*lazy.items, i)) if lazy is not None else None
+            ilazy = dataclasses.replace(lazy, items=(*lazy.items, i)) if isinstance(lazy, LazyNode) else None
             _expand(item, inode, name, iline, out, errors, ilazy, keep)
         return
-    source: yaml.Node | LazyNode | Lines | None = lazy or (node if keep else None)
+    source: yaml.Node | LazyNode | Lines | None = (
+        lazy if isinstance(lazy, LazyNode) else node if keep else None
+    )
     if keep == "lines" and node is not None:
-        source = Lines(table) if table is not None else line_table(node)  # built with obj, or now
+        source = lazy if isinstance(lazy, Lines) else line_table(node)  # built with obj, or now
     out.append(Document(obj=obj, file=name, line=line, index=len(out), node_source=source))
 
 
@@ -231,9 +232,8 @@ def parse_text(text: str, name: str, *, keep_nodes: bool | Literal["lazy", "line
                 node.start_mark.line + 1,
                 result.documents,
                 result.errors,
-                lazy_node(node, text) if is_lazy else None,
+                lazy_node(node, text) if is_lazy else Lines(table) if table is not None else None,
                 keep="lines" if lines else bool(keep_nodes) and not is_lazy,
-                table=table,
             )
     except InputError as e:
         line = template_line(name, text)  # invalid YAML, or valid YAML no object can be built from
