@@ -19,6 +19,7 @@ from kubedra.sources.files import Document, parse_text
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.validate.dryrun import dry_run
 from kubedra.validate.engine import validate_documents
+from kubedra.validate.rules import PUBLISHED_RULE
 from kubedra.validate.schema import BUILTIN_GROUPS
 
 pytestmark = pytest.mark.integration
@@ -56,7 +57,10 @@ def _agree(cp: ControlPlane, docs: list[Document], version: str = "1.37") -> Non
     _ensure_namespaces(cp, docs)
     offline = validate_documents(docs, version)
     server = dry_run(docs, kubeconfig=str(cp.kubeconfig))
-    offline_bad = {(Path(e.file).name, e.kind, e.name) for e in offline.errors}
+    # a selector reading what the NVIDIA driver never publishes is an error the apiserver cannot see (it does
+    # not know the driver): such objects are left out of the comparison; an object refused for that alone and
+    # also by the apiserver fails the first assertion below
+    offline_bad = {(Path(e.file).name, e.kind, e.name) for e in offline.errors if e.rule != PUBLISHED_RULE}
     server_bad = {(Path(e.file).name, e.kind, e.name) for e in server}
     assert server_bad <= offline_bad, {"valid offline, refused by the apiserver": server_bad - offline_bad}
     assert offline_bad <= server_bad, {"invalid offline, accepted by the apiserver": offline_bad - server_bad}

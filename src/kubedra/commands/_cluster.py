@@ -86,6 +86,6 @@ def report_incomplete(rows: Sequence[dict[str, Any]]) -> None:
     if rows:
         click.echo(
             "kubedra: incomplete: grant the reads (deploy/kubedra-clusterrole.yaml) or accept them with "
-            "--allow-missing RESOURCE; exit 2",
+            "--allow-missing RESOURCE (the answer is incomplete: exit 2, or 1 when something wrong was found)",
             err=True,
         )

@@ -274,7 +274,7 @@ def run(options: AuditOptions) -> None:
 # findings that say an input was not read (a file that did not parse, a chart not rendered, a cluster not
 # reached): they make the audit incomplete (exit 2), they are not what the audit found
 _UNREAD_RULES = ("input.malformed", "input.helm-template", "input.helm-render-failed")
-_INCOMPLETE_RULES = (*_UNREAD_RULES, "cluster.unreachable")
+_INCOMPLETE_RULES = (*_UNREAD_RULES, "cluster.unreachable", "cluster.not-inspected")
 
 
 def _progress_enabled(fmt: str) -> bool:

@@ -145,7 +145,11 @@ class Validator:
                 )
             for issue in self._document(doc, index, result):
                 err = doc_finding(
-                    doc, issue.path, issue.message, severity="warning" if issue.warning else "error"
+                    doc,
+                    issue.path,
+                    issue.message,
+                    severity="warning" if issue.warning else "error",
+                    rule=issue.rule,
                 )
                 (result.warnings if issue.warning else result.errors).append(err)
         result.errors.sort(key=lambda e: (e.file, e.line or 0))

@@ -19,7 +19,7 @@ def doc_ref(doc: Document) -> ObjectRef:
 
 
 def doc_finding(
-    doc: Document, path: Sequence[str | int], message: str, *, severity: str = "error"
+    doc: Document, path: Sequence[str | int], message: str, *, severity: str = "error", rule: str = ""
 ) -> Finding:
     """An error (or warning) about ``path`` in the document's object, at the path's line."""
     return Finding(
@@ -28,6 +28,7 @@ def doc_finding(
         object=doc_ref(doc),
         source=Location(file=doc.file, line=doc.line_of(list(path))),
         path=dotted(tuple(path)),
+        rule=rule,
     )
 
 

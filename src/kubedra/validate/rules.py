@@ -59,11 +59,17 @@ _SEMVER = re.compile(
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
+PUBLISHED_RULE = "dra.selector-unpublished"  # the audit rule of the same check
+
+
 @dataclass(frozen=True)
 class Issue:
     path: Path
     message: str
     warning: bool = False
+    # set where the check goes beyond what the apiserver validates (a selector against what the driver
+    # publishes): the apiserver accepts such an object, and the claim can still never be allocated
+    rule: str = ""
 
 
 def driver_name(v: Any) -> str | None:
@@ -300,7 +306,7 @@ class RuleChecker:
                 return
         if self.published is not None:
             for message, warning in self.published(expr):
-                (self.warn if warning else self.err)((*p, "cel", "expression"), message)
+                self.issues.append(Issue((*p, "cel", "expression"), message, warning, rule=PUBLISHED_RULE))
 
     def toleration(self, p: Path, t: Mapping[str, Any]) -> None:
         op = t.get("operator") or "Equal"

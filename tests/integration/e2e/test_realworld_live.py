@@ -60,8 +60,9 @@ RUNNABLE = [p for p in INPUTS if live.why_not_live(p) is None]
 def _views(tmp: Path) -> dict[str, list[dict[str, Any]]]:
     """The device-plugin and DRA views of ``NODES`` as simulate generates them (``--save-cluster``)."""
     saved = tmp / "generated.yaml"
-    empty = tmp / "empty.yaml"
-    empty.write_text("")
+    # a manifest with no pods: simulate refuses an empty input (nothing to simulate), and only the nodes matter
+    empty = tmp / "no-pods.yaml"
+    empty.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kubedra-live\n")
     rc, _, err = outcomes._run(
         ["simulate", "-o", "json", "--nodes", NODES, "--save-cluster", str(saved), "-f", str(empty)]
     )
