@@ -33,23 +33,29 @@ from kubedra.commands._common import (
 from kubedra.commands._inventory import load_inventory
 from kubedra.commands.allocate import pick_nodes, result_entry
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, InputError, UsageError
+from kubedra.k8s.dnsnames import dns_subdomain
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import Node, Pod, ResourceClaim
 from kubedra.report.output import emit
 from kubedra.text import count
 
-_LIVE = re.compile(r"^(pod|pods|po|claim|claims|resourceclaim|resourceclaims)/([a-z0-9][-a-z0-9.]*)$")
+# any name after the kind: an invalid one is a usage error naming the rule, not a file path "not found"
+_TARGET = re.compile(r"^(pod|pods|po|claim|claims|resourceclaim|resourceclaims)/(.*)$", re.DOTALL)
 
 
-def _live_target(files: tuple[str, ...]) -> tuple[str, str] | None:
-    """``pod/NAME`` or ``claim/NAME`` given as the only PATH (and not a file of that name)."""
-    hits = [(m, f) for f in files if (m := _LIVE.match(f)) and not os.path.exists(f)]
+def _target(files: tuple[str, ...]) -> tuple[str, str] | None:
+    """``pod/NAME`` or ``claim/NAME`` among the PATHs (and not a file of that name): (kind, NAME)."""
+    hits = [m for f in files if (m := _TARGET.match(f)) and not os.path.exists(f)]
     if not hits:
         return None
-    if len(files) > 1:
-        raise UsageError(f"{hits[0][1]} reads the cluster: give no files with it")
-    m = hits[0][0]
-    return ("pod" if m.group(1).startswith("po") else "claim"), m.group(2)
+    if len(hits) > 1:
+        raise UsageError(f"give one pod/NAME or claim/NAME, not {len(hits)}")
+    m = hits[0]
+    kind = "pod" if m.group(1).startswith("po") else "claim"
+    problem = dns_subdomain(m.group(2))  # pod and ResourceClaim names are DNS subdomains (ValidateObjectMeta)
+    if problem:
+        raise UsageError(f"{kind}/NAME: the name {problem}")
+    return kind, m.group(2)
 
 
 @dataclass(frozen=True)
@@ -69,9 +75,21 @@ class ExplainOptions:
     def complete(cls, params: dict[str, Any]) -> ExplainOptions:
         return cls(common=CommonOptions.take(params), **params)
 
+    def target(self) -> tuple[str, str] | None:
+        """(``pod`` or ``claim``, NAME) when a PATH names an object rather than a file, else None."""
+        return _target(self.common.files)
+
+    def files(self) -> tuple[str, ...]:
+        """The PATHs that are files (all but ``pod/NAME``, ``claim/NAME``)."""
+        t = self.target()
+        if t is None:
+            return self.common.files
+        return tuple(f for f in self.common.files if _TARGET.match(f) is None or os.path.exists(f))
+
     def live_target(self) -> tuple[str, str] | None:
-        """(``pod`` or ``claim``, NAME) when the only PATH names an object in the cluster, else None."""
-        return _live_target(self.common.files)
+        """(``pod`` or ``claim``, NAME) when the cluster is to be read: an object named and no files."""
+        t = self.target()
+        return t if t is not None and not self.files() else None
 
     def claim(self) -> tuple[str, str]:
         """(namespace, name) of ``--claim`` (no slash: the name alone, namespace empty)."""
@@ -83,14 +101,19 @@ class ExplainOptions:
         return ns, name
 
     def validate(self) -> None:
-        if self.live_target() is not None:
+        target = self.target()
+        if target is not None and self.claim_ref:
+            raise UsageError(f"{target[0]}/NAME and --claim name two subjects: give one")
+        if target is not None:
             return
         if not self.common.files:
             raise UsageError(
                 "no input: give ResourceSlices and the claim as PATH... or -f PATH, or pod/NAME or claim/NAME"
             )
         if not self.claim_ref:
-            raise UsageError("--claim NAMESPACE/NAME is required with files")
+            raise UsageError(
+                "--claim NAMESPACE/NAME (or pod/NAME, claim/NAME with -n) is required with files"
+            )
         self.claim()
 
 
@@ -137,15 +160,29 @@ def explain(**params: Any) -> None:
 
 def run(options: ExplainOptions) -> None:
     c = options.common
-    files, output, claim_ref, namespace = c.files, c.output, options.claim_ref, options.namespace
+    output, claim_ref, namespace = c.output, options.claim_ref, options.namespace
     live = options.live_target()
     incomplete: list[dict[str, Any]] = []
     not_read: list[InputError] = []  # Helm templates among the files: named on stderr, the answer incomplete
     pod: Pod | None = None
+    target = options.target()
     if live is None:
-        inv = load_inventory(files, "explain", not_read)
-        ns, name = options.claim()
-        subject = str(claim_ref)
+        inv = load_inventory(options.files(), "explain", not_read)
+        if target is None:
+            ns, name = options.claim()
+            subject = str(claim_ref)
+        else:  # pod/NAME or claim/NAME -n NS answered from the files, as from a cluster
+            kind, name = target
+            ns = namespace
+            subject = f"{kind}/{name} -n {namespace}"
+            claim_ref = f"{ns}/{name}"
+            if kind == "pod":
+                pod = next(
+                    (p for p in inv.pods if p.meta.name == name and (p.meta.namespace or "default") == ns),
+                    None,
+                )
+                if pod is None:
+                    raise InputError(f"Pod {ns}/{name} not found in the input")
     else:
         from kubedra.sources import live as live_source
         from kubedra.sources.files import Document

@@ -107,9 +107,41 @@ def test_explain_live_target_needs_a_reachable_cluster(tmp_path) -> None:
         "users: [{name: x, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: x, user: x}}]\n"
     )
     assert main_exit("explain", "pod/p", "-n", "ns", "--kubeconfig", str(kc), "--timeout", "2") == 2
-    # a live target takes no files; files need --claim
-    assert main_exit("explain", "pod/p", str(DATA / "two-nodes.yaml")) == 2
+    # files need --claim, or pod/NAME, claim/NAME (then the files are the cluster: see below)
     assert main_exit("explain", str(DATA / "two-nodes.yaml")) == 2
+
+
+def test_explain_pod_name_with_files_explains_the_pods_claims_from_the_files(tmp_path) -> None:
+    """``explain pod/NAME -n NS FILES`` was refused ('--claim NAMESPACE/NAME is required with files', or
+    'reads the cluster: give no files with it'); now the pod's claims are resolved from the files like from a
+    cluster, and ``claim/NAME -n NS`` is ``--claim NS/NAME``."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: trainer, namespace: team-b}\n"
+        "spec:\n  containers: [{name: c, image: x}]\n"
+        "  resourceClaims: [{name: gpus, resourceClaimName: two-gpus}]\n"
+    )
+    files = (str(DATA / "two-nodes.yaml"), str(pod))
+    r = run("explain", "pod/trainer", "-n", "team-b", *files)
+    assert r.exit_code == 0, r.output
+    assert "node node-b: can allocate: gpus → " in r.output
+    assert "node node-a: cannot allocate team-b/two-gpus" in r.output
+    r = run("explain", *files, "claim/two-gpus", "-n", "team-b", "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output)["claim"] == "claim/two-gpus -n team-b"
+    assert main_exit("explain", "pod/trainer", "-n", "team-a", *files) == 2  # not in that namespace
+    assert main_exit("explain", "pod/trainer", "--claim", "team-b/two-gpus", *files) == 2  # two subjects
+
+
+def test_explain_any_pod_name_is_an_object_not_a_file(capsys) -> None:
+    """The docs' own placeholder ``pod/NAME`` was taken for a file path (only lower-case names matched) and
+    answered '--claim NAMESPACE/NAME is required with files'; now it is an object whose name breaks the
+    apiserver's rule: one line naming the rule, exit 2."""
+    assert main_exit("explain", "pod/NAME", "-n", "NAMESPACE") == 2
+    (err,) = capsys.readouterr().err.strip().splitlines()
+    assert "DNS subdomain" in err and "required with files" not in err
+    assert main_exit("explain", "claim/a b", str(DATA / "two-nodes.yaml")) == 2
+    assert "DNS subdomain" in capsys.readouterr().err
 
 
 def test_explain_hints_a_class_whose_driver_publishes_nothing(tmp_path) -> None:
