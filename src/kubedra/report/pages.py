@@ -70,9 +70,7 @@ def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> st
         total=int(summary.get("total", len(findings))),
         per_severity=", ".join(count(int(n), *SEVERITY_WORDS.get(k, (k, k))) for k, n in sev.items()),
         scanned=" and ".join(scanned),
-        groups=[
-            (rule, [("findings", float(n))]) for rule, n in sorted((summary.get("byRule") or {}).items())
-        ],
+        groups=[(rule, [("finding", float(n))]) for rule, n in sorted((summary.get("byRule") or {}).items())],
         rows=rows,
         row_classes=[f"sev-{f.get('severity')}" for f in findings],
         not_inspected=[(x["cluster"], x["resource"], x["reason"]) for x in summary.get("notInspected") or []],
@@ -123,7 +121,10 @@ def simulation_page(
         ratio=ratio,
         summary_headers=headers,
         summary_rows=rows,
-        notes=[*sim.notes, *(str(s) for s in sim.skipped)],
+        notes=list(sim.notes),
+        # folded under a count: one line per object would push the pending pods below the fold
+        skipped=[str(s) for s in sim.skipped],
+        skipped_summary=count(len(sim.skipped), "object") + " not simulated",
         pending=[
             (TITLES.get(mode, mode), *row)
             for mode, res in sim.results.items()

@@ -58,10 +58,10 @@ def _timeline(plan: Plan) -> h.Markup:
         id="wave-timeline",
         soaks=soaks,
         legend=(
-            ("nodes", "wave (work)"),
             ("soak", f"soak ({plan.soak_hours} h)"),
-            ("flagged", "short of GPUs"),
+            *((("flagged", "short of GPUs"),) if any(_short(w) for w in plan.waves) else ()),
         ),
+        group_noun="cluster",
     )
 
 

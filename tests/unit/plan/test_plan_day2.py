@@ -173,7 +173,10 @@ def test_timeline_in_days_with_soak_and_legend(tmp_path: Path) -> None:
     steps = {round(float(b) - float(a), 6) for a, b in itertools.pairwise(ticks)}
     assert len(ticks) <= 9 and len(steps) == 1 and steps.pop() in (1, 2, 5, 7, 14, 30, 60, 90)
     assert svg.count('class="soak"') >= 10 and ": soak 3d" in svg  # 72 h between waves
-    assert "soak (72 h)" in svg and "wave (work)" in svg and "short of GPUs" in svg
+    assert "soak (72 h)" in svg and "short of GPUs" in svg
+    assert re.search(
+        r"data-legend=\"[^\"]+\"/>\s*<text [^>]*>cluster ", svg
+    )  # the bars are coloured per cluster
 
 
 def test_driver_feature_gates_follow_the_nodes_sharing(tmp_path: Path) -> None:
