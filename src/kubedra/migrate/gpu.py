@@ -16,7 +16,7 @@ annotations, requests that disagree with limits) is reported as "manual" with it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, MutableMapping, MutableSequence
+from collections.abc import Callable, Mapping, MutableMapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,6 +193,30 @@ def _exact(class_name: str, count: int, selectors: list[str]) -> dict[str, Any]:
     return ex
 
 
+def _first_available(
+    name: str,
+    cls: str,
+    n: int,
+    selectors: list[str],
+    prefer: Sequence[str],
+    product_selector: Callable[[str], str],
+) -> dict[str, Any]:
+    """A ``firstAvailable`` request: one subrequest per preferred model, in order (``any``: no model
+    selector), each with the request's own selectors; a model named twice once."""
+    subs = []
+    used: set[str] = set()
+    for model in prefer:
+        sub_name = nvidia.dns_label(model)
+        if sub_name in used:
+            continue
+        used.add(sub_name)
+        sel = list(selectors)
+        if model.lower() != "any":
+            sel.insert(0, product_selector(model))
+        subs.append({"name": sub_name, **_exact(cls, n, sel)})
+    return {"name": name, "firstAvailable": subs}
+
+
 class _Shaper:
     """Builds the DRA request (and opaque config) for one container's GPU resource."""
 
@@ -290,18 +314,7 @@ class _Shaper:
             if opts.min_memory and cls != nvidia.MIG_CLASS:
                 selectors.append(nvidia.min_memory_selector(opts.min_memory))
             if opts.prefer and cls == nvidia.GPU_CLASS:
-                subs = []
-                used: set[str] = set()
-                for model in opts.prefer:
-                    sub_name = nvidia.dns_label(model)
-                    if sub_name in used:
-                        continue
-                    used.add(sub_name)
-                    sel = list(selectors)
-                    if model.lower() != "any":
-                        sel.insert(0, nvidia.product_selector(model))
-                    subs.append({"name": sub_name, **_exact(cls, n, sel)})
-                return {"name": name, "firstAvailable": subs}, config
+                return _first_available(name, cls, n, selectors, opts.prefer, nvidia.product_selector), config
         return {"name": name, "exactly": _exact(cls, n, selectors)}, config
 
     def _vendor_request(
@@ -312,18 +325,7 @@ class _Shaper:
         if self.opts.min_memory:
             selectors.append(vendor.min_memory_selector(self.opts.min_memory))
         if self.opts.prefer:
-            subs = []
-            used: set[str] = set()
-            for model in self.opts.prefer:
-                sub_name = nvidia.dns_label(model)
-                if sub_name in used:
-                    continue
-                used.add(sub_name)
-                sel = list(selectors)
-                if model.lower() != "any":
-                    sel.insert(0, vendor.product_selector(model))
-                subs.append({"name": sub_name, **_exact(cls, n, sel)})
-            return {"name": name, "firstAvailable": subs}, None
+            return _first_available(name, cls, n, selectors, self.opts.prefer, vendor.product_selector), None
         return {"name": name, "exactly": _exact(cls, n, selectors)}, None
 
     def _ts_warning(self, path: Path) -> None:
