@@ -10,7 +10,7 @@ from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import Path, PodTemplate, get_path
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.gpu import scan_template
+from kubedra.migrate.gpu import scanned_templates
 from kubedra.vendors.nvidia import names as nvidia
 from kubedra.vendors.nvidia.classes import driver_class
 from kubedra.vendors.nvidia.resources import GpuResource
@@ -38,13 +38,7 @@ def extended_resource_warning(target: tuple[int, int]) -> str:
 def extended_resource_classes(ctx: ObjectContext, templates: list[PodTemplate]) -> list[dict[str, Any]]:
     """DeviceClasses with ``extendedResourceName`` for every GPU resource ``ctx.obj`` requests."""
     wanted: dict[str, GpuResource] = {}
-    for tmpl in templates:
-        scan = scan_template(ctx, tmpl)
-        if scan is None:
-            continue
-        found, manual = scan
-        for message, path in manual:
-            ctx.note("manual", message, path)
+    for tmpl, found, _manual in scanned_templates(ctx, templates):
         spec = get_path(ctx.obj, tmpl.spec)
         for cg in found:
             for gr, _ in cg.wants:

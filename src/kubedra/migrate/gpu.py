@@ -16,7 +16,7 @@ annotations, requests that disagree with limits) is reported as "manual" with it
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, MutableMapping, MutableSequence, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, MutableSequence, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -400,10 +400,11 @@ def _plan_template(
     return _Plan(tmpl, found, names, shares, devices, total == 1)
 
 
-def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> list[dict[str, Any]]:
-    """Rewrite the GPU requests of ``ctx.obj``; returns the new ResourceClaimTemplates."""
-    scans: list[tuple[PodTemplate, list[ContainerGpus]]] = []
-    blocked = False
+def scanned_templates(
+    ctx: ObjectContext, templates: list[PodTemplate]
+) -> Iterator[tuple[PodTemplate, list[ContainerGpus], list[tuple[str, Path]]]]:
+    """(template, GPU requests, manual items) of each template that asks for a GPU; each manual item is noted
+    on ``ctx`` as it is yielded (both strategies report them the same way)."""
     for tmpl in templates:
         scan = scan_template(ctx, tmpl)
         if scan is None:
@@ -411,6 +412,14 @@ def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> 
         found, manual = scan
         for message, path in manual:
             ctx.note("manual", message, path)
+        yield tmpl, found, manual
+
+
+def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> list[dict[str, Any]]:
+    """Rewrite the GPU requests of ``ctx.obj``; returns the new ResourceClaimTemplates."""
+    scans: list[tuple[PodTemplate, list[ContainerGpus]]] = []
+    blocked = False
+    for tmpl, found, manual in scanned_templates(ctx, templates):
         if manual:
             blocked = True
         if found:
