@@ -167,14 +167,17 @@ def test_case_schema(path: Path) -> None:
     assert not (REQUIRED_KEYS - case.keys()), f"missing keys {sorted(REQUIRED_KEYS - case.keys())}"
     assert not (case.keys() - TOP_KEYS), f"unknown keys {sorted(case.keys() - TOP_KEYS)}"
     assert case["name"] == path.stem, "file name must be the case name"
-    assert isinstance(case["source"], str) and case["source"]
+    assert isinstance(case["source"], str)
+    assert case["source"]
     assert isinstance(case["features"], list)
     assert not (set(case["features"]) - KNOWN_FEATURES), f"unknown features {case['features']}"
     if "implementations" in case:
         impl = case["implementations"]
-        assert impl and not (set(impl) - IMPLEMENTATIONS), impl
+        assert impl, impl
+        assert not (set(impl) - IMPLEMENTATIONS), impl
     if "skip" in case:
-        assert isinstance(case["skip"], str) and case["skip"].strip(), "skip needs a reason"
+        assert isinstance(case["skip"], str), "skip needs a reason"
+        assert case["skip"].strip(), "skip needs a reason"
 
     kinds = [o.get("kind") for o in case["objects"]]
     assert set(kinds) <= {"DeviceClass", "ResourceSlice"}, kinds
@@ -183,7 +186,8 @@ def test_case_schema(path: Path) -> None:
         assert o.get("metadata", {}).get("name"), "every object has a name"
     assert all(c.get("kind") == "ResourceClaim" for c in case["claims"])
     if "node" in case:
-        assert case["node"].get("kind") == "Node" and case["node"].get("apiVersion") == "v1"
+        assert case["node"].get("kind") == "Node"
+        assert case["node"].get("apiVersion") == "v1"
 
     for d in case.get("allocatedDevices", []):
         assert len(d.split("/")) == 3, d
@@ -195,11 +199,13 @@ def test_case_schema(path: Path) -> None:
             parse_quantity(q)
 
     expect = case["expect"]
-    assert isinstance(expect, dict) and not (expect.keys() - EXPECT_KEYS), expect
+    assert isinstance(expect, dict), expect
+    assert not (expect.keys() - EXPECT_KEYS), expect
     assert ("error" in expect) != ("results" in expect), "expect has exactly one of error / results"
     if "error" in expect:
         subs = expect["error"] if isinstance(expect["error"], list) else [expect["error"]]
-        assert subs and all(isinstance(s, str) and s for s in subs)
+        assert subs
+        assert all(isinstance(s, str) and s for s in subs)
     results = expect.get("results")
     if isinstance(results, list):
         assert len(results) == len(case["claims"]), "one expected result per claim"
@@ -258,7 +264,8 @@ def _expected_allocation(r: dict[str, Any]) -> dict[str, Any]:
         "status": {"allocation": alloc},
     }
     parsed = parse_object(claim)
-    assert parsed is not None and parsed.obj.allocation is not None
+    assert parsed is not None
+    assert parsed.obj.allocation is not None
     return _view(parsed.obj.allocation)
 
 

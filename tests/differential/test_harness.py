@@ -48,7 +48,9 @@ def test_difference_sees_every_compared_part() -> None:
     )
     unsat = oracle_outcome({"allocated": False, "error": None, "claims": []})
     err = oracle_outcome({"allocated": False, "error": "boom", "claims": []})
-    assert difference(base, unsat) and difference(unsat, err) and difference(err, base)
+    assert difference(base, unsat)
+    assert difference(unsat, err)
+    assert difference(err, base)
     assert difference(unsat, unsat) is None
 
 
@@ -85,9 +87,13 @@ def test_implementation_follows_upstreams_feature_sets() -> None:
 
 def test_genes_zero_is_the_simplest_choice() -> None:
     g = Genes(0)
-    assert g.take(7) == 0 and not g.chance(99) and g.pick("abc") == "a" and g.between(2, 5) == 2
+    assert g.take(7) == 0
+    assert not g.chance(99)
+    assert g.pick("abc") == "a"
+    assert g.between(2, 5) == 2
     g = Genes(3 + 5 * 2)  # digits 3 (base 5), 2 (base 4)
-    assert g.take(5) == 3 and g.take(4) == 2
+    assert g.take(5) == 3
+    assert g.take(4) == 2
 
 
 @seed(1)
@@ -115,7 +121,8 @@ def test_reductions_make_documents_smaller() -> None:
     }
     size = len(json.dumps(doc))
     out = list(reductions(doc))
-    assert out and all(len(json.dumps(o)) < size or o["features"] != doc["features"] for o in out)
+    assert out
+    assert all(len(json.dumps(o)) < size or o["features"] != doc["features"] for o in out)
     assert any(not o["features"]["AdminAccess"] for o in out)
     assert any(len(o["claims"][0]["spec"]["devices"]["requests"]) == 1 for o in out if o["claims"])
 
@@ -155,13 +162,16 @@ def test_corpus_round_trip() -> None:
         ],
     }
     case = scenario_to_case("x", doc, {"allocated": False, "error": None, "claims": []}, "test")
-    assert case["name"] == "diff-x" and case["features"] == ["DeviceTaints"]
+    assert case["name"] == "diff-x"
+    assert case["features"] == ["DeviceTaints"]
     assert case["expect"] == {"results": None}
     devices = case["objects"][1]["spec"]["devices"]
     # the rule's taint lands on the selected device only; a rule without a selector selects nothing
-    assert "taints" not in devices[0] and devices[1]["taints"] == [{"key": "k", "effect": "NoSchedule"}]
+    assert "taints" not in devices[0]
+    assert devices[1]["taints"] == [{"key": "k", "effect": "NoSchedule"}]
     back = case_to_scenario(case)
-    assert back["features"] == {"DeviceTaints": True} and back["noDefaults"] is True
+    assert back["features"] == {"DeviceTaints": True}
+    assert back["noDefaults"] is True
     assert back["slices"] == case["objects"][1:]
 
 

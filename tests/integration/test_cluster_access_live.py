@@ -105,13 +105,15 @@ def test_every_live_verb_uses_in_cluster_config(in_cluster: dict[str, str], tmp_
     res = _kubedra(in_cluster, "verify", "-o", "json")
     assert res.returncode in (0, 1), res.stderr
     data = json.loads(res.stdout)
-    assert data["cluster"] == "in-cluster" and data["incomplete"] == []
+    assert data["cluster"] == "in-cluster"
+    assert data["incomplete"] == []
 
     snap = tmp_path / "in-cluster.yaml"
     res = _kubedra(in_cluster, "snapshot", "-o", str(snap), "--no-helm-releases")
     assert res.returncode == 0, res.stderr
     header = yaml.safe_load(snap.read_text())["kubedra"]
-    assert header["cluster"] == "in-cluster" and header["notInspected"] == []
+    assert header["cluster"] == "in-cluster"
+    assert header["notInspected"] == []
 
     res = _kubedra(in_cluster, "audit", "--cluster", "--no-helm-releases", "-o", "json")
     assert res.returncode in (0, 1), res.stderr
@@ -121,21 +123,22 @@ def test_every_live_verb_uses_in_cluster_config(in_cluster: dict[str, str], tmp_
     cm = tmp_path / "cm.yaml"
     cm.write_text(yaml.safe_dump(CONFIGMAP))
     res = _kubedra(in_cluster, "validate", "--server-dry-run", str(cm))
-    assert res.returncode == 2 and res.stdout == ""
-    assert res.stderr.count("\n") == 1 and res.stderr.startswith(
-        "kubedra: error: cluster in-cluster (https://"
-    )
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr.count("\n") == 1
+    assert res.stderr.startswith("kubedra: error: cluster in-cluster (https://")
     assert ": forbidden: " in res.stderr
 
 
 def test_in_cluster_without_a_token_says_both_were_tried(in_cluster: dict[str, str], tmp_path: Path) -> None:
     env = {**in_cluster, "KUBEDRA_SERVICE_ACCOUNT_DIR": str(tmp_path / "nothing-here")}
     res = _kubedra(env, "verify")
-    assert res.returncode == 2 and res.stdout == ""
+    assert res.returncode == 2
+    assert res.stdout == ""
     assert res.stderr.count("\n") == 1
-    assert (
-        "kubeconfig" in res.stderr and "in-cluster" in res.stderr and "no ServiceAccount token" in res.stderr
-    )
+    assert "kubeconfig" in res.stderr
+    assert "in-cluster" in res.stderr
+    assert "no ServiceAccount token" in res.stderr
 
 
 def test_dry_run_with_refused_credentials_is_one_line(world: ControlPlane, tmp_path: Path) -> None:
@@ -145,7 +148,8 @@ def test_dry_run_with_refused_credentials_is_one_line(world: ControlPlane, tmp_p
     home = tmp_path / "home"
     home.mkdir()
     res = _kubedra(_clean_env(home), "validate", "--server-dry-run", "--kubeconfig", str(kc), str(cm))
-    assert res.returncode == 2 and res.stdout == ""
+    assert res.returncode == 2
+    assert res.stdout == ""
     assert res.stderr == f"kubedra: error: cluster prod ({world.url}): unauthorised: Unauthorized\n"
 
 
@@ -200,8 +204,11 @@ def test_an_exec_plugin_certificate_reads_and_a_bad_answer_stops(world: ControlP
     ]:
         kc, plugin = _exec_kubeconfig(world, tmp_path, status)
         res = _kubedra(env, "snapshot", "--kubeconfig", str(kc), "-o", str(snap), "--no-helm-releases")
-        assert res.returncode == 2 and res.stdout == "" and not snap.exists(), res.stderr
+        assert res.returncode == 2, res.stderr
+        assert res.stdout == "", res.stderr
+        assert not snap.exists(), res.stderr
         assert res.stderr == f"kubedra: error: exec credential plugin '{plugin}' {problem}\n"
         res = _kubedra(env, "verify", "--kubeconfig", str(kc), "-o", "json")
-        assert res.returncode == 2 and res.stdout == "", res.stderr
+        assert res.returncode == 2, res.stderr
+        assert res.stdout == "", res.stderr
         assert res.stderr == f"kubedra: error: exec credential plugin '{plugin}' {problem}\n"

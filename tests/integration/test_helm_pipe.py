@@ -37,6 +37,8 @@ def test_helm_template_pipe_migrate() -> None:
     )
     assert r.returncode == 0, r.stderr
     docs = [d for d in yaml.safe_load_all(r.stdout) if d is not None]
-    assert docs and all(isinstance(d, dict) and d.get("apiVersion") and d.get("kind") for d in docs)
+    assert docs
+    assert all(isinstance(d, dict) and d.get("apiVersion") and d.get("kind") for d in docs)
     assert [d["kind"] for d in docs].count("ResourceClaimTemplate") == 2
-    assert "CHANGE" in r.stderr and "CHANGE" not in r.stdout
+    assert "CHANGE" in r.stderr
+    assert "CHANGE" not in r.stdout

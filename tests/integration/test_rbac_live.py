@@ -112,7 +112,8 @@ def test_discovery_only_service_account_is_incomplete_everywhere(world: ControlP
 
     # the snapshot taken with too little access stays incomplete offline
     code, data, err = _run("verify", "-f", str(snap), "-o", "json")
-    assert code == 2 and data["incomplete"], err
+    assert code == 2, err
+    assert data["incomplete"], err
 
     code, data, err = _run("plan", "--fleet", str(_fleet(tmp_path, kc, NOBODY_SA)), "-o", "json")
     assert code == 2, err
@@ -132,16 +133,19 @@ def test_allow_missing_accepts_named_reads_only(world: ControlPlane, tmp_path: P
     code, data, err = _run("verify", "--kubeconfig", str(kc), "-o", "json", "--allow-missing", "pods")
     assert code == 2, err
     assert "pods" not in {r["resource"] for r in data["incomplete"]}
-    assert "list pods" not in _named(err) and "list nodes" in _named(err)
+    assert "list pods" not in _named(err)
+    assert "list nodes" in _named(err)
     code, data, err = _run("verify", "--kubeconfig", str(kc), "-o", "json", "--allow-missing", "*")
-    assert code in (0, 1) and data["incomplete"] == [], err
+    assert code in (0, 1), err
+    assert data["incomplete"] == [], err
 
 
 def test_core_role_is_complete(world: ControlPlane, tmp_path: Path) -> None:
     kc = sa_kubeconfig(world, tmp_path, NS, CORE_SA)
 
     code, data, err = _run("verify", "--kubeconfig", str(kc), "-o", "json")
-    assert code in (0, 1) and data["incomplete"] == [], err
+    assert code in (0, 1), err
+    assert data["incomplete"] == [], err
     assert "incomplete" not in err
 
     snap = tmp_path / "core.yaml"
@@ -151,12 +155,15 @@ def test_core_role_is_complete(world: ControlPlane, tmp_path: Path) -> None:
 
     # the core role has no Secrets: Helm releases are refused, named, and exit 2 unless accepted
     code, _, err = _run("snapshot", "--kubeconfig", str(kc), "-o", str(tmp_path / "h.yaml"))
-    assert code == 2 and _named(err) == {"list secrets (Helm 3 releases)"}, err
+    assert code == 2, err
+    assert _named(err) == {"list secrets (Helm 3 releases)"}, err
 
     fleet = _fleet(tmp_path, kc, CORE_SA)
     code, data, err = _run("plan", "--fleet", str(fleet), "-o", "json", "--allow-missing", "secrets")
-    assert code in (0, 1) and data["incomplete"] == [], err
+    assert code in (0, 1), err
+    assert data["incomplete"] == [], err
 
     code, data, err = _run("audit", "--kubeconfig", str(kc), "--cluster", "-o", "json", "--no-helm-releases")
-    assert code in (0, 1) and data["incomplete"] == [], err
+    assert code in (0, 1), err
+    assert data["incomplete"] == [], err
     assert data["summary"]["notInspected"] == []

@@ -172,7 +172,8 @@ def test_claim_template_pod_gets_claim_node_and_allocation(controlplane: Control
     assert result["request"] == "mig"
     assert result["driver"] == "gpu.nvidia.com"
     assert result["pool"] == node
-    assert result["device"].startswith("gpu-") and result["device"].endswith("-mig-3g40gb-9-4")
+    assert result["device"].startswith("gpu-")
+    assert result["device"].endswith("-mig-3g40gb-9-4")
     # The allocation is pinned to the node the scheduler picked.
     (term,) = allocation["nodeSelector"]["nodeSelectorTerms"]
     assert term["matchFields"] == [{"key": "metadata.name", "operator": "In", "values": [node]}]

@@ -222,14 +222,16 @@ def test_consumable_capacity_share_ids_can_be_fixed(oracle: Oracle) -> None:
     assert result["shareID"] == FIXED_SHARE_ID
     assert result["consumedCapacity"] == {"memory": "20Gi"}
     random_id = oracle.run({**doc, "fixedShareID": False})["claims"][0]["results"][0]["shareID"]
-    assert random_id != FIXED_SHARE_ID and len(random_id) == 36
+    assert random_id != FIXED_SHARE_ID
+    assert len(random_id) == 36
 
 
 def test_cel_runtime_error_is_reported(oracle: Oracle) -> None:
     bad = _claim("c1", [_exactly("gpu", cel="device.attributes['gpu.nvidia.com'].noSuchAttribute == 'x'")])
     result = oracle.run(scenario(NODE, [bad], TWO_GPUS, CLASSES, features=FEATURES))
     assert result["allocated"] is False
-    assert result["error"] and "noSuchAttribute" in result["error"]
+    assert result["error"]
+    assert "noSuchAttribute" in result["error"]
 
 
 def test_batch_keeps_order_and_matches_single_runs(oracle: Oracle) -> None:
@@ -262,6 +264,7 @@ def test_malformed_input_exits_2_with_one_line(oracle: Oracle, stdin: bytes, mes
     assert proc.returncode == 2
     assert proc.stdout == b""
     err = proc.stderr.decode()
-    assert message in err and err.count("\n") == 1
+    assert message in err
+    assert err.count("\n") == 1
     with pytest.raises(OracleError, match="malformed input"):
         oracle.run(json.loads(stdin) if stdin.startswith(b'{"') else {"node": None})

@@ -46,7 +46,8 @@ def test_a_zero_gpu_request_is_no_gpu_for_every_verb(tmp_path: Path, zero: str) 
     f.write_text(kai_job_with(zero))
     migrated = cli_run("migrate", "-", input=f.read_text())
     assert migrated.exit_code == 0, migrated.output
-    assert "ResourceClaimTemplate" not in migrated.stdout and "count:" not in migrated.stdout
+    assert "ResourceClaimTemplate" not in migrated.stdout
+    assert "count:" not in migrated.stdout
     audit = cli_run("audit", str(f))
     assert "gpu.device-plugin-request" not in audit.output
     sim = cli_run("simulate", "-f", str(f), "--nodes", "1x1xT4", "-o", "json")

@@ -80,8 +80,11 @@ def test_gt_lt_need_one_integer(values: list[str], why: str) -> None:
 
 
 def test_parse_int64_is_go_parseint() -> None:
-    assert parse_int64("+7") == 7 and parse_int64("-9223372036854775808") == -(2**63)
-    assert parse_int64(" 7") is None and parse_int64("1_000") is None and parse_int64("") is None
+    assert parse_int64("+7") == 7
+    assert parse_int64("-9223372036854775808") == -(2**63)
+    assert parse_int64(" 7") is None
+    assert parse_int64("1_000") is None
+    assert parse_int64("") is None
 
 
 def test_metav1_label_selector() -> None:
@@ -89,8 +92,10 @@ def test_metav1_label_selector() -> None:
         "matchLabels": {"a": "1"},
         "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["x"]}],
     }
-    assert label_selector_matches(sel, {"a": "1"}) and label_selector_matches(sel, {"a": "1", "b": "y"})
-    assert not label_selector_matches(sel, {"a": "1", "b": "x"}) and not label_selector_matches(sel, {})
+    assert label_selector_matches(sel, {"a": "1"})
+    assert label_selector_matches(sel, {"a": "1", "b": "y"})
+    assert not label_selector_matches(sel, {"a": "1", "b": "x"})
+    assert not label_selector_matches(sel, {})
     assert label_selector_matches({}, {"z": "1"})
     with pytest.raises(SelectorError) as exc:
         label_selector_matches({"matchExpressions": [{"key": "b", "operator": "Lt", "values": ["1"]}]}, {})

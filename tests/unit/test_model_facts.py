@@ -101,7 +101,8 @@ def test_devices_of_one_slice_share_without_a_table() -> None:
     sl = parse_object(_slice("node-a"))
     assert sl is not None
     d0, d1, bare = sl.obj.devices
-    assert d0.capacity is d1.capacity and d0.taints is d1.taints
+    assert d0.capacity is d1.capacity
+    assert d0.taints is d1.taints
     assert d0.attributes["productName"] is d1.attributes["productName"]
     assert d0.consumes_counters is not d1.consumes_counters  # gpu-0 / gpu-1
     assert bare.binding_conditions is not d0.binding_conditions
@@ -121,7 +122,8 @@ def test_values_equal_only_in_looks_are_not_shared(one: dict[str, Any], other: d
     facts = DeviceFacts()
     a = parse_object(_slice("node-a", one), facts=facts)
     b = parse_object(_slice("node-b", other), facts=facts)
-    assert a is not None and b is not None
+    assert a is not None
+    assert b is not None
     for da, db in zip(a.obj.devices[:2], b.obj.devices[:2], strict=True):
         assert da.attributes["odd"] is not db.attributes["odd"]
         assert da.attributes["odd"].kind != db.attributes["odd"].kind

@@ -55,7 +55,7 @@ def test_required_models_present():
 
 
 @pytest.mark.parametrize(
-    "alias,key", [("h100", "H100-80GB"), ("H100-NVL", "H100-94GB"), ("b200", "B200-180GB")]
+    ("alias", "key"), [("h100", "H100-80GB"), ("H100-NVL", "H100-94GB"), ("b200", "B200-180GB")]
 )
 def test_model_aliases_case_insensitive(alias, key):
     assert nvidia_models.get_model(alias).key == key
@@ -110,7 +110,7 @@ def test_parse_node_spec():
 
 
 @pytest.mark.parametrize(
-    "spec,msg",
+    ("spec", "msg"),
     [
         ("", "empty node spec"),
         ("8xH100-80GB", "expected <nodes>x<gpus>x<model>"),
@@ -127,7 +127,7 @@ def test_parse_node_spec_errors(spec, msg):
         nvidia_specs.parse_node_spec(spec)
 
 
-@pytest.mark.parametrize("text,minor", [("1.37", 37), ("v1.35.2", 35), ("1.34", 34)])
+@pytest.mark.parametrize(("text", "minor"), [("1.37", 37), ("v1.35.2", 35), ("1.34", 34)])
 def test_k8s_versions(text, minor):
     assert nvidia_specs.k8s_minor(text) == minor
 
@@ -139,7 +139,7 @@ def test_k8s_versions_rejected(text):
 
 
 @pytest.mark.parametrize(
-    "text,kind,canonical",
+    ("text", "kind", "canonical"),
     [
         ("full", "full", "full"),
         (" MIG-DYNAMIC ", "mig-dynamic", "mig-dynamic"),
@@ -157,7 +157,7 @@ def test_parse_gpu_mode(text, kind, canonical):
 
 
 @pytest.mark.parametrize(
-    "text,msg",
+    ("text", "msg"),
     [
         ("mig", "unknown GPU mode"),
         ("mig-static", "needs a layout"),
@@ -177,7 +177,7 @@ def test_parse_gpu_mode_errors(text, msg):
 
 
 @pytest.mark.parametrize(
-    "raw,semver",
+    ("raw", "semver"),
     [
         ("580.95.05", "580.95.5"),
         ("570.172.08", "570.172.8"),
@@ -485,7 +485,9 @@ def test_device_classes_v1_with_extended_resource():
     assert "extendedResourceName" not in classes["mig.nvidia.com"]["spec"]
 
 
-@pytest.mark.parametrize("version,has", [("1.34", False), ("1.35", False), ("1.36", True), ("1.37", True)])
+@pytest.mark.parametrize(
+    ("version", "has"), [("1.34", False), ("1.35", False), ("1.36", True), ("1.37", True)]
+)
 def test_extended_resource_name_follows_the_gate(version, has):
     gpu = nvidia_dra.device_classes(version)[0]
     assert ("extendedResourceName" in gpu["spec"]) is has

@@ -33,7 +33,7 @@ BOARDS = [
 ]
 
 
-@pytest.mark.parametrize("alias,key", [("L4", "L4-24GB"), ("a10g", "A10G-24GB"), ("A10", "A10-24GB"),
+@pytest.mark.parametrize(("alias", "key"), [("L4", "L4-24GB"), ("a10g", "A10G-24GB"), ("A10", "A10-24GB"),
                                        ("l40", "L40-48GB"), ("L40S", "L40S-48GB")])  # fmt: skip
 def test_short_names(alias: str, key: str) -> None:
     assert models.get_model(alias).key == key
@@ -53,7 +53,7 @@ def test_node_specs_generate_the_nodes_and_gpus(spec: str) -> None:
     }
 
 
-@pytest.mark.parametrize("key,product,arch,cc,mib,pci,family", BOARDS)
+@pytest.mark.parametrize(("key", "product", "arch", "cc", "mib", "pci", "family"), BOARDS)
 def test_published_attributes_match_the_sources(key, product, arch, cc, mib, pci, family) -> None:
     model = models.get_model(key)
     assert (model.pci_device_id, model.mig_capable) == (pci, False)

@@ -70,7 +70,7 @@ def test_a_layout_that_needs_a_second_creation_order():
 
 
 @pytest.mark.parametrize(
-    "text,msg",
+    ("text", "msg"),
     [
         ("3g.40gb,3g.40gb,1g.10gb", "needs 9 memory slices"),
         ("3g.40gb*3", "3 x 3g.40gb exceeds its maximum of 2"),
@@ -160,7 +160,8 @@ def test_placement_never_overlaps_and_is_complete(req):
         # refused only if the layout is truly impossible (or breaks a max count)
         assert not (within_max and _feasible(wants))
         return
-    assert within_max and _feasible(wants)
+    assert within_max
+    assert _feasible(wants)
     assert not overlaps(result)
     assert len(result) == len(wants)
     for mp in result:

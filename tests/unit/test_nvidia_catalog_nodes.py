@@ -26,7 +26,7 @@ def labels(node):
 
 
 @pytest.mark.parametrize(
-    "mode,expected",
+    ("mode", "expected"),
     [
         ("full", {"nvidia.com/gpu": "8"}),
         ("time-slicing:4", {"nvidia.com/gpu": "32"}),
@@ -154,7 +154,7 @@ def test_full_gpu_labels():
 
 
 @pytest.mark.parametrize(
-    "model,family",
+    ("model", "family"),
     [("T4", "turing"), ("L40S", "ada-lovelace"), ("A100-40GB", "ampere"), ("B200", "blackwell")],
 )
 def test_gpu_family(model, family):

@@ -63,7 +63,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("spec,mode,version", CASES)
+@pytest.mark.parametrize(("spec", "mode", "version"), CASES)
 def test_dra_cluster_objects_validate(spec, mode, version):
     objs = cluster(spec, mode, version)
     problems = [p for o in objs for p in schema_errors(o, version)]

@@ -26,7 +26,8 @@ def test_preflight(version: str, minor: int, gates: list[str], problem: str | No
 def test_every_release_speaks_v1_and_the_health_taints_start_at_v0_4_0() -> None:
     for v in ("v25.3.0", "v25.8.1", "v25.12.0", "v0.4.0"):
         rel = dr.release(v)
-        assert rel is not None and rel["resourceAPIs"][0] == "v1"
+        assert rel is not None
+        assert rel["resourceAPIs"][0] == "v1"
     assert dr.release("v0.4.0")["health"] == "taints"  # type: ignore[index]
     assert dr.release("25.12.0")["health"] == "removed-from-slice"  # type: ignore[index]
     assert dr.normalise("nvcr.io/x:v25.8.1-ubi9") == "v25.8.1"
@@ -57,10 +58,12 @@ def test_preflight_gates_of_the_new_releases(version: str, gates: list[str], pro
 
 def test_v0_4_1_and_v0_5_0_are_known_with_what_their_devices_publish() -> None:
     """Before: a cluster running v0.5.0 was 'not in kubedra's release table'."""
-    assert dr.preflight("v0.5.0", 37) == [] and dr.preflight("0.4.1", 34) == []
+    assert dr.preflight("v0.5.0", 37) == []
+    assert dr.preflight("0.4.1", 34) == []
     assert dr.newest() == "v0.5.0"
     gpu = dr.device_kinds("v0.5.0")["gpu"]
-    assert gpu["driver"] == "gpu.nvidia.com" and "index" not in gpu["attributes"]
+    assert gpu["driver"] == "gpu.nvidia.com"
+    assert "index" not in gpu["attributes"]
     assert gpu["attributes"]["resource.kubernetes.io/numaNode"] == [
         "int",
         "ints",
@@ -71,10 +74,12 @@ def test_v0_4_1_and_v0_5_0_are_known_with_what_their_devices_publish() -> None:
     assert dr.device_kinds("v0.4.1")["vfio"]["attributes"]["numa"] == ["int"]
     assert dr.device_kinds("v25.3.2")["gpu"]["attributes"]["index"] == ["int"]  # removed in v25.8.0
     assert set(dr.device_kinds("v0.5.0")) == {"gpu", "mig", "vfio", "channel", "daemon"}
-    assert "@main" in dr.schema_source("v0.5.0") and "@v0.4.1" in dr.schema_source("v0.4.1")
+    assert "@main" in dr.schema_source("v0.5.0")
+    assert "@v0.4.1" in dr.schema_source("v0.4.1")
 
 
 def test_resolve_driver_version() -> None:
-    assert dr.resolve(None) == dr.with_schema() and dr.resolve("0.5.0") == ["v0.5.0"]
+    assert dr.resolve(None) == dr.with_schema()
+    assert dr.resolve("0.5.0") == ["v0.5.0"]
     with pytest.raises(ValueError, match="not a release kubedra has read"):
         dr.resolve("v9.9.9")

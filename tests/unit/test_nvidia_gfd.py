@@ -39,7 +39,8 @@ def test_generated_labels_read_back(mode: str, strategy: str | None, gpus: int, 
 
 def test_single_strategy_counts_mig_devices() -> None:
     labels, _ = _node("mig-static:all-3g.40gb", "single")
-    assert labels[gfd.COUNT] == "16" and gfd.single_strategy(labels)
+    assert labels[gfd.COUNT] == "16"
+    assert gfd.single_strategy(labels)
     assert gfd.mig_profile(labels) == "3g.40gb"
 
 
@@ -70,7 +71,8 @@ def test_single_strategy_counts_mig_devices() -> None:
 )
 def test_labels_that_do_not_tell_the_gpus_say_why(labels: dict[str, str], why: str) -> None:
     got = gfd.physical_gpus(labels)
-    assert isinstance(got, str) and why in got
+    assert isinstance(got, str)
+    assert why in got
 
 
 def test_no_count_label_is_none() -> None:
@@ -98,4 +100,5 @@ def test_an_edited_count_is_bounded(labels: dict[str, str]) -> None:
     # a count no node holds made simulate build a slice per claimed GPU, or search layouts for ever (it hung)
     started = time.monotonic()
     got = gfd.physical_gpus(labels)
-    assert isinstance(got, str) and time.monotonic() - started < 5
+    assert isinstance(got, str)
+    assert time.monotonic() - started < 5

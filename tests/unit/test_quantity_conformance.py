@@ -28,4 +28,5 @@ def test_invalid(text: str) -> None:
 
 
 def test_corpus_is_not_empty() -> None:
-    assert len(DATA["parse"]) > 50 and len(DATA["invalid"]) > 5
+    assert len(DATA["parse"]) > 50
+    assert len(DATA["invalid"]) > 5

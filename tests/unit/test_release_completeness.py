@@ -94,5 +94,6 @@ def test_unverified_release_says_so_once() -> None:
     result = CliRunner().invoke(cli, ["demo", "--target-version", release])
     assert result.exit_code == 0, result.output
     line = f"not yet verified against a {release} control plane"
-    assert result.stderr.count(line) == 1 and versions.unverified(release) in result.stderr
+    assert result.stderr.count(line) == 1
+    assert versions.unverified(release) in result.stderr
     assert line not in result.stdout

@@ -38,7 +38,8 @@ def test_existing_mode_is_kept(tmp_path: Path) -> None:
     p.write_text("old")
     p.chmod(0o640)
     write_atomic(str(p), "new")
-    assert p.read_text() == "new" and stat.S_IMODE(p.stat().st_mode) == 0o640
+    assert p.read_text() == "new"
+    assert stat.S_IMODE(p.stat().st_mode) == 0o640
 
 
 def test_symlink_is_written_through(tmp_path: Path) -> None:
@@ -47,7 +48,8 @@ def test_symlink_is_written_through(tmp_path: Path) -> None:
     link = tmp_path / "link.yaml"
     link.symlink_to(real)
     write_atomic(str(link), "new")
-    assert link.is_symlink() and real.read_text() == "new"
+    assert link.is_symlink()
+    assert real.read_text() == "new"
 
 
 def test_fifo_is_refused_and_never_opened(tmp_path: Path) -> None:
@@ -55,7 +57,8 @@ def test_fifo_is_refused_and_never_opened(tmp_path: Path) -> None:
     os.mkfifo(fifo)
     with pytest.raises(InputError, match="FIFO"):
         write_atomic(str(fifo), "x")  # would block forever if opened
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and not temps(tmp_path)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert not temps(tmp_path)
 
 
 @pytest.mark.parametrize("target", ["/dev/null", "/dev/full"])
@@ -91,7 +94,8 @@ def test_all_or_nothing_when_one_target_is_bad(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "bad.yaml")
     with pytest.raises(InputError):
         write_files({str(good): "new", str(tmp_path / "bad.yaml"): "new"})
-    assert good.read_text() == "old" and not temps(tmp_path)
+    assert good.read_text() == "old"
+    assert not temps(tmp_path)
 
 
 def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None:
@@ -103,7 +107,8 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None
     live = tmp_path / f"{TEMP_PREFIX}{os.getppid()}-0000"  # a live process: not ours to remove
     live.write_text("busy")
     write_atomic(str(tmp_path / "r.html"), "x")
-    assert not stale.exists() and live.exists()
+    assert not stale.exists()
+    assert live.exists()
 
 
 def test_sigterm_during_a_write_leaves_no_temporary(tmp_path: Path) -> None:
@@ -122,9 +127,11 @@ def test_sigterm_during_a_write_leaves_no_temporary(tmp_path: Path) -> None:
     proc = subprocess.Popen([sys.executable, "-c", script], env={**os.environ})
     deadline = time.monotonic() + 20
     while not (tmp_path / "started").exists():
-        assert time.monotonic() < deadline and proc.poll() is None
+        assert time.monotonic() < deadline
+        assert proc.poll() is None
         time.sleep(0.02)
     assert temps(tmp_path)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 128 + signal.SIGTERM
-    assert not temps(tmp_path) and not (tmp_path / "r.html").exists()
+    assert not temps(tmp_path)
+    assert not (tmp_path / "r.html").exists()

@@ -84,4 +84,5 @@ def test_audit_and_migrate_read_every_shared_file() -> None:
     )
     assert len(migrated.files) == len(files)
     for m in (f for r in migrated.files for f in r.findings if f.level == "manual"):
-        assert m.message and m.line, f"manual item without reason or line: {m}"
+        assert m.message, f"manual item without reason or line: {m}"
+        assert m.line, f"manual item without reason or line: {m}"

@@ -78,7 +78,8 @@ def test_start_without_binaries_leaves_nothing_behind(bin_dir: Path) -> None:
 
 def test_free_ports_are_distinct() -> None:
     ports = free_ports(5)
-    assert len(set(ports)) == 5 and all(p > 0 for p in ports)
+    assert len(set(ports)) == 5
+    assert all(p > 0 for p in ports)
 
 
 def test_resource_paths() -> None:
@@ -94,5 +95,6 @@ def test_resource_paths() -> None:
 def test_oracle_scenario_document_shape() -> None:
     doc = oracle.scenario({"metadata": {"name": "n"}}, [{"metadata": {"name": "c"}}])
     assert doc["fixedShareID"] is True
-    assert doc["allocatedDevices"] == [] and "deviceTaintRules" not in doc
+    assert doc["allocatedDevices"] == []
+    assert "deviceTaintRules" not in doc
     assert set(oracle.DEFAULT_FEATURES["1.36"]) < set(oracle.DEFAULT_FEATURES["1.37"])

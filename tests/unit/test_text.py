@@ -34,8 +34,10 @@ def test_count(n: int, word: str, text: str) -> None:
 
 
 def test_irregular() -> None:
-    assert count(2, "info", "info") == "2 info" and count(1, "info", "info") == "1 info"
-    assert plural("box") == "boxes" and plural("key") == "keys"
+    assert count(2, "info", "info") == "2 info"
+    assert count(1, "info", "info") == "1 info"
+    assert plural("box") == "boxes"
+    assert plural("key") == "keys"
 
 
 def test_reports_say_no_word_with_an_s_in_brackets() -> None:

@@ -18,7 +18,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "kubedra"
 def test_supported_and_default_come_from_the_data_file() -> None:
     data = yaml.safe_load((SRC / "data" / "versions.yaml").read_text())
     assert tuple(data["supported"]) == versions.SUPPORTED
-    assert data["default"] == versions.DEFAULT_TARGET and versions.DEFAULT_TARGET in versions.SUPPORTED
+    assert data["default"] == versions.DEFAULT_TARGET
+    assert versions.DEFAULT_TARGET in versions.SUPPORTED
 
 
 def test_check_target() -> None:
@@ -28,23 +29,25 @@ def test_check_target() -> None:
     with pytest.raises(UsageError, match="invalid"):
         versions.check_target("latest")
     version, warning = versions.check_target("1.39", partial_ok=True)
-    assert version == "1.39" and warning and "only partly" in warning
+    assert version == "1.39"
+    assert warning
+    assert "only partly" in warning
     with pytest.raises(UsageError, match=r"1\.20-1\.43 partly"):
         versions.check_target("1.99", partial_ok=True)
 
 
 def test_gate_history_marks_removed_gates_absent() -> None:
     h = featuregates.gate_histories()
-    assert h["GangScheduling"]["1.37"] == "absent" and h["GangScheduling"]["1.36"] == "alpha:off"
+    assert h["GangScheduling"]["1.37"] == "absent"
+    assert h["GangScheduling"]["1.36"] == "alpha:off"
     assert h["DynamicResourceAllocation"]["1.35"] == "ga:on:locked"
     assert "1.31" not in h["DRAExtendedResource"]  # before the gate's first release: unknown, not absent
     assert featuregates.merged_into()["GangScheduling"] == "GenericWorkload"
 
 
 def test_behaviour_facts_and_api_tables() -> None:
-    assert versions.holds("dra.countersOnlySlices", "1.35") and not versions.holds(
-        "dra.countersOnlySlices", "1.34"
-    )
+    assert versions.holds("dra.countersOnlySlices", "1.35")
+    assert not versions.holds("dra.countersOnlySlices", "1.34")
     assert versions.holds("allocator.clearsAllRequestConfigs", versions.Version(1, 37))
     assert versions.api("gang", "1.34") is None
     assert versions.api("gang", "v1.36.2")["apiVersion"] == "scheduling.k8s.io/v1alpha2"
@@ -80,7 +83,8 @@ def test_the_testbed_builds_the_releases_of_the_data_file() -> None:
     assert sorted(minor for minor, _ in pinned) == sorted(versions.testbed())
     assert all(patch.startswith(f"{minor}.") for minor, patch in pinned)
     default = re.search(r"^K8S_VERSION \?= (\S+)$", makefile, re.M)
-    assert default is not None and default.group(1) == versions.DEFAULT_TARGET
+    assert default is not None
+    assert default.group(1) == versions.DEFAULT_TARGET
 
 
 def test_make_testbed_builds_every_testbed_release() -> None:

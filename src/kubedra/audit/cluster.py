@@ -290,7 +290,8 @@ def gather(out: AuditInputs, req: ClusterRequest, rules: RuleBook) -> None:
             )
             continue
         scope = res.scope
-        assert scope is not None and scope.facts is not None
+        assert scope is not None
+        assert scope.facts is not None
         out.clusters.append(scope.facts)
         out.findings += res.findings
         out.scopes.append(scope)

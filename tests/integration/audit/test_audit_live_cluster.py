@@ -253,7 +253,8 @@ def test_admin_inventory(world: ControlPlane) -> None:
     code, report, err = audit(world.kubeconfig)
     assert code == 1, err  # dual advertisement and the incomplete pool are errors
     s = report["summary"]
-    assert s["clusters"] == ["kubedra-testbed"] and s["notInspected"] == []
+    assert s["clusters"] == ["kubedra-testbed"]
+    assert s["notInspected"] == []
     got = {(f["rule"], f["object"]["kind"], f["object"]["name"]) for f in mine(report, PREFIX)}
     assert ("gpu.device-plugin-request", "Deployment", f"{PREFIX}-trainer") in got
     assert ("gpu.dual-advertisement", "Node", f"{PREFIX}-dual") in got
@@ -274,7 +275,8 @@ def test_admin_inventory(world: ControlPlane) -> None:
     assert [(f["rule"], f["object"]["kind"]) for f in legacy] == [("api.removed", "CronJob")]
     assert f"Helm release {NS}/legacy revision 4, chart legacy-0.9.0" in legacy[0]["message"]
     trainer = [f for f in helm if f"Helm release {NS}/trainer" in f["message"]]
-    assert trainer and {f["object"]["kind"] for f in trainer} == {"ResourceClaimTemplate"}
+    assert trainer
+    assert {f["object"]["kind"] for f in trainer} == {"ResourceClaimTemplate"}
     assert all(f"Helm release {NS}/trainer revision 2, chart trainer-0.9.0" in f["message"] for f in trainer)
     assert not [f for f in helm if "nightly" in f["object"]["name"] and "legacy" not in f["message"]]
     assert not [f for f in mine(report, PREFIX) if f["object"]["name"] == f"{PREFIX}-not-helm"]
@@ -311,7 +313,8 @@ def test_lists_page_by_page_and_only_what_the_audit_reads(
     assert len({f["object"]["name"] for f in bulk}) == count  # every page was read
     assert {r.method for r in requests} == {"GET"}
     lists = [r for r in requests if r.path.endswith("/deployments")]
-    assert lists and all(r.query.get("limit") == [str(page)] for r in lists)
+    assert lists
+    assert all(r.query.get("limit") == [str(page)] for r in lists)
     assert len([r for r in lists if "continue" in r.query]) >= 2
     assert any(r.path == "/apis/kubeflow.org/v1/pytorchjobs" for r in requests)
     assert not any(WIDGET_GROUP in r.path for r in requests)  # not even its discovery document
@@ -330,7 +333,8 @@ def test_no_helm_releases_sends_no_secrets_request(
         "audit", "--kubeconfig", str(world.kubeconfig), "--cluster", "--no-helm-releases", "-o", "json"
     )
     assert res.exit_code == 1, res.output
-    assert requests and not [r for r in requests if "/secrets" in r.path]
+    assert requests
+    assert not [r for r in requests if "/secrets" in r.path]
     assert f"Helm release {NS}/legacy" not in res.stdout
 
 
@@ -359,7 +363,8 @@ def test_restricted_service_account_sees_forbidden_groups(world: ControlPlane, t
     assert len(forbidden) == len(not_inspected)  # one finding each: never reported as clean
     assert all("not inspected (forbidden" in f["message"] for f in forbidden)
     severity = {f["object"]["name"]: f["severity"] for f in forbidden}
-    assert severity["pods"] == "error" and severity[cluster_source.METRICS] == "warning"
+    assert severity["pods"] == "error"
+    assert severity[cluster_source.METRICS] == "warning"
     # nodes were readable: the node check still ran; slices were not, so no DRA verdict is invented
     got = {(f["rule"], f["object"]["name"]) for f in report["findings"]}
     assert ("cluster.kubelet-skew", f"{PREFIX}-dual") in got
@@ -379,8 +384,10 @@ def test_shipped_clusterroles_are_enough(world: ControlPlane, tmp_path: Path) ->
     try:
         kc = sa_kubeconfig(world, tmp_path, "kubedra", "kubedra")
         code, report, err = audit(kc)
-        assert code == 1 and report, err
-        assert report["summary"]["notInspected"] == [] and report["incomplete"] == []
+        assert code == 1, err
+        assert report, err
+        assert report["summary"]["notInspected"] == []
+        assert report["incomplete"] == []
         got = {(f["rule"], f["object"]["name"]) for f in mine(report, PREFIX)}
         assert ("gpu.dual-advertisement", f"{PREFIX}-dual") in got
         assert ("gpu.device-plugin-request", f"{PREFIX}-mnist") in got  # operator groups are in the role
@@ -393,10 +400,12 @@ def test_shipped_clusterroles_are_enough(world: ControlPlane, tmp_path: Path) ->
         assert "cannot list secrets (Helm 3 releases) (cluster-wide): forbidden" in err
         # ... unless accepted
         code, report, err = audit(kc, "--allow-missing", "secrets")
-        assert code == 1 and report["incomplete"] == [], err
+        assert code == 1, err
+        assert report["incomplete"] == [], err
         # --no-helm-releases: the secrets are not asked for, so there is nothing forbidden to report
         code, report, _ = audit(kc, "--no-helm-releases")
-        assert code == 1 and report["summary"]["notInspected"] == []
+        assert code == 1
+        assert report["summary"]["notInspected"] == []
         assert not [f for f in report["findings"] if f["rule"] == "cluster.not-inspected"]
     finally:
         for d in reversed(core + helm):
@@ -420,7 +429,8 @@ def test_several_contexts_concurrently_one_unreachable(world: ControlPlane, tmp_
     assert code == incomplete_exit(report), err
     assert report["summary"]["clusters"] == ["a", "b"]
     (down,) = [f for f in report["findings"] if f["rule"] == "cluster.unreachable"]
-    assert down["source"] == {"cluster": "down"} and down["severity"] == "error"
+    assert down["source"] == {"cluster": "down"}
+    assert down["severity"] == "error"
     dual = [f["source"]["cluster"] for f in mine(report, PREFIX) if f["rule"] == "gpu.dual-advertisement"]
     assert sorted(dual) == ["a", "b"]
 
@@ -428,7 +438,8 @@ def test_several_contexts_concurrently_one_unreachable(world: ControlPlane, tmp_
 def test_bad_credentials(world: ControlPlane, tmp_path: Path) -> None:
     kc = str(token_kubeconfig(world, tmp_path / "wrong.kubeconfig", "not-a-valid-token", "prod"))
     res = kubedra_inprocess("audit", "--kubeconfig", kc, "--cluster", "-o", "json")
-    assert res.exit_code == 2 and res.stdout == ""
+    assert res.exit_code == 2
+    assert res.stdout == ""
     assert (
         res.stderr
         == f"kubedra: error: cluster prod ({world.url}) refused our credentials: HTTP 401: Unauthorized\n"
@@ -442,7 +453,8 @@ def test_cluster_and_files_together(world: ControlPlane, tmp_path: Path) -> None
     assert code == 1, err
     pdb = [f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget"]
     assert [(f["rule"], f["source"]) for f in pdb] == [("api.removed", {"file": str(manifest), "line": 1})]
-    assert report["summary"]["filesScanned"] == 1 and report["summary"]["clusters"] == ["kubedra-testbed"]
+    assert report["summary"]["filesScanned"] == 1
+    assert report["summary"]["clusters"] == ["kubedra-testbed"]
     assert ("dra.pool-inconsistent", {"cluster": "kubedra-testbed"}) in [
         (f["rule"], f["source"]) for f in mine(report, PREFIX)
     ]
@@ -463,7 +475,8 @@ def test_progress_bar_does_not_change_results(world: ControlPlane, tmp_path: Pat
 
     plain = audit_cluster.collect_many(kc, ["a", "b"], helm_releases=False)
     shown = audit_cluster.collect_many(kc, ["a", "b"], helm_releases=False, progress=True)
-    assert [r.context for r in shown] == ["a", "b"] and [r.error for r in shown] == [None, None]
+    assert [r.context for r in shown] == ["a", "b"]
+    assert [r.error for r in shown] == [None, None]
     assert ours(shown) == ours(plain)
     assert (("Node", "", f"{PREFIX}-dual")) in ours(shown)[0]
     assert [r.scope.facts.not_inspected for r in shown] == [r.scope.facts.not_inspected for r in plain]

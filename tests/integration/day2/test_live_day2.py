@@ -114,7 +114,8 @@ def test_explain_pod_names_why_it_is_pending(controlplane: ControlPlane, gpu_clu
     assert res.exit_code == 1, res.output
     data = json.loads(res.stdout)
     by_node = {e["node"]: e for e in data["nodes"]}
-    assert by_node[node]["explanation"] and not by_node[node]["allocatable"]
+    assert by_node[node]["explanation"]
+    assert not by_node[node]["allocatable"]
     others = [e for n, e in by_node.items() if n != node]
     assert all(e.get("reason") == "node(s) didn't match Pod's node affinity/selector" for e in others)
 
@@ -136,7 +137,8 @@ def test_explain_pod_names_why_it_is_pending(controlplane: ControlPlane, gpu_clu
     controlplane.api.create(_pod(ns, "small", group, "one-gpu"))
     _claim_of(controlplane, ns, "small")
     missing = kubedra_inprocess("explain", "pod/nope", "-n", ns, "--kubeconfig", kc)
-    assert missing.exit_code == 2 and f"Pod {ns}/nope not found" in missing.stderr
+    assert missing.exit_code == 2
+    assert f"Pod {ns}/nope not found" in missing.stderr
 
 
 def test_verify_fails_an_untolerated_noexecute_rule(
@@ -225,7 +227,8 @@ def test_explain_with_partial_rbac_is_incomplete(controlplane: ControlPlane, gpu
             return r if r.exit_code == 2 else None
 
         res = controlplane.api.wait_for("RBAC in force", refused, timeout=30)
-        assert "incomplete" in res.stderr and "resourceclaims.resource.k8s.io" in res.stderr, res.stderr
+        assert "incomplete" in res.stderr, res.stderr
+        assert "resourceclaims.resource.k8s.io" in res.stderr, res.stderr
         assert "needs 9, 8 available" in res.stdout  # the answer is still shown, marked incomplete
         ok = ask("--allow-missing", "resourceclaims.resource.k8s.io")
         assert ok.exit_code == 1, ok.output

@@ -182,11 +182,9 @@ def test_verify_passes_on_a_healthy_cluster_and_snapshot_round_trips(
     code, data = _verify(cp)
     assert code == 0, json.dumps(data, indent=1)
     checks = _checks(data)
-    assert (
-        checks["slices"]["checked"] == 2
-        and checks["driver"]["checked"] == 2
-        and checks["claims"]["checked"] == 1
-    )
+    assert checks["slices"]["checked"] == 2
+    assert checks["driver"]["checked"] == 2
+    assert checks["claims"]["checked"] == 1
     assert data["serverVersion"] == "v1.37.2"
     # the same from a snapshot, offline, and as its own baseline
     snap = tmp_path / "before.yaml"
@@ -194,7 +192,9 @@ def test_verify_passes_on_a_healthy_cluster_and_snapshot_round_trips(
     assert res.exit_code == 0, res.output
     assert kubedra("verify", "-f", str(snap), "--baseline", str(snap)).exit_code == 0
     text = snap.read_text()
-    assert "kind: ResourceSlice" in text and "kind: ResourceClaim" in text and "BEGIN CERTIFICATE" not in text
+    assert "kind: ResourceSlice" in text
+    assert "kind: ResourceClaim" in text
+    assert "BEGIN CERTIFICATE" not in text
 
 
 def test_verify_fails_clearly_on_a_broken_cluster(
@@ -262,4 +262,5 @@ def test_verify_fails_clearly_on_a_broken_cluster(
         for m in checks["baseline"]["messages"]
     )
     res = kubedra("verify", "--kubeconfig", str(cp.kubeconfig))
-    assert res.exit_code == 1 and "FAILED" in res.stdout
+    assert res.exit_code == 1
+    assert "FAILED" in res.stdout

@@ -222,7 +222,8 @@ def test_capture_is_read_only_and_scrubbed(captured: Capture) -> None:
     assert "snapshot of kubedra-testbed (v1.37." in captured.result.stderr
     assert f"written to {captured.path}" in captured.result.stderr
     # only GETs, and Secrets only as Helm release secrets (by label and type), never a plain list
-    assert captured.requests and {r.method for r in captured.requests} == {"GET"}
+    assert captured.requests
+    assert {r.method for r in captured.requests} == {"GET"}
     secrets = [r for r in captured.requests if r.path.endswith("/secrets")]
     assert [(r.query["labelSelector"], r.query["fieldSelector"]) for r in secrets] == [
         (["owner=helm"], ["type=helm.sh/release.v1"])
@@ -230,7 +231,8 @@ def test_capture_is_read_only_and_scrubbed(captured: Capture) -> None:
     text = captured.path.read_text()
     for secret in (*NEVER, base64.b64encode(SECRET_VALUE.encode()).decode(), HELM_VALUE, PROXY_CIDR):
         assert secret not in text, secret
-    assert "last-applied-configuration" not in text and "managedFields" not in text
+    assert "last-applied-configuration" not in text
+    assert "managedFields" not in text
     assert f"--token={scrub_rules().redacted}" in text
 
 
@@ -252,7 +254,8 @@ def test_snapshot_reads_back_as_manifests(captured: Capture, world: World) -> No
     }
     # the GPU node and what the DRA driver publishes for it
     names = {(d.kind, d.name) for d in loaded.documents}
-    assert ("Node", world.gpu_node) in names and ("DeviceClass", "gpu.nvidia.com") in names
+    assert ("Node", world.gpu_node) in names
+    assert ("DeviceClass", "gpu.nvidia.com") in names
     slices = [d.obj for d in loaded.documents if d.kind == "ResourceSlice"]
     assert any(s["spec"].get("nodeName") == world.gpu_node for s in slices)
 
@@ -260,11 +263,14 @@ def test_snapshot_reads_back_as_manifests(captured: Capture, world: World) -> No
 def test_header_records_versions_gates_and_helm_metadata(captured: Capture) -> None:
     snap = snapfmt.load(str(captured.path))
     h = snap.header
-    assert h.cluster == "kubedra-testbed" and h.server_version.startswith("v1.37.")
-    assert "resource.k8s.io/v1" in h.served_apis and "resource.k8s.io/v1beta1" in h.served_apis
+    assert h.cluster == "kubedra-testbed"
+    assert h.server_version.startswith("v1.37.")
+    assert "resource.k8s.io/v1" in h.served_apis
+    assert "resource.k8s.io/v1beta1" in h.served_apis
     assert h.feature_gates.get("DynamicResourceAllocation") is True  # from the real /metrics
     lines = h.metrics.splitlines()
-    assert lines and all(
+    assert lines
+    assert all(
         ln.startswith(("kubernetes_feature_enabled{", "apiserver_requested_deprecated_apis{")) for ln in lines
     )
     rel = next(r for r in h.helm_releases if r.namespace == NS)
@@ -287,7 +293,8 @@ def test_snapshot_audits_as_the_cluster_it_was_taken_from(captured: Capture) -> 
     assert [c.name for c in report.clusters] == ["kubedra-testbed"]
     proxy = [f for f in report.findings if f.rule == "cluster.kube-proxy-ipvs" and f.object.name == PROXY_CM]
     assert len(proxy) == 1
-    assert proxy[0].source.file == str(captured.path) and (proxy[0].source.line or 0) > 1
+    assert proxy[0].source.file == str(captured.path)
+    assert (proxy[0].source.line or 0) > 1
     helm = [f for f in report.findings if f"Helm release {NS}/trainer revision 3" in f.message]
     assert [(f.rule, f.object.kind, f.object.name) for f in helm] == [
         ("api.removed", "CronJob", f"{PREFIX}-nightly")
@@ -304,8 +311,10 @@ def test_json_snapshot_with_a_name(world: World, captured: Capture, tmp_path: Pa
     )
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
-    assert data["kind"] == "List" and data["kubedra"]["format"] == snapfmt.FORMAT
-    assert data["kubedra"]["cluster"] == "eu-1" and list(data)[-1] == "kubedra"
+    assert data["kind"] == "List"
+    assert data["kubedra"]["format"] == snapfmt.FORMAT
+    assert data["kubedra"]["cluster"] == "eu-1"
+    assert list(data)[-1] == "kubedra"
     assert ours(files.load([str(out)]).documents) == {
         ("Deployment", f"{PREFIX}-train"),
         ("ConfigMap", PROXY_CM),
@@ -328,11 +337,14 @@ def test_what_cannot_be_read_is_recorded_not_hidden(world: World, tmp_path: Path
     )
     snap = snapfmt.load(str(out))
     ni = {x["resource"]: x["reason"] for x in snap.header.not_inspected}
-    assert ni["deployments.apps"].startswith("HTTP 403") and ni[cluster_source.METRICS].startswith("HTTP 403")
+    assert ni["deployments.apps"].startswith("HTTP 403")
+    assert ni[cluster_source.METRICS].startswith("HTTP 403")
     for readable in ("nodes", "pods", "configmaps", "daemonsets.apps", "resourceslices.resource.k8s.io"):
         assert readable not in ni
-    assert snap.header.metrics == "" and snap.header.feature_gates == {}
-    assert snap.header.cluster == "viewer" and not snap.kind("Deployment")
+    assert snap.header.metrics == ""
+    assert snap.header.feature_gates == {}
+    assert snap.header.cluster == "viewer"
+    assert not snap.kind("Deployment")
     assert ("ConfigMap", PROXY_CM) in {(o["kind"], o["metadata"]["name"]) for o in snap.items}
 
 

@@ -49,7 +49,8 @@ def test_picks_first_devices_in_pool_order_and_sets_node_selector():
     res = a.allocate(node(), [claim("c", req(count=2))])
     assert picked(res) == [[("req-0", "d0"), ("req-0", "d1")]]
     term = res[0].node_selector.terms[0]
-    assert term.match_fields[0].key == "metadata.name" and term.match_fields[0].values == ["node-1"]
+    assert term.match_fields[0].key == "metadata.name"
+    assert term.match_fields[0].values == ["node-1"]
 
 
 def test_unsatisfiable_returns_none_not_error():
@@ -205,7 +206,8 @@ def test_admin_access_may_use_allocated_devices_but_not_taints():
     busy = AllocatedState(devices={("driver-a", "pool-1", "d0")})
     a = alloc([slice_("s1", devices)], allocated=busy)
     res = a.allocate(node(), [claim("c", req(admin_access=True))])
-    assert picked(res) == [[("req-0", "d0")]] and res[0].results[0].admin_access is True
+    assert picked(res) == [[("req-0", "d0")]]
+    assert res[0].results[0].admin_access is True
     with pytest.raises(AllocationError, match="admin access is requested, but the feature is disabled"):
         alloc([slice_("s1", devices)], features=Features()).allocate(
             node(), [claim("c", req(admin_access=False))]

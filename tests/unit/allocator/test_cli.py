@@ -25,7 +25,8 @@ def test_allocate_json_shape_and_exit_code():
     assert by_node["node-a"]["allocated"] is False
     assert by_node["node-a"]["explanation"][1]["available"] == 1  # gpu-0 is in use by team-a/running
     b = by_node["node-b"]
-    assert b["allocated"] is True and b["error"] is None
+    assert b["allocated"] is True
+    assert b["error"] is None
     (c,) = b["claims"]
     assert (c["namespace"], c["name"]) == ("team-b", "two-gpus")
     assert [(x["request"], x["pool"], x["device"]) for x in c["results"]] == [
@@ -52,7 +53,8 @@ def test_allocate_exit_1_when_no_node_fits():
 def test_allocate_reads_stdin():
     text = (DATA / "two-nodes.yaml").read_text()
     r = run("allocate", "-f", "-", "-o", "yaml", input=text)
-    assert r.exit_code == 0 and "node: node-b" in r.output
+    assert r.exit_code == 0
+    assert "node: node-b" in r.output
 
 
 def test_explain_names_the_step_that_removes_devices():
@@ -139,7 +141,8 @@ def test_explain_any_pod_name_is_an_object_not_a_file(capsys) -> None:
     apiserver's rule: one line naming the rule, exit 2."""
     assert main_exit("explain", "pod/NAME", "-n", "NAMESPACE") == 2
     (err,) = capsys.readouterr().err.strip().splitlines()
-    assert "DNS subdomain" in err and "required with files" not in err
+    assert "DNS subdomain" in err
+    assert "required with files" not in err
     assert main_exit("explain", "claim/a b", str(DATA / "two-nodes.yaml")) == 2
     assert "DNS subdomain" in capsys.readouterr().err
 
@@ -260,7 +263,9 @@ def test_a_device_class_not_given_is_an_input_error_not_no_node_can(tmp_path) ->
     )
     for args in (("allocate", str(f)), ("explain", str(f), "--claim", "team-b/two-gpus")):
         r = cli_run(*args)
-        assert r.exit_code == 2 and r.stdout == "" and r.stderr == want, r.output
+        assert r.exit_code == 2, r.output
+        assert r.stdout == "", r.output
+        assert r.stderr == want, r.output
     assert cli_run("allocate", str(DATA / "two-nodes.yaml")).exit_code == 0  # with the class: decided
 
 

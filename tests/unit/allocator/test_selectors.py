@@ -39,7 +39,9 @@ def test_runtime_errors_are_raised_every_time_and_name_the_expression():
     for _ in range(2):
         with pytest.raises(SelectorError) as e:
             m.matches(3, expr, d, "gpu.nvidia.com")
-        assert e.value.runtime and e.value.index == 3 and "no such key" in e.value.message
+        assert e.value.runtime
+        assert e.value.index == 3
+        assert "no such key" in e.value.message
 
 
 def test_domain_presence_is_part_of_the_key():

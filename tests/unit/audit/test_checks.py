@@ -93,7 +93,8 @@ def pod(resources: dict[str, Any], annotations: dict[str, str] | None = None, **
 )
 def test_gpu_resources(resource: str, rule: str) -> None:
     (f,) = audit([pod({resource: 1})])
-    assert f.rule == rule and resource in f.message
+    assert f.rule == rule
+    assert resource in f.message
 
 
 def test_gpu_zero_and_other_resources_are_quiet() -> None:
@@ -141,12 +142,14 @@ def test_init_containers_and_deep_templates() -> None:
     }
     (f,) = audit([jobset])
     assert f.rule == "gpu.device-plugin-request"
-    assert "spec.replicatedJobs[0].template.spec.template.spec" in f.message and "warm" in f.message
+    assert "spec.replicatedJobs[0].template.spec.template.spec" in f.message
+    assert "warm" in f.message
 
 
 def test_fraction_annotations() -> None:
     (f,) = audit([pod({}, {"gpu-memory": "4000"})])
-    assert f.rule == "gpu.fraction-annotation" and "KAI" in f.message
+    assert f.rule == "gpu.fraction-annotation"
+    assert "KAI" in f.message
 
 
 @pytest.mark.parametrize(
@@ -156,7 +159,8 @@ def test_fraction_annotations() -> None:
 def test_scheduler_gpu_annotations_are_the_ones_migrate_cannot_rewrite(key: str, scheme: str) -> None:
     """audit and migrate read the same table (data/gpu-schemes.yaml): what migrate leaves manual, audit reports."""
     (f,) = audit([pod({}, {key: "x"})])
-    assert f.rule == "gpu.fraction-annotation" and scheme in f.message
+    assert f.rule == "gpu.fraction-annotation"
+    assert scheme in f.message
 
 
 def test_live_pods_owned_by_a_listed_controller_are_reported_once() -> None:
@@ -214,7 +218,8 @@ def test_extended_resource_classes_lower_the_severity() -> None:
         "spec": {"extendedResourceName": "nvidia.com/gpu"},
     }
     (f,) = audit([dc, pod({"nvidia.com/gpu": 1})])
-    assert f.severity == "info" and "DeviceClass gpu.nvidia.com maps nvidia.com/gpu" in f.message
+    assert f.severity == "info"
+    assert "DeviceClass gpu.nvidia.com maps nvidia.com/gpu" in f.message
 
 
 DEVICE_PLUGIN = """\
@@ -259,9 +264,9 @@ def test_device_plugin_daemonset_config_and_operator() -> None:
     found = {f.rule: f for f in audit(DEVICE_PLUGIN)}
     assert found["gpu.device-plugin-daemonset"].source.line == 11  # the image line
     ts = found["gpu.time-slicing-config"]
-    assert (
-        "nvidia.com/gpu x4" in ts.message and "nvidia.com/gpu.shared" in ts.message and ts.source.line == 19
-    )
+    assert "nvidia.com/gpu x4" in ts.message
+    assert "nvidia.com/gpu.shared" in ts.message
+    assert ts.source.line == 19
     assert found["gpu.operator"].severity == "warning"  # device plugin enabled in the ClusterPolicy
 
 
@@ -314,7 +319,8 @@ def test_dual_advertisement_and_nodes_without_slices() -> None:
     ]
     found = audit(objs, live=True)
     (dual,) = only(found, "gpu.dual-advertisement")
-    assert dual.object.name == "both" and dual.severity == "error"
+    assert dual.object.name == "both"
+    assert dual.severity == "error"
     missing = {f.object.name: f.severity for f in only(found, "dra.gpu-node-without-slices")}
     assert missing == {"dp-only": "info", "labelled-no-slices": "warning"}
 
@@ -338,7 +344,8 @@ def test_pool_consistency() -> None:
         rslice("d", None, pool="q", gen=1, count=2),
     ]
     (f,) = only(audit(objs, live=True), "dra.pool-inconsistent")
-    assert "pool p" in f.message and "1 slice at generation 2, resourceSliceCount says 2" in f.message
+    assert "pool p" in f.message
+    assert "1 slice at generation 2, resourceSliceCount says 2" in f.message
     # a manifest folder may hold part of a pool: fewer slices than announced is fine there, more is not
     partial = [dict(rslice("b", None, pool="p", gen=2, count=2), metadata={"name": "b"})]
     assert not only(audit(partial), "dra.pool-inconsistent")
@@ -403,9 +410,11 @@ def test_driver_not_ready_and_claims() -> None:
     }
     found = audit([ds, bad_pod, claim, waiting], live=True)
     (nr,) = only(found, "dra.driver-not-ready")
-    assert "ready 1/2" in nr.message and "plugin-x on gpu-1" in nr.message
+    assert "ready 1/2" in nr.message
+    assert "plugin-x on gpu-1" in nr.message
     (c,) = only(found, "dra.claim-unallocated")
-    assert c.severity == "warning" and "trainer" in c.message
+    assert c.severity == "warning"
+    assert "trainer" in c.message
     # hand-written manifests have no status: no health findings from them
     assert not only(audit([claim | {"status": None}]), "dra.claim-unallocated")
 
@@ -421,7 +430,8 @@ def test_device_taint_rule_effect_sets_severity() -> None:
         },
     }
     (f,) = audit([rule])
-    assert f.severity == "info" and "driver=gpu.nvidia.com, pool=node-1" in f.message
+    assert f.severity == "info"
+    assert "driver=gpu.nvidia.com, pool=node-1" in f.message
 
 
 # --- webhooks ------------------------------------------------------------------------------------------------
@@ -480,8 +490,10 @@ def test_mutating_webhook_on_dra_objects_is_a_warning_and_not_a_vap() -> None:
     ]
     found = audit([webhook("MutatingWebhookConfiguration", rules=rules, timeoutSeconds=3)])
     (m,) = only(found, "webhook.matches-gpu-workloads")
-    assert m.severity == "warning" and "resourceclaims.resource.k8s.io" in m.message
-    assert not only(found, "webhook.vap-candidate") and not only(found, "webhook.fail-closed-slow")
+    assert m.severity == "warning"
+    assert "resourceclaims.resource.k8s.io" in m.message
+    assert not only(found, "webhook.vap-candidate")
+    assert not only(found, "webhook.fail-closed-slow")
 
 
 def test_wildcard_or_side_effect_webhooks_are_not_vap_candidates() -> None:
@@ -517,8 +529,11 @@ def test_crd_deprecated_versions_and_gpu_operator_groups() -> None:
     }
     found = audit([crd])
     (d,) = only(found, "crd.deprecated-version")
-    assert "kubeflow.org/v1beta1" in d.message and "storedVersions" in d.message and ": use v1" in d.message
-    assert d.severity == "warning" and "(v1)" in d.fix
+    assert "kubeflow.org/v1beta1" in d.message
+    assert "storedVersions" in d.message
+    assert ": use v1" in d.message
+    assert d.severity == "warning"
+    assert "(v1)" in d.fix
     (g,) = only(found, "crd.gpu-operator")
     assert "PyTorchJob" in g.message
     crd["spec"]["versions"][0]["storage"] = True
@@ -536,7 +551,8 @@ def test_v1beta1_crd_api_removed() -> None:
             }
         ]
     )
-    assert f.rule == "api.removed" and "removed 1.22" in f.message
+    assert f.rule == "api.removed"
+    assert "removed 1.22" in f.message
 
 
 # --- cluster configuration -----------------------------------------------------------------------------------
@@ -582,11 +598,15 @@ data:
 def test_kube_system_configuration() -> None:
     found = {f.rule: f for f in audit(KUBE_SYSTEM + "---\n" + _node_yaml("old-kernel", "5.4.0-150-generic"))}
     ipvs = found["cluster.kube-proxy-ipvs"]
-    assert ipvs.severity == "warning" and ipvs.source.line == 7 and "1.40" in ipvs.fix and "1.43" in ipvs.fix
+    assert ipvs.severity == "warning"
+    assert ipvs.source.line == 7
+    assert "1.40" in ipvs.fix
+    assert "1.43" in ipvs.fix
     assert found["cluster.kube-dns"].object.name == "kube-dns"
     assert found["cluster.cgroup-v1"].source.line == 30
     k = found["cluster.nftables-kernel"]
-    assert "5.4.0-150-generic" in k.message and k.source.line is not None
+    assert "5.4.0-150-generic" in k.message
+    assert k.source.line is not None
 
 
 def _node_yaml(name: str, kernel: str) -> str:
@@ -598,7 +618,8 @@ def _node_yaml(name: str, kernel: str) -> str:
 
 def test_ipvs_becomes_an_error_when_disabled_by_default() -> None:
     (f,) = only(audit(KUBE_SYSTEM, target="1.40"), "cluster.kube-proxy-ipvs")
-    assert f.severity == "error" and "disabled by default from 1.40" in f.message
+    assert f.severity == "error"
+    assert "disabled by default from 1.40" in f.message
 
 
 def test_kube_proxy_mode_flag_and_coredns_named_kube_dns() -> None:
@@ -670,10 +691,8 @@ def test_feature_gates_from_metrics() -> None:
     by_gate = {f.object.name: f for f in found}
     assert set(by_gate) == {"DRADeviceTaintRules", "DRAExtendedResource", "GangScheduling"}
     # GA+locked at 1.37: an explicit =false stops components from starting
-    assert (
-        by_gate["DRAExtendedResource"].severity == "warning"
-        and "locked" in by_gate["DRAExtendedResource"].message
-    )
+    assert by_gate["DRAExtendedResource"].severity == "warning"
+    assert "locked" in by_gate["DRAExtendedResource"].message
     assert "cannot be turned off" in by_gate["DRAExtendedResource"].fix
     # GA but not locked: it just turns on
     assert by_gate["DRADeviceTaintRules"].severity == "info"
@@ -685,7 +704,8 @@ def test_feature_gates_from_metrics() -> None:
 def test_removed_gate_enabled_is_an_error() -> None:
     m = 'kubernetes_feature_enabled{name="DRAControlPlaneController",stage="ALPHA"} 1\n'
     (f,) = only(audit([], live=True, metrics=m, server="1.31.0"), "cluster.feature-gate")
-    assert f.severity == "error" and "does not exist at 1.37" in f.message
+    assert f.severity == "error"
+    assert "does not exist at 1.37" in f.message
 
 
 def test_deprecated_api_requests_from_metrics() -> None:
@@ -728,7 +748,8 @@ def test_live_single_version_alpha_objects_do_not_survive() -> None:
         "spec": {},
     }
     (f,) = only(audit([pg], live=True, server="v1.36.0"), "api.removed")
-    assert "unreadable after the upgrade" in f.message and f.source.cluster == "prod"
+    assert "unreadable after the upgrade" in f.message
+    assert f.source.cluster == "prod"
 
 
 # --- data ----------------------------------------------------------------------------------------------------
@@ -747,9 +768,10 @@ def test_rule_data_is_complete_and_every_rule_has_a_check() -> None:
     }
     assert checked | emitted_elsewhere == set(RULES.rules)
     for r in RULES.rules.values():
-        assert (
-            r.severity in ("error", "warning", "info") and r.title and r.fix and r.docs.startswith("https://")
-        )
+        assert r.severity in ("error", "warning", "info")
+        assert r.title
+        assert r.fix
+        assert r.docs.startswith("https://")
 
 
 def test_live_current_version_defaults_to_the_apiserver() -> None:
@@ -782,7 +804,8 @@ def test_a_version_no_release_served_is_an_error(api_version: str, kind: str, re
     """Like validate: the apiserver has no such resource."""
     findings = audit([{"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}])
     assert rules_of(findings) == ["api.never-served"]
-    assert findings[0].severity == "error" and replacement in findings[0].fix
+    assert findings[0].severity == "error"
+    assert replacement in findings[0].fix
 
 
 def test_unknown_versions_of_crd_groups_are_not_judged() -> None:
@@ -816,7 +839,8 @@ def test_nvidia_driver_release_preflight(image: str, target: str, message: str |
     if message is None:
         assert hits == []
     else:
-        assert len(hits) == 1 and message in hits[0].message, [h.message for h in hits]
+        assert len(hits) == 1, [h.message for h in hits]
+        assert message in hits[0].message, [h.message for h in hits]
 
 
 def test_gpus_in_custom_resource_fields_but_not_tolerations() -> None:
@@ -873,7 +897,9 @@ def test_mps_sharing_config_gets_a_finding() -> None:
     config = "version: v1\nsharing:\n  mps:\n    resources:\n    - name: nvidia.com/gpu\n      replicas: 10\n"
     cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "dp"}, "data": {"mps-10": config}}
     (f,) = audit([cm])
-    assert f.rule == "gpu.mps-sharing" and "nvidia.com/gpu x10" in f.message and "MPS" in f.fix
+    assert f.rule == "gpu.mps-sharing"
+    assert "nvidia.com/gpu x10" in f.message
+    assert "MPS" in f.fix
 
 
 _RCT_TOLERATIONS = """\
@@ -898,7 +924,8 @@ def test_claim_fields_the_target_drops(target: str, expected: list[str]) -> None
     findings = audit(_RCT_TOLERATIONS, target=target)
     assert rules_of(findings) == expected
     if expected:
-        assert "exactly.tolerations" in findings[0].message and "DRADeviceTaints" in findings[0].fix
+        assert "exactly.tolerations" in findings[0].message
+        assert "DRADeviceTaints" in findings[0].fix
 
 
 def test_pod_group_annotation_has_no_effect_from_136() -> None:

@@ -84,7 +84,8 @@ def test_finding_points_at_the_gpu_line(tmp_path: Path) -> None:
     write(tmp_path, "d.yaml", GPU_DEPLOYMENT)
     out = json.loads(run("audit", str(tmp_path / "d.yaml"), "-o", "json", code=0).stdout)
     (f,) = out["findings"]
-    assert f["rule"] == "gpu.device-plugin-request" and f["source"]["line"] == 14
+    assert f["rule"] == "gpu.device-plugin-request"
+    assert f["source"]["line"] == 14
 
 
 def test_exit_codes_follow_fail_on(tmp_path: Path) -> None:
@@ -102,7 +103,8 @@ def test_stdin_and_list_kinds() -> None:
     r = run("audit", "-f", "-", "-o", "json", input=text)
     assert r.exit_code == 1
     (f,) = json.loads(r.stdout)["findings"]
-    assert f["rule"] == "api.removed" and f["source"]["file"] == "<stdin>"
+    assert f["rule"] == "api.removed"
+    assert f["source"]["file"] == "<stdin>"
     assert "networking.k8s.io/v1 Ingress" in f["fix"]
 
 
@@ -136,17 +138,23 @@ def test_malformed_file_is_reported_and_the_scan_goes_on(tmp_path: Path) -> None
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
     r = run("audit")
-    assert r.exit_code == 2 and "nothing to audit" in r.stderr
+    assert r.exit_code == 2
+    assert "nothing to audit" in r.stderr
     r = run("audit", str(tmp_path / "missing"))
-    assert r.exit_code == 2 and "no such file or directory" in r.stderr
+    assert r.exit_code == 2
+    assert "no such file or directory" in r.stderr
     r = run("audit", str(tmp_path), "--target-version", "one.thirty")
-    assert r.exit_code == 2 and "invalid --target-version" in r.stderr
+    assert r.exit_code == 2
+    assert "invalid --target-version" in r.stderr
     r = run("audit", str(tmp_path), "--target-version", "1.34", "--current-version", "1.36")
-    assert r.exit_code == 2 and "newer than" in r.stderr
+    assert r.exit_code == 2
+    assert "newer than" in r.stderr
     r = run("audit", str(tmp_path), "--ignore", "no.such-rule")
-    assert r.exit_code == 2 and "no such rule" in r.stderr
+    assert r.exit_code == 2
+    assert "no such rule" in r.stderr
     r = run("audit", str(tmp_path), "--helm-values", "v.yaml")
-    assert r.exit_code == 2 and "--helm-values needs --helm-chart" in r.stderr
+    assert r.exit_code == 2
+    assert "--helm-values needs --helm-chart" in r.stderr
     for err in (r.stderr,):
         assert "Traceback" not in err
 
@@ -165,10 +173,13 @@ def test_ignore_rule_glob_and_ignore_file(tmp_path: Path) -> None:
     )
     r = run("audit", str(tmp_path / "m"), "--ignore-file", str(ignore), "-o", "json")
     out = json.loads(r.stdout)
-    assert out["findings"] == [] and out["summary"]["ignored"] == 2 and r.exit_code == 0
+    assert out["findings"] == []
+    assert out["summary"]["ignored"] == 2
+    assert r.exit_code == 0
     bad = write(tmp_path, "bad-ignore.yaml", "- kind: Pod\n")
     r = run("audit", str(tmp_path / "m"), "--ignore-file", str(bad))
-    assert r.exit_code == 2 and "needs at least 'rule'" in r.stderr
+    assert r.exit_code == 2
+    assert "needs at least 'rule'" in r.stderr
 
 
 def test_current_version_explains_the_step(tmp_path: Path) -> None:
@@ -201,7 +212,8 @@ def test_yaml_markdown_csv_sarif(tmp_path: Path) -> None:
     assert y["summary"]["total"] == 2
     md = run("audit", str(tmp_path), "-o", "markdown", code=1).stdout
     assert md.startswith("# kubedra audit: target Kubernetes 1.37")
-    assert "## Error (1)" in md and "| api.removed | Ingress web |" in md
+    assert "## Error (1)" in md
+    assert "| api.removed | Ingress web |" in md
     rows = list(csv.DictReader(io.StringIO(run("audit", str(tmp_path), "-o", "csv", code=1).stdout)))
     assert [r["Rule"] for r in rows] == ["api.removed", "gpu.device-plugin-request"]
     assert rows[1]["Where"].endswith("d.yaml:14")
@@ -210,7 +222,8 @@ def test_yaml_markdown_csv_sarif(tmp_path: Path) -> None:
     results = sarif["runs"][0]["results"]
     assert [r["level"] for r in results] == ["error", "warning"]
     loc = results[1]["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"].endswith("d.yaml") and loc["region"]["startLine"] == 14
+    assert loc["artifactLocation"]["uri"].endswith("d.yaml")
+    assert loc["region"]["startLine"] == 14
     rule_ids = [r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]]
     assert rule_ids == ["api.removed", "gpu.device-plugin-request"]
     assert results[0]["ruleIndex"] == 0
@@ -223,10 +236,13 @@ def test_table_is_one_line_per_finding_errors_first(tmp_path: Path) -> None:
     lines = out.splitlines()
     assert lines[0].split() == ["WHERE", "SEVERITY", "RULE", "OBJECT", "MESSAGE"]  # file:line first
     assert lines[1].split()[:2] == [f"{tmp_path}/i.yaml:1", "error"]
-    assert lines[2].split()[:2] == [f"{tmp_path}/d.yaml:14", "warning"] and len(lines) == 4
+    assert lines[2].split()[:2] == [f"{tmp_path}/d.yaml:14", "warning"]
+    assert len(lines) == 4
     assert "\x1b[" not in out  # not a terminal: no colour
     wide = run("audit", str(tmp_path), "-o", "wide", code=1).stdout.splitlines()
-    assert wide[0].split()[0] == "WHERE" and wide[0].split()[-1] == "FIX" and len(wide) == 4
+    assert wide[0].split()[0] == "WHERE"
+    assert wide[0].split()[-1] == "FIX"
+    assert len(wide) == 4
     assert "target 1.37: 2 findings: 1 error, 1 warning, 0 info; scanned 2 files, 2 objects" in out
     clean = tmp_path / "clean"
     clean.mkdir()
@@ -252,12 +268,12 @@ def test_user_deprecations_for_crds(tmp_path: Path) -> None:
     )
     (f,) = out["findings"]
     assert f["rule"] == "api.removed"
-    assert (
-        f["fix"].startswith("Rewrite as kubeflow.org/v1 PyTorchJob.") and "training-operator 1.7" in f["fix"]
-    )
+    assert f["fix"].startswith("Rewrite as kubeflow.org/v1 PyTorchJob.")
+    assert "training-operator 1.7" in f["fix"]
     bad = write(tmp_path, "bad.yaml", "- group: x\n  version: v1\n  kind: K\n  removed: soon\n")
     r = run("audit", str(tmp_path / "m"), "--deprecations", str(bad))
-    assert r.exit_code == 2 and "removed must be a version" in r.stderr
+    assert r.exit_code == 2
+    assert "removed must be a version" in r.stderr
 
 
 def test_list_rules_markdown_covers_every_rule() -> None:
@@ -338,7 +354,8 @@ def test_inputs_with_no_manifest_are_not_no_findings(tmp_path: Path) -> None:
     (tmp_path / "empty.yaml").write_text("# only a comment\n---\n")
     for path in (tmp_path / "docs", tmp_path / "empty.yaml"):
         r = run("audit", str(path))
-        assert r.exit_code == 2 and r.stdout == "", r.output
+        assert r.exit_code == 2, r.output
+        assert r.stdout == "", r.output
         assert r.stderr == f"kubedra: error: no manifests found in {path}: nothing to audit\n"
     (tmp_path / "docs" / "pod.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n"

@@ -120,10 +120,13 @@ def test_one_finding_per_container_not_per_requests_and_limits(legacy: dict) -> 
 
 def test_cpu_only_objects_and_gpu_zero_are_clean(legacy: dict) -> None:
     kinds = Counter(f["object"]["kind"] for f in legacy["findings"])
-    assert "Queue" not in kinds and "Secret" not in kinds and "ConfigMap" not in kinds
+    assert "Queue" not in kinds
+    assert "Secret" not in kinds
+    assert "ConfigMap" not in kinds
     # RayService head has num-gpus "0" and no GPU resource: only the worker group is reported
     ray = [f for f in legacy["findings"] if f["object"]["kind"] == "RayService"]
-    assert len(ray) == 1 and "workerGroupSpecs[0]" in ray[0]["message"]
+    assert len(ray) == 1
+    assert "workerGroupSpecs[0]" in ray[0]["message"]
 
 
 def test_classic_dra_is_flagged_for_a_human(dra: dict) -> None:
@@ -224,7 +227,8 @@ def test_device_taint_rules_reported_with_effect(dra: dict) -> None:
 
 def test_extended_resource_mapping_lowers_severity(dra: dict) -> None:
     mig = next(f for f in dra["findings"] if f["rule"] == "gpu.mig-request")
-    assert mig["severity"] == "info" and "mig-1g-12gb.gpu.nvidia.com" in mig["message"]
+    assert mig["severity"] == "info"
+    assert "mig-1g-12gb.gpu.nvidia.com" in mig["message"]
     assert "'1g.12gb'" in mig["fix"]
 
 
@@ -245,5 +249,6 @@ def test_v1_manifests_are_not_served_before_134() -> None:
     )
     assert code == 1
     rct = next(f for f in report["findings"] if f["object"]["kind"] == "ResourceClaimTemplate")
-    assert rct["rule"] == "api.not-yet-served" and "first served in 1.34" in rct["message"]
+    assert rct["rule"] == "api.not-yet-served"
+    assert "first served in 1.34" in rct["message"]
     assert "resource.k8s.io/v1beta2" in rct["fix"]

@@ -10,7 +10,8 @@ import yaml
 from .helpers import REPO
 
 spec = importlib.util.spec_from_file_location("gen_deprecations", REPO / "scripts" / "gen_deprecations.py")
-assert spec is not None and spec.loader is not None
+assert spec is not None
+assert spec.loader is not None
 gen = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(gen)
 
@@ -67,12 +68,12 @@ def test_parse_and_merge(tmp_path: Path) -> None:
     assert ("resource.k8s.io", "v1beta1", "DeviceClassList") not in merged
     # registered only (alpha, no markers): introduced from the first module that has it, when known
     pg = merged[("scheduling.k8s.io", "v1alpha2", "PodGroup")]
-    assert (
-        pg["lifecycleFrom"] == "registration" and "introduced" not in pg
-    )  # present in the oldest module read
+    assert pg["lifecycleFrom"] == "registration"
+    assert "introduced" not in pg
     # deleted from k8s.io/api after v0.30: not served from 1.31
     rc = merged[("resource.k8s.io", "v1alpha2", "ResourceClass")]
-    assert rc["removed"] == "1.31" and rc["deletedFromModule"] == "1.31"
+    assert rc["removed"] == "1.31"
+    assert rc["deletedFromModule"] == "1.31"
     text = gen.render(merged, ["v0.37.0", "v0.30.0"])
     entries = yaml.safe_load(text)["entries"]
     assert entries == sorted(entries, key=lambda e: (e["group"], e["version"], e["kind"]))

@@ -50,19 +50,24 @@ def _file(tmp_path: Path, name: str, text: str) -> str:
 def test_validate_checks_a_gpucluster_against_its_crd(tmp_path: Path) -> None:
     """Before: "not schema-checked (no schema: a custom resource)", exit 2."""
     code, out, err = run("validate", _file(tmp_path, "gc.yaml", GPU_CLUSTER))
-    assert code == 0 and "valid, 0 errors" in out + err and "not schema-checked" not in out + err, out + err
+    assert code == 0, out + err
+    assert "valid, 0 errors" in out + err, out + err
+    assert "not schema-checked" not in out + err, out + err
     # the operator's own v26.7.0 sample sets hostPaths.rootFS, which its CRD does not have (gpucluster_types.go:
     # "it has no RootFS")
     bad = GPU_CLUSTER.replace("    driverInstallDir:", '    rootFS: "/"\n    driverInstallDir:')
     code, out, _ = run("validate", _file(tmp_path, "bad.yaml", bad))
-    assert code == 1 and 'unknown field "spec.hostPaths.rootFS"' in out and "gpu-operator@v26.7.0" in out, out
+    assert code == 1, out
+    assert 'unknown field "spec.hostPaths.rootFS"' in out, out
+    assert "gpu-operator@v26.7.0" in out, out
 
 
 def test_audit_recognises_a_gpucluster(tmp_path: Path) -> None:
     """Before: "No findings": the GPUCluster that deploys the DRA driver was not seen."""
     code, out, _ = run("audit", _file(tmp_path, "gc.yaml", GPU_CLUSTER), "-o", "wide")
     assert code == 0, out
-    assert "gpu.operator" in out and "GPUCluster (DRA driver v0.4.1, Technology Preview)" in out
+    assert "gpu.operator" in out
+    assert "GPUCluster (DRA driver v0.4.1, Technology Preview)" in out
 
 
 def test_audit_flags_a_gpucluster_next_to_a_cluster_policy(tmp_path: Path) -> None:
@@ -75,4 +80,5 @@ def test_audit_flags_a_gpucluster_next_to_a_cluster_policy(tmp_path: Path) -> No
     )
     assert code == 1, out
     line = next(ln for ln in out.splitlines() if "GPUCluster gpu-cluster" in ln)
-    assert " error " in line and "next to ClusterPolicy cluster-policy" in line, out
+    assert " error " in line, out
+    assert "next to ClusterPolicy cluster-policy" in line, out

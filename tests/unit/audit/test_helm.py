@@ -59,9 +59,9 @@ def test_release_roundtrip_matches_helm_encoding() -> None:
 
 
 def test_decode_errors_are_value_errors() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"secret has no data\.release"):
         helm.decode_release_secret({"data": {}})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Expecting value"):  # json.JSONDecodeError is a ValueError
         helm.decode_release_data(base64.b64encode(base64.b64encode(b"not json")).decode())
 
 
@@ -75,14 +75,16 @@ def test_current_release_prefers_newest_deployed() -> None:
 
 def test_rendered_documents_keep_their_template_and_line() -> None:
     out = helm.split_rendered(RENDERED, "charts/trainer")
-    assert out.files == 2 and not out.errors
+    assert out.files == 2
+    assert not out.errors
     dep, cj = out.documents
     assert dep.file == os.path.join("charts/trainer", "templates/deployment.yaml")
     assert (
         dep.line_of(["spec", "template", "spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"])
         == 14
     )
-    assert cj.file == os.path.join("charts/trainer", "charts/jobs/templates/cronjob.yaml") and cj.line == 2
+    assert cj.file == os.path.join("charts/trainer", "charts/jobs/templates/cronjob.yaml")
+    assert cj.line == 2
 
 
 def _fake_helm(tmp_path: Path, script: str) -> Path:
@@ -127,7 +129,8 @@ def test_cli_reports_render_failure_and_goes_on(tmp_path: Path, monkeypatch: pyt
     assert r.exit_code == 1  # the removed Ingress found wins over the chart not rendered
     out = json.loads(r.stdout)
     fail = next(f for f in out["findings"] if f["rule"] == "input.helm-render-failed")
-    assert 'function "nope" not defined' in fail["message"] and fail["source"]["file"] == str(chart)
+    assert 'function "nope" not defined' in fail["message"]
+    assert fail["source"]["file"] == str(chart)
     assert any(f["rule"] == "api.removed" for f in out["findings"])
 
 
@@ -139,4 +142,5 @@ def test_cli_without_helm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     assert r.exit_code == 2
     assert "helm is not installed" in json.loads(r.stdout)["findings"][0]["message"]
     r = run("audit", "--helm-chart", str(tmp_path / "missing"))
-    assert r.exit_code == 2 and "no such chart directory" in r.stderr
+    assert r.exit_code == 2
+    assert "no such chart directory" in r.stderr

@@ -41,15 +41,16 @@ def test_unreachable_single_cluster_is_one_line_exit_2(tmp_path: Path) -> None:
     r = run("audit", "--kubeconfig", str(kc), "--cluster", "--timeout", "2", "-o", "json")
     assert r.exit_code == 2
     assert r.stderr.startswith("kubedra: error: cannot reach cluster down at http://127.0.0.1:")
-    assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert r.stdout == ""
 
 
 def test_unknown_context_and_missing_kubeconfig(tmp_path: Path) -> None:
     kc = _kubeconfig(tmp_path / "kc", f"http://127.0.0.1:{_closed_port()}")
     r = run("audit", "--kubeconfig", str(kc), "--context", "nope")
-    assert (
-        r.exit_code == 2 and r.stderr == "kubedra: error: no context 'nope' in the kubeconfig (have: down)\n"
-    )
+    assert r.exit_code == 2
+    assert r.stderr == "kubedra: error: no context 'nope' in the kubeconfig (have: down)\n"
     r = run("audit", "--kubeconfig", str(tmp_path / "missing"), "--cluster")
-    assert r.exit_code == 2 and r.stderr.startswith("kubedra: error: kubeconfig ")
+    assert r.exit_code == 2
+    assert r.stderr.startswith("kubedra: error: kubeconfig ")
     assert len(r.stderr.strip().splitlines()) == 1

@@ -53,13 +53,15 @@ def test_core_role_covers_every_resource_the_verbs_read() -> None:
 def test_roles_are_read_only_and_secrets_are_opt_in() -> None:
     core = _roles(CORE_FILE)
     helm = _roles(HELM_FILE)
-    assert set(core) == {"kubedra"} and set(helm) == {"kubedra-helm-releases"}
+    assert set(core) == {"kubedra"}
+    assert set(helm) == {"kubedra-helm-releases"}
     for rules in (*core.values(), *helm.values()):
         for r in rules:
             assert set(r["verbs"]) <= {"get", "list"}
     # the default role has no secrets at all, not even through a wildcard
     assert not any("secrets" in r.get("resources", []) for r in core["kubedra"])
-    assert not _allows(core["kubedra"], "", "secrets") and not _allows(core["kubedra"], "", "secrets", "get")
+    assert not _allows(core["kubedra"], "", "secrets")
+    assert not _allows(core["kubedra"], "", "secrets", "get")
     assert _allows(helm["kubedra-helm-releases"], "", "secrets")
     # the default file binds only the core role; the Helm-release binding lives in the opt-in file
     bindings = {d["roleRef"]["name"] for d in _docs(CORE_FILE) if d["kind"] == "ClusterRoleBinding"}

@@ -22,7 +22,8 @@ def _findings(target: str) -> list[dict[str, object]]:
 def test_gates_removed_in_1_38_stop_the_static_pod_the_kubeadm_args_and_the_kubelet_config() -> None:
     found = _findings("1.38")
     messages = sorted(str(f["message"]) for f in found)
-    assert len(found) == 3 and all(f["severity"] == "error" for f in found)
+    assert len(found) == 3
+    assert all(f["severity"] == "error" for f in found)
     assert any("kube-apiserver sets feature gate DynamicResourceAllocation" in m for m in messages)
     assert any(
         "kube-controller-manager sets feature gate SeparateTaintEvictionController" in m for m in messages

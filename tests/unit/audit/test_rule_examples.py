@@ -55,8 +55,10 @@ def audit_rules(example: dict[str, Any], side: str, tmp: Path) -> set[str]:
 def test_every_rule_has_a_description_and_both_examples() -> None:
     for rule in RULES:
         ex = rule.get("example")
-        assert rule.get("description") and isinstance(ex, dict), rule["id"]
-        assert ex.get("bad") and ex.get("good"), rule["id"]
+        assert rule.get("description"), rule["id"]
+        assert isinstance(ex, dict), rule["id"]
+        assert ex.get("bad"), rule["id"]
+        assert ex.get("good"), rule["id"]
         assert set(ex) <= {"bad", "good", "args", "bad_args", "good_args"}, rule["id"]
 
 

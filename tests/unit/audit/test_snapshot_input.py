@@ -48,10 +48,13 @@ def _got(report: dict[str, Any]) -> set[tuple[str, str]]:
 def test_load_files_makes_a_cluster_scope_of_a_snapshot() -> None:
     rules = RuleBook.load()
     loaded = inputs.load_files([str(SNAPSHOT)], rules)
-    assert loaded.files == 1 and loaded.scope.items == []
+    assert loaded.files == 1
+    assert loaded.scope.items == []
     (scope,) = loaded.snapshots
-    assert scope.name == "prod-eu" and scope.facts is not None
-    assert scope.facts.server_version == Version(1, 34) and "resource.k8s.io/v1beta1" in scope.facts.served
+    assert scope.name == "prod-eu"
+    assert scope.facts is not None
+    assert scope.facts.server_version == Version(1, 34)
+    assert "resource.k8s.io/v1beta1" in scope.facts.served
     assert scope.facts.not_inspected == [
         (
             "pods",
@@ -64,7 +67,8 @@ def test_load_files_makes_a_cluster_scope_of_a_snapshot() -> None:
         ("CronJob", "nightly", "Helm release ml/trainer revision 3, chart trainer-1.2.3")
     ]
     (not_inspected,) = loaded.findings
-    assert not_inspected.rule == "cluster.not-inspected" and not_inspected.severity == "error"
+    assert not_inspected.rule == "cluster.not-inspected"
+    assert not_inspected.severity == "error"
     assert not_inspected.source.cluster == "prod-eu"
     assert "pods not inspected (forbidden: HTTP 403" in not_inspected.message
     assert str(SNAPSHOT) in not_inspected.message  # says where the evidence comes from
@@ -79,7 +83,8 @@ def test_load_files_makes_a_cluster_scope_of_a_snapshot() -> None:
     )
     got = {(f.rule, f.object.name) for f in findings}
     assert got >= FROM_HEADER | FROM_ITEMS
-    assert {f.source.cluster for f in findings} == {"prod-eu"} and not any(f.source.file for f in findings)
+    assert {f.source.cluster for f in findings} == {"prod-eu"}
+    assert not any(f.source.file for f in findings)
 
 
 def test_cli_audits_a_snapshot_as_its_cluster() -> None:
@@ -92,13 +97,14 @@ def test_cli_audits_a_snapshot_as_its_cluster() -> None:
         ("prod-eu", "pods", "list")
     ]
     code, accepted, err = _audit("-f", str(SNAPSHOT), "--allow-missing", "pods")
-    assert code == 1 and accepted["incomplete"] == [], (
-        err
-    )  # kubelet skew, removed Helm API, not-inspected pods
+    assert code == 1, err
+    assert accepted["incomplete"] == [], err  # kubelet skew, removed Helm API, not-inspected pods
     assert _got(report) >= FROM_HEADER | FROM_ITEMS
     assert all(f["source"] == CLUSTER for f in report["findings"])
     s = report["summary"]
-    assert s["clusters"] == ["prod-eu"] and s["filesScanned"] == 1 and s["objectsScanned"] == 4
+    assert s["clusters"] == ["prod-eu"]
+    assert s["filesScanned"] == 1
+    assert s["objectsScanned"] == 4
     assert [(x["cluster"], x["resource"]) for x in s["notInspected"]] == [("prod-eu", "pods")]
     helm = next(f for f in report["findings"] if f["object"]["name"] == "nightly")
     assert "(Helm release ml/trainer revision 3, chart trainer-1.2.3)" in helm["message"]
@@ -129,11 +135,13 @@ def test_snapshot_beside_manifests_in_a_folder_and_from_stdin(tmp_path: Path) ->
     pdb = next(f for f in report["findings"] if f["object"]["kind"] == "PodDisruptionBudget")
     assert pdb["source"] == {"file": str(tmp_path / "m.yaml"), "line": 1}
     assert _got(report) >= FROM_HEADER
-    assert report["summary"]["clusters"] == ["prod-eu"] and report["summary"]["filesScanned"] == 2
+    assert report["summary"]["clusters"] == ["prod-eu"]
+    assert report["summary"]["filesScanned"] == 2
     # stdin, and JSON
     code, report, _ = _audit("-f", "-", input=SNAPSHOT.read_text())
     assert code == 1
-    assert _got(report) >= FROM_HEADER and all(f["source"] == CLUSTER for f in report["findings"])
+    assert _got(report) >= FROM_HEADER
+    assert all(f["source"] == CLUSTER for f in report["findings"])
     as_json = tmp_path / "snap.json"
     as_json.write_text(json.dumps(yaml.safe_load(SNAPSHOT.read_text())))
     code, report, _ = _audit("-f", str(as_json))

@@ -36,9 +36,9 @@ def _run(case: dict[str, Any]) -> None:
     try:
         program = ENV.compile(case["expr"])
     except CELCompileError as e:
-        assert case.get("expectedCompileErr"), f"unexpected compile error {e}"
+        assert case.get("expectedCompileErr"), f"unexpected compile error {e}"  # noqa: PT017  the table case says if an error is expected
         for pattern in case["expectedCompileErr"]:
-            assert re.search(pattern, str(e)), (pattern, str(e))
+            assert re.search(pattern, str(e)), (pattern, str(e))  # noqa: PT017  the table case says if an error is expected
         return
     assert not case.get("expectedCompileErr"), "expected a compile error"
     result = program.eval(ENV.runtime.Activation({}))

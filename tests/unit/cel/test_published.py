@@ -23,10 +23,12 @@ def test_index_is_an_error_naming_what_is_published_and_where_it_breaks() -> Non
     )
     assert not p.warning
     assert "does not publish attribute `index`" in p.message
-    assert (
-        "resource.kubernetes.io/pciBusID" in p.message and "uuid" in p.message and "productName" in p.message
-    )
-    assert "v25.8.0" in p.message and "v0.5.0" in p.message and "fine at v25.3.0, v25.3.2" in p.message
+    assert "resource.kubernetes.io/pciBusID" in p.message
+    assert "uuid" in p.message
+    assert "productName" in p.message
+    assert "v25.8.0" in p.message
+    assert "v0.5.0" in p.message
+    assert "fine at v25.3.0, v25.3.2" in p.message
 
 
 @pytest.mark.parametrize(
@@ -41,7 +43,9 @@ def test_index_is_an_error_naming_what_is_published_and_where_it_breaks() -> Non
 )
 def test_errors(expr: str, needle: str) -> None:
     got = problems(expr, ["v0.5.0"])
-    assert len(got) == 1 and not got[0].warning and needle in got[0].message, got
+    assert len(got) == 1, got
+    assert not got[0].warning, got
+    assert needle in got[0].message, got
 
 
 @pytest.mark.parametrize(
@@ -54,7 +58,8 @@ def test_errors(expr: str, needle: str) -> None:
 )
 def test_warnings(expr: str) -> None:
     got = problems(expr, ["v0.5.0"])
-    assert got and all(p.warning for p in got), got
+    assert got, got
+    assert all(p.warning for p in got), got
 
 
 @pytest.mark.parametrize(
@@ -91,7 +96,9 @@ def test_numa_node_needs_v0_5_0_when_the_driver_is_pinned() -> None:
 
 def test_vfio_devices_start_at_v25_12_0() -> None:
     (p,) = problems("device.driver == 'gpu.nvidia.com' && device.attributes['gpu.nvidia.com'].type == 'vfio'")
-    assert p.warning and "v25.3.0, v25.3.2, v25.8.0, v25.8.1" in p.message and "fine at v25.12.0" in p.message
+    assert p.warning
+    assert "v25.3.0, v25.3.2, v25.8.0, v25.8.1" in p.message
+    assert "fine at v25.12.0" in p.message
 
 
 def test_unpublished_key_hint_names_the_replacement_or_what_the_device_has() -> None:

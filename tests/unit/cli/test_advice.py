@@ -66,7 +66,8 @@ def parse_only(args: list[str]) -> None:
     while isinstance(cmd, click.Group):
         rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
         name, sub, rest = cmd.resolve_command(ctx, rest)
-        assert sub is not None and name is not None, args
+        assert sub is not None, args
+        assert name is not None, args
         cmd = sub
         ctx = cmd.make_context(name, rest, parent=ctx)
 
@@ -153,7 +154,8 @@ def test_audit_fix_texts_run_as_printed(fixtures: dict[str, str], tmp_path: Path
     for command in commands:
         check(command, "audit fix text", tmp_path)
     r = run("migrate", "-f", fixtures["{file}"])
-    assert r.exit_code == 0 and "resource.k8s.io/v1" in r.stdout
+    assert r.exit_code == 0
+    assert "resource.k8s.io/v1" in r.stdout
 
 
 def test_demo_same_as_runs(fixtures: dict[str, str], tmp_path: Path) -> None:
@@ -169,7 +171,8 @@ def test_plan_runbook_commands_run_as_printed(fixtures: dict[str, str], tmp_path
     commands = sorted(
         {m.group(0).split("   #")[0].strip() for m in re.finditer(r"^\s*kubedra [^\n`<]+", text, re.M)}
     )
-    assert any(c.startswith("kubedra migrate") for c in commands) and any("snapshot" in c for c in commands)
+    assert any(c.startswith("kubedra migrate") for c in commands)
+    assert any("snapshot" in c for c in commands)
     for command in commands:
         check(command, "plan runbook", tmp_path)
 
@@ -197,17 +200,20 @@ def test_next_hints_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert "next:" not in r.stdout
         printed.append(hints[0])
     assert [p.split()[1] for p in printed] == ["migrate", "validate", "simulate", "explain"]
-    assert printed[0] == f"kubedra migrate {legacy}" and printed[1].startswith(f"kubedra validate {out} ")
+    assert printed[0] == f"kubedra migrate {legacy}"
+    assert printed[1].startswith(f"kubedra validate {out} ")
     check(printed[3], "next: hint", tmp_path)  # explain pod/...: parsed (it reads a cluster)
     for command in printed[:3]:
         # run as printed: on examples/ validate and simulate are incomplete (custom resources without a schema,
         # objects not simulated), exit 2 with their report, which is no usage error
         r = run(*shlex.split(command)[1:])
-        assert not any(m in r.stderr for m in USAGE_MARKERS) and "Usage:" not in r.stderr, (command, r.stderr)
+        assert not any(m in r.stderr for m in USAGE_MARKERS), (command, r.stderr)
+        assert "Usage:" not in r.stderr, (command, r.stderr)
         assert r.exit_code in (0, 1) or "incomplete" in r.stderr, (command, r.exit_code, r.stderr)
     for args in steps[:1] + steps[2:]:  # never with machine-readable output
         r = run(*args, "-o", "json")
-        assert "next:" not in r.stderr and "next:" not in r.stdout, args
+        assert "next:" not in r.stderr, args
+        assert "next:" not in r.stdout, args
 
 
 @pytest.mark.parametrize(

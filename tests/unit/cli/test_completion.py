@@ -21,7 +21,8 @@ from tests.unit.cli.helpers import run
 def test_completion_prints_a_script(shell: str, marker: str) -> None:
     r = run("completion", shell)
     assert r.exit_code == 0
-    assert marker in r.stdout and "_KUBEDRA_COMPLETE" in r.stdout
+    assert marker in r.stdout
+    assert "_KUBEDRA_COMPLETE" in r.stdout
 
 
 def test_unknown_shell_is_a_usage_error() -> None:

@@ -110,7 +110,8 @@ def test_validate_lists_them_as_unreadable_and_exits_2(folder: Path) -> None:
     r = run("validate", str(folder), "-o", "json")
     assert r.exit_code == 2, r.stderr
     data = json.loads(r.stdout)
-    assert data["objects"] == 3 and not data["errors"]  # Chart.yaml and values.yaml are not validated
+    assert data["objects"] == 3
+    assert not data["errors"]
     unread = {Path(u["source"]["file"]).name: u["message"] for u in data["unreadable"]}
     assert set(unread) == {"helpers.tpl", "chart"}
     assert unread["helpers.tpl"].startswith("a Helm template")
@@ -145,13 +146,15 @@ def test_simulate_json_lists_them_under_not_read(folder: Path) -> None:
     unread = {Path(u["source"]["file"]).name: u["reason"] for u in json.loads(r.stdout)["notRead"]}
     assert set(unread) == {"helpers.tpl", "chart"}
     assert _chart_command(folder, "simulate") in unread["chart"]
-    assert "not simulated: " in r.stderr and "2 inputs not read" in r.stderr
+    assert "not simulated: " in r.stderr
+    assert "2 inputs not read" in r.stderr
 
 
 def test_simulate_lists_them_as_not_simulated_and_exits_2(folder: Path) -> None:
     r = run("simulate", "-f", str(folder), "--nodes", "1x8xH100-80GB")
     assert r.exit_code == 2, r.stderr
-    assert "helpers.tpl" in r.stdout and _chart_command(folder, "simulate") in r.stdout
+    assert "helpers.tpl" in r.stdout
+    assert _chart_command(folder, "simulate") in r.stdout
     assert r.stderr.strip().splitlines()[-1] == (
         "kubedra: error: 2 inputs not read (Helm templates or charts, under 'not simulated'): "
         "render them and simulate the output"
@@ -163,9 +166,11 @@ def test_a_chart_template_with_unquoted_values_is_a_template_for_every_verb(fold
     for verb in ("audit", "validate"):
         r = run(verb, deploy, "-o", "json")
         assert r.exit_code == 2
-        assert "a Helm template" in r.stdout and "unsupported map key" not in r.stdout
+        assert "a Helm template" in r.stdout
+        assert "unsupported map key" not in r.stdout
     r = run("migrate", deploy, "-o", "json")
-    assert r.exit_code == 1 and "a Helm template" in r.stdout
+    assert r.exit_code == 1
+    assert "a Helm template" in r.stdout
 
 
 def test_valid_yaml_with_braces_in_strings_is_still_a_manifest(tmp_path: Path) -> None:
@@ -207,7 +212,8 @@ def test_simulate_with_nothing_to_simulate_is_exit_2(tmp_path: Path) -> None:
     ):
         r = run("simulate", str(tmp_path / path), "--nodes", "1x8xH100-80GB")
         assert (r.exit_code, r.stdout) == (2, ""), r.output
-        assert r.stderr.count("\n") == 1 and r.stderr.startswith(f"kubedra: error: {why} {tmp_path / path}")
+        assert r.stderr.count("\n") == 1
+        assert r.stderr.startswith(f"kubedra: error: {why} {tmp_path / path}")
         assert r.stderr.rstrip().endswith(": nothing to simulate")
 
 
@@ -220,11 +226,13 @@ def test_allocate_explain_and_policy_test_name_a_template_and_go_on(tmp_path: Pa
     (tmp_path / "t.yaml").write_text(TEMPLATE)
     (tmp_path / "in.yaml").write_text(Path(ALLOCATE).read_text())
     r = run("allocate", str(tmp_path), "-o", "json")
-    assert r.exit_code == 2 and json.loads(r.stdout), r.output  # the nodes' answers are printed
+    assert r.exit_code == 2, r.output
+    assert json.loads(r.stdout), r.output  # the nodes' answers are printed
     assert f"kubedra: not read: {tmp_path / 't.yaml'}:4: a Helm template" in r.stderr
     assert "kubedra: incomplete: 1 input not read" in r.stderr
     r = run("explain", str(tmp_path), "--claim", "team-b/two-gpus", "-o", "json")
-    assert r.exit_code in (1, 2) and json.loads(r.stdout)["notRead"], r.output
+    assert r.exit_code in (1, 2), r.output
+    assert json.loads(r.stdout)["notRead"], r.output
     assert f"kubedra: not read: {tmp_path / 't.yaml'}:4: a Helm template" in r.stderr
 
     pods = tmp_path / "pods"
@@ -237,4 +245,5 @@ def test_allocate_explain_and_policy_test_name_a_template_and_go_on(tmp_path: Pa
     assert f"kubedra: not read: {pods / 't.yaml'}:4: a Helm template" in r.stderr
     (pods / "p.yaml").unlink()
     r = run("policy", "test", "--policy", POLICIES, str(pods), "-o", "json")
-    assert r.exit_code == 2 and json.loads(r.stdout)["notRead"], r.output
+    assert r.exit_code == 2, r.output
+    assert json.loads(r.stdout)["notRead"], r.output

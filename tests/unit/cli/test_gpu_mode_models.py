@@ -16,7 +16,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "nvidia-smi"
 def test_simulate_refuses_mig_dynamic_on_a_gpu_without_mig(nodes: str) -> None:
     r = run("simulate", GPU, "--nodes", nodes, "--gpu-mode", "mig-dynamic")
     assert (r.exit_code, r.stdout) == (2, ""), r.output
-    assert r.stderr.count("\n") == 1 and r.stderr.startswith("kubedra: error: GPU mode mig-dynamic: L")
+    assert r.stderr.count("\n") == 1
+    assert r.stderr.startswith("kubedra: error: GPU mode mig-dynamic: L")
     assert "does not support MIG" in r.stderr
 
 

@@ -58,7 +58,8 @@ def test_positional_and_filename_mean_the_same(name: str, form: str) -> None:
     args = [path] if form == "positional" else [form, path]
     r = run(*words, *args, *extra)
     assert r.exit_code == code, r.stderr
-    assert "No such option" not in r.stderr and "unexpected extra argument" not in r.stderr
+    assert "No such option" not in r.stderr
+    assert "unexpected extra argument" not in r.stderr
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -150,7 +151,9 @@ def test_partly_known_version_is_a_warning_for_audit() -> None:
     partial = str(versions.Version.parse(versions.NEWEST).plus(1))
     r = run("audit", GPU, "--target-version", partial, "-o", "json")
     assert r.exit_code in (0, 1)
-    assert "warning" in r.stderr and partial in r.stderr and "known only partly" in r.stderr
+    assert "warning" in r.stderr
+    assert partial in r.stderr
+    assert "known only partly" in r.stderr
     assert json.loads(r.stdout)["targetVersion"] == partial
     # the modelling verbs do not know it at all
     assert run("migrate", GPU, "--target-version", partial).exit_code == 2
@@ -186,4 +189,5 @@ def test_explain_has_output_formats() -> None:
     assert data["claim"] == "team-b/two-gpus"
     assert {n["node"] for n in data["nodes"]} == {"node-a", "node-b"}
     text = run("explain", ALLOCATE, "--claim", "team-b/two-gpus", code=0).stdout
-    assert "node-a" in text and "{" not in text
+    assert "node-a" in text
+    assert "{" not in text

@@ -29,11 +29,13 @@ def test_closed_stdout_is_141_and_quiet(tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     proc.stdout.close()
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == EXIT_BROKEN_PIPE
-    assert b"Traceback" not in err and b"Exception ignored" not in err
+    assert b"Traceback" not in err
+    assert b"Exception ignored" not in err
 
 
 @pytest.mark.parametrize(
@@ -62,7 +64,8 @@ def test_malformed_kubeconfig_is_exit_2_one_line(tmp_path: Path, kubeconfig: str
     (tmp_path / "kc").write_text(kubeconfig)
     proc = kubedra("snapshot", "--kubeconfig", str(tmp_path / "kc"), "-o", str(tmp_path / "s.yaml"))
     assert proc.returncode == 2
-    assert len(proc.stderr.strip().splitlines()) == 1 and "kubeconfig" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert "kubeconfig" in proc.stderr
     assert not (tmp_path / "s.yaml").exists()
 
 

@@ -129,11 +129,13 @@ def test_audit_without_input_reads_the_current_context(tmp_path: Path) -> None:
     res = run("audit", "--kubeconfig", str(_kubeconfig(tmp_path)), "--request-timeout", "2", "-o", "json")
     assert res.exit_code == 2
     assert "nothing to audit" not in res.stderr
-    assert "ml" in res.stderr and "127.0.0.1:9" in res.stderr, res.stderr
+    assert "ml" in res.stderr, res.stderr
+    assert "127.0.0.1:9" in res.stderr, res.stderr
 
 
 def test_krew_manifest_template_names_the_installed_executable() -> None:
     manifest = yaml.safe_load((REPO / "deploy" / "krew" / "dra.yaml").read_text())
-    assert manifest["kind"] == "Plugin" and manifest["metadata"]["name"] == "dra"  # kubectl dra
+    assert manifest["kind"] == "Plugin"
+    assert manifest["metadata"]["name"] == "dra"
     scripts = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
     assert {p["bin"] for p in manifest["spec"]["platforms"]} == {"kubectl-dra"} <= set(scripts)

@@ -35,7 +35,8 @@ VERBS = {
 def test_each_verb_has_a_frozen_options_dataclass_with_the_common_options(verb: str) -> None:
     module = importlib.import_module(f"kubedra.commands.{verb}")
     cls = getattr(module, VERBS[verb][0])
-    assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen
+    assert dataclasses.is_dataclass(cls)
+    assert cls.__dataclass_params__.frozen
     fields = {f.name: f for f in dataclasses.fields(cls)}
     assert fields["common"].type in ("CommonOptions", CommonOptions)
     assert callable(getattr(module, VERBS[verb][1]))
@@ -73,16 +74,22 @@ def test_complete_merges_paths_and_filename_and_takes_the_shared_flags(
     assert o.common == CommonOptions(
         files=("a.yaml", "b.yaml"), output="json", target_version=DEFAULT_TARGET, contexts=("eu", "us")
     )
-    assert o.ignore_rules == ("webhook.*",) and o.live and o.fail_on == "error"
+    assert o.ignore_rules == ("webhook.*",)
+    assert o.live
+    assert o.fail_on == "error"
     with pytest.raises(dataclasses.FrozenInstanceError):
         o.fail_on = "none"
 
     v = _captured(monkeypatch, "validate", "x.yaml", "--server-dry-run", "--context", "prod")
-    assert v.common.context == "prod" and v.common.contexts == ("prod",) and v.server_dry_run
+    assert v.common.context == "prod"
+    assert v.common.contexts == ("prod",)
+    assert v.server_dry_run
 
 
 def test_use_case_options_are_built_from_the_command_options(monkeypatch: pytest.MonkeyPatch) -> None:
     m = _captured(monkeypatch, "migrate", "x.yaml", "--sharing", "mig:1g.10gb", "--prefer", "H100, A100")
     engine = m.engine_options()
-    assert engine.sharing.profile == "1g.10gb" and engine.prefer == ("H100", "A100") and engine.gang
+    assert engine.sharing.profile == "1g.10gb"
+    assert engine.prefer == ("H100", "A100")
+    assert engine.gang
     assert engine.target_version == m.common.target_version

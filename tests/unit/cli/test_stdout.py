@@ -15,7 +15,9 @@ def kubernetes_documents(text: str) -> list[dict]:  # type: ignore[type-arg]
     """Parse like ``kubectl apply -f -``: every document is an object with apiVersion and kind."""
     docs = [d for d in yaml.safe_load_all(text) if d is not None]
     for d in docs:
-        assert isinstance(d, dict) and d.get("apiVersion") and d.get("kind"), d
+        assert isinstance(d, dict), d
+        assert d.get("apiVersion"), d
+        assert d.get("kind"), d
     return docs
 
 
@@ -24,10 +26,13 @@ def test_helm_template_output_piped_through_migrate_is_kubernetes_yaml() -> None
     assert r.exit_code == 0, r.stderr
     docs = kubernetes_documents(r.stdout)
     kinds = [d["kind"] for d in docs]
-    assert kinds.count("ResourceClaimTemplate") == 2 and "Deployment" in kinds and "Job" in kinds
+    assert kinds.count("ResourceClaimTemplate") == 2
+    assert "Deployment" in kinds
+    assert "Job" in kinds
     assert "nvidia.com/gpu" not in r.stdout
     # the change table and the summary went to stderr
-    assert "CHANGE" in r.stderr and "changed" in r.stderr
+    assert "CHANGE" in r.stderr
+    assert "changed" in r.stderr
     assert "CHANGE" not in r.stdout
 
 
@@ -39,13 +44,16 @@ def test_migrate_stdin_with_manual_items_still_prints_only_yaml() -> None:
     r = run("migrate", "-", input=Path(GPU).read_text() + "---\n" + fractional)
     assert r.exit_code == 1
     kubernetes_documents(r.stdout)
-    assert "MANUAL" in r.stderr and "MANUAL" not in r.stdout
+    assert "MANUAL" in r.stderr
+    assert "MANUAL" not in r.stdout
 
 
 def test_migrate_diff_on_stdout_report_on_stderr(tmp_path: Path) -> None:
     r = run("migrate", GPU, code=0)
-    assert r.stdout.startswith("--- a/") and "+++ b/" in r.stdout
-    assert "CHANGE" not in r.stdout and "CHANGE" in r.stderr
+    assert r.stdout.startswith("--- a/")
+    assert "+++ b/" in r.stdout
+    assert "CHANGE" not in r.stdout
+    assert "CHANGE" in r.stderr
 
 
 def test_migrate_out_dir_has_no_artefact_so_the_table_is_on_stdout(tmp_path: Path) -> None:
@@ -74,7 +82,8 @@ def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch,
     monkeypatch.delenv("NO_COLOR", raising=False)
     print_table(render.HEADERS[:5], rows, colours={1: render.SEVERITY_COLOURS})
     text = capsys.readouterr().out
-    assert "\x1b[31" in text and "\x1b[34" in text
+    assert "\x1b[31" in text
+    assert "\x1b[34" in text
     assert text.splitlines()[1].split()[0] == "f:1"  # the location stays first and plain
     monkeypatch.setenv("NO_COLOR", "1")
     print_table(render.HEADERS[:5], rows, colours={1: render.SEVERITY_COLOURS})

@@ -182,7 +182,8 @@ def check(text: str, columns: int, expected: set[str], *, ignore: str = r"^kubed
     assert not too_wide, f"{columns} columns:\n" + "\n".join(too_wide)
     assert not re.search(r"\S…", text), "a cell was cut with an ellipsis"
     words = {w for line in lines for w in line.split()}
-    assert expected and not expected - words, f"file:line missing or cut: {sorted(expected - words)}"
+    assert expected, f"file:line missing or cut: {sorted(expected - words)}"
+    assert not expected - words, f"file:line missing or cut: {sorted(expected - words)}"
 
 
 @pytest.mark.parametrize("columns", WIDTHS)

@@ -125,7 +125,8 @@ def test_runs_json_commands_kubedra_accepts() -> None:
             assert isinstance(sub, click.Command)
             sub.make_context(args[0], list(args[1:]), parent=ctx)
     assert runs[0]["args"][:2] == ["audit", "--cluster"]
-    assert "1.36" in runs[0]["args"] and runs[1]["args"][-2:] == ["--allow-missing", "metrics"]
+    assert "1.36" in runs[0]["args"]
+    assert runs[1]["args"][-2:] == ["--allow-missing", "metrics"]
     assert [r["name"] for r in chart.runs(chart.render({"verify.enabled": False}))] == ["audit"]
 
 
@@ -140,11 +141,13 @@ def test_pod_runs_non_root_on_a_read_only_root_filesystem() -> None:
     assert sc["readOnlyRootFilesystem"] is True
     assert sc["allowPrivilegeEscalation"] is False
     assert sc["capabilities"] == {"drop": ["ALL"]}
-    assert container["resources"]["requests"] and container["resources"]["limits"]["memory"]
+    assert container["resources"]["requests"]
+    assert container["resources"]["limits"]["memory"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert "/tmp" in mounts
-    assert env["HOME"].startswith("/tmp") and env["XDG_CACHE_HOME"].startswith("/tmp")
+    assert env["HOME"].startswith("/tmp")
+    assert env["XDG_CACHE_HOME"].startswith("/tmp")
 
 
 def test_runner_script_in_the_configmap_is_the_chart_file() -> None:

@@ -20,7 +20,8 @@ RUNNER = chart.CHART / "files" / "run.py"
 
 def _module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("kubedra_chart_runner", RUNNER)
-    assert spec and spec.loader
+    assert spec
+    assert spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -61,7 +62,8 @@ def test_one_json_line_per_run_and_the_highest_exit_code(tmp_path: Path) -> None
         "exitCode": 1,
         "result": {"findings": [{"rule": "r"}], "args": ["--cluster", "-o", "json"]},
     }
-    assert verify["exitCode"] == 2 and verify["result"] == {"unparsedOutput": "not json\n"}
+    assert verify["exitCode"] == 2
+    assert verify["result"] == {"unparsedOutput": "not json\n"}
     assert proc.stderr.splitlines() == ["kubedra: note audit", "kubedra: note verify"]
 
 
@@ -70,7 +72,8 @@ def test_configmap_data_stays_under_the_limit() -> None:
     big = json.dumps({"findings": ["x" * 1000] * 1000})
     data = runner.configmap_data({"audit": (1, big), "verify": (0, "{}")}, "2026-01-01T00:00:00+00:00")
     assert json.loads(data["exitCodes"]) == {"audit": 1, "verify": 0}
-    assert "omitted" in json.loads(data["audit.json"]) and data["verify.json"] == "{}"
+    assert "omitted" in json.loads(data["audit.json"])
+    assert data["verify.json"] == "{}"
     assert sum(len(v.encode()) for v in data.values()) < 1024 * 1024
     small = runner.configmap_data({"audit": (0, '{"a": 1}')}, "t")
     assert small == {"exitCodes": '{"audit": 0}', "time": "t", "audit.json": '{"a": 1}'}

@@ -49,7 +49,8 @@ def with_real_uuids(expected: list[dict[str, Any]], inv: inventory.NodeInventory
 def test_full_gpus_match_the_catalogue() -> None:
     inv = inventory.read_xml(str(H100))
     assert (inv.driver_version, inv.cuda_version, len(inv.gpus)) == ("580.95.05", "13.0", 8)
-    assert inv.gpus[0].bus_id == "0000:18:00.0" and inv.gpus[0].pci_device_id == "0x233010DE"
+    assert inv.gpus[0].bus_id == "0000:18:00.0"
+    assert inv.gpus[0].pci_device_id == "0x233010DE"
     got = discover(H100)
     driver = dra.DriverInfo("580.95.05", "13.0")
     expected = dra.device_classes("1.37") + dra.dra_objects(
@@ -73,7 +74,8 @@ def test_static_mig_matches_the_catalogue_layout() -> None:
     assert got == with_real_uuids(expected, inv)
     names = sorted(devices(got))
     assert len(names) == 7 * 4
-    assert "gpu-0-mig-3g40gb-9-4" in names and "gpu-0-mig-1g10gb-19-0" in names
+    assert "gpu-0-mig-3g40gb-9-4" in names
+    assert "gpu-0-mig-1g10gb-19-0" in names
     assert not any(n.startswith("gpu-7") for n in names)  # MIG on, no instance: nothing to publish
 
 
@@ -83,9 +85,8 @@ def test_mixed_h200_real_minors_bus_ids_and_unknown_roots() -> None:
     devs = devices(got)
     full = sorted(n for n in devs if re.fullmatch(r"gpu-\d", n))
     assert full == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]
-    assert (
-        sum(1 for n in devs if "-mig-3g71gb-" in n) == 2 and sum(1 for n in devs if "-mig-1g18gb-" in n) == 14
-    )
+    assert sum(1 for n in devs if "-mig-3g71gb-" in n) == 2
+    assert sum(1 for n in devs if "-mig-1g18gb-" in n) == 14
     by_minor = {g.minor: g for g in inv.gpus}
     # minor 2 sits on the first bus: names follow the driver's minor numbers, not the order in the file
     assert devs["gpu-2"]["attributes"]["resource.kubernetes.io/pciBusID"]["string"] == "0000:1b:00.0"
@@ -104,7 +105,8 @@ def test_mixed_h200_real_minors_bus_ids_and_unknown_roots() -> None:
 def test_dynamic_mig_counter_sets() -> None:
     got = discover(H100, "--mode", "mig-dynamic", "--target-version", "1.35")
     sl = slices(got)
-    assert len(sl) == 9 and "sharedCounters" in sl[0]["spec"]
+    assert len(sl) == 9
+    assert "sharedCounters" in sl[0]["spec"]
     assert len(devices(got)) == 8 * 26
     # each GPU's devices consume its own counter set
     d = devices(got)["gpu-5-mig-1g10gb-19-3"]
@@ -243,7 +245,8 @@ def test_nvml_on_a_gpu_machine() -> None:  # pragma: no cover - run on a GPU mac
     pytest.importorskip("pynvml")
     inv = inventory.read_nvml()
     found = build.discover(inv, "gpu-host", "auto", "1.37")
-    assert len(inv.gpus) >= 1 and slices(found.objects)
+    assert len(inv.gpus) >= 1
+    assert slices(found.objects)
 
 
 def test_driver_version_publishes_that_releases_attributes_and_names() -> None:
@@ -272,7 +275,8 @@ def test_driver_version_full_gpus_carry_the_real_minor() -> None:
     inv = inventory.read_xml(str(H100))
     gpu3 = got["gpu-3"]["attributes"]
     assert gpu3["minor"] == {"int": sorted(inv.gpus, key=lambda g: g.minor)[3].minor}
-    assert gpu3["pcieBusID"]["string"] == "0000:5d:00.0" and "addressingMode" not in gpu3
+    assert gpu3["pcieBusID"]["string"] == "0000:5d:00.0"
+    assert "addressingMode" not in gpu3
 
 
 def test_driver_version_device_classes_are_that_charts() -> None:
@@ -282,7 +286,8 @@ def test_driver_version_device_classes_are_that_charts() -> None:
         for o in discover(H100, "--driver-version", "v25.8.1", "--target-version", "1.37")
     }
     new = {o["metadata"]["name"]: o for o in discover(H100, "--target-version", "1.37")}
-    assert "vfio.gpu.nvidia.com" not in old and "vfio.gpu.nvidia.com" in new
+    assert "vfio.gpu.nvidia.com" not in old
+    assert "vfio.gpu.nvidia.com" in new
     assert "extendedResourceName" not in old["gpu.nvidia.com"]["spec"]
     assert new["gpu.nvidia.com"]["spec"]["extendedResourceName"] == "nvidia.com/gpu"
 
@@ -291,10 +296,13 @@ def test_driver_version_without_dynamic_mig_is_refused() -> None:
     res = run(
         "discover", "--nvidia-smi-xml", str(H100), "--mode", "mig-dynamic", "--driver-version", "v25.8.1"
     )
-    assert res.exit_code == 2 and "has no DynamicMIG" in res.stderr, res.output
+    assert res.exit_code == 2, res.output
+    assert "has no DynamicMIG" in res.stderr, res.output
 
 
 def test_unknown_driver_version_exits_2_naming_the_known() -> None:
     res = run("discover", "--nvidia-smi-xml", str(H100), "--driver-version", "v9.9.9")
-    assert res.exit_code == 2 and "known: v25.3.0" in res.stderr and "v0.5.0" in res.stderr, res.output
+    assert res.exit_code == 2, res.output
+    assert "known: v25.3.0" in res.stderr, res.output
+    assert "v0.5.0" in res.stderr, res.output
     assert res.stdout == ""

@@ -70,7 +70,8 @@ def test_pending_row_remap_taints_that_gpu_and_no_other(tmp_path: Path) -> None:
 
 def test_healthy_node_is_untouched(tmp_path: Path) -> None:
     devs, err = discover(xml_with(tmp_path, H100, {}))
-    assert tainted(devs) == {} and "taint" not in err
+    assert tainted(devs) == {}
+    assert "taint" not in err
 
 
 @pytest.mark.parametrize(
@@ -134,7 +135,8 @@ def test_a_lost_gpu_taints_every_device(tmp_path: Path) -> None:
 def test_static_mig_devices_of_the_gpu_are_tainted(tmp_path: Path) -> None:
     devs, _ = discover(xml_with(tmp_path, A100, {0: PENDING}))
     hit = tainted(devs)
-    assert hit and all(n.startswith("gpu-0-") for n in hit)
+    assert hit
+    assert all(n.startswith("gpu-0-") for n in hit)
     assert set(hit) == {n for n in devs if n.startswith("gpu-0-")}
 
 
@@ -142,7 +144,8 @@ def test_dynamic_mig_excludes_the_health_check(tmp_path: Path) -> None:
     # DynamicMIG + NVMLDeviceHealthCheck are mutually exclusive in the driver: nothing is tainted
     devs, err = discover(xml_with(tmp_path, A100, {0: PENDING}), "--mode", "mig-dynamic")
     assert tainted(devs) == {}
-    assert "mutually exclusive" in err and "--drain-rule" in err
+    assert "mutually exclusive" in err
+    assert "--drain-rule" in err
 
 
 def test_no_health_taints_is_a_driver_without_the_gate(tmp_path: Path) -> None:
@@ -176,7 +179,8 @@ def test_drain_rule() -> None:
     res = run("discover", "--drain-rule", "gpu-node-3/gpu-5")
     assert res.exit_code == 0, res.output
     rule = yaml.safe_load(res.stdout)
-    assert rule["apiVersion"] == "resource.k8s.io/v1" and rule["kind"] == "DeviceTaintRule"
+    assert rule["apiVersion"] == "resource.k8s.io/v1"
+    assert rule["kind"] == "DeviceTaintRule"
     assert rule["spec"] == {
         "deviceSelector": {"driver": "gpu.nvidia.com", "pool": "gpu-node-3", "device": "gpu-5"},
         "taint": {"key": "kubedra.io/drain", "value": "unhealthy", "effect": "NoExecute"},
@@ -192,4 +196,5 @@ def test_drain_rule() -> None:
 )
 def test_drain_rule_bad_input_exits_2(args: tuple[str, ...]) -> None:
     res = run("discover", *args)
-    assert res.exit_code == 2 and res.stdout == ""
+    assert res.exit_code == 2
+    assert res.stdout == ""

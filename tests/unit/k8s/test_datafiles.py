@@ -14,7 +14,8 @@ FILES = sorted(p.relative_to(DATA).as_posix() for p in DATA.rglob("*.yaml"))
 
 
 def test_the_data_folder_is_found() -> None:
-    assert "versions.yaml" in FILES and "feature-gates.yaml" in FILES
+    assert "versions.yaml" in FILES
+    assert "feature-gates.yaml" in FILES
 
 
 @pytest.mark.parametrize("name", FILES)

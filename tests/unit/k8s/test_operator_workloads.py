@@ -64,7 +64,9 @@ def test_mpijob_wait_for_workers_ready_leaves_the_launcher_out_of_the_gang():
     launcher = next(t for t in ts if t.role == "Launcher")
     assert launcher.after == "Worker"
     g = gang(obj, ts)
-    assert g is not None and g.min_count == 2 and g.problem is None
+    assert g is not None
+    assert g.min_count == 2
+    assert g.problem is None
 
 
 def test_mpijob_wait_for_workers_ready_with_a_min_available_counting_the_launcher_is_a_dead_gang():
@@ -74,7 +76,9 @@ def test_mpijob_wait_for_workers_ready_with_a_min_available_counting_the_launche
     ts = pod_templates(obj)
     assert ts is not None
     g = gang(obj, ts)
-    assert g is not None and g.problem is not None and "never start" in g.problem
+    assert g is not None
+    assert g.problem is not None
+    assert "never start" in g.problem
 
 
 def test_mpijob_simulated_launcher_waits_for_its_workers():
@@ -151,7 +155,9 @@ def test_lws_replicas_times_size_each_group_its_own_gang():
     assert ts is not None
     assert sum(t.replicas for t in ts) == 4  # replicas 2 x size 2
     g = gang(obj, ts)
-    assert g is not None and g.per_group and g.min_count == 2
+    assert g is not None
+    assert g.per_group
+    assert g.min_count == 2
     w = simulate((DATA / "lws-vllm-gpu.yaml").read_text())
     assert sorted(pod_names(w)) == ["vllm-0", "vllm-0-1", "vllm-1", "vllm-1-1"]
     assert w.gangs == {"default/vllm-0": 2, "default/vllm-1": 2}
@@ -172,7 +178,8 @@ def test_lws_without_leader_template_and_leader_ready():
 def test_raycluster_autoscaler_clamps_replicas():
     obj = workload("raycluster-autoscaler.yaml", "RayCluster")
     roles, minimum = shape(obj)
-    assert sum(roles.values()) == 1 and roles["head"] == 1  # workers: replicas 0 within [0, 10]
+    assert sum(roles.values()) == 1
+    assert roles["head"] == 1
     assert minimum is None
     obj["metadata"].setdefault("labels", {})["ray.io/gang-scheduling-enabled"] = "true"
     obj["spec"]["workerGroupSpecs"][0]["replicas"] = 20  # above maxReplicas: KubeRay creates 10
@@ -182,7 +189,8 @@ def test_raycluster_autoscaler_clamps_replicas():
 def test_rayjob_cluster_spec():
     obj = workload("rayjob-sample.yaml", "RayJob")
     roles, _ = shape(obj)
-    assert roles["head"] == 1 and sum(roles.values()) == 2
+    assert roles["head"] == 1
+    assert sum(roles.values()) == 2
 
 
 def test_trainjob_runs_its_runtime_jobset_with_num_nodes():
@@ -201,7 +209,8 @@ def test_trainjob_without_its_runtime_is_reported():
 
 def test_kueue_job_is_simulated_as_admitted_and_a_plain_suspended_job_is_not():
     obj = workload("kueue-sample-job.yaml", "Job")
-    assert queue_name(obj) == "user-queue" and suspended(obj) is None
+    assert queue_name(obj) == "user-queue"
+    assert suspended(obj) is None
     del obj["metadata"]["labels"]
     assert suspended(obj) is not None
     w = simulate((DATA / "kueue-sample-job.yaml").read_text())
@@ -212,7 +221,8 @@ def test_kueue_job_is_simulated_as_admitted_and_a_plain_suspended_job_is_not():
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA.glob("*.yaml")))
 def test_every_operator_example_names_its_source_and_licence(name: str):
     head = (DATA / name).read_text().splitlines()[:2]
-    assert head[0].startswith("# source: github.com/") and "@" in head[0]
+    assert head[0].startswith("# source: github.com/")
+    assert "@" in head[0]
     assert head[1].startswith("# licence: ")
 
 
@@ -244,8 +254,10 @@ def test_lws_groups_are_placed_group_by_group():
     got = _placed(text, "4x8xH100-80GB")
     assert all(str(v).startswith("h100") for v in got.values())
     got = _placed(text, "3x8xH100-80GB")  # group 0 whole, group 1 cannot be placed whole
-    assert str(got["vllm-0"]).startswith("h100") and str(got["vllm-0-1"]).startswith("h100")
-    assert "gang default/vllm-1" in str(got["vllm-1"]) and "gang default/vllm-1" in str(got["vllm-1-1"])
+    assert str(got["vllm-0"]).startswith("h100")
+    assert str(got["vllm-0-1"]).startswith("h100")
+    assert "gang default/vllm-1" in str(got["vllm-1"])
+    assert "gang default/vllm-1" in str(got["vllm-1-1"])
 
 
 # --- hostile shapes ---------------------------------------------------------------------------------------------------
@@ -339,7 +351,8 @@ def test_rayjob_submitter_pod_follows_the_cluster():
     ts = pod_templates(obj)
     assert ts is not None
     sub = [t for t in ts if t.role == "submitter"]
-    assert len(sub) == 1 and sub[0].after == "head"
+    assert len(sub) == 1
+    assert sub[0].after == "head"
     obj["spec"]["submissionMode"] = "HTTPMode"
     assert not [t for t in pod_templates(obj) or [] if t.role == "submitter"]
 
@@ -351,4 +364,5 @@ def test_volcano_default_min_available_is_the_sum_of_task_minimums():
     assert shape(obj) == ({"ps": 1, "worker": 3}, 3)
     obj["spec"]["tasks"][1]["dependsOn"] = {"name": ["ps"]}
     ts = pod_templates(obj)
-    assert ts is not None and ts[1].after == "ps"
+    assert ts is not None
+    assert ts[1].after == "ps"

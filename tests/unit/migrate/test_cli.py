@@ -32,12 +32,11 @@ def test_diff_is_the_default_and_writes_nothing(tree: Path) -> None:
     before = (tree / "apps" / "train.yaml").read_text()
     code, out, err = run(str(tree / "apps"))
     assert code == 0
-    assert (
-        out.startswith("--- a/")
-        and "+kind: ResourceClaimTemplate" in out
-        and "-            nvidia.com/gpu: 2" in out
-    )
-    assert "2 files, 1 changed, 1 new object, 0 manual items" in err and "output valid" in err
+    assert out.startswith("--- a/")
+    assert "+kind: ResourceClaimTemplate" in out
+    assert "-            nvidia.com/gpu: 2" in out
+    assert "2 files, 1 changed, 1 new object, 0 manual items" in err
+    assert "output valid" in err
     assert (tree / "apps" / "train.yaml").read_text() == before
 
 
@@ -47,7 +46,8 @@ def test_out_dir_mirrors_the_tree(tree: Path) -> None:
     assert code == 0
     assert sorted(os.listdir(out_dir)) == ["cm.yaml", "train.yaml"]
     text = (out_dir / "train.yaml").read_text()
-    assert text.startswith("# keep me\n") and by_kind(text, "ResourceClaimTemplate")
+    assert text.startswith("# keep me\n")
+    assert by_kind(text, "ResourceClaimTemplate")
     assert (out_dir / "cm.yaml").read_text() == (tree / "apps" / "cm.yaml").read_text()
 
 
@@ -57,9 +57,11 @@ def test_in_place_then_second_run_changes_nothing(tree: Path) -> None:
     path.chmod(mode)
     assert run(str(path), "--in-place")[0] == 0
     once = path.read_text()
-    assert "ResourceClaimTemplate" in once and (path.stat().st_mode & 0o777) == mode
+    assert "ResourceClaimTemplate" in once
+    assert (path.stat().st_mode & 0o777) == mode
     code, out, _ = run(str(path), "--in-place", "-o", "json")
-    assert code == 0 and path.read_text() == once
+    assert code == 0
+    assert path.read_text() == once
     assert json.loads(out)["files"][0]["changed"] is False
     assert not [p for p in os.listdir(tree / "apps") if p.startswith(".kubedra-")]
 
@@ -84,13 +86,15 @@ def test_manual_items_exit_1_and_json_report(tree: Path) -> None:
     assert code == 1
     data = json.loads(out)
     manual = [f for file in data["files"] for f in file["findings"] if f["level"] == "manual"]
-    assert manual[0]["source"]["line"] == 6 and manual[0]["object"]["kind"] == "Pod"
+    assert manual[0]["source"]["line"] == 6
+    assert manual[0]["object"]["kind"] == "Pod"
     assert data["validation"]["valid"] is True
 
 
 def test_stdin_to_stdout() -> None:
     code, out, _ = run("-", input=DEPLOYMENT)
-    assert code == 0 and out.startswith("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate")
+    assert code == 0
+    assert out.startswith("apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate")
 
 
 def test_usage_errors(tree: Path) -> None:
@@ -113,7 +117,8 @@ def test_json_manifest_stays_json(tmp_path: Path) -> None:
     assert data["kind"] == "List"
     assert [i["kind"] for i in data["items"]] == ["ResourceClaimTemplate", "Deployment"]
     once = path.read_text()
-    assert run(str(path), "--in-place")[0] == 0 and path.read_text() == once
+    assert run(str(path), "--in-place")[0] == 0
+    assert path.read_text() == once
 
 
 def test_helm_template_is_a_manual_item_and_not_copied_to_out(tmp_path: Path) -> None:
@@ -129,7 +134,8 @@ def test_helm_template_is_a_manual_item_and_not_copied_to_out(tmp_path: Path) ->
     code, report, _ = run("--out", str(out), str(src), "-o", "json")
     assert code == 1
     manual = [f for f in json.loads(report)["files"][0]["findings"] if f["level"] == "manual"]
-    assert manual and manual[0]["message"].startswith("a Helm template: render it first with `helm template`")
+    assert manual
+    assert manual[0]["message"].startswith("a Helm template: render it first with `helm template`")
     assert sorted(p.name for p in out.iterdir()) == ["pod.yaml"]
 
 
@@ -143,7 +149,8 @@ def test_inputs_with_no_manifest_are_an_input_error(tmp_path: Path) -> None:
     (tmp_path / "empty.yaml").write_text("# only a comment\n---\n")
     for args in ([str(tmp_path / "docs")], [str(tmp_path / "empty.yaml")], ["-"]):
         res = cli_run("migrate", *args, "--out", str(tmp_path / "out"), input="")
-        assert res.exit_code == 2 and res.stdout == "", res.output
+        assert res.exit_code == 2, res.output
+        assert res.stdout == "", res.output
         assert res.stderr.startswith("kubedra: error: no manifests found in ")
         assert res.stderr.endswith(": nothing to migrate\n")
         assert not (tmp_path / "out").exists()
@@ -161,7 +168,8 @@ def test_output_with_a_custom_resource_is_not_said_valid() -> None:
         str(inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"), "--hide-changes"
     )
     assert code == 1  # the MXJob's GPU limit is a manual item
-    assert "output valid" not in err and "output INVALID" not in err, err
+    assert "output valid" not in err, err
+    assert "output INVALID" not in err, err
     assert err.rstrip().endswith("; output not schema-checked: kubeflow.org/v1 MXJob")
     code, out, _ = run(str(inputs / "legacy--training-operator-v1.8.1-mxjob-dist-gpu.yaml"), "-o", "json")
     validation = json.loads(out)["validation"]
@@ -189,9 +197,11 @@ def test_an_object_defined_in_two_inputs_is_replaced_as_simulate_says(tmp_path: 
     said = (
         f"defined again at {later}:2; the later definition replaces this one (as kubectl apply of both would)"
     )
-    assert f"{earlier}:6" in err and said in err
+    assert f"{earlier}:6" in err
+    assert said in err
     sim = CliRunner().invoke(cli, ["simulate", str(legacy), "--nodes", "2x8xH100-80GB"])
-    assert f"{earlier}:6" in sim.stdout and said in " ".join(sim.stdout.split())
+    assert f"{earlier}:6" in sim.stdout
+    assert said in " ".join(sim.stdout.split())
 
 
 def test_a_gang_defined_twice_gets_its_podgroup_from_the_later_definition(tmp_path: Path) -> None:
@@ -205,5 +215,6 @@ def test_a_gang_defined_twice_gets_its_podgroup_from_the_later_definition(tmp_pa
     (tmp_path / "in" / "b.yaml").write_text(job)
     _, out, err = run(str(tmp_path / "in"), "--out", str(tmp_path / "out"))
     err += out
-    assert "already exists in the inputs" not in err and "defined again at" in err
+    assert "already exists in the inputs" not in err
+    assert "defined again at" in err
     assert "-gpu-2" not in (tmp_path / "out" / "b.yaml").read_text()

@@ -48,7 +48,8 @@ def test_corpus_folder_migrates_or_is_manual(folder: str) -> None:
         name = r.file.rsplit("/", 1)[-1]
         manual = [f for f in r.findings if f.level == "manual"]
         for m in manual:
-            assert m.message and m.line, f"manual item without reason or line: {m}"
+            assert m.message, f"manual item without reason or line: {m}"
+            assert m.line, f"manual item without reason or line: {m}"
         if manual:
             manual_files.add(name)
             continue

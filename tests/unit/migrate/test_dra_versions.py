@@ -38,10 +38,8 @@ def test_partitionable_slice_is_split_for_135_and_later() -> None:
     out = rep.files[0].output
     counters, devices = by_kind(out, "ResourceSlice")
     assert counters["metadata"]["name"] == "node-1-gpu-counters"
-    assert (
-        "devices" not in counters["spec"]
-        and counters["spec"]["sharedCounters"][0]["name"] == "gpu-0-counter-set"
-    )
+    assert "devices" not in counters["spec"]
+    assert counters["spec"]["sharedCounters"][0]["name"] == "gpu-0-counter-set"
     assert "sharedCounters" not in devices["spec"]
     assert (
         counters["spec"]["pool"]["resourceSliceCount"] == devices["spec"]["pool"]["resourceSliceCount"] == 2
@@ -55,7 +53,9 @@ def test_partitionable_slice_is_split_for_135_and_later() -> None:
 def test_no_split_for_134() -> None:
     out = output(MIXED_SLICE, target_version="1.34")
     (s,) = by_kind(out, "ResourceSlice")
-    assert s["apiVersion"] == "resource.k8s.io/v1" and s["spec"]["sharedCounters"] and s["spec"]["devices"]
+    assert s["apiVersion"] == "resource.k8s.io/v1"
+    assert s["spec"]["sharedCounters"]
+    assert s["spec"]["devices"]
     assert "# one counter set per GPU" in out
     assert validate_texts([("o.yaml", out)], "1.34").valid
 
@@ -88,5 +88,6 @@ def test_v1beta1_claim_template_and_classic_dra() -> None:
     ]
     assert "# the class" in out
     (manual,) = rep.manual
-    assert manual.line == 12 and "DeviceClass with CEL selectors" in manual.message
+    assert manual.line == 12
+    assert "DeviceClass with CEL selectors" in manual.message
     assert out.endswith(text.split("---\n", 1)[1])  # the classic object is left as it was

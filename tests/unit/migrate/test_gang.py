@@ -85,9 +85,11 @@ def test_a_job_with_parallelism_equal_to_completions_is_no_gang(target: str) -> 
     a PodGroup of minCount 4 for this Job, which made its pods all-or-nothing."""
     rep = migrate_text(GPU_JOB, target_version=target)
     out = rep.files[0].output
-    assert not by_kind(out, "PodGroup") and not by_kind(out, "Workload")
+    assert not by_kind(out, "PodGroup")
+    assert not by_kind(out, "Workload")
     (job,) = by_kind(out, "Job")
-    assert "scheduling" not in job["spec"] and "schedulingGroup" not in job["spec"]["template"]["spec"]
+    assert "scheduling" not in job["spec"]
+    assert "schedulingGroup" not in job["spec"]["template"]["spec"]
     assert not any("gang" in f.message for f in rep.findings)
 
 
@@ -111,7 +113,8 @@ def test_kai_gang_job_at_137_is_the_jobs_own_scheduling_field() -> None:
     """1.37: the Job controller creates the Workload and PodGroup from spec.scheduling (WorkloadWithJob)."""
     rep = migrate_text(KAI_GANG_JOB, target_version="1.37")
     out = rep.files[0].output
-    assert not by_kind(out, "PodGroup") and not by_kind(out, "Workload")
+    assert not by_kind(out, "PodGroup")
+    assert not by_kind(out, "Workload")
     (job,) = by_kind(out, "Job")
     assert job["spec"]["scheduling"] == {"schedulingPolicy": {"gang": {"minCount": 2}}}
     assert "schedulingGroup" not in job["spec"]["template"]["spec"]
@@ -151,15 +154,15 @@ def test_target_135_writes_a_workload_and_workload_refs() -> None:
 def test_operator_gangs_are_reported_not_linked(target: str) -> None:
     rep = migrate_text(VCJOB, target_version=target)
     out = rep.files[0].output
-    assert not by_kind(out, "PodGroup") and not by_kind(out, "Workload")
+    assert not by_kind(out, "PodGroup")
+    assert not by_kind(out, "Workload")
     (job,) = [d for d in by_kind(out, "Job") if d["apiVersion"].startswith("batch.volcano")]
     for task in job["spec"]["tasks"]:
-        assert (
-            "schedulingGroup" not in task["template"]["spec"]
-            and "workloadRef" not in task["template"]["spec"]
-        )
+        assert "schedulingGroup" not in task["template"]["spec"]
+        assert "workloadRef" not in task["template"]["spec"]
     (note,) = [f for f in rep.findings if "created by its operator" in f.message]
-    assert note.level == "warning" and "gang of 3 pods (spec.minAvailable)" in note.message
+    assert note.level == "warning"
+    assert "gang of 3 pods (spec.minAvailable)" in note.message
     assert validate_texts([("out.yaml", out)], target).valid
 
 
@@ -197,7 +200,8 @@ def test_no_gang_option_and_work_queue_jobs() -> None:
 
 def test_already_grouped_pods_are_left_alone() -> None:
     once = output(KAI_GANG_JOB, target_version="1.36")
-    assert by_kind(once, "PodGroup") and output(once, target_version="1.36") == once
+    assert by_kind(once, "PodGroup")
+    assert output(once, target_version="1.36") == once
 
 
 def test_old_podgroup_versions_are_upgraded_for_the_target() -> None:

@@ -49,7 +49,8 @@ def test_classify_resource_names() -> None:
     assert classify("nvidia.com/mig-1g.10gb+me").profile == "1g.10gb+me"
     assert classify("nvidia.com/mig-3g.20gb.shared").shared
     assert classify("nvidia.com/gpumem").kind == "manual"
-    assert classify("cpu") is None and classify("example.com/gpu") is None
+    assert classify("cpu") is None
+    assert classify("example.com/gpu") is None
 
 
 def test_deployment_becomes_template_claim_and_references() -> None:
@@ -73,7 +74,8 @@ def test_requests_different_from_limits_is_manual() -> None:
     rep = migrate_text(text)
     assert rep.files[0].output == text
     (m,) = rep.manual
-    assert "requests 1 != limits 2" in m.message and m.line == 15
+    assert "requests 1 != limits 2" in m.message
+    assert m.line == 15
 
 
 def test_helm_expression_in_count_is_manual_with_line() -> None:
@@ -224,7 +226,8 @@ def test_sharing_modes(sharing: str, expected_class: str, params: dict | None) -
 def test_min_memory_and_prefer_become_first_available() -> None:
     devices = _rct(output(DEPLOYMENT, min_memory="40Gi", prefer=("H100", "A100")))["spec"]["spec"]["devices"]
     (req,) = devices["requests"]
-    assert req["name"] == "gpu" and "exactly" not in req
+    assert req["name"] == "gpu"
+    assert "exactly" not in req
     mem = "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) >= 0"
     assert req["firstAvailable"] == [
         {
@@ -293,7 +296,8 @@ def test_kai_fraction_annotation_is_manual() -> None:
     )
     rep = migrate_text(text)
     (m,) = rep.manual
-    assert "gpu-fraction" in m.message and m.line == 6
+    assert "gpu-fraction" in m.message
+    assert m.line == 6
 
 
 def test_hami_resources_block_the_whole_template() -> None:
@@ -318,7 +322,8 @@ def test_other_vendors_and_schemes_are_manual_never_silent(resource: str, says: 
     rep = migrate_text(text)
     assert rep.files[0].output == text
     (m,) = [m for m in rep.manual if resource.split(":")[0] in m.message]
-    assert says in m.message and "by hand" in m.message
+    assert says in m.message
+    assert "by hand" in m.message
 
 
 def test_zero_other_vendor_gpus_are_quiet() -> None:

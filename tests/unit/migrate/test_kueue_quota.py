@@ -27,7 +27,5 @@ def test_a_queued_gpu_workload_rewritten_to_claims_names_the_kueue_mapping(tmp_p
     result = run("migrate", str(job), code=0)
     assert "ResourceClaimTemplate" in result.stdout
     assert "queued in Kueue LocalQueue user-queue" in result.stderr
-    assert (
-        "resources.deviceClassMappings" in result.stderr
-        and "--gpu-strategy extended-resource" in result.stderr
-    )
+    assert "resources.deviceClassMappings" in result.stderr
+    assert "--gpu-strategy extended-resource" in result.stderr

@@ -48,13 +48,16 @@ def tree(tmp_path: Path) -> Path:
 def test_out_overlapping_an_input_is_refused(tree: Path, out: str) -> None:
     before = snapshot(tree)
     code, _, err = run(str(tree / "apps"), "--out", str(tree / out))
-    assert code == 2 and "overlaps the input" in err and len(err.strip().splitlines()) == 1
+    assert code == 2
+    assert "overlaps the input" in err
+    assert len(err.strip().splitlines()) == 1
     assert snapshot(tree) == before
 
 
 def test_input_file_inside_out_is_refused(tree: Path) -> None:
     code, _, err = run(str(tree / "apps" / "train.yaml"), "--out", str(tree / "apps"))
-    assert code == 2 and "overlaps" in err
+    assert code == 2
+    assert "overlaps" in err
 
 
 def test_existing_files_need_force(tree: Path) -> None:
@@ -62,7 +65,9 @@ def test_existing_files_need_force(tree: Path) -> None:
     assert run(str(tree / "apps"), "--out", str(out))[0] == 0
     (out / "train.yaml").write_text("mine\n")
     code, _, err = run(str(tree / "apps"), "--out", str(out))
-    assert code == 2 and "already exists" in err and "--force" in err
+    assert code == 2
+    assert "already exists" in err
+    assert "--force" in err
     assert (out / "train.yaml").read_text() == "mine\n"
     (out / "train.yaml").chmod(0o444)
     assert run(str(tree / "apps"), "--out", str(out), "--force")[0] == 0
@@ -85,8 +90,10 @@ def test_new_out_is_all_or_nothing(tree: Path, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(sw, "_write_temp", failing)
     out = tree / "new" / "out"
     code, _, err = run(str(tree / "apps"), "--out", str(out))
-    assert code == 2 and "No space left" in err
-    assert not out.exists() and not [n for n in os.listdir(tree / "new") if n.startswith(TEMP_PREFIX)]
+    assert code == 2
+    assert "No space left" in err
+    assert not out.exists()
+    assert not [n for n in os.listdir(tree / "new") if n.startswith(TEMP_PREFIX)]
 
 
 def test_new_out_files_get_umask_mode(tree: Path) -> None:

@@ -26,7 +26,9 @@ def test_a_gke_mig_partition_becomes_a_mig_claim_of_that_profile() -> None:
 def test_gke_time_sharing_is_a_manual_item_not_an_exclusive_claim() -> None:
     result = run("migrate", TIME_SHARING, code=1)
     assert "ResourceClaimTemplate" not in result.stdout
-    assert "MANUAL" in result.stderr and "time-sharing" in result.stderr and "up to 3" in result.stderr
+    assert "MANUAL" in result.stderr
+    assert "time-sharing" in result.stderr
+    assert "up to 3" in result.stderr
 
 
 def test_audit_reports_the_platform_sharing() -> None:

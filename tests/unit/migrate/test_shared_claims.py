@@ -59,14 +59,16 @@ def test_deployment_split_into_groups_sharing_claims():
 
 def test_small_deployment_shares_one_claim():
     out = migrate_text(OPERATOR + "---\n" + workload("Deployment", 3)).files[0].output
-    assert len(by_kind(out, "ResourceClaim")) == 1 and len(by_kind(out, "Deployment")) == 1
+    assert len(by_kind(out, "ResourceClaim")) == 1
+    assert len(by_kind(out, "Deployment")) == 1
     assert not by_kind(out, "ResourceClaimTemplate")
 
 
 def test_statefulset_and_autoscaled_deployment_are_manual():
     rep = migrate_text(OPERATOR + "---\n" + workload("StatefulSet", 8))
     (msg,) = [f.message for f in rep.findings if f.level == "manual"]
-    assert "StatefulSet's controller cannot point groups" in msg and "groups of 10 pods" in msg
+    assert "StatefulSet's controller cannot point groups" in msg
+    assert "groups of 10 pods" in msg
     assert not by_kind(rep.files[0].output, "ResourceClaim")
     hpa = textwrap.dedent(
         """\
@@ -87,7 +89,8 @@ def test_statefulset_and_autoscaled_deployment_are_manual():
 def test_daemonset_and_single_pod_keep_a_claim_per_pod():
     ds = workload("DaemonSet", 1).replace("  replicas: 1\n", "")
     out = migrate_text(OPERATOR + "---\n" + ds).files[0].output
-    assert by_kind(out, "ResourceClaimTemplate") and not by_kind(out, "ResourceClaim")
+    assert by_kind(out, "ResourceClaimTemplate")
+    assert not by_kind(out, "ResourceClaim")
 
 
 def test_migrating_the_output_again_changes_nothing():
@@ -120,4 +123,5 @@ def test_partial_groups_of_several_deployments_share_a_claim():
 def test_extended_resource_strategy_on_shared_gpus_is_manual():
     rep = migrate_text(OPERATOR + "---\n" + workload("Deployment", 4), gpu_strategy="extended-resource")
     (msg,) = [f.message for f in rep.findings if f.level == "manual"]
-    assert "each pod gets a device of its own" in msg and "10 pods share one GPU" in msg
+    assert "each pod gets a device of its own" in msg
+    assert "10 pods share one GPU" in msg

@@ -101,7 +101,8 @@ def test_configmap_alone_cannot_say_whether_unlabelled_nodes_share():
     rep = migrate_text(cm + "---\n" + deployment("a"))
     assert classes(rep) == {"a": ""}  # left unchanged
     (msg,) = manual(rep)
-    assert "different configs" in msg and "nvidia.com/device-plugin.config" in msg
+    assert "different configs" in msg
+    assert "nvidia.com/device-plugin.config" in msg
 
 
 def test_named_configs_decided_per_workload_from_its_node_selector():
@@ -257,4 +258,5 @@ def test_an_invalid_required_affinity_is_a_manual_item_not_a_match(expr: str):
         rep = migrate_text(NAMED + nodes + "---\n" + deployment("a", affinity=_affinity(label, expr)))
         assert classes(rep) == {"a": ""}
         (msg,) = manual(rep)
-        assert "required node affinity is invalid" in msg and "gpu-mem" in msg
+        assert "required node affinity is invalid" in msg
+        assert "gpu-mem" in msg

@@ -30,7 +30,9 @@ spec:
 def test_rewrite_keeps_the_words_as_written() -> None:
     report = migrate_text(POD)
     out = report.files[0].output
-    assert '    on: "x"\n' in out and "    enabled: yes\n" in out and "  - name: y\n" in out
+    assert '    on: "x"\n' in out
+    assert "    enabled: yes\n" in out
+    assert "  - name: y\n" in out
     assert "resourceClaims" in out
 
 

@@ -48,7 +48,8 @@ def test_split_keeps_preamble_and_trailing_comments_out_of_the_body() -> None:
     assert [c.head for c in chunks] == ["# Source: x\n# note\n\n", "# second\n"]
     assert chunks[0].body == "apiVersion: v1\nkind: Pod\n"
     assert chunks[0].tail == "# trailing\n"
-    assert chunks[0].line == 4 and chunks[1].line == 9
+    assert chunks[0].line == 4
+    assert chunks[1].line == 9
 
 
 def test_detect_style() -> None:
@@ -81,10 +82,14 @@ def test_edit_keeps_comments_quotes_and_block_scalars() -> None:
     remove_key(limits, "nvidia.com/gpu")
     chunk.dirty = True
     out = f.render()
-    assert "# head\n" in out and "# eol" in out and "# about memory" in out
+    assert "# head\n" in out
+    assert "# eol" in out
+    assert "# about memory" in out
     # the removed line's own comment stays, as a full-line comment in its place
     assert "\n          # gone with its line\n          # about memory\n" in out
-    assert "name: 'a'" in out and 'args: ["x", "y"]' in out and "script: |\n        echo hi\n" in out
+    assert "name: 'a'" in out
+    assert 'args: ["x", "y"]' in out
+    assert "script: |\n        echo hi\n" in out
     assert out.count("\n") == text.count("\n")
 
 

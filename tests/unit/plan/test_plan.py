@@ -43,7 +43,8 @@ def test_clusters_ordered_by_criticality_and_waves_by_pool(plan_json: dict) -> N
 
 def test_wave_size_is_ten_percent_of_gpu_nodes_at_least_one(plan_json: dict) -> None:
     prod = [w for w in plan_json["waves"] if w["cluster"] == "prod" and w["kind"] == "nodes"]
-    assert len(prod) == 10 and all(len(w["nodes"]) == 1 for w in prod)
+    assert len(prod) == 10
+    assert all(len(w["nodes"]) == 1 for w in prod)
     every = [n for w in prod for n in w["nodes"]]
     assert sorted(every) == sorted(f"h100-80gb-{i}" for i in range(10))
     res = run("plan", "--fleet", FLEET, "-o", "json", "--wave-size", "50", code=1)
@@ -89,18 +90,23 @@ def test_distribution_commands(plan_json: dict) -> None:
 
     cp = {w["cluster"]: w for w in plan_json["waves"] if w["kind"] == "control-plane"}
     dev = cmds(cp["dev"])
-    assert "etcdctl" in dev and "snapshot save" in dev and "etcdutl snapshot status" in dev
+    assert "etcdctl" in dev
+    assert "snapshot save" in dev
+    assert "etcdutl snapshot status" in dev
     assert "kubeadm upgrade apply v1.37.0" in dev
     staging = cmds(cp["staging"])
     # two hops, one minor at a time, with the cluster's real name and region
     assert staging.index("--kubernetes-version 1.36") < staging.index("--kubernetes-version 1.37")
-    assert "aws eks update-cluster-version --name staging-gpu" in staging and "--region eu-west-1" in staging
-    assert "velero backup create" in staging and "etcdctl" not in staging
+    assert "aws eks update-cluster-version --name staging-gpu" in staging
+    assert "--region eu-west-1" in staging
+    assert "velero backup create" in staging
+    assert "etcdctl" not in staging
     prod = cmds(cp["prod"])
     assert "gcloud container clusters upgrade prod-gpu --master --cluster-version=1.37" in prod
     assert "--location=europe-west4 --project=acme-ml" in prod
     for w in cp.values():
-        assert "helm --kube-context" in cmds(w) and "nvidia-dra-driver-gpu" in cmds(w)
+        assert "helm --kube-context" in cmds(w)
+        assert "nvidia-dra-driver-gpu" in cmds(w)
         assert any("dra-driver-values.yaml" in k for k in w["files"])
         values = yaml.safe_load(next(iter(w["files"].values())))
         assert values["kubeletPlugin"]["nodeSelector"] == {"kubedra.io/gpu-stack": "dra"}
@@ -130,7 +136,8 @@ def test_node_wave_runbook_is_complete(plan_json: dict) -> None:
         "kubedra.io/node-pool": "a100-80gb-x8",
     }
     rb = "\n".join(wave["rollback"]["commands"])
-    assert "kubedra.io/gpu-stack-" in rb and "nvidia.com/gpu.deploy.device-plugin-" in rb
+    assert "kubedra.io/gpu-stack-" in rb
+    assert "nvidia.com/gpu.deploy.device-plugin-" in rb
     assert wave["rollback"]["estimatedMinutes"] == 15 + 4 * len(wave["nodes"])
     assert any("kubedra verify" in g for g in wave["gate"])
     assert wave["soakHours"] == 72
@@ -247,7 +254,9 @@ def test_html_report_written(tmp_path: Path) -> None:
     assert res.exit_code == 1
     page = out.read_text()
     assert page.startswith("<!DOCTYPE html>")
-    assert 'id="wave-timeline"' in page and 'id="capacity-chart"' in page and 'id="blockers"' in page
+    assert 'id="wave-timeline"' in page
+    assert 'id="capacity-chart"' in page
+    assert 'id="blockers"' in page
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in re.sub(
         r"<pre><code>.*?</code></pre>", "", page, flags=re.S
@@ -265,7 +274,8 @@ def test_a_cluster_read_incompletely_makes_the_plan_incomplete(tmp_path: Path) -
     res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"), "-o", "json")
     assert res.exit_code == 2, res.output
     out = json.loads(res.stdout)  # the plan is still printed
-    assert out["waves"] and [(r["cluster"], r["resource"], r["cause"]) for r in out["incomplete"]] == [
+    assert out["waves"]
+    assert [(r["cluster"], r["resource"], r["cause"]) for r in out["incomplete"]] == [
         ("dev", "deployments.apps", "forbidden")
     ]
     assert (
@@ -273,7 +283,8 @@ def test_a_cluster_read_incompletely_makes_the_plan_incomplete(tmp_path: Path) -
         in res.stderr
     )
     res = run("plan", "--fleet", str(tmp_path / "fleet.yaml"), "-o", "json", "--allow-missing", "deployments")
-    assert res.exit_code == 1 and json.loads(res.stdout)["incomplete"] == []
+    assert res.exit_code == 1
+    assert json.loads(res.stdout)["incomplete"] == []
 
 
 def test_a_node_whose_dra_gpus_are_unknown_leaves_its_waves_unchecked(tmp_path: Path) -> None:
@@ -295,7 +306,8 @@ def test_a_node_whose_dra_gpus_are_unknown_leaves_its_waves_unchecked(tmp_path: 
     res = run("plan", "--fleet", str(fleet_file), "-o", "json")
     assert res.exit_code == 1, res.output
     out = json.loads(res.stdout)
-    assert out["summary"]["flaggedWaves"] == [] and out["clusters"][0]["blockers"] == []
+    assert out["summary"]["flaggedWaves"] == []
+    assert out["clusters"][0]["blockers"] == []
     unchecked = out["summary"]["capacityUncheckedWaves"]
     node_waves = [w for w in out["waves"] if w["kind"] == "nodes"]
     # the node's own wave and every later wave of its pool count its DRA GPUs
@@ -305,9 +317,11 @@ def test_a_node_whose_dra_gpus_are_unknown_leaves_its_waves_unchecked(tmp_path: 
         assert f"kubedra: plan: wave {n} (" in res.stderr
     assert "no DRA inventory known for a100-80gb-0" in res.stderr
     md = run("plan", "--fleet", str(fleet_file))
-    assert md.exit_code == 1 and "**Capacity not checked:**" in md.stdout
+    assert md.exit_code == 1
+    assert "**Capacity not checked:**" in md.stdout
     page = run("plan", "--fleet", str(fleet_file), "-o", "html")
-    assert page.exit_code == 1 and "Capacity not checked in waves" in page.stdout
+    assert page.exit_code == 1
+    assert "Capacity not checked in waves" in page.stdout
     assert "No blockers; every wave keeps enough GPUs" not in page.stdout
 
 
@@ -333,19 +347,19 @@ def test_a_gpu_node_in_no_pool_of_the_fleet_is_not_a_clean_plan(tmp_path: Path) 
     left = ["staging/l40s-48gb-0", "staging/l40s-48gb-1"]
     assert out["summary"]["gpuNodesNotPlanned"] == left
     assert out["clusters"][0]["gpuNodesNotPlanned"] == ["l40s-48gb-0", "l40s-48gb-1"]
-    assert out["summary"]["flaggedWaves"] == [] and out["summary"]["blockers"] == 0
+    assert out["summary"]["flaggedWaves"] == []
+    assert out["summary"]["blockers"] == 0
     assert not any(n.startswith("l40s") for w in out["waves"] for n in w["nodes"])
     assert (
         "kubedra: plan: cluster staging: GPU node l40s-48gb-0 matches none of the fleet's node pools"
         in res.stderr
     )
     md = run("plan", "--fleet", str(fleet_file))
-    assert (
-        md.exit_code == 1
-        and "**Not planned:** GPU nodes staging/l40s-48gb-0, staging/l40s-48gb-1" in md.stdout
-    )
+    assert md.exit_code == 1
+    assert "**Not planned:** GPU nodes staging/l40s-48gb-0, staging/l40s-48gb-1" in md.stdout
     page = run("plan", "--fleet", str(fleet_file), "-o", "html")
-    assert page.exit_code == 1 and "Not planned: GPU nodes staging/l40s-48gb-0" in page.stdout
+    assert page.exit_code == 1
+    assert "Not planned: GPU nodes staging/l40s-48gb-0" in page.stdout
     assert "No blockers; every wave keeps enough GPUs" not in page.stdout
 
 
@@ -461,7 +475,8 @@ def test_a_gpu_cluster_cluster_gets_no_second_driver(tmp_path: Path) -> None:
     check = next(s for s in steps if "GPUCluster" in s["title"])
     assert "gpu-cluster deploys the DRA driver" in check["note"]
     text = json.dumps(plan)
-    assert "daemonset/nvidia-dra-driver-kubelet-plugin" in text and "-n gpu-operator rollout status" in text
+    assert "daemonset/nvidia-dra-driver-kubelet-plugin" in text
+    assert "-n gpu-operator rollout status" in text
 
 
 def test_eks_auto_mode_pools_move_whole_and_the_plan_says_why(tmp_path: Path) -> None:

@@ -120,7 +120,8 @@ def test_one_etcd_snapshot_and_rollback_point_per_minor(tmp_path: Path) -> None:
 def test_single_minor_keeps_one_backup(tmp_path: Path) -> None:
     cp = control_plane(fleet(tmp_path, "v1.36.2"))
     titles = [s["title"] for s in cp["steps"]]
-    assert titles.count("Back up etcd") == 1 and not any("rollback point" in t for t in titles)
+    assert titles.count("Back up etcd") == 1
+    assert not any("rollback point" in t for t in titles)
 
 
 def test_podgroups_need_gate_and_runtime_config(tmp_path: Path) -> None:
@@ -145,7 +146,8 @@ def test_podgroups_need_gate_and_runtime_config(tmp_path: Path) -> None:
 def test_audit_cluster_findings_become_steps(tmp_path: Path, obj: dict[str, Any], title: str) -> None:
     cp = control_plane(fleet(tmp_path, "v1.36.2", obj))
     (step,) = [s for s in cp["steps"] if s["title"] == title]
-    assert step["commands"] and step["commands"][0].startswith("# ")
+    assert step["commands"]
+    assert step["commands"][0].startswith("# ")
     assert "audit rule cluster." in step["note"]
 
 
@@ -157,7 +159,8 @@ def test_pool_capacity_before_is_printed_once_per_pool() -> None:
     lines = [ln for ln in res.stdout.splitlines() if "Pool capacity (GPUs)" in ln]
     prod = [ln for ln in lines if "in use 76" in ln]
     assert len(prod) == 10  # one per wave of prod's pool
-    assert sum("before 80" in ln for ln in prod) == 1 and "before 80" in prod[0]
+    assert sum("before 80" in ln for ln in prod) == 1
+    assert "before 80" in prod[0]
 
 
 def test_timeline_in_days_with_soak_and_legend(tmp_path: Path) -> None:
@@ -171,9 +174,13 @@ def test_timeline_in_days_with_soak_and_legend(tmp_path: Path) -> None:
     assert "Wave timeline (days)" in svg
     ticks = re.findall(r'class="tick">([0-9.]+)d<', svg)
     steps = {round(float(b) - float(a), 6) for a, b in itertools.pairwise(ticks)}
-    assert len(ticks) <= 9 and len(steps) == 1 and steps.pop() in (1, 2, 5, 7, 14, 30, 60, 90)
-    assert svg.count('class="soak"') >= 10 and ": soak 3d" in svg  # 72 h between waves
-    assert "soak (72 h)" in svg and "short of GPUs" in svg
+    assert len(ticks) <= 9
+    assert len(steps) == 1
+    assert steps.pop() in (1, 2, 5, 7, 14, 30, 60, 90)
+    assert svg.count('class="soak"') >= 10
+    assert ": soak 3d" in svg
+    assert "soak (72 h)" in svg
+    assert "short of GPUs" in svg
     assert re.search(
         r"data-legend=\"[^\"]+\"/>\s*<text [^>]*>cluster ", svg
     )  # the bars are coloured per cluster
@@ -207,9 +214,8 @@ def test_canary_on_the_first_node_wave_runs_as_printed() -> None:
     waves = json.loads(res.stdout)["waves"]
     dev = [w for w in waves if w["cluster"] == "dev" and w["kind"] == "nodes"]
     canaries = [s for w in dev for s in w["steps"] if s["title"].startswith("Canary")]
-    assert len(canaries) == 1 and canaries[0] is next(
-        s for s in dev[0]["steps"] if s["title"].startswith("Canary")
-    )
+    assert len(canaries) == 1
+    assert canaries[0] is next(s for s in dev[0]["steps"] if s["title"].startswith("Canary"))
     step = canaries[0]
     assert (
         step["title"]
@@ -224,16 +230,19 @@ def test_canary_on_the_first_node_wave_runs_as_printed() -> None:
     migrated = run(*args, input=yaml.safe_dump(dep))
     assert migrated.exit_code in (0, 1), migrated.output
     kinds = [d["kind"] for d in yaml.safe_load_all(migrated.stdout) if d]
-    assert "ResourceClaimTemplate" in kinds and "Deployment" in kinds
+    assert "ResourceClaimTemplate" in kinds
+    assert "Deployment" in kinds
 
 
 def test_printed_runbook_has_every_section_open(tmp_path: Path) -> None:
     md = run("plan", "--fleet", FLEET, "-o", "markdown", code=1).stdout
-    assert "<details open><summary>" in md and "<details><summary>" not in md
+    assert "<details open><summary>" in md
+    assert "<details><summary>" not in md
     out = tmp_path / "plan.html"
     run("plan", "--fleet", FLEET, "--html", str(out), "-o", "json", code=1)
     page = out.read_text()
-    assert 'addEventListener("beforeprint"' in page and "d.open = true" in page
+    assert 'addEventListener("beforeprint"' in page
+    assert "d.open = true" in page
 
 
 def test_pool_wave_size_overrides_the_cluster_size() -> None:
@@ -243,4 +252,5 @@ def test_pool_wave_size_overrides_the_cluster_size() -> None:
     assert [len(w["nodes"]) for w in prod] == [5, 5]  # 10 nodes, 50% of the pool per wave
     for bad in ("nope=10", "h100-80gb-x8", "h100-80gb-x8=0", "h100-80gb-x8=abc"):
         r = run("plan", "--fleet", FLEET, "-o", "json", "--pool-wave-size", bad)
-        assert r.exit_code == 2 and "--pool-wave-size" in r.stderr, (bad, r.output)
+        assert r.exit_code == 2, (bad, r.output)
+        assert "--pool-wave-size" in r.stderr, (bad, r.output)

@@ -313,26 +313,33 @@ def test_unbound_policy_is_tested_as_deny_and_bad_cel_is_input_error() -> None:
     unbound = POLICY.split("---")[0].replace("FAILURE", "Ignore")
     ev = Evaluator(parse_text(unbound, "p.yaml").documents)
     (v,) = ev.evaluate(parse_text(dump(deployment("big", 9, labels={"team": "a"})), "in.yaml").documents)
-    assert v.binding is None and v.outcome == "denied"
+    assert v.binding is None
+    assert v.outcome == "denied"
     with pytest.raises(InputError) as exc:
         Evaluator(
             parse_text(
                 unbound.replace("variables.replicas <= 5", "variables.replicas <="), "p.yaml"
             ).documents
         )
-    assert exc.value.location is not None and exc.value.location.line == 23
+    assert exc.value.location is not None
+    assert exc.value.location.line == 23
 
 
 def test_selectors_and_resources() -> None:
-    assert resource_of("Deployment") == "deployments" and resource_of("NetworkPolicy") == "networkpolicies"
-    assert resource_of("DeviceClass") == "deviceclasses" and resource_of("Ingress") == "ingresses"
+    assert resource_of("Deployment") == "deployments"
+    assert resource_of("NetworkPolicy") == "networkpolicies"
+    assert resource_of("DeviceClass") == "deviceclasses"
+    assert resource_of("Ingress") == "ingresses"
     sel = {
         "matchLabels": {"a": "1"},
         "matchExpressions": [{"key": "b", "operator": "NotIn", "values": ["x"]}],
     }
-    assert selector_matches(sel, {"a": "1"}) and selector_matches(sel, {"a": "1", "b": "y"})
-    assert not selector_matches(sel, {"a": "1", "b": "x"}) and not selector_matches(sel, {})
-    assert selector_matches(None, {}) and selector_matches({}, {"z": "1"})
+    assert selector_matches(sel, {"a": "1"})
+    assert selector_matches(sel, {"a": "1", "b": "y"})
+    assert not selector_matches(sel, {"a": "1", "b": "x"})
+    assert not selector_matches(sel, {})
+    assert selector_matches(None, {})
+    assert selector_matches({}, {"z": "1"})
 
 
 WEBHOOK = textwrap.dedent(
@@ -381,7 +388,8 @@ def test_from_webhook_skeleton() -> None:
     assert spec["matchConstraints"]["resourceRules"][0]["resources"] == ["pods"]
     assert spec["matchConstraints"]["namespaceSelector"] == {"matchLabels": {"gpu": "true"}}
     assert spec["matchConditions"][0]["name"] == "has-gpu"
-    assert "TODO" in spec["validations"][0]["message"] and "# TODO" in text
+    assert "TODO" in spec["validations"][0]["message"]
+    assert "# TODO" in text
     assert "service guard/gpu-guard/validate" in text
     assert binding["spec"]["validationActions"] == ["Warn", "Audit"]
     assert validate_texts([("s.yaml", text)], "1.37").valid
@@ -400,7 +408,8 @@ def test_policy_cli_exit_codes(tmp_path: Any) -> None:
     assert res.exit_code == 1
     data = yaml.safe_load(res.stdout)
     (v,) = data["violations"]
-    assert v["outcome"] == "warned" and v["source"] == {"file": str(bad), "line": 1}
+    assert v["outcome"] == "warned"
+    assert v["source"] == {"file": str(bad), "line": 1}
     gen = runner.invoke(cli, ["policy", "generate", "--list"])
     assert gen.exit_code == 0, gen.output
     assert gen.stdout.split() == available()
@@ -418,13 +427,15 @@ def test_policy_cel_compile_error_is_one_line(tmp_path: Any) -> None:
     obj = tmp_path / "o.yaml"
     obj.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     res = run("policy", "test", "--policy", str(pol), str(obj))
-    assert res.exit_code == 2 and res.stdout == ""
+    assert res.exit_code == 2
+    assert res.stdout == ""
     assert res.stderr.count("\n") == 1, res.stderr
     assert (
         "p.yaml:6: ValidatingAdmissionPolicy p: spec.validations[0].expression does not compile:"
         in res.stderr
     )
-    assert "Syntax error" in res.stderr and "^" not in res.stderr
+    assert "Syntax error" in res.stderr
+    assert "^" not in res.stderr
 
 
 def test_generate_allows_the_device_classes_migrate_writes(tmp_path: Any) -> None:
@@ -520,11 +531,14 @@ def test_a_namespace_selector_on_a_namespace_not_in_the_inputs_is_undecided(tmp_
     data = json.loads(res.stdout)
     assert data["violations"] == []
     (u,) = data["undecided"]
-    assert u["outcome"] == "undecided" and u["object"]["name"] == "train"
+    assert u["outcome"] == "undecided"
+    assert u["object"]["name"] == "train"
     assert "Namespace ml, which is not among the inputs" in u["message"]
     assert f"kubedra: undecided: {obj}:1: Pod ml/train: policy no-plugin-gpus-in-prod: " in res.stderr
     table = run("policy", "test", "--policy", str(pol), str(obj))
-    assert table.exit_code == 2 and "UNDECIDED" in table.stdout and "1 not decided" in table.stderr
+    assert table.exit_code == 2
+    assert "UNDECIDED" in table.stdout
+    assert "1 not decided" in table.stderr
 
     ns = tmp_path / "ns.yaml"
     for labels, code in (({"env": "prod"}, 1), ({"env": "dev"}, 0)):
@@ -533,7 +547,8 @@ def test_a_namespace_selector_on_a_namespace_not_in_the_inputs_is_undecided(tmp_
         )
         res = run("policy", "test", "--policy", str(pol), str(obj), str(ns), "-o", "json")
         assert res.exit_code == code, res.output
-        assert json.loads(res.stdout)["undecided"] == [] and "undecided" not in res.stderr
+        assert json.loads(res.stdout)["undecided"] == []
+        assert "undecided" not in res.stderr
     # a selector on the name label alone is decided without the Namespace (the apiserver sets that label)
     by_name = NS_POLICY.replace(
         "matchLabels: {env: prod}",
@@ -630,8 +645,10 @@ def test_nothing_tested_is_not_nothing_violates(tmp_path: Any, text: str, messag
     obj = tmp_path / "o.yaml"
     obj.write_text(text)
     res = run("policy", "test", "--policy", str(pol), str(obj))
-    assert res.exit_code == 2 and res.stdout == ""
-    assert res.stderr.count("\n") == 1 and message in res.stderr, res.stderr
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert message in res.stderr, res.stderr
 
 
 @pytest.mark.parametrize(
@@ -678,7 +695,8 @@ def test_policy_generate_writes_a_file_with_o(tmp_path: Any) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("a: [unclosed\n")
     res = run("policy", "generate", str(bad), "-o", str(tmp_path / "none.yaml"))
-    assert res.exit_code == 2 and not (tmp_path / "none.yaml").exists()
+    assert res.exit_code == 2
+    assert not (tmp_path / "none.yaml").exists()
 
 
 _SELECTOR_POLICY = """\
@@ -716,7 +734,8 @@ def test_an_invalid_selector_in_a_policy_is_refused_like_the_apiserver_does(tmp_
     obj = tmp_path / "o.yaml"
     obj.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x, labels: {tier: '2'}}\n")
     res = run("policy", "test", "--policy", str(pol), str(obj))
-    assert res.exit_code == 2 and res.stdout == "", res.output
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "", res.output
     assert res.stderr.count("\n") == 1, res.stderr
     assert (
         "p.yaml:10: ValidatingAdmissionPolicy p: spec.matchConstraints.objectSelector.matchExpressions[0]"

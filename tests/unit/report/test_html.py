@@ -27,8 +27,10 @@ def _no_network(page: str) -> None:
     body = re.sub(r'<a href="https?://[^"]*" rel="noopener noreferrer">', "<a>", body)
     body = body.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert not re.search(r"""(src|href)\s*=\s*["'](https?:)?//""", body)
-    assert "http://" not in body and "https://" not in body
-    assert "<link" not in body and "@import" not in body
+    assert "http://" not in body
+    assert "https://" not in body
+    assert "<link" not in body
+    assert "@import" not in body
 
 
 def test_render_report_escapes_and_inlines() -> None:
@@ -37,7 +39,8 @@ def test_render_report_escapes_and_inlines() -> None:
     )
     assert "<script>alert(1)</script>" not in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
-    assert page.count("<script>") == 1 and "<style>" in page
+    assert page.count("<script>") == 1
+    assert "<style>" in page
     _no_network(page)
 
 
@@ -82,9 +85,8 @@ def test_chromium_renders_without_errors(pages: dict[str, Path], name: str, figu
     loaded = load(pages[name])
     assert 'data-ready="1"' in loaded.dom, "the page script did not run to the end"
     errors = re.search(r'<ul id="kubedra-errors"[^>]*>(.*?)</ul>', loaded.dom, re.S)
-    assert errors is not None and errors.group(1).strip() == "", (
-        errors.group(1) if errors else loaded.dom[-500:]
-    )
+    assert errors is not None, errors.group(1) if errors else loaded.dom[-500:]
+    assert errors.group(1).strip() == "", errors.group(1) if errors else loaded.dom[-500:]
     assert not [c for c in loaded.console if "Uncaught" in c or "Refused" in c or "Error" in c], (
         loaded.console
     )
@@ -99,7 +101,8 @@ def test_chromium_renders_without_errors(pages: dict[str, Path], name: str, figu
         assert soak >= 1
         assert "api.removed" in loaded.dom
     if name in ("simulate", "saves", "demo"):
-        assert "<svg" in loaded.dom and "GPU and GPU memory use per node" in loaded.dom
+        assert "<svg" in loaded.dom
+        assert "GPU and GPU memory use per node" in loaded.dom
 
 
 def test_error_trap_catches_script_errors(tmp_path: Path) -> None:
@@ -112,7 +115,8 @@ def test_error_trap_catches_script_errors(tmp_path: Path) -> None:
     path.write_text(page)
     loaded = load(path)
     errors = re.search(r'<ul id="kubedra-errors"[^>]*>(.*?)</ul>', loaded.dom, re.S)
-    assert errors is not None and "undefinedFunction" in errors.group(1)
+    assert errors is not None
+    assert "undefinedFunction" in errors.group(1)
 
 
 def _text(fragment: str) -> str:
@@ -138,7 +142,8 @@ def test_simulate_headline_is_what_dra_saves_when_both_place_every_pod(pages: di
     )
     assert "Every pod was placed in every mode." in page
     # the pod ratio (1.00x) is still there, below the headline
-    assert "= 1.00x" in page and "1.00x" not in headline
+    assert "= 1.00x" in page
+    assert "1.00x" not in headline
 
 
 def test_demo_html_lists_pending_pods_with_reasons_and_its_inputs(pages: dict[str, Path]) -> None:
@@ -146,7 +151,8 @@ def test_demo_html_lists_pending_pods_with_reasons_and_its_inputs(pages: dict[st
     headline = _text(re.search(r'<p id="headline"[^>]*>(.*?)</p>', page, re.S).group(1))  # type: ignore[union-attr]
     assert headline == "density (pods placed, DRA / device plugin): 18 / 8 = 2.25x"
     pending = _table(page, "pending")
-    assert pending and all(mode == "device plugin" for mode, *_ in pending)
+    assert pending
+    assert all(mode == "device plugin" for mode, *_ in pending)
     assert (
         sum(int(m.group(1)) if (m := re.search(r"\((\d+)\)$", pods)) else 1 for _, _, pods, _ in pending)
         == 10
@@ -154,17 +160,18 @@ def test_demo_html_lists_pending_pods_with_reasons_and_its_inputs(pages: dict[st
     assert all("Insufficient nvidia.com/gpu" in reason for *_, reason in pending)
     inputs = dict(_table(page, "inputs"))
     assert inputs["example"].startswith("inference: ")
-    assert inputs["command"].startswith("kubedra demo --html ") and inputs["kubedra"] == "0.1.0"
-    assert inputs["Kubernetes"] == "1.37" and re.fullmatch(
-        r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", inputs["time"]
-    )
+    assert inputs["command"].startswith("kubedra demo --html ")
+    assert inputs["kubedra"] == "0.1.0"
+    assert inputs["Kubernetes"] == "1.37"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", inputs["time"])
 
 
 def test_simulate_inputs_name_files_relative_to_the_working_directory(pages: dict[str, Path]) -> None:
     page = pages["saves"].read_text()
     inputs = dict(_table(page, "inputs"))
     assert inputs["files"] == os.path.relpath(SMALL)
-    assert "--dra-sizing mig" in inputs["command"] and "--html" in inputs["command"]
+    assert "--dra-sizing mig" in inputs["command"]
+    assert "--html" in inputs["command"]
     for p in pages.values():
         text = p.read_text()
         # no absolute path (a relative one may climb out of the working directory: ../../tmp/...)
@@ -217,7 +224,8 @@ def test_audit_page_severity_colours_and_wrapping_in_chromium(pages: dict[str, P
     )
     assert got["table"] <= got["page"], got  # type: ignore[operator]
     colours = got["colours"]
-    assert isinstance(colours, dict) and colours
+    assert isinstance(colours, dict)
+    assert colours
     assert len(set(colours.values())) == len(colours), colours  # each severity its own colour
     assert colours.get("error", "rgb(176, 0, 32)") == "rgb(176, 0, 32)"
     assert got["fixLines"] >= 2, got  # type: ignore[operator]  # a long fix wraps inside its column

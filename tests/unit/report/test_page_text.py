@@ -32,7 +32,8 @@ def test_audit_chart_counts_findings_in_words(audit_page: str) -> None:
     """A rule with one finding read '1 findings' beside its bar."""
     chart = _svg(audit_page, "rules-chart")
     values = re.findall(r'class="vlabel">([^<]*)<', chart)
-    assert "1 finding" in values and "19 findings" in values
+    assert "1 finding" in values
+    assert "19 findings" in values
     assert not any(re.fullmatch(r"1 findings", v) for v in values)
 
 
@@ -78,7 +79,8 @@ def test_simulate_html_folds_objects_not_simulated_under_a_count(tmp_path: Path)
     assert int(folded.group(1)) == folded.group(2).count("<li>") >= 2
     assert "kai-gpu-fraction-pod.yaml:6" in folded.group(2)
     outside = body.replace(folded.group(0), "")
-    assert "kai-gpu-fraction-pod.yaml" not in outside and "not simulated (" not in outside
+    assert "kai-gpu-fraction-pod.yaml" not in outside
+    assert "not simulated (" not in outside
 
 
 def test_plan_timeline_legend_uses_the_bars_colours(tmp_path: Path) -> None:

@@ -20,7 +20,9 @@ def test_a_pipe_gets_kubectl_columns_one_line_per_row() -> None:
         "NAME        VALUE\na           1\nlong-name\n"
     )
     text = render(HEADERS, ROWS)
-    assert len(text.splitlines()) == 3 and MESSAGE in text and "…" not in text
+    assert len(text.splitlines()) == 3
+    assert MESSAGE in text
+    assert "…" not in text
 
 
 def test_a_pipe_folds_a_multiline_cell_into_its_row() -> None:
@@ -40,23 +42,29 @@ def test_a_wide_terminal_gets_the_same_columns() -> None:
 def test_the_message_wraps_inside_its_column() -> None:
     lines = render(HEADERS, ROWS, width=150).splitlines()
     column = lines[0].index("MESSAGE")
-    assert lines[1].startswith(LOC) and all(len(line) <= 150 for line in lines) and len(lines) == 4
-    assert lines[2][:column].strip() == "" and lines[2][column] != " "  # the hanging indent
+    assert lines[1].startswith(LOC)
+    assert all(len(line) <= 150 for line in lines)
+    assert len(lines) == 4
+    assert lines[2][:column].strip() == ""
+    assert lines[2][column] != " "
     assert " ".join(w for line in lines[1:3] for w in line[column:].split()) == MESSAGE  # whole
 
 
 def test_too_little_room_for_the_message_puts_it_under_the_row() -> None:
     lines = render(HEADERS, ROWS, width=105).splitlines()
-    assert lines[0].split() == ["WHERE", "SEVERITY", "RULE"] and lines[1] == "    MESSAGE"
+    assert lines[0].split() == ["WHERE", "SEVERITY", "RULE"]
+    assert lines[1] == "    MESSAGE"
     assert lines[2].split() == [LOC, "warning", "gpu.device-plugin-request"]
-    assert lines[3].startswith("    container") and all(len(line) <= 105 for line in lines)
+    assert lines[3].startswith("    container")
+    assert all(len(line) <= 105 for line in lines)
 
 
 def test_a_narrow_terminal_gets_blocks_with_the_location_whole() -> None:
     lines = render(HEADERS, ROWS, width=40).splitlines()
     assert lines[:3] == ["WHERE", "  SEVERITY   RULE", "    MESSAGE"]
     assert lines[3] == LOC  # wider than 40: one unbreakable token, never cut
-    assert lines[4].split() == ["warning", "gpu.device-plugin-request"] and lines[4].startswith("  w")
+    assert lines[4].split() == ["warning", "gpu.device-plugin-request"]
+    assert lines[4].startswith("  w")
     assert all(line.startswith("    ") and len(line) <= 40 for line in lines[5:8])
     assert lines[-3:] == ["d.yaml:3", "  error      api.removed", "    short"]
 
@@ -74,7 +82,9 @@ def test_a_second_text_column_says_what_it_is_under_the_row() -> None:
 
 def test_control_characters_never_reach_the_terminal() -> None:
     text = render(["name"], [["evil\x1b[2J\x07name"]], width=80)
-    assert "\x1b" not in text and "\x07" not in text and "evil\\x1b[2J\\x07name" in text
+    assert "\x1b" not in text
+    assert "\x07" not in text
+    assert "evil\\x1b[2J\\x07name" in text
 
 
 def test_prose_wraps_with_a_hanging_indent_and_is_left_alone_in_a_pipe() -> None:

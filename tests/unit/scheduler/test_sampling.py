@@ -75,7 +75,7 @@ def test_percentage_out_of_range_is_refused():
     check_percentage(100)
     with pytest.raises(ValueError, match="between 0 and 100"):
         check_percentage(101)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="between 0 and 100, got -1"):
         Scheduler(engine_config("1.37"), [], percentage_of_nodes_to_score=-1)
 
 

@@ -133,7 +133,8 @@ def test_gang_rollback_frees_devices_for_later_pods():
     solo = pod("solo", claim_template="two")
     pods = build_sim_pods([*gang, solo], [template("one"), template("two", 2)], [])
     s.run(pods, gangs={"default/g": 3})
-    assert pods[-1].node == "n0" and len(pods[-1].devices) == 2
+    assert pods[-1].node == "n0"
+    assert len(pods[-1].devices) == 2
 
 
 def test_priority_preemption_evicts_lower_priority_pods():
@@ -146,7 +147,8 @@ def test_priority_preemption_evicts_lower_priority_pods():
     assert low_sp.node == "n0"
     s.run([high_sp])
     assert high_sp.node == "n0"
-    assert low_sp.node is None and low_sp.preempted_by == "default/high"
+    assert low_sp.node is None
+    assert low_sp.preempted_by == "default/high"
     assert s.evicted == [low_sp]
 
 
@@ -159,7 +161,8 @@ def test_queue_orders_by_priority_then_creation():
         [],
     )
     s.run(pods)
-    assert pods[1].node == "n0" and pods[0].node is None
+    assert pods[1].node == "n0"
+    assert pods[0].node is None
 
 
 def test_taints_and_tolerations_on_nodes():
@@ -171,7 +174,8 @@ def test_taints_and_tolerations_on_nodes():
     tolerant.tolerations = [Toleration(key="nvidia.com/gpu", operator="Exists", effect="NoSchedule")]
     pods = build_sim_pods([plain, tolerant], [], [])
     s.run(pods)
-    assert pods[0].node is None and "untolerated taint {nvidia.com/gpu}" in pods[0].reason
+    assert pods[0].node is None
+    assert "untolerated taint {nvidia.com/gpu}" in pods[0].reason
     assert pods[1].node == "tainted"
 
 
@@ -190,7 +194,8 @@ def test_dra_extended_resource_uses_class_when_node_has_no_device_plugin():
     p.containers[0].requests["example.com/gpu"] = Quantity.from_int(2)
     (sp,) = build_sim_pods([p], [], [], ext_classes=s.ext_classes)
     s.run([sp])
-    assert sp.node == "n0" and len(sp.devices) == 2
+    assert sp.node == "n0"
+    assert len(sp.devices) == 2
 
 
 def test_dynamic_mig_counters_bound_partitions_across_pods():

@@ -22,7 +22,9 @@ def test_missing_ortools_is_one_line_exit_2(capsys, monkeypatch):
     with pytest.raises(SystemExit) as e:
         main(["demo", "--bound"])
     err = capsys.readouterr().err.strip()
-    assert e.value.code == 2 and "pip install 'kubedra[bound]'" in err and len(err.splitlines()) == 1
+    assert e.value.code == 2
+    assert "pip install 'kubedra[bound]'" in err
+    assert len(err.splitlines()) == 1
 
 
 def test_shapes_of_converted_pods():
@@ -37,9 +39,11 @@ def test_shapes_of_converted_pods():
     shapes = {tuple((o.kind, o.name) for o in s.options): s.pods for s in p.shapes}
     assert shapes[(("mig", "3g.40gb"),)] == 1
     (first,) = [k for k in shapes if len(k) > 1]
-    assert first[0] == ("mig", "1g.20gb") and first[-1] == ("full", "")
+    assert first[0] == ("mig", "1g.20gb")
+    assert first[-1] == ("full", "")
     (gpu,) = p.gpus["h100-80gb-0"]
-    assert gpu.full and gpu.profiles["3g.40gb"][:2] == (3, 4)
+    assert gpu.full
+    assert gpu.profiles["3g.40gb"][:2] == (3, 4)
     assert pod_shape(sim.results["dra"].sim_pods[2], "device-plugin") == ()
 
 
@@ -50,7 +54,8 @@ def test_bound_sees_what_spreading_strands():
     sim = run(text, nodes="2x1xH100-80GB", gpu_mode="mig-dynamic", modes=("dra",))
     assert sim.results["dra"].placed == 2  # LeastAllocated spread the 3g pods over both GPUs
     (line,) = bounds(sim)
-    assert "at most 3 of 3 pods fit (optimum" in line and "the scheduler placed 2" in line
+    assert "at most 3 of 3 pods fit (optimum" in line
+    assert "the scheduler placed 2" in line
 
 
 def test_bound_of_the_demo():
@@ -64,7 +69,8 @@ def test_bound_of_the_demo():
         sizing="mig",
     )
     dp, dra = bounds(sim)
-    assert "at most 8 of 18" in dp and "at most 18 of 18" in dra
+    assert "at most 8 of 18" in dp
+    assert "at most 18 of 18" in dra
 
 
 def test_demo_bound_at_the_cli():

@@ -35,4 +35,6 @@ def test_device_plugin_nodes_equal_parsed_catalogue_nodes():
         parse_object(o).obj
         for o in cluster("2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True)
     ]
-    assert nodes == want and not slices and not classes
+    assert nodes == want
+    assert not slices
+    assert not classes

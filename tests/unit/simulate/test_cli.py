@@ -31,7 +31,8 @@ def fail(argv: list[str], capsys) -> str:
         main(argv)
     err = capsys.readouterr().err
     assert e.value.code == 2, err
-    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
     return err
 
 
@@ -41,7 +42,8 @@ def test_demo_shows_the_seed_result():
     assert "pods placed                 8               18" in r.output
     assert "density (pods placed, DRA / device plugin): 18 / 8 = 2.25x" in r.output
     assert "Insufficient nvidia.com/gpu" in r.output
-    assert "DynamicMIG" in r.output and "MIG mode enabled" in r.output
+    assert "DynamicMIG" in r.output
+    assert "MIG mode enabled" in r.output
 
 
 def test_demo_json_uses_the_simulate_shape():
@@ -119,7 +121,8 @@ def test_save_cluster_reads_back_as_both_views(tmp_path):
     assert again.exit_code == 0, again.output
     a, b = json.loads(first.stdout), json.loads(again.stdout)
     assert a == b
-    assert a["modes"]["dra"]["placed"] == 9 and a["modes"]["device-plugin"]["placed"] == 2
+    assert a["modes"]["dra"]["placed"] == 9
+    assert a["modes"]["device-plugin"]["placed"] == 2
 
 
 def test_chart_svg(tmp_path):
@@ -129,14 +132,17 @@ def test_chart_svg(tmp_path):
     r = run("simulate", "-f", str(w), "--nodes", "2x2xA100-80GB", "--chart", str(chart))
     assert r.exit_code == 0, r.output
     svg = chart.read_text()
-    assert svg.startswith("<svg") and "a100-80gb-1" in svg and "GPUs 2/2" in svg
+    assert svg.startswith("<svg")
+    assert "a100-80gb-1" in svg
+    assert "GPUs 2/2" in svg
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
     """Width and height from a PNG's IHDR chunk, after checking the signature and the chunk's CRC."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", data[:8]
     length, kind = struct.unpack(">I4s", data[8:16])
-    assert kind == b"IHDR" and length == 13
+    assert kind == b"IHDR"
+    assert length == 13
     body = data[16 : 16 + length]
     (crc,) = struct.unpack(">I", data[16 + length : 20 + length])
     assert zlib.crc32(kind + body) == crc, "IHDR CRC mismatch"
@@ -162,7 +168,8 @@ def test_chart_png_from_a_simulate_run(tmp_path):
     pixels = matplotlib.image.imread(str(chart))
     colours = {tuple(round(float(c) * 255) for c in px[:3]) for row in pixels[::4] for px in row[::4]}
     # the bars of both modes are drawn (report.simulate_chart.COLORS)
-    assert (0xE4, 0x57, 0x2E) in colours and (0x17, 0xA3, 0x98) in colours
+    assert (0xE4, 0x57, 0x2E) in colours
+    assert (0x17, 0xA3, 0x98) in colours
 
 
 def test_chart_png_without_matplotlib_is_one_line_exit_2(tmp_path, capsys, monkeypatch):
@@ -204,7 +211,8 @@ def test_malformed_yaml_names_file_and_line(tmp_path, capsys):
     w = tmp_path / "bad.yaml"
     w.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x\n")
     err = fail(["simulate", "-f", str(w), "--nodes", "1x1xT4"], capsys)
-    assert "bad.yaml:" in err and "invalid YAML" in err
+    assert "bad.yaml:" in err
+    assert "invalid YAML" in err
 
 
 def test_no_input_is_exit_2(capsys):
@@ -223,7 +231,8 @@ def test_fragments_and_classic_dra_are_reported_not_fatal():
     )
     # the classic-DRA pods' pre-1.31 resourceClaims[].source is refused by the apiserver: not placed, exit 2
     assert r.exit_code == 2, r.output
-    assert "nvidia-mig-parted-config.yaml:3" in r.output and "not a Kubernetes object" in r.output
+    assert "nvidia-mig-parted-config.yaml:3" in r.output
+    assert "not a Kubernetes object" in r.output
     assert "classic DRA (resource.k8s.io/v1alpha2)" in r.output
 
 
@@ -241,7 +250,8 @@ def test_pods_the_apiserver_refuses_are_not_placed():
     assert r.exit_code == 2, r.output
     assert "pods placed                 0               0" in r.stdout
     assert "spec.resourceClaims[0].source: the pre-1.31 resourceClaims[].source form" in r.stdout
-    assert "2 pod templates the apiserver refuses" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert "2 pod templates the apiserver refuses" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
 
 
 def test_an_extended_resource_requested_without_a_limit_is_not_placed(tmp_path):
@@ -258,7 +268,8 @@ def test_an_extended_resource_requested_without_a_limit_is_not_placed(tmp_path):
         "resources.requests.nvidia.com/gpu: extended resource nvidia.com/gpu: limits must be set" in r.stdout
     )
     v = run("validate", str(f))
-    assert v.exit_code == 1 and "limits must be set" in v.output
+    assert v.exit_code == 1
+    assert "limits must be set" in v.output
 
 
 def test_dra_corpus_mig_claims_only_dra_can_place():
@@ -275,7 +286,8 @@ def test_dra_corpus_mig_claims_only_dra_can_place():
         code=0,
     )
     out = json.loads(r.stdout)
-    assert out["modes"]["dra"]["placed"] == 4 and out["modes"]["device-plugin"]["placed"] == 0
+    assert out["modes"]["dra"]["placed"] == 4
+    assert out["modes"]["device-plugin"]["placed"] == 0
 
 
 @pytest.mark.parametrize(
@@ -310,7 +322,8 @@ def test_a_malformed_required_node_affinity_is_an_input_error(
         "  containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 1}}}]\n"
     )
     err = fail(["simulate", str(f), "--nodes", "1x8xH100-80GB"], capsys)
-    assert where in err and f"{f}:" in err, err
+    assert where in err, err
+    assert f"{f}:" in err, err
 
 
 def _placed(*args: str) -> dict[str, tuple[int, int]]:
@@ -344,7 +357,9 @@ def test_objects_not_simulated_leave_the_answer_incomplete_exit_2():
     assert r.exit_code == 2, r.output
     assert "Not simulated (4)" in r.stdout  # the replaced PyTorchJob is listed, and is no gap
     err = [x for x in r.stderr.strip().splitlines() if not x.startswith("kubedra: next:")]
-    assert len(err) == 1 and "3 objects not simulated" in err[0] and "kai-gpu-fraction-pod.yaml:6" in err[0]
+    assert len(err) == 1
+    assert "3 objects not simulated" in err[0]
+    assert "kai-gpu-fraction-pod.yaml:6" in err[0]
     assert run(*args, "--fail-on-pending").exit_code == 1  # the Volcano gang stays pending
     assert run(*args, "-o", "json").exit_code == 2
 
@@ -361,7 +376,8 @@ def test_what_the_cluster_would_not_run_either_is_no_gap(tmp_path):
     (tmp_path / "3-web.yaml").write_text(deployment("web", 2))
     r = run("simulate", str(tmp_path), "--nodes", "1x4xL40S-48GB")
     assert r.exit_code == 0, r.output
-    assert "Not simulated (2)" in r.stdout and "pods placed                 2" in r.stdout
+    assert "Not simulated (2)" in r.stdout
+    assert "pods placed                 2" in r.stdout
     assert f"defined again at {tmp_path / '3-web.yaml'}:2" in r.stdout
 
 
@@ -370,7 +386,8 @@ def test_chart_written_is_information_not_a_warning(tmp_path):
     f.write_text(deployment("a", 1))
     chart = tmp_path / "use.svg"
     r = run("simulate", str(f), "--nodes", "1x2xL40S-48GB", "--chart", str(chart), "-o", "json", code=0)
-    assert f"kubedra: chart written to {chart}\n" in r.stderr and "warning: chart written" not in r.stderr
+    assert f"kubedra: chart written to {chart}\n" in r.stderr
+    assert "warning: chart written" not in r.stderr
 
 
 def test_a_workload_at_an_api_version_no_longer_served_is_refused_not_ignored():
@@ -422,7 +439,8 @@ spec: {minMember: 3}
     f.write_text(pods + group)
     r = run("simulate", "-f", str(f), "--nodes", "1x2xT4", "-o", "json", code=0)
     modes = json.loads(r.stdout)["modes"]
-    assert modes["device-plugin"]["placed"] == 0 and modes["dra"]["placed"] == 0, r.stdout
+    assert modes["device-plugin"]["placed"] == 0, r.stdout
+    assert modes["dra"]["placed"] == 0, r.stdout
     # without the group's minMember the pods are placed one by one
     f.write_text(pods + group.replace("minMember: 3", "minMember: 1"))
     r = run("simulate", "-f", str(f), "--nodes", "1x2xT4", "-o", "json", code=0)
@@ -445,5 +463,6 @@ def test_objects_the_apiserver_refuses_are_not_placed(name, reason):
     r = run("simulate", "-f", str(f), "--nodes", "1x8xH100-80GB", "-o", "json")
     assert r.exit_code == 2, r.output
     modes = json.loads(r.stdout)["modes"]
-    assert modes["device-plugin"]["placed"] == 0 and modes["dra"]["placed"] == 0
+    assert modes["device-plugin"]["placed"] == 0
+    assert modes["dra"]["placed"] == 0
     assert reason in r.stderr

@@ -50,11 +50,15 @@ OFFERS = (
 
 def test_whole_gpu_becomes_one_claim_and_leaves_cpu_alone():
     v = to_dra(pod({"nvidia.com/gpu": 2}), DraOptions())
-    assert v.error is None and v.claim_name == "gpu"
+    assert v.error is None
+    assert v.claim_name == "gpu"
     (req,) = v.spec.requests
-    assert req.name == "gpu" and req.exactly.device_class_name == "gpu.nvidia.com" and req.exactly.count == 2
+    assert req.name == "gpu"
+    assert req.exactly.device_class_name == "gpu.nvidia.com"
+    assert req.exactly.count == 2
     assert req.exactly.selectors == []
-    assert "nvidia.com/gpu" not in v.pod.containers[0].limits and "cpu" in v.pod.containers[0].limits
+    assert "nvidia.com/gpu" not in v.pod.containers[0].limits
+    assert "cpu" in v.pod.containers[0].limits
     assert v.pod.resource_claims[-1].name == "gpu"
 
 
@@ -104,7 +108,8 @@ def test_invalid_annotation_is_input_error():
 
 def test_hami_resource_is_not_expressible():
     v = to_dra(pod({"nvidia.com/gpu": 1, "nvidia.com/gpumem": 3000}), DraOptions())
-    assert v.error is not None and "nvidia.com/gpumem" in v.error
+    assert v.error is not None
+    assert "nvidia.com/gpumem" in v.error
 
 
 def test_init_container_reuses_main_devices_unless_it_needs_more():
@@ -118,7 +123,8 @@ def test_init_container_reuses_main_devices_unless_it_needs_more():
 def test_pod_without_gpu_is_unchanged():
     p = pod({})
     v = to_dra(p, DraOptions())
-    assert v.pod is p and v.spec is None
+    assert v.pod is p
+    assert v.spec is None
 
 
 def _claim(*reqs: DeviceRequest, constraints=()) -> DeviceClaim:
@@ -137,7 +143,8 @@ def test_claims_become_device_plugin_resources():
         ),
     )
     new, reason = to_device_plugin(p, [("gpu", spec)])
-    assert reason is None and not new.resource_claims
+    assert reason is None
+    assert not new.resource_claims
     assert new.containers[0].limits["nvidia.com/gpu"].value() == 2
     assert new.containers[0].limits["nvidia.com/mig-1g.10gb.me"].value() == 1
 
@@ -161,9 +168,9 @@ def test_claims_become_device_plugin_resources():
 )
 def test_what_the_device_plugin_cannot_express(request_, why):
     _, reason = to_device_plugin(pod({}), [("c", _claim(request_))])
-    assert (
-        reason is not None and reason.startswith("not expressible with the device plugin") and why in reason
-    )
+    assert reason is not None
+    assert reason.startswith("not expressible with the device plugin")
+    assert why in reason
 
 
 def test_constraints_are_not_expressible():

@@ -103,15 +103,18 @@ def test_untolerated_noexecute_evicts_deallocates_and_reschedules() -> None:
 def test_evictions_in_table_and_html() -> None:
     sim = run(cluster_state(), gpu_mode="full")
     out = text(sim, "1.37", "LeastAllocated")
-    assert "Evicted pods, DRA (1):" in out and "NoExecute taint example.com/rma" in out
+    assert "Evicted pods, DRA (1):" in out
+    assert "NoExecute taint example.com/rma" in out
     page = simulation_page(sim)
-    assert 'id="evicted"' in page and "recreated by its controller as ml/train-r1" in page
+    assert 'id="evicted"' in page
+    assert "recreated by its controller as ml/train-r1" in page
 
 
 def test_without_the_rule_nothing_moves() -> None:
     sim = run(cluster_state(rule=False), gpu_mode="full")
     dra = sim.results["dra"]
-    assert dra.evicted == [] and dra.pods == []
+    assert dra.evicted == []
+    assert dra.pods == []
     assert dra.used == 1  # the bound pod keeps its allocated GPU (no second allocation for it)
 
 
@@ -135,7 +138,8 @@ def test_a_pod_without_controller_stays_deleted() -> None:
     dra = run(cluster_state(owner=""), gpu_mode="full").results["dra"]
     (ev,) = dra.evicted
     assert (ev.reason or "").endswith("; no controller recreates it")
-    assert dra.pods == [] and dra.used == 0
+    assert dra.pods == []
+    assert dra.used == 0
 
 
 def test_no_eviction_where_the_controller_is_off() -> None:
@@ -176,4 +180,5 @@ def test_a_noexecute_slice_taint_evicts_too() -> None:
         ev.reason or ""
     )
     (new,) = dra.pods
-    assert new.node == node and new.devices == [f"gpu.nvidia.com/{node}/gpu-1"]
+    assert new.node == node
+    assert new.devices == [f"gpu.nvidia.com/{node}/gpu-1"]

@@ -79,7 +79,7 @@ def dra_gpus(sim) -> list[tuple[str, str, str, str, str]]:
 
 
 @pytest.mark.parametrize(
-    "product,count,want",
+    ("product", "count", "want"),
     [
         ("NVIDIA-L4", 1, ("NVIDIA L4", "Ada Lovelace", "8.9.0", "23034Mi")),
         ("NVIDIA-A10G", 4, ("NVIDIA A10G", "Ampere", "8.6.0", "23028Mi")),
@@ -148,11 +148,12 @@ def test_single_strategy_count_is_mig_devices_not_gpus() -> None:
     migs = [
         d for s in sim.cluster.views["dra"].slices for d in s.devices if d.attributes["type"].value == "mig"
     ]
-    assert len(migs) == 14 and {d.attributes["profile"].value for d in migs} == {"1g.5gb"}
+    assert len(migs) == 14
+    assert {d.attributes["profile"].value for d in migs} == {"1g.5gb"}
 
 
 @pytest.mark.parametrize(
-    "product,count,config,reason",
+    ("product", "count", "config", "reason"),
     [
         ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 10, "all-1g.5gb", "nvidia.com/gpu.count 10 (MIG devices"),
         ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", 14, "custom", "its MIG layout is not known from the labels"),

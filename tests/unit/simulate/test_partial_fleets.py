@@ -62,7 +62,8 @@ def test_a_gpu_node_without_a_dra_view_is_named() -> None:
         "odd-0": "no DRA view: GPU model 'NVIDIA-Imaginary-GPU' is not in kubedra's catalogue; add its "
         "ResourceSlices, or use --nodes"
     }
-    assert sim.results["device-plugin"].physical == 5 and sim.results["dra"].physical == 4
+    assert sim.results["device-plugin"].physical == 5
+    assert sim.results["dra"].physical == 4
     assert sim.to_dict()["notModelled"] == [{"node": "odd-0", "reason": sim.cluster.unmodelled["odd-0"]}]
 
 
@@ -92,7 +93,8 @@ def test_cli_exits_2_and_names_the_node_but_prints_the_report(tmp_path, output: 
     if output == "json":
         assert json.loads(r.stdout)["notModelled"][0]["node"] == "odd-0"
     else:
-        assert "DEVICE PLUGIN" in r.stdout and "kubedra: error" not in r.stdout
+        assert "DEVICE PLUGIN" in r.stdout
+        assert "kubedra: error" not in r.stdout
 
 
 def test_cli_device_plugin_only_needs_no_dra_view(tmp_path) -> None:
@@ -113,9 +115,11 @@ def test_cli_only_unknown_gpus_says_why_in_one_line(tmp_path, capsys) -> None:
     with pytest.raises(SystemExit) as e:
         main(["simulate", "-f", str(f)])
     out, err = capsys.readouterr()
-    assert e.value.code == 2 and out == ""
+    assert e.value.code == 2
+    assert out == ""
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and "node odd-0: no DRA view: GPU model 'NVIDIA-Imaginary-GPU'" in lines[0]
+    assert len(lines) == 1
+    assert "node odd-0: no DRA view: GPU model 'NVIDIA-Imaginary-GPU'" in lines[0]
 
 
 # Under mig-strategy=single GPU Feature Discovery's MIG labeler replaces the full-GPU labels: nvidia.com/gpu.count
@@ -158,5 +162,7 @@ def test_cli_an_edited_gpu_count_is_named_not_built(tmp_path, capsys) -> None:
         with pytest.raises(SystemExit) as e:
             main(["simulate", "-f", str(f)])
         out, err = capsys.readouterr()
-        assert e.value.code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+        assert e.value.code == 2, err
+        assert out == "", err
+        assert len(err.strip().splitlines()) == 1, err
         assert "node odd-0: no DRA view" in err

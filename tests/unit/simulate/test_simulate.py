@@ -82,14 +82,16 @@ spec: {schedulingPolicy: {gang: {minCount: 3}}}
         pods = by_name(r)
         assert all(pods[f"train-{i}"].node is None for i in range(3))
         assert "gang default/train: only 2 of minCount 3" in pods["train-0"].reason
-        assert pods["solo-0"].node and pods["solo-1"].node
+        assert pods["solo-0"].node
+        assert pods["solo-1"].node
 
 
 def test_missing_podgroup_keeps_pods_out_of_the_queue():
     sim = run(deployment("w", 1, extra_spec="\n      schedulingGroup: {podGroupName: nope}"), gpu_mode="full")
     for r in sim.results.values():
         (p,) = r.pods
-        assert p.node is None and "waiting for PodGroup default/nope" in p.reason
+        assert p.node is None
+        assert "waiting for PodGroup default/nope" in p.reason
 
 
 def test_preemption_evicts_a_lower_priority_cluster_pod():
@@ -124,7 +126,8 @@ spec:
     for r in sim.results.values():
         assert [p.name for p in r.pods] == ["vip"]  # bound cluster pods are state, not simulated
         assert r.pods[0].node == "a100-80gb-0"
-        assert len(r.evicted) == 1 and r.evicted[0].reason == "preempted by default/vip (priority 1000)"
+        assert len(r.evicted) == 1
+        assert r.evicted[0].reason == "preempted by default/vip (priority 1000)"
         assert r.used == 2
 
 
@@ -167,7 +170,9 @@ def test_dra_view_derived_from_device_plugin_node_labels():
     text = "".join("---\n" + to_yaml(o) for o in objs) + deployment("x", 5, memory="9Gi")
     sim = run(text, nodes=None, gpu_mode="mig-dynamic", sizing="mig")
     dra = sim.results["dra"]
-    assert dra.physical == 4 and dra.placed == 5 and dra.used == 1
+    assert dra.physical == 4
+    assert dra.placed == 5
+    assert dra.used == 1
     assert sim.results["device-plugin"].placed == 4
 
 
@@ -184,7 +189,8 @@ def test_json_shape_is_exact():
     assert list(d["modes"]) == ["device-plugin", "dra"]
     for m in d["modes"].values():
         assert list(m) == ["placed", "pending", "gpus", "memory", "pods", "evicted"]
-        assert list(m["gpus"]) == ["physical", "used"] and list(m["memory"]) == [
+        assert list(m["gpus"]) == ["physical", "used"]
+        assert list(m["memory"]) == [
             "requestedBytes",
             "allocatedBytes",
         ]

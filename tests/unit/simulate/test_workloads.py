@@ -215,7 +215,8 @@ spec: {containers: [{name: c, image: x}]}
     )
     assert not w.sets
     (s,) = w.skipped
-    assert "gpu-fraction='0.5'" in s.reason and s.location.line == 2
+    assert "gpu-fraction='0.5'" in s.reason
+    assert s.location.line == 2
 
 
 def test_gpu_hidden_in_custom_resource_field_is_reported():
@@ -231,7 +232,8 @@ spec:
         )
     )
     (s,) = w.skipped
-    assert "spec.serving.gpus = 2" in s.reason and s.location.line == 6
+    assert "spec.serving.gpus = 2" in s.reason
+    assert s.location.line == 6
 
 
 def test_object_defined_twice_keeps_the_later_definition():

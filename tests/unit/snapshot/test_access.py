@@ -9,7 +9,8 @@ from kubedra.sources.access import HELM_SECRETS, METRICS, Unread, allowed, cause
 def test_causes() -> None:
     assert cause("HTTP 403: pods is forbidden") == "forbidden"
     assert cause("HTTP 401: Unauthorized") == "unauthorised"
-    assert cause("HTTP 404") == "not served" and cause("HTTP 503: service unavailable") == "not served"
+    assert cause("HTTP 404") == "not served"
+    assert cause("HTTP 503: service unavailable") == "not served"
     assert cause("read timed out") == "failed"
 
 
@@ -39,12 +40,12 @@ def test_allow_missing_matches_names_aliases_and_wildcards() -> None:
     deploy = Unread.of("deployments.apps", "HTTP 403")
     helm = Unread.of(HELM_SECRETS, "HTTP 403")
     metrics = Unread.of(METRICS, "HTTP 403")
-    assert (
-        allowed(deploy, ["deployments"])
-        and allowed(deploy, ["deployments.apps"])
-        and allowed(deploy, ["*.apps"])
-    )
+    assert allowed(deploy, ["deployments"])
+    assert allowed(deploy, ["deployments.apps"])
+    assert allowed(deploy, ["*.apps"])
     assert not allowed(deploy, ["pods", "daemonsets.apps"])
-    assert allowed(helm, ["secrets"]) and allowed(metrics, ["metrics"]) and allowed(metrics, ["/metrics"])
+    assert allowed(helm, ["secrets"])
+    assert allowed(metrics, ["metrics"])
+    assert allowed(metrics, ["/metrics"])
     assert missing([deploy, helm, metrics], ["secrets"]) == [deploy, metrics]
     assert missing([deploy, helm, metrics], ["*"]) == []

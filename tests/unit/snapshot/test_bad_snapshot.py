@@ -59,7 +59,8 @@ def test_bad_snapshot_is_one_line_exit_2(
     assert res.exit_code == 2, res.output
     assert res.stdout == ""
     assert res.stderr.count("\n") == 1, res.stderr
-    assert res.stderr.startswith(f"kubedra: error: {f}") and expected in res.stderr
+    assert res.stderr.startswith(f"kubedra: error: {f}")
+    assert expected in res.stderr
 
 
 def test_a_well_formed_empty_snapshot_still_reads(tmp_path: Path) -> None:

@@ -47,7 +47,8 @@ def test_a_healthy_fake_is_complete(api: FaultAPI, tmp_path: Path) -> None:
 def test_stalled_list_is_bounded_by_the_request_timeout(api: FaultAPI, tmp_path: Path) -> None:
     api.fault("/api/v1/pods", "stall")
     code, err, header, took = _snapshot(api, tmp_path, "--request-timeout", "1", "--allow-missing", "metrics")
-    assert code == 2 and took < 10, (took, err)
+    assert code == 2, (took, err)
+    assert took < 10, (took, err)
     assert "timed out" in _reasons(header)["pods"].lower()
     assert "kubedra: incomplete: cluster fault: cannot list pods (cluster-wide): failed" in err
     assert ("GET", "/api/v1/nodes") in api.requests  # the other lists were still read
@@ -56,22 +57,28 @@ def test_stalled_list_is_bounded_by_the_request_timeout(api: FaultAPI, tmp_path:
 def test_stalled_server_is_one_line_exit_2(api: FaultAPI, tmp_path: Path) -> None:
     api.fault("*", "stall")
     code, err, header, took = _snapshot(api, tmp_path, "--request-timeout", "1")
-    assert code == 2 and took < 10 and not header, (took, err)
-    assert err.count("\n") == 1 and err.startswith("kubedra: error: cannot reach cluster fault at http://")
+    assert code == 2, (took, err)
+    assert took < 10, (took, err)
+    assert not header, (took, err)
+    assert err.count("\n") == 1
+    assert err.startswith("kubedra: error: cannot reach cluster fault at http://")
 
 
 def test_slow_drip_body_is_bounded_by_the_request_timeout(api: FaultAPI, tmp_path: Path) -> None:
     api.fault("/api/v1/pods", "drip")
     code, err, header, took = _snapshot(api, tmp_path, "--request-timeout", "2", "--allow-missing", "metrics")
-    assert code == 2 and took < 12, (took, err)
+    assert code == 2, (took, err)
+    assert took < 12, (took, err)
     assert "not complete within the request timeout" in _reasons(header)["pods"]
 
 
 def test_deadline_bounds_the_whole_command(api: FaultAPI, tmp_path: Path) -> None:
     api.fault("/api/v1/pods", "stall").fault("/api/v1/nodes", "stall").fault("/api/v1/events", "stall")
     code, err, _, took = _snapshot(api, tmp_path, "--request-timeout", "20", "--deadline", "2")
-    assert code == 2 and took < 10, (took, err)
-    assert err.count("\n") == 1 and "deadline" in err
+    assert code == 2, (took, err)
+    assert took < 10, (took, err)
+    assert err.count("\n") == 1
+    assert "deadline" in err
 
 
 @pytest.mark.parametrize("fault", ["endless-continue", "repeated-continue"])
@@ -81,7 +88,8 @@ def test_pagination_that_never_ends_stops(
     monkeypatch.setattr(cluster, "MAX_PAGES", 50)
     api.fault("/api/v1/nodes", fault)
     code, err, header, took = _snapshot(api, tmp_path, "--allow-missing", "metrics")
-    assert code == 2 and took < 30, err
+    assert code == 2, err
+    assert took < 30, err
     assert _reasons(header)["nodes"].startswith("pagination stopped")
     assert len([r for r in api.requests if r[1] == "/api/v1/nodes"]) <= 50
 
@@ -94,5 +102,6 @@ def test_bodies_over_the_cap_stop(
     api.bomb_bytes = 32 << 20
     api.fault("/api/v1/pods", fault)
     code, err, header, took = _snapshot(api, tmp_path, "--allow-missing", "metrics")
-    assert code == 2 and took < 30, err
+    assert code == 2, err
+    assert took < 30, err
     assert _reasons(header)["pods"] == "response body over 4 MiB"

@@ -51,9 +51,11 @@ def test_neither_kubeconfig_nor_in_cluster(
     monkeypatch.chdir(no_credentials)
     (no_credentials / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     res = run(*args)
-    assert res.exit_code == 2 and res.stdout == ""
+    assert res.exit_code == 2
+    assert res.stdout == ""
     assert res.stderr.count("\n") == 1, res.stderr
-    assert "tried a kubeconfig" in res.stderr and "in-cluster ServiceAccount config" in res.stderr
+    assert "tried a kubeconfig" in res.stderr
+    assert "in-cluster ServiceAccount config" in res.stderr
     assert "KUBERNETES_SERVICE_HOST/PORT not set" in res.stderr
 
 
@@ -61,7 +63,8 @@ def test_in_cluster_env_without_a_token(no_credentials: Path, monkeypatch: pytes
     monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
     monkeypatch.setenv("KUBERNETES_SERVICE_PORT", "443")
     res = run("verify")
-    assert res.exit_code == 2 and res.stderr.count("\n") == 1
+    assert res.exit_code == 2
+    assert res.stderr.count("\n") == 1
     assert f"no ServiceAccount token at {no_credentials / 'sa' / 'token'}" in res.stderr
 
 
@@ -79,9 +82,8 @@ def test_malformed_kubeconfig_is_one_line(tmp_path: Path, case: str, verb: str) 
     }[verb]
     res = run(*args, "--kubeconfig", str(kc))
     assert res.exit_code == 2, res.output
-    assert res.stderr.count("\n") == 1 and res.stderr.startswith(f"kubedra: error: kubeconfig {kc}: "), (
-        res.stderr
-    )
+    assert res.stderr.count("\n") == 1, res.stderr
+    assert res.stderr.startswith(f"kubedra: error: kubeconfig {kc}: "), res.stderr
     assert not (tmp_path / "s.yaml").exists()
 
 
@@ -97,7 +99,7 @@ def test_server_dry_run_on_a_stalled_server_is_bounded(
         started = time.monotonic()
         res = run("validate", "--server-dry-run", "--kubeconfig", str(kc), "--request-timeout", "2", str(cm))
         took = time.monotonic() - started
-    assert res.exit_code == 2 and took < 15, (took, res.output)
-    assert res.stderr.count("\n") == 1 and res.stderr.startswith(
-        "kubedra: error: cannot reach cluster fault at http://"
-    )
+    assert res.exit_code == 2, (took, res.output)
+    assert took < 15, (took, res.output)
+    assert res.stderr.count("\n") == 1
+    assert res.stderr.startswith("kubedra: error: cannot reach cluster fault at http://")

@@ -148,7 +148,8 @@ def test_other_configmaps_are_not_captured() -> None:
     assert scrub(_cm("app-settings", "ml", {"DATABASE_URL": "postgres://u:p@db/x"})) is None
     # coredns: metadata only
     out = scrub(_cm("coredns", "kube-system", {"Corefile": ".:53 { forward . 10.1.2.3 }"}))
-    assert out is not None and "data" not in out
+    assert out is not None
+    assert "data" not in out
 
 
 def test_text_scrubbing_keeps_what_kubedra_reads() -> None:

@@ -162,4 +162,5 @@ def test_no_planted_secret_reaches_the_snapshot(case: tuple[dict[str, Any], str]
     if out is not None and out["kind"] == "Deployment":
         c = out["spec"]["template"]["spec"]["containers"][0]
         assert c["resources"] == {"limits": {"nvidia.com/gpu": "1"}}
-        assert c["image"] == "nvcr.io/nvidia/pytorch:24.01" and out["metadata"]["name"] == "w"
+        assert c["image"] == "nvcr.io/nvidia/pytorch:24.01"
+        assert out["metadata"]["name"] == "w"

@@ -62,7 +62,8 @@ def _same(whole: Any, streamed: Any) -> None:
         whole.stdout,
         whole.stderr,
     )
-    assert whole.exit_code in (0, 1, 2) and whole.stdout.strip()  # an artefact, not an error line
+    assert whole.exit_code in (0, 1, 2)
+    assert whole.stdout.strip()
 
 
 @pytest.mark.parametrize("src", SNAPSHOTS, ids=lambda p: p.stem)
@@ -146,7 +147,8 @@ def test_hostile_streamed_snapshot_is_one_line_exit_2(
         res = run("verify", "-f", str(f))
     assert res.exit_code == 2, res.output
     assert res.stdout == ""
-    assert len(res.stderr.strip().splitlines()) == 1 and needle in res.stderr, res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert needle in res.stderr, res.stderr
 
 
 def test_audit_reports_a_malformed_streamed_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,7 +158,8 @@ def test_audit_reports_a_malformed_streamed_snapshot(tmp_path: Path, monkeypatch
     res = run("audit", "-f", str(f), "-o", "json")
     assert res.exit_code == 2, res.output
     (finding,) = json.loads(res.stdout)["findings"]
-    assert finding["rule"] == "input.malformed" and "invalid JSON" in finding["message"]
+    assert finding["rule"] == "input.malformed"
+    assert "invalid JSON" in finding["message"]
 
 
 def test_mark_is_looked_for_only_near_the_ends(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -176,7 +179,8 @@ def test_read_header_of_a_streamed_snapshot(tmp_path: Path, monkeypatch: pytest.
     path = _json(PLAN / "dev.yaml", tmp_path / "dev.json")
     whole = snapfmt.read_header(path)
     monkeypatch.setattr(snapshotdata, "STREAM_MIN_BYTES", 0)
-    assert whole is not None and snapfmt.read_header(path) == whole
+    assert whole is not None
+    assert snapfmt.read_header(path) == whole
     (tmp_path / "list.json").write_text(json.dumps({"kind": "List", "items": [NODE]}))
     assert snapfmt.read_header(str(tmp_path / "list.json")) is None
 
@@ -186,7 +190,8 @@ def test_large_yaml_snapshot_advises_json(tmp_path: Path, monkeypatch: pytest.Mo
     f = tmp_path / "big.yaml"
     f.write_text((PLAN / "dev.yaml").read_text())
     res = run("verify", "-f", str(f))
-    assert res.exit_code == 2 and res.stdout == ""
+    assert res.exit_code == 2
+    assert res.stdout == ""
     assert "a YAML snapshot is read whole, at most" in res.stderr
     assert "`kubedra snapshot -o snapshot.json`" in res.stderr
 

@@ -67,12 +67,12 @@ def test_many_pages_are_written_in_bounded_memory(api: FaultAPI, tmp_path: Path)
     size = out.stat().st_size
     assert size > 4 << 20
     # four times the objects, about the same peak (a page or two, the client, the fake server's page)
-    assert peak < size / 2 and peak < quarter * 1.3, (peak, quarter, size)
+    assert peak < size / 2, (peak, quarter, size)
+    assert peak < quarter * 1.3, (peak, quarter, size)
     snap = snapfmt.load(str(out))  # reads back: header after the items
     assert [o["metadata"]["name"] for o in snap.items] == [f"node-{i:06d}" for i in range(NODES)]
-    assert snap.header.cluster == "fault" and [u["resource"] for u in snap.header.not_inspected] == [
-        cluster.METRICS
-    ]
+    assert snap.header.cluster == "fault"
+    assert [u["resource"] for u in snap.header.not_inspected] == [cluster.METRICS]
     assert [p for p in os.listdir(tmp_path) if p.startswith(safewrite.TEMP_PREFIX)] == []
 
 
@@ -85,7 +85,8 @@ def test_streamed_file_is_the_in_memory_rendering(api: FaultAPI, tmp_path: Path)
         writer.finish(header)
     whole = capture.capture(kc, None, helm_releases=False, now=NOW)
     assert out.read_text() == snapfmt.render(whole, "json")
-    assert writer.count == len(whole.items) == NODES and writer.kinds == {"Node": NODES}
+    assert writer.count == len(whole.items) == NODES
+    assert writer.kinds == {"Node": NODES}
     data = json.loads(out.read_text())
     assert list(data) == ["apiVersion", "kind", "metadata", "items", "kubedra"]
     assert snapfmt.read_header(str(out)) == whole.header
@@ -99,7 +100,8 @@ def test_empty_cluster_renders_the_same(tmp_path: Path) -> None:
             writer = snapfmt.JsonWriter(f)
             writer.finish(capture.capture_into(writer, kc, None, helm_releases=False, now=NOW))
         whole = capture.capture(kc, None, helm_releases=False, now=NOW)
-    assert out.read_text() == snapfmt.render(whole, "json") and '"items": [],' in out.read_text()
+    assert out.read_text() == snapfmt.render(whole, "json")
+    assert '"items": [],' in out.read_text()
 
 
 def test_a_listing_that_fails_halfway_is_left_out_whole(
@@ -120,7 +122,8 @@ def test_an_unreachable_cluster_leaves_nothing(tmp_path: Path) -> None:
         kc = api.kubeconfig(tmp_path / "kc")
     out = tmp_path / "snap.json"
     code, err = _snapshot(kc, out)  # the server is gone
-    assert code == 2 and "cannot reach cluster" in err
+    assert code == 2
+    assert "cannot reach cluster" in err
     assert os.listdir(tmp_path) == ["kc"]
 
 
@@ -130,8 +133,7 @@ def test_interrupted_write_removes_its_temporary(api: FaultAPI, tmp_path: Path) 
     out.write_text("old\n")
 
     with pytest.raises(KeyboardInterrupt), safewrite.open_atomic(str(out)) as f:
-        writer = JsonWriterStop(f)
-        capture.capture_into(writer, kc, None, helm_releases=False)
+        capture.capture_into(JsonWriterStop(f), kc, None, helm_releases=False)
     assert out.read_text() == "old\n"
     assert sorted(os.listdir(tmp_path)) == ["kc", "snap.json"]
 

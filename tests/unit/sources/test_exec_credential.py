@@ -82,7 +82,9 @@ def refused(kc: Path, tmp: Path) -> str:
     """``kubedra snapshot`` with this kubeconfig: exit 2, nothing on stdout, nothing written; the one line."""
     out = tmp / "snap.yaml"
     r = run("snapshot", "--kubeconfig", str(kc), "-o", str(out), "--request-timeout", "5")
-    assert r.exit_code == 2 and r.stdout == "" and not out.exists(), (r.exit_code, r.stdout, r.stderr)
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert r.stdout == "", (r.exit_code, r.stdout, r.stderr)
+    assert not out.exists(), (r.exit_code, r.stdout, r.stderr)
     assert r.stderr.count("\n") == 1, r.stderr
     return r.stderr.removeprefix("kubedra: error: ").rstrip("\n")
 
@@ -195,7 +197,8 @@ def test_the_stderr_line_is_one_printable_line_of_bounded_length(tmp_path: Path)
     kc, plugin = setup(tmp_path, "", code=2, stderr="x\x1b[31m" + "y" * 500 + "\r\n\n")
     line = refused(kc, tmp_path)
     prefix = f"exec credential plugin '{plugin}' failed with exit code 2: "
-    assert line.startswith(prefix) and line.isprintable(), line
+    assert line.startswith(prefix), line
+    assert line.isprintable(), line
     assert line.removeprefix(prefix) == "x [31m" + "y" * 191 + "..."
 
 
@@ -299,7 +302,8 @@ def test_every_verb_that_reads_a_cluster_stops_on_it(tmp_path: Path, args: list[
     if argv[0] != "plan":
         argv += ["--kubeconfig", str(kc)]
     r = run(*argv, "--request-timeout", "5")
-    assert r.exit_code == 2 and r.stdout == "", (r.exit_code, r.stdout, r.stderr)
+    assert r.exit_code == 2, (r.exit_code, r.stdout, r.stderr)
+    assert r.stdout == "", (r.exit_code, r.stdout, r.stderr)
     assert r.stderr == (
         f"kubedra: error: exec credential plugin '{plugin}' returned neither a token nor a client certificate "
         "and key\n"
@@ -333,7 +337,8 @@ def test_a_certificate_and_key(tmp_path: Path, version: str) -> None:
     kc, _ = setup(tmp_path, answer, exec_config={"apiVersion": version})
     cfg = _client(kc)
     assert "BearerToken" not in cfg.api_key  # an empty token is none (the Python client sent "Bearer ")
-    assert Path(cfg.cert_file).read_text() == CERT and Path(cfg.key_file).read_text() == KEY
+    assert Path(cfg.cert_file).read_text() == CERT
+    assert Path(cfg.key_file).read_text() == KEY
 
 
 def test_yaml_is_read_as_client_go_reads_it(tmp_path: Path) -> None:
@@ -353,7 +358,8 @@ def test_an_expiry_already_past_is_taken_as_client_go_takes_it(tmp_path: Path) -
     judges it. The plugin runs again before the next request (the Python client's refresh hook)."""
     kc, _ = setup(tmp_path, cred({"token": "old", "expirationTimestamp": "2000-01-01T00:00:00Z"}))
     cfg = _client(kc)
-    assert cfg.api_key == {"BearerToken": "Bearer old"} and cfg.refresh_api_key_hook is not None
+    assert cfg.api_key == {"BearerToken": "Bearer old"}
+    assert cfg.refresh_api_key_hook is not None
 
 
 def test_exec_info_as_client_go_sends_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

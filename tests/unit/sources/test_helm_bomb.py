@@ -33,7 +33,7 @@ def test_corrupt_gzip_and_deep_json_are_value_errors() -> None:
     inner = base64.b64encode(b"\x1f\x8b" + b"garbage")
     with pytest.raises(ValueError, match="not gzip"):
         helm.decode_release_data(base64.b64encode(inner))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="nests too deeply"):
         helm.decode_release_secret(secret(b"[" * 100_000 + b"]" * 100_000))
 
 

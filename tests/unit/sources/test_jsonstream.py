@@ -119,7 +119,8 @@ def test_should_stream(tmp_path, monkeypatch):
     assert not should_stream(str(yml))
     # a YAML name is decided without a system call: audit asks for each manifest it reads
     monkeypatch.setattr(os.path, "isfile", lambda _p: pytest.fail("stat of a .yaml file"))
-    assert not should_stream(str(yml)) and not should_stream("b.yml")
+    assert not should_stream(str(yml))
+    assert not should_stream("b.yml")
     monkeypatch.undo()
     other = tmp_path / "snapshot"
     other.write_text('  {"kind": "List", "items": []}')

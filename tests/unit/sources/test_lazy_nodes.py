@@ -80,7 +80,8 @@ def _paths(obj: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int
 def test_lazy_gives_the_same_lines_as_kept_nodes(text: str, name: str) -> None:
     eager = parse_text(text, name)
     lazy = parse_text(text, name, keep_nodes="lazy")
-    assert not eager.errors and not lazy.errors
+    assert not eager.errors
+    assert not lazy.errors
     assert [(d.obj, d.line) for d in lazy.documents] == [(d.obj, d.line) for d in eager.documents]
     assert all(isinstance(d.node_source, LazyNode) for d in lazy.documents)
     checked = 0

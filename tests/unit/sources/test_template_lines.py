@@ -24,7 +24,9 @@ FLOW = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm, labels: {a: b}}\nd
 def test_valid_yaml_with_an_unquoted_template_expression_is_a_template(text: str, line: int) -> None:
     assert template_line("t.yaml", text) == line
     (err,) = parse_text(text, "t.yaml").errors
-    assert "Helm template" in err.message and err.location is not None and err.location.line == line
+    assert "Helm template" in err.message
+    assert err.location is not None
+    assert err.location.line == line
 
 
 @pytest.mark.parametrize("text", [QUOTED, FLOW])
@@ -42,4 +44,5 @@ def test_every_verb_names_the_template(tmp_path: Path, verb: str, code: int, wor
     path.write_text(INCLUDE)
     result = CliRunner().invoke(cli, [verb, str(path)])
     assert result.exit_code == code, result.output
-    assert word in result.output and "malformed" not in result.output
+    assert word in result.output
+    assert "malformed" not in result.output

@@ -42,7 +42,8 @@ from kubedra.sources import files, yamlscalars
 )
 def test_plain_scalars(text: str, value: object) -> None:
     got = files.parse_text(f"kind: X\nv: {text}\n", "s.yaml").documents[0].obj["v"]
-    assert got == value and type(got) is type(value)
+    assert got == value
+    assert type(got) is type(value)
 
 
 @pytest.mark.parametrize("quoted", ['"y"', "'no'", "!!str on"])
@@ -58,7 +59,8 @@ def test_keys_become_json_strings() -> None:
 
 def test_null_key_and_inf_are_refused_like_kubectl() -> None:
     [err] = files.parse_text("kind: X\n~: 1\n", "k.yaml").errors
-    assert "unsupported map key" in str(err) and str(err).startswith("k.yaml:")
+    assert "unsupported map key" in str(err)
+    assert str(err).startswith("k.yaml:")
     [err] = files.parse_text("kind: X\nv: .inf\n", "k.yaml").errors
     assert str(err).startswith("k.yaml:2:")
 

@@ -95,7 +95,8 @@ def test_duplicate_keys_are_found_through_aliases_once(tmp_path: Path) -> None:
 )
 def test_object_names(tmp_path: Path, name: str, expected: str) -> None:
     errors = _errors(tmp_path, f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n")
-    assert len(errors) == 1 and expected in errors[0][2]
+    assert len(errors) == 1
+    assert expected in errors[0][2]
     assert errors[0][0] in (3, 4)
 
 
@@ -163,7 +164,9 @@ def test_validating_admission_policy_cel_must_compile(tmp_path: Path) -> None:
     assert len(errors) == 1
     line, path, message = errors[0]
     assert (line, path) == (13, "spec.validations[0].expression")
-    assert message.startswith("CEL: ") and "Syntax error" in message and "\n" not in message
+    assert message.startswith("CEL: ")
+    assert "Syntax error" in message
+    assert "\n" not in message
     assert _errors(tmp_path, policy.format(expr="'object.spec.containers.all(c, c.image != \"\")'")) == []
 
 
@@ -173,17 +176,21 @@ def test_configmap_over_one_mib(tmp_path: Path) -> None:
 
     assert _errors(tmp_path, cm(1024 * 1024 - 1)) == []  # the key counts: 1 + 1,048,575 bytes
     errors = _errors(tmp_path, cm(1024 * 1024))
-    assert len(errors) == 1 and errors[0][0] == 4
+    assert len(errors) == 1
+    assert errors[0][0] == 4
     assert "1,048,577 bytes: too long, must have at most 1,048,576 bytes" in errors[0][2]
 
 
 @pytest.mark.parametrize("text", ["", "---\n", "# only a comment\n---\n...\n"])
 def test_no_manifest_is_exit_2(tmp_path: Path, text: str) -> None:
     code, out, err = _run(tmp_path, text)
-    assert code == 2 and out is None
-    assert err.strip().count("\n") == 0 and "no manifests found in" in err
+    assert code == 2
+    assert out is None
+    assert err.strip().count("\n") == 0
+    assert "no manifests found in" in err
 
 
 def test_empty_folder_is_exit_2(tmp_path: Path) -> None:
     res = run("validate", str(tmp_path))
-    assert res.exit_code == 2 and "no manifests found" in res.stderr
+    assert res.exit_code == 2
+    assert "no manifests found" in res.stderr

@@ -192,7 +192,9 @@ def test_cel_rules_are_evaluated_and_transition_rules_skipped_on_create() -> Non
     ]
     # a missing key is an evaluation error, as the apiserver's
     (issue,) = check({"size": 1, "ruled": {"min": 3}})
-    assert issue[0] == "spec.ruled" and "evaluation error" in issue[1] and not issue[2]
+    assert issue[0] == "spec.ruled"
+    assert "evaluation error" in issue[1]
+    assert not issue[2]
 
 
 def test_a_cel_rule_kubedra_cannot_compile_is_a_warning_never_a_silent_pass() -> None:
@@ -200,9 +202,8 @@ def test_a_cel_rule_kubedra_cannot_compile_is_a_warning_never_a_silent_pass() ->
     schema["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": "self.size >", "message": "m"}]
     obj = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "t"}, "spec": {"size": 1}}
     (issue,) = crdschema.check(obj, schema)
-    assert issue.warning and issue.message.startswith(
-        "1 x-kubernetes-validations (CEL) rule of the Thing CRD not checked"
-    )
+    assert issue.warning
+    assert issue.message.startswith("1 x-kubernetes-validations (CEL) rule of the Thing CRD not checked")
 
 
 def test_every_bundled_crd_names_its_source_and_licence_and_stays_small() -> None:
@@ -213,8 +214,10 @@ def test_every_bundled_crd_names_its_source_and_licence_and_stays_small() -> Non
     for name in names:
         data = json.loads(datafiles.read_text(f"crds/{name}"))
         src = data["source"]
-        assert src["repository"].startswith("github.com/") and "@v" in src["repository"]
-        assert src["path"].endswith(".yaml") and src["operator"] in pins
+        assert src["repository"].startswith("github.com/")
+        assert "@v" in src["repository"]
+        assert src["path"].endswith(".yaml")
+        assert src["operator"] in pins
         pinned = pins[src["operator"]]  # the file is regenerated whenever its pin moves
         assert src["repository"] == f"github.com/{pinned['repository']}@{pinned['tag']}", name
         assert src["path"] in pinned["paths"], name
@@ -260,7 +263,8 @@ def test_bundled_kinds_validate_offline_unserved_versions_name_the_served_ones()
         """
     v1 = _cr(mpi.replace("VERSION", "v1").replace("FIELD", "mpiReplicaSpecs"))
     v2 = _cr(mpi.replace("VERSION", "v2beta1").replace("FIELD", "mpiReplicaSpecs"))
-    assert v1.valid and v2.valid, (v1.errors, v2.errors)
+    assert v1.valid, (v1.errors, v2.errors)
+    assert v2.valid, (v1.errors, v2.errors)
     v3 = _cr(mpi.replace("VERSION", "v3").replace("FIELD", "mpiReplicaSpecs"))
     assert "served: kubeflow.org/v1, kubeflow.org/v2beta1" in v3.errors[0].message
 
@@ -286,7 +290,8 @@ def test_a_typo_in_a_real_custom_resource_is_found_at_its_line(
     bad = validate_texts([(name, text.replace(old, new, 1))])
     (err,) = bad.errors
     line = next(i for i, t in enumerate(text.replace(old, new, 1).splitlines(), 1) if new in t)
-    assert (err.path, err.line) == (path, line) and err.message.startswith(f'unknown field "{path}"')
+    assert (err.path, err.line) == (path, line)
+    assert err.message.startswith(f'unknown field "{path}"')
 
 
 def _patterns(node: Any) -> list[str]:
@@ -303,9 +308,11 @@ def test_bundled_patterns_compile_as_go_regexp_and_match_in_linear_time() -> Non
     # none is skipped, and a value crafted to make a backtracking engine explode is matched at once
     folder = Path(crdschema.__file__).resolve().parents[1] / "data" / "crds"
     patterns = {p for f in folder.glob("*.json") for p in _patterns(json.loads(f.read_text()))}
-    assert patterns and all(crdschema._pattern(p) is not None for p in patterns)
+    assert patterns
+    assert all(crdschema._pattern(p) is not None for p in patterns)
     evil = crdschema._pattern("^(a+)+$")
-    assert evil is not None and evil.search("a" * 5000 + "!") is None
+    assert evil is not None
+    assert evil.search("a" * 5000 + "!") is None
 
 
 REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "inputs"

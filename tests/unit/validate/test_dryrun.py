@@ -101,13 +101,14 @@ def test_dry_run_reports_server_causes_with_lines() -> None:
         (12, "apiVersion", "server: the server does not serve example.com/v1 Unknown"),
     ]
     (apply, create) = fake.calls
-    assert (
-        apply[1]["dry_run"] == "All"
-        and apply[1]["field_manager"] == "kubedra"
-        and apply[1]["force_conflicts"]
-    )
-    assert apply[1]["namespace"] == "ns" and apply[1]["name"] == "c"
-    assert create[0] == "create" and create[1]["dry_run"] == "All" and create[1]["namespace"] == "default"
+    assert apply[1]["dry_run"] == "All"
+    assert apply[1]["field_manager"] == "kubedra"
+    assert apply[1]["force_conflicts"]
+    assert apply[1]["namespace"] == "ns"
+    assert apply[1]["name"] == "c"
+    assert create[0] == "create"
+    assert create[1]["dry_run"] == "All"
+    assert create[1]["namespace"] == "default"
 
 
 def _forbidden(message: str) -> ApiException:

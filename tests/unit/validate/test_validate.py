@@ -73,7 +73,8 @@ def test_valid_objects() -> None:
 def test_strict_schema_reports_unknown_fields_with_line() -> None:
     result = check(RCT.replace("        exactly:\n", "        exactly:\n          bogus: 1\n"))
     (err,) = result.errors
-    assert err.message == "unknown field 'bogus'" and err.line == 11
+    assert err.message == "unknown field 'bogus'"
+    assert err.line == 11
     assert err.path == "spec.spec.devices.requests[0].exactly.bogus"
 
 
@@ -121,7 +122,8 @@ def test_api_not_served_at_target() -> None:
         )
     ]
     pg = "apiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: g}\nspec:\n  schedulingPolicy: {basic: {}}\n"
-    assert check(pg, "1.37").valid and not check(pg, "1.36").valid
+    assert check(pg, "1.37").valid
+    assert not check(pg, "1.36").valid
 
 
 @pytest.mark.parametrize(
@@ -259,7 +261,8 @@ def test_slice_rules_depend_on_the_target() -> None:
     s["spec"]["pool"]["resourceSliceCount"] = 0
     s["spec"]["allNodes"] = True
     msgs = [m for _, m in messages(s)]
-    assert "must be greater than zero, got 0" in msgs and any("exactly one of nodeName" in m for m in msgs)
+    assert "must be greater than zero, got 0" in msgs
+    assert any("exactly one of nodeName" in m for m in msgs)
 
 
 def test_taint_effect_none_needs_135() -> None:
@@ -328,9 +331,11 @@ def test_missing_references_are_warnings_unless_strict() -> None:
     )
     pod = pod.replace("      - {name: other}\n", "")
     result = check(pod)
-    assert result.valid and len(result.warnings) == 2
+    assert result.valid
+    assert len(result.warnings) == 2
     strict = check(pod, strict_refs=True)
-    assert not strict.valid and len(strict.errors) == 2
+    assert not strict.valid
+    assert len(strict.errors) == 2
     assert not check(RCT.replace("gpu.nvidia.com", "mystery.example.com"), strict_refs=True).valid
 
 
@@ -442,7 +447,9 @@ def test_every_file_is_reported_and_parse_errors_do_not_stop_the_rest(tmp_path: 
     res = CliRunner().invoke(cli, ["validate", str(tmp_path), "-o", "json"])
     assert res.exit_code == 1
     data = json.loads(res.stdout)
-    assert data["valid"] is False and data["complete"] is False and data["objects"] == 2
+    assert data["valid"] is False
+    assert data["complete"] is False
+    assert data["objects"] == 2
     unreadable = {
         (Path(u["source"]["file"]).name, u["source"]["line"]): u["message"] for u in data["unreadable"]
     }
@@ -479,7 +486,8 @@ def test_v1beta1_dra_is_one_story_in_audit_and_validate() -> None:
         "(--runtime-config=resource.k8s.io/v1beta1=true; off by default), deprecated since 1.35, "
         "removal planned for 1.38"
     )
-    assert warning.message.startswith(story) and deprecated.message == story
+    assert warning.message.startswith(story)
+    assert deprecated.message == story
 
 
 def test_what_the_apiserver_refuses_beyond_the_schema() -> None:
@@ -535,28 +543,33 @@ def test_a_custom_resource_with_no_schema_is_not_valid_with_exit_0(tmp_path: Pat
         "resource; --server-dry-run checks it against its CRD, --ignore-missing-schemas accepts it)\n"
     ) in res.stderr
     res = run("validate", str(job), "-o", "json")
-    assert res.exit_code == 2 and json.loads(res.stdout)["notSchemaChecked"] == ["kubeflow.org/v1 MXJob"]
+    assert res.exit_code == 2
+    assert json.loads(res.stdout)["notSchemaChecked"] == ["kubeflow.org/v1 MXJob"]
     wrong = tmp_path / "wrong.yaml"
     wrong.write_text(job.read_text().replace("jobMode:", "jobMoed:", 1))
     assert "jobMoed" in wrong.read_text()
     assert run("validate", str(wrong)).exit_code == 2  # not "valid": kubedra cannot see the typo
     res = run("validate", str(job), "--ignore-missing-schemas")
-    assert res.exit_code == 0 and "kubedra: accepted: 1 object of kubeflow.org/v1 MXJob" in res.stderr
+    assert res.exit_code == 0
+    assert "kubedra: accepted: 1 object of kubeflow.org/v1 MXJob" in res.stderr
     assert "valid, 0 errors, 0 warnings, 1 object not schema-checked (accepted)\n" in res.stderr
 
     volcano = inputs / "volcano--job.yaml"
     res = run("validate", str(volcano))
-    assert res.exit_code == 0 and "not schema-checked" not in res.stderr, res.output
+    assert res.exit_code == 0, res.output
+    assert "not schema-checked" not in res.stderr, res.output
     typo = tmp_path / "typo.yaml"
     typo.write_text(volcano.read_text().replace("minAvailable:", "minAvailabel:", 1))
     res = run("validate", str(typo))
-    assert res.exit_code == 1 and 'unknown field "spec.minAvailabel"' in res.stdout, res.output
+    assert res.exit_code == 1, res.output
+    assert 'unknown field "spec.minAvailabel"' in res.stdout, res.output
 
     import kubedra.validate.dryrun as dryrun
 
     monkeypatch.setattr(dryrun, "dry_run", lambda docs, **_: [])  # the apiserver accepted every object
     res = run("validate", str(job), "--server-dry-run")
-    assert res.exit_code == 0 and "not schema-checked" not in res.stderr, res.output
+    assert res.exit_code == 0, res.output
+    assert "not schema-checked" not in res.stderr, res.output
 
 
 def test_incomplete_is_never_valid_and_errors_win_the_exit_code(tmp_path: Path) -> None:
@@ -577,7 +590,9 @@ def test_incomplete_is_never_valid_and_errors_win_the_exit_code(tmp_path: Path) 
     data = json.loads(res.stdout)
     assert (res.exit_code, data["valid"], data["complete"]) == (2, False, False), res.output
     res = run("validate", str(tmp_path))
-    assert res.exit_code == 2 and ": valid" not in res.stderr and "INCOMPLETE" in res.stderr, res.stderr
+    assert res.exit_code == 2, res.stderr
+    assert ": valid" not in res.stderr, res.stderr
+    assert "INCOMPLETE" in res.stderr, res.stderr
 
     (tmp_path / "bad.yaml").write_text(
         "\n---\n".join(RCT.replace("name: gpu", f"name: GPU{i}") for i in range(20))
@@ -587,7 +602,8 @@ def test_incomplete_is_never_valid_and_errors_win_the_exit_code(tmp_path: Path) 
     assert (res.exit_code, data["valid"], len(data["errors"])) == (1, False, 20), res.output
     assert data["notSchemaChecked"] == ["kubeflow.org/v1 MXJob"]
     res = run("validate", str(tmp_path))
-    assert res.exit_code == 1 and "INVALID, 20 errors" in res.stderr, res.stderr
+    assert res.exit_code == 1, res.stderr
+    assert "INVALID, 20 errors" in res.stderr, res.stderr
     assert "kubedra: incomplete: 1 object of kubeflow.org/v1 MXJob not schema-checked" in res.stderr
 
 
@@ -611,8 +627,10 @@ def test_a_cel_environment_that_cannot_be_built_is_not_valid(monkeypatch: Any, t
         res = run("validate", str(f))
     finally:
         engine._cel_environment.cache_clear()
-    assert res.exit_code == 3 and res.stdout == "", res.output
-    assert res.stderr.count("\n") == 1 and "no CEL runtime" in res.stderr
+    assert res.exit_code == 3, res.output
+    assert res.stdout == "", res.output
+    assert res.stderr.count("\n") == 1
+    assert "no CEL runtime" in res.stderr
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,8 @@ def test_audit_finds_amd_gpu_like_nvidia_gpu() -> None:
     code, out, _ = _run("audit", str(POD), "-o", "json")
     assert code == 0
     rules = [f["rule"] for f in json.loads(out)["findings"]]
-    assert "gpu.device-plugin-request" in rules and "gpu.other-vendor-request" not in rules
+    assert "gpu.device-plugin-request" in rules
+    assert "gpu.other-vendor-request" not in rules
 
 
 def test_migrate_claims_amds_device_class(tmp_path: Path) -> None:

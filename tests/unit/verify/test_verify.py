@@ -111,11 +111,9 @@ def test_healthy_state_passes(tmp_path: Path) -> None:
     )
     assert all(c["status"] == "pass" and c["checked"] for i, c in checks.items() if i not in nothing), data
     assert data["summary"] == {"passed": 5, "warnings": 0, "failed": 0, "nothingToCheck": 2}
-    assert (
-        checks["slices"]["checked"] == 1
-        and checks["driver"]["checked"] == 1
-        and checks["claims"]["checked"] == 1
-    )
+    assert checks["slices"]["checked"] == 1
+    assert checks["driver"]["checked"] == 1
+    assert checks["claims"]["checked"] == 1
 
 
 def test_table_output_and_verdict(tmp_path: Path) -> None:
@@ -302,7 +300,8 @@ def test_old_events_are_outside_the_window(tmp_path: Path) -> None:
     path = snap(tmp_path, [*healthy(), ev])
     assert verify("-f", path)[0] == 0
     code, data = verify("-f", path, "--since", "3h")
-    assert code == 1 and by_id(data)["events"]["status"] == "fail"
+    assert code == 1
+    assert by_id(data)["events"]["status"] == "fail"
 
 
 def test_baseline_lost_workload_and_pending(tmp_path: Path) -> None:
@@ -345,7 +344,8 @@ def test_baseline_lost_workload_and_pending(tmp_path: Path) -> None:
         },
     ]
     code, data = verify("-f", snap(tmp_path, pend, "pend.yaml"))
-    assert code == 1 and "GPU pod ml/p is Pending for 60 min" in by_id(data)["baseline"]["messages"]
+    assert code == 1
+    assert "GPU pod ml/p is Pending for 60 min" in by_id(data)["baseline"]["messages"]
 
 
 def test_bad_input_exits_2(tmp_path: Path) -> None:
@@ -353,7 +353,8 @@ def test_bad_input_exits_2(tmp_path: Path) -> None:
     plain = tmp_path / "plain.yaml"
     plain.write_text("apiVersion: v1\nkind: List\nitems: []\n")
     res = run("verify", "-f", str(plain))
-    assert res.exit_code == 2 and "not a kubedra snapshot" in res.stderr
+    assert res.exit_code == 2
+    assert "not a kubedra snapshot" in res.stderr
     assert run("verify", "-f", snap(tmp_path, healthy()), "--since", "ten").exit_code == 2
     assert run("verify", "-f", snap(tmp_path, healthy()), "--context", "x").exit_code == 2
 
@@ -459,7 +460,8 @@ def test_tolerated_noexecute_rule_warns(tmp_path: Path) -> None:
     code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
     assert code == 0
     health = by_id(data)["health"]
-    assert health["status"] == "warn" and "(tolerated: not evicted)" in health["messages"][0]
+    assert health["status"] == "warn"
+    assert "(tolerated: not evicted)" in health["messages"][0]
 
 
 def test_toleration_seconds_only_delay_the_eviction(tmp_path: Path) -> None:
@@ -490,7 +492,8 @@ def test_noexecute_on_a_claim_no_bound_pod_holds_warns(tmp_path: Path) -> None:
     code, data = verify("-f", snap(tmp_path, [*items, _rule(**GPU0)]))
     assert code == 0, data
     health = by_id(data)["health"]
-    assert health["status"] == "warn" and "no bound pod uses the claim yet" in health["messages"][0]
+    assert health["status"] == "warn"
+    assert "no bound pod uses the claim yet" in health["messages"][0]
 
 
 def test_unhealthy_allocated_resource_fails(tmp_path: Path) -> None:
@@ -563,7 +566,8 @@ def test_a_snapshot_that_could_not_read_everything_is_incomplete(tmp_path: Path)
         "kubedra: incomplete: cluster testbed: cannot list events (cluster-wide): unauthorised (HTTP 401: Unauthorized)",
     ]
     code, data = verify("-f", str(path), "--allow-missing", "pods")
-    assert code == 2 and [r["resource"] for r in data["incomplete"]] == ["events"]
+    assert code == 2
+    assert [r["resource"] for r in data["incomplete"]] == ["events"]
     assert data["incomplete"][0] == {
         "cluster": "testbed",
         "resource": "events",
@@ -573,7 +577,8 @@ def test_a_snapshot_that_could_not_read_everything_is_incomplete(tmp_path: Path)
         "reason": "HTTP 401: Unauthorized",
     }
     code, data = verify("-f", str(path), "--allow-missing", "pods", "--allow-missing", "events")
-    assert code == 0 and data["incomplete"] == []
+    assert code == 0
+    assert data["incomplete"] == []
 
 
 # GPU Feature Discovery under the single MIG strategy counts MIG devices in nvidia.com/gpu.count
@@ -594,7 +599,8 @@ def test_single_strategy_labels_count_gpus_through_the_layout(tmp_path: Path) ->
     items = _mutate(items, "ResourceSlice", lambda s: s["spec"]["devices"].pop())
     code, data = verify("-f", snap(tmp_path, items, "short.yaml"))
     slices = by_id(data)["slices"]
-    assert code == 1 and any(
+    assert code == 1, slices
+    assert any(
         "labels say 8 GPUs (nvidia.com/gpu.count of 3g.40gb MIG devices, over its mig.config layout), its slices "
         "publish 7" in m
         for m in slices["messages"]
@@ -606,7 +612,8 @@ def test_single_strategy_labels_without_a_layout_warn_instead_of_comparing(tmp_p
     items = _mutate(healthy(), "Node", lambda n: n["metadata"]["labels"].update(labels))
     code, data = verify("-f", snap(tmp_path, items))
     slices = by_id(data)["slices"]
-    assert code == 0 and slices["status"] == "warn", slices
+    assert code == 0, slices
+    assert slices["status"] == "warn", slices
     assert any(
         "cannot be compared with its labels" in m and "counts MIG devices" in m for m in slices["messages"]
     )
@@ -622,15 +629,18 @@ def test_nothing_to_check_is_not_ok(tmp_path: Path) -> None:
     res = run("verify", "-f", dev)
     assert res.exit_code == 0, res.output
     assert "NOTHING CHECKED: 0 passed, 0 with warnings, 0 failed, 7 with nothing to check" in res.stdout
-    assert "OK" not in res.stdout and "PASS" not in res.stdout
+    assert "OK" not in res.stdout
+    assert "PASS" not in res.stdout
     assert res.stderr.strip().splitlines() == [
         "kubedra: warning: nothing to verify in dev: no GPU node on DRA, no ResourceClaim, no Pending GPU pod "
         "and no --baseline to compare with (is this the right --context or snapshot?)"
     ]
     code, data = verify("-f", dev)
-    assert code == 0 and data["nothingChecked"] is True
+    assert code == 0
+    assert data["nothingChecked"] is True
     code, data = verify("-f", snap(tmp_path, healthy(), "h.yaml"))
-    assert code == 0 and "nothingChecked" not in data
+    assert code == 0
+    assert "nothingChecked" not in data
 
 
 @pytest.mark.parametrize("refs", [[["a"]], [None, "x"], [[{"kind": "DaemonSet", "name": "d"}]]])
@@ -670,9 +680,8 @@ def test_a_failed_check_wins_over_an_incomplete_snapshot(tmp_path: Path) -> None
     write(Snapshot(header, items), str(path))
     res = run("verify", "-f", str(path))
     assert res.exit_code == 1, res.output
-    assert (
-        "FAILED: " in res.stdout and "kubedra: incomplete: cluster testbed: cannot list events" in res.stderr
-    )
+    assert "FAILED: " in res.stdout
+    assert "kubedra: incomplete: cluster testbed: cannot list events" in res.stderr
 
 
 def _operator_install(items: list[dict[str, Any]], plugin_ready: bool) -> list[dict[str, Any]]:
@@ -722,9 +731,11 @@ def test_the_driver_from_the_gpu_operator_is_found(tmp_path: Path) -> None:
     """verify finds the kubelet plugin whether the Helm chart or a GPUCluster installed it, and does not take the
     operator's DRA validator for it."""
     code, data = verify("-f", snap(tmp_path, _operator_install(healthy(), plugin_ready=True)))
-    assert code == 0 and by_id(data)["driver"]["checked"] == 1, data
+    assert code == 0, data
+    assert by_id(data)["driver"]["checked"] == 1, data
     code, data = verify("-f", snap(tmp_path, _operator_install(healthy(), plugin_ready=False), "bad.yaml"))
     driver = by_id(data)["driver"]
-    assert code == 1 and driver["status"] == "fail", data
+    assert code == 1, data
+    assert driver["status"] == "fail", data
     assert any("nvidia-dra-driver-kubelet-plugin-x7k2p" in m for m in driver["messages"]), driver
     assert not any("validator" in m for m in driver["messages"]), driver
