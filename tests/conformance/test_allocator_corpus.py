@@ -241,8 +241,15 @@ def test_every_corpus_feature_is_supported_or_declared_unsupported() -> None:
     assert supported | unsupported == KNOWN_FEATURES, sorted(KNOWN_FEATURES ^ (supported | unsupported))
 
 
-def _device_id(s: str) -> tuple[str, ...]:
-    return tuple(s.split("/"))
+def _device_id(s: str) -> tuple[str, str, str]:
+    driver, pool, device = s.split("/")  # upstream's DeviceID prints as driver/pool/device
+    return driver, pool, device
+
+
+def _shared_id(s: str) -> tuple[str, str, str, str]:
+    """upstream's SharedDeviceID prints without the share ID when it is empty"""
+    driver, pool, device, *share = s.split("/")
+    return driver, pool, device, share[0] if share else ""
 
 
 def _expected_allocation(r: dict[str, Any]) -> dict[str, Any]:
@@ -355,8 +362,7 @@ def test_allocator_case(path: Path) -> None:
     claims = [_typed(o) for o in case["claims"]]
     node = _typed(case.get("node", DEFAULT_NODE))
     devices = {_device_id(d) for d in case.get("allocatedDevices", [])}
-    # upstream's SharedDeviceID prints without the share ID when it is empty
-    shared_ids = {(*_device_id(d), "")[:4] for d in case.get("allocatedSharedDeviceIDs", [])}
+    shared_ids = {_shared_id(d) for d in case.get("allocatedSharedDeviceIDs", [])}
     capacity = {
         _device_id(d): {k: parse_quantity(q) for k, q in caps.items()}
         for d, caps in case.get("allocatedCapacity", {}).items()

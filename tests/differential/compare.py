@@ -193,10 +193,10 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     if rules:
         slices = apply_taint_rules(slices, rules, release=version)
     state = AllocatedState(
-        devices={tuple(d.split("/")) for d in doc.get("allocatedDevices", [])},  # type: ignore[misc]
-        shared_ids={tuple(d.split("/")) for d in doc.get("allocatedSharedDeviceIDs", [])},  # type: ignore[misc]
+        devices={tuple(d.split("/")) for d in doc.get("allocatedDevices", [])},
+        shared_ids={tuple(d.split("/")) for d in doc.get("allocatedSharedDeviceIDs", [])},
         capacity={
-            tuple(d.split("/")): {k: parse_quantity(q) for k, q in caps.items()}  # type: ignore[misc]
+            tuple(d.split("/")): {k: parse_quantity(q) for k, q in caps.items()}
             for d, caps in (doc.get("allocatedCapacity") or {}).items()
         },
     )

@@ -527,7 +527,7 @@ def claim(
     draw: Draw, index: int, classes: Sequence[str], drivers: Sequence[str], features: dict[str, bool]
 ) -> Doc:
     g = genes(draw)
-    requests = []
+    requests: list[dict[str, Any]] = []
     names: list[str] = []  # what a constraint or a config may reference
     for r in range(g.between(1, 3) if g.chance(50) else 1):
         rg = genes(draw)

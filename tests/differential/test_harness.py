@@ -188,7 +188,7 @@ class _FakeOracle:
 def test_stable_order_explains_accepts_any_upstream_answer_for_name_sorted_slices() -> None:
     doc = {"features": {}, "slices": [{"metadata": {"name": "b"}}, {"metadata": {"name": "a"}}]}
     ours = oracle_outcome({"allocated": False, "error": "boom", "claims": []})
-    unsat = {"allocated": False, "error": None, "claims": []}
+    unsat: dict[str, Any] = {"allocated": False, "error": None, "claims": []}
     fake = _FakeOracle([unsat, unsat, {"allocated": False, "error": "boom", "claims": []}])
     assert stable_order_explains(doc, ours, fake, runs=6)
     assert [s["metadata"]["name"] for s in fake.docs[0]["slices"]] == ["a", "b"]
@@ -204,7 +204,9 @@ def test_no_known_divergence_waives_agreeing_or_arbitrary_outcomes() -> None:
     kinds = ("allocated", "unsatisfiable", "error")
     doc: dict[str, Any] = {"features": {}, "slices": [], "node": {"metadata": {"name": "node-1"}}}
     for name, (_, matches) in t.KNOWN_DIVERGENCES.items():
-        outcomes = [{"kind": k, "error": "e" if k == "error" else None, "claims": []} for k in kinds]
+        outcomes: list[dict[str, Any]] = [
+            {"kind": k, "error": "e" if k == "error" else None, "claims": []} for k in kinds
+        ]
         assert not any(matches(doc, o, o) for o in outcomes), f"{name} waives agreeing outcomes"
         pairs = [(a, b) for a in outcomes for b in outcomes if a is not b]
         assert not all(matches(doc, a, b) for a, b in pairs), f"{name} waives every disagreement"

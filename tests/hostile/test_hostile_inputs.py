@@ -90,7 +90,7 @@ def test_dev_zero_is_refused() -> None:
     max_examples=40 if CI else 60,
     derandomize=CI,
     deadline=None,
-    database=None if CI else settings.default.database,
+    database=None if CI else settings.default.database,  # type: ignore[union-attr]  # a profile is always loaded
     suppress_health_check=[
         HealthCheck.too_slow,
         HealthCheck.data_too_large,

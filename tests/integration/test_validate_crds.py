@@ -249,4 +249,6 @@ def test_migrated_custom_resources_get_the_apiservers_verdict(controlplane: Cont
         "offline only": offline_bad - server_bad,
         "server only": server_bad - offline_bad,
     }
-    assert not [e for e in offline.errors if "schedulingGroup" in e.path or "workloadRef" in e.path]
+    assert not [
+        e for e in offline.errors if "schedulingGroup" in (e.path or "") or "workloadRef" in (e.path or "")
+    ]

@@ -56,7 +56,7 @@ def test_migrated_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane
     _corpus_agrees(controlplane, folder, "1.37")
 
 
-BASE_RCT = {
+BASE_RCT: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "ResourceClaimTemplate",
     "metadata": {"name": "t", "namespace": "kubedra-agree"},
@@ -83,7 +83,7 @@ def _set(path: str, value: Any) -> Any:
     return apply
 
 
-INVALID = {
+INVALID: dict[str, Any] = {
     "request name not a DNS label": _rct(_set("name", "GPU_0")),
     "All with count": _rct(lambda d: d["requests"][0]["exactly"].update(allocationMode="All", count=2)),
     "unknown allocation mode": _rct(_set("exactly.allocationMode", "Some")),
@@ -118,7 +118,7 @@ INVALID = {
     ),
 }
 
-SLICE = {
+SLICE: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "ResourceSlice",
     "metadata": {"name": "kubedra-agree-slice"},

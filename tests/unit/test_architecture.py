@@ -69,7 +69,9 @@ def version_literals(root: Path = SRC) -> list[str]:
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 if id(node) not in docs and _RELEASE.match(node.value):
                     hits.append((node.lineno, node.col_offset, repr(node.value)))
-            elif _is_release_pair(_pair_of(node)) or _is_minor_comparison(node):
+            elif isinstance(node, ast.expr) and (
+                _is_release_pair(_pair_of(node)) or _is_minor_comparison(node)
+            ):
                 hits.append((node.lineno, node.col_offset, ast.unparse(node)))
         found += [f"{where}:{line}: {text}" for line, _, text in sorted(hits)]
     return found

@@ -47,7 +47,7 @@ def in_function_imports(path: Path) -> list[str]:
         if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
             for node in ast.walk(fn):
                 name = _kubedra_import(node)
-                if name is not None:
+                if name is not None and isinstance(node, ast.stmt):
                     found.append(f"{path.relative_to(SRC)}:{node.lineno}: {name}")
     return found
 
@@ -62,7 +62,7 @@ def private_imports(path: Path) -> list[str]:
             and node.level == 0
             and (node.module or "").startswith("kubedra.")
         ):
-            theirs = node.module.split(".")[1]
+            theirs = (node.module or "").split(".")[1]
             if theirs != mine:
                 found += [
                     f"{path.relative_to(SRC)}:{node.lineno}: {node.module}.{a.name}"

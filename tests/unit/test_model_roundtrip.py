@@ -46,7 +46,7 @@ def beta_device(draw: st.DrawFn) -> dict[str, Any]:
             }
         ]
     dev: dict[str, Any] = {"name": draw(names)}
-    if basic or draw(st.booleans()):
+    if bool(basic) or draw(st.booleans()):
         dev["basic"] = basic
     return dev
 

@@ -73,7 +73,7 @@ def test_profile_names_follow_go_nvlib_rule(model):
     # The "<n>gb" in a profile name is derived from its memory and the board total (go-nvlib); a wrong
     # (for example inferred) MiB value in the data file would produce a different name.
     for p in model.mig_profiles:
-        gb = int(re.match(r"\dg\.(\d+)gb", p.name).group(1))
+        gb = int(re.match(r"\dg\.(\d+)gb", p.name).group(1))  # type: ignore[union-attr]  # every profile name has it
         assert nvidia_models.mig_memory_gb(p.memory_mib, model.memory_mib) == gb, p.name
 
 
@@ -511,6 +511,7 @@ def test_sharing_config():
         },
     }
     mps = nvidia_dra.dra_sharing_config("mps:4", model="H100-80GB")
+    assert mps is not None
     assert "requests" not in mps
     assert mps["opaque"]["parameters"]["sharing"] == {
         "strategy": "MPS",

@@ -150,7 +150,7 @@ def requests(draw):
 @given(requests())
 def test_placement_never_overlaps_and_is_complete(req):
     model, wants = req
-    counts = {}
+    counts: dict[str, int] = {}
     for p, _ in wants:
         counts[p.name] = counts.get(p.name, 0) + 1
     within_max = all(counts.get(p.name, 0) <= p.max_count for p in model.mig_profiles)

@@ -95,5 +95,7 @@ def test_unverified_release_says_so_once() -> None:
     assert result.exit_code == 0, result.output
     line = f"not yet verified against a {release} control plane"
     assert result.stderr.count(line) == 1
-    assert versions.unverified(release) in result.stderr
+    tag = versions.unverified(release)
+    assert tag is not None
+    assert tag in result.stderr
     assert line not in result.stdout

@@ -3,6 +3,8 @@ resource.k8s.io DeviceToleration vs DeviceTaint, as core/v1 toleration.go and re
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubedra.allocator.taints import eviction_delay, taint_blocks
@@ -37,13 +39,13 @@ CASES = [
 
 
 @pytest.mark.parametrize(("tol", "want"), CASES)
-def test_both_apis_tolerate_alike(tol: dict[str, str], want: bool) -> None:
+def test_both_apis_tolerate_alike(tol: dict[str, Any], want: bool) -> None:
     assert tolerates(Toleration(**tol), Taint(**TAINT)) is want
     assert tolerates(DeviceToleration(**tol), DeviceTaint(**TAINT)) is want
 
 
 @pytest.mark.parametrize(("tol", "want"), CASES)
-def test_scheduler_and_allocator_callers_agree(tol: dict[str, str], want: bool) -> None:
+def test_scheduler_and_allocator_callers_agree(tol: dict[str, Any], want: bool) -> None:
     """The TaintToleration filter and the allocator's device-taint check use the same matching."""
     pod = Pod(meta=ObjectMeta(name="p"), tolerations=[Toleration(**tol)])
     node = Node(meta=ObjectMeta(name="n"), taints=[Taint(**TAINT)])

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from kubedra.cel.selector import CELCompileError, SelectorEnvironment
+from kubedra.cel.checks import CELCompileError
+from kubedra.cel.selector import SelectorEnvironment
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.kubeapi import ApiError, object_path
 from kubedra.testing.oracle import DEFAULT_FEATURES

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 import itertools
 import json
 import tempfile
@@ -118,17 +119,17 @@ class Cluster:
                 stored = self.api.merge_patch(stored, {"spec": {"taints": taints or None}})
             self.created.append(stored)
         # what the apiserver stored is what simulate is given
-        stored = [
+        given = [
             {**o, "apiVersion": o.get("apiVersion") or av, "kind": o.get("kind") or kind}
             for av, kind in (("v1", "Node"), ("resource.k8s.io/v1", "ResourceSlice"))
             for o in self.api.list(av, kind)
         ]
         if mode == "dra":
-            stored += [
+            given += [
                 {**o, "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass"}
                 for o in self.api.list("resource.k8s.io/v1", "DeviceClass")
             ]
-        self.cluster_file.write_text(yaml.safe_dump_all(stored))
+        self.cluster_file.write_text(yaml.safe_dump_all(given))
         self.mode = mode
 
 
@@ -186,7 +187,7 @@ class Run:
         for ns in sorted(self.namespaces()):
             api.wait_for(
                 f"ServiceAccount {ns}/default",
-                lambda ns=ns: api.get(resource_path("v1", "ServiceAccount", "default", ns)),
+                functools.partial(api.get, resource_path("v1", "ServiceAccount", "default", ns)),
                 timeout=30,
             )
         declared = {(d["kind"], self._ns(d), d["metadata"].get("name")) for d in self.docs}

@@ -6,6 +6,7 @@ from typing import Any
 
 from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
+    AttributeKind,
     CounterSet,
     Device,
     DeviceAttribute,
@@ -40,7 +41,7 @@ def node(name: str = "node-1", **labels: str) -> Node:
 def dev(name: str, attrs: dict[str, Any] | None = None, **kw: Any) -> Device:
     attributes = {}
     for k, v in (attrs or {}).items():
-        kind = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "string"
+        kind: AttributeKind = "bool" if isinstance(v, bool) else "int" if isinstance(v, int) else "string"
         attributes[k] = DeviceAttribute(kind, v)
     return Device(name=name, attributes=attributes, **kw)
 

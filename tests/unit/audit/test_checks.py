@@ -8,7 +8,9 @@ import pytest
 
 from kubedra.audit import engine
 from kubedra.audit.deprecations import DeprecationDB
-from kubedra.audit.model import Finding, Item, RuleBook
+from kubedra.audit.model import Item, RuleBook
+from kubedra.audit.scope import CHECKS, ClusterFacts, Scope
+from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.versions import Version
 from kubedra.sources.files import parse_text
 
@@ -27,8 +29,8 @@ def audit(
 ) -> list[Finding]:
     facts = None
     if live:
-        facts = engine.ClusterFacts(name="prod", server_version=Version.maybe(server), metrics=metrics)
-    scope = engine.Scope(name="prod" if live else None, facts=facts)
+        facts = ClusterFacts(name="prod", server_version=Version.maybe(server), metrics=metrics)
+    scope = Scope(name="prod" if live else None, facts=facts)
     if isinstance(objs, str):
         parsed = parse_text(objs, "in.yaml")
         assert not parsed.errors
@@ -47,6 +49,12 @@ def audit(
 
 def rules_of(findings: list[Finding]) -> list[str]:
     return [f.rule for f in findings]
+
+
+def obj(f: Finding) -> ObjectRef:
+    """The object a finding is about (a test's finding always has one)."""
+    assert f.object is not None, f
+    return f.object
 
 
 def only(findings: list[Finding], rule: str) -> list[Finding]:
@@ -188,7 +196,7 @@ def test_live_pods_owned_by_a_listed_controller_are_reported_once() -> None:
     )
     orphan["metadata"]["name"] = "orphan"
     found = only(audit([dep, rs, owned_pod, orphan], live=True), "gpu.device-plugin-request")
-    assert sorted(f.object.kind + "/" + f.object.name for f in found) == ["Deployment/web", "Pod/orphan"]
+    assert sorted(obj(f).kind + "/" + obj(f).name for f in found) == ["Deployment/web", "Pod/orphan"]
 
 
 @pytest.mark.parametrize("ref", [{"kind": [1], "name": "web"}, {"kind": "Deployment", "name": {"a": "web"}}])
@@ -204,7 +212,7 @@ def test_an_owner_reference_whose_kind_or_name_is_not_a_string_owns_nothing(ref:
     }
     owned = pod({"nvidia.com/gpu": 1}, ownerReferences=[{**ref, "controller": True}])
     found = only(audit([dep, owned], live=True), "gpu.device-plugin-request")
-    assert sorted(f.object.kind + "/" + f.object.name for f in found) == [
+    assert sorted(obj(f).kind + "/" + obj(f).name for f in found) == [
         "Deployment/web",
         f"Pod/{owned['metadata']['name']}",
     ]
@@ -307,21 +315,24 @@ def rslice(
     }
 
 
+GPU_PRESENT: dict[str, Any] = {"nvidia.com/gpu.present": "true"}
+
+
 def test_dual_advertisement_and_nodes_without_slices() -> None:
     objs = [
         node("both", gpus=8),
         node("dp-only", gpus=8),
-        node("dra-only", **{"nvidia.com/gpu.present": "true"}),
-        node("labelled-no-slices", **{"nvidia.com/gpu.present": "true"}),
+        node("dra-only", **GPU_PRESENT),
+        node("labelled-no-slices", **GPU_PRESENT),
         node("cpu"),
         rslice("s1", "both"),
         rslice("s2", "dra-only"),
     ]
     found = audit(objs, live=True)
     (dual,) = only(found, "gpu.dual-advertisement")
-    assert dual.object.name == "both"
+    assert obj(dual).name == "both"
     assert dual.severity == "error"
-    missing = {f.object.name: f.severity for f in only(found, "dra.gpu-node-without-slices")}
+    missing = {obj(f).name: f.severity for f in only(found, "dra.gpu-node-without-slices")}
     assert missing == {"dp-only": "info", "labelled-no-slices": "warning"}
 
 
@@ -367,7 +378,7 @@ def test_mixed_counter_slices_only_from_135() -> None:
 
 
 def test_driver_not_ready_and_claims() -> None:
-    ds = {
+    ds: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {"name": "nvidia-dra-driver-gpu-kubelet-plugin", "namespace": "nvidia-dra"},
@@ -506,7 +517,7 @@ def test_wildcard_or_side_effect_webhooks_are_not_vap_candidates() -> None:
 
 
 def test_crd_deprecated_versions_and_gpu_operator_groups() -> None:
-    crd = {
+    crd: dict[str, Any] = {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": "pytorchjobs.kubeflow.org"},
@@ -602,7 +613,7 @@ def test_kube_system_configuration() -> None:
     assert ipvs.source.line == 7
     assert "1.40" in ipvs.fix
     assert "1.43" in ipvs.fix
-    assert found["cluster.kube-dns"].object.name == "kube-dns"
+    assert obj(found["cluster.kube-dns"]).name == "kube-dns"
     assert found["cluster.cgroup-v1"].source.line == 30
     k = found["cluster.nftables-kernel"]
     assert "5.4.0-150-generic" in k.message
@@ -623,7 +634,7 @@ def test_ipvs_becomes_an_error_when_disabled_by_default() -> None:
 
 
 def test_kube_proxy_mode_flag_and_coredns_named_kube_dns() -> None:
-    ds = {
+    ds: dict[str, Any] = {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
         "metadata": {"name": "kube-proxy", "namespace": "kube-system"},
@@ -664,7 +675,7 @@ def test_nftables_kernel_only_matters_with_ipvs() -> None:
 def test_kubelet_skew() -> None:
     objs = [node("ok", kubelet="v1.34.9"), node("old", kubelet="v1.33.5"), node("newer", kubelet="v1.37.0")]
     found = only(audit(objs, live=True, server="v1.36.2"), "cluster.kubelet-skew")
-    assert {f.object.name: f.message for f in found} == {
+    assert {obj(f).name: f.message for f in found} == {
         "old": "kubelet v1.33.5 is more than 3 minors older than the target 1.37",
         "newer": "kubelet v1.37.0 is newer than the apiserver 1.36",
     }
@@ -688,7 +699,7 @@ apiserver_requested_deprecated_apis{group="flowcontrol.apiserver.k8s.io",removed
 
 def test_feature_gates_from_metrics() -> None:
     found = only(audit([], live=True, metrics=METRICS, server="v1.36.1"), "cluster.feature-gate")
-    by_gate = {f.object.name: f for f in found}
+    by_gate = {obj(f).name: f for f in found}
     assert set(by_gate) == {"DRADeviceTaintRules", "DRAExtendedResource", "GangScheduling"}
     # GA+locked at 1.37: an explicit =false stops components from starting
     assert by_gate["DRAExtendedResource"].severity == "warning"
@@ -710,7 +721,7 @@ def test_removed_gate_enabled_is_an_error() -> None:
 
 def test_deprecated_api_requests_from_metrics() -> None:
     found = only(audit([], live=True, metrics=METRICS, server="v1.36.1"), "api.deprecated-requested")
-    sev = {f.object.kind: f.severity for f in found}
+    sev = {obj(f).kind: f.severity for f in found}
     assert sev == {"resourceclaims": "warning", "flowschemas": "error"}
     assert any("flowcontrol.apiserver.k8s.io/v1beta3 flowschemas/status" in f.message for f in found)
 
@@ -758,7 +769,7 @@ def test_live_single_version_alpha_objects_do_not_survive() -> None:
 def test_rule_data_is_complete_and_every_rule_has_a_check() -> None:
     from kubedra.audit import checks  # noqa: F401
 
-    checked = {r for ids, _ in engine.CHECKS for r in ids}
+    checked = {r for ids, _ in CHECKS for r in ids}
     emitted_elsewhere = {
         "input.malformed",
         "input.helm-template",
@@ -862,7 +873,7 @@ def test_gpus_in_custom_resource_fields_but_not_tolerations() -> None:
         },
     }
     findings = audit([trainjob, flavor])
-    assert [(f.rule, f.object.kind) for f in findings] == [("gpu.custom-resource-request", "TrainJob")]
+    assert [(f.rule, obj(f).kind) for f in findings] == [("gpu.custom-resource-request", "TrainJob")]
     assert "spec.trainer.resourcesPerNode.limits" in findings[0].message
 
 
@@ -887,7 +898,7 @@ def test_gfd_and_mps_control_daemonsets_are_not_the_device_plugin() -> None:
             _dp_image_ds("mps", ["mps-control-daemon"]),
         ]
     )
-    assert sorted((f.rule, f.object.name) for f in findings) == [
+    assert sorted((f.rule, obj(f).name) for f in findings) == [
         ("gpu.device-plugin-daemonset", "plugin"),
         ("gpu.mps-sharing", "mps"),
     ]

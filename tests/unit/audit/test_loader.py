@@ -9,6 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubedra.audit import loader
+from kubedra.errors import InputError, Location
 from kubedra.sources import files, yamlread, yamlscalars
 
 from .helpers import corpus
@@ -17,7 +18,7 @@ from .helpers import corpus
 class _GoResolvingLoader(yaml.SafeLoader):
     """PyYAML's pure-Python loader with plain scalars resolved by go-yaml v2's rules (as kubectl reads them)."""
 
-    def resolve(self, kind, value, implicit):  # type: ignore[no-untyped-def]
+    def resolve(self, kind, value, implicit):
         if kind is yaml.ScalarNode and implicit[0]:
             return yamlscalars.resolve_plain(value)
         return super().resolve(kind, value, implicit)
@@ -39,7 +40,7 @@ def reference(text: str, name: str) -> files.LoadResult:
                 obj = yamlread._json_keys(yamlread._Constructor().construct_document(node), node)
             except yamlread._NodeError as e:
                 line = e.node.start_mark.line + 1
-                result.errors.append(files.InputError(str(e), files.Location(file=display, line=line)))
+                result.errors.append(InputError(str(e), Location(file=display, line=line)))
                 break
             files._expand(obj, node, display, node.start_mark.line + 1, result.documents, result.errors)
     except yaml.YAMLError as e:
@@ -62,11 +63,19 @@ def same(text: str, name: str = "m.yaml") -> None:
     assert len(a.errors) == len(b.errors)
     for ea, eb in zip(a.errors, b.errors, strict=True):
         if "cannot be represented in JSON" in str(ea):
-            assert (ea.location.file, eb.location.line <= ea.location.line) == (eb.location.file, True)
+            assert ea.location is not None
+            assert eb.location is not None
+            assert ea.location.file == eb.location.file
+            assert (eb.location.line or 0) <= (ea.location.line or 0), (ea, eb)
         else:
             assert str(ea.location) == str(eb.location)
     for da, db in zip(a.documents, b.documents, strict=True):
-        for path in (["metadata", "name"], ["spec", "template", "spec", "containers", 0, "image"], ["nope"]):
+        paths: list[list[str | int]] = [
+            ["metadata", "name"],
+            ["spec", "template", "spec", "containers", 0, "image"],
+            ["nope"],
+        ]
+        for path in paths:
             assert da.line_of(path) == db.line_of(path)
 
 

@@ -52,7 +52,7 @@ def test_audit_finds_what_validate_says_of_migrates_output(target: str, tmp_path
     assert not missing, "validate warns, audit says nothing:\n" + "\n".join(missing)
     # the gang migrate writes for the KAI Job: a PodGroup or Workload before 1.37 (served only when enabled), the
     # Job's own spec.scheduling from 1.37 (dropped unless WorkloadWithJob is on): audit says both, as migrate does
-    rules = {r for k, r in found.items() if k[3] == "train" for r in r}
+    rules = {rule for k, rs in found.items() if k[3] == "train" for rule in rs}
     assert ("scheduling.field-dropped-at-target" if target == "1.37" else "api.off-by-default") in rules, (
         found
     )

@@ -81,7 +81,7 @@ def test_load_files_makes_a_cluster_scope_of_a_snapshot() -> None:
         rules=rules,
         pre_findings=loaded.findings,
     )
-    got = {(f.rule, f.object.name) for f in findings}
+    got = {(f.rule, f.object and f.object.name) for f in findings}
     assert got >= FROM_HEADER | FROM_ITEMS
     assert {f.source.cluster for f in findings} == {"prod-eu"}
     assert not any(f.source.file for f in findings)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from tests.unit.cli.helpers import run
 
+from kubedra.errors import InputError
 from kubedra.sources import files, reading
 
 POD = """apiVersion: v1
@@ -82,7 +83,7 @@ def test_reading_a_chart_folder_says_it_is_a_chart(folder: Path) -> None:
     assert e.value.chart == str(folder / "chart")
     assert "a Helm chart (Chart.yaml), not read" in e.value.message
     # a folder that is not a chart is still "a folder"
-    with pytest.raises(files.InputError, match="is a folder, not a file"):
+    with pytest.raises(InputError, match="is a folder, not a file"):
         files.read_text(str(folder))
 
 

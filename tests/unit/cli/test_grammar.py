@@ -39,14 +39,14 @@ CASES = {
     "explain": (["explain"], ["--claim", "team-b/two-gpus"], ALLOCATE, 0),
 }
 # verbs that read one file of their own kind (a fleet, a snapshot): positional and -f, no stdin or folder
-SINGLE = {
+SINGLE: dict[str, tuple[list[str], list[str], str, int]] = {
     "plan": (["plan"], [], FLEET, 1),
     "verify": (["verify"], [], DRA_SNAPSHOT, 0),
 }
 ALL = {**CASES, **SINGLE}
 
 
-def _cmd(name: str):  # type: ignore[no-untyped-def]
+def _cmd(name: str):
     return dict(verbs())[name]
 
 

@@ -36,7 +36,7 @@ def test_each_verb_has_a_frozen_options_dataclass_with_the_common_options(verb: 
     module = importlib.import_module(f"kubedra.commands.{verb}")
     cls = getattr(module, VERBS[verb][0])
     assert dataclasses.is_dataclass(cls)
-    assert cls.__dataclass_params__.frozen
+    assert cls.__dataclass_params__.frozen  # type: ignore[union-attr]  # a dataclass, asserted above
     fields = {f.name: f for f in dataclasses.fields(cls)}
     assert fields["common"].type in ("CommonOptions", CommonOptions)
     assert callable(getattr(module, VERBS[verb][1]))

@@ -11,7 +11,7 @@ import yaml
 from tests.unit.cli.helpers import ALLOCATE, CHART, GPU, run
 
 
-def kubernetes_documents(text: str) -> list[dict]:  # type: ignore[type-arg]
+def kubernetes_documents(text: str) -> list[dict]:
     """Parse like ``kubectl apply -f -``: every document is an object with apiVersion and kind."""
     docs = [d for d in yaml.safe_load_all(text) if d is not None]
     for d in docs:
@@ -72,7 +72,7 @@ def test_explain_notes_go_to_stderr(tmp_path: Path) -> None:
     json.loads(r.stdout)
 
 
-def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_audit_table_colours_severity_on_a_terminal_unless_no_color(monkeypatch, capsys) -> None:
     from kubedra.report import audit as render
     from kubedra.report.table import print_table
 

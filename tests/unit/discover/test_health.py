@@ -162,7 +162,8 @@ def test_old_targets_say_the_gate_is_needed(tmp_path: Path) -> None:
     st.lists(st.booleans(), min_size=5, max_size=5), st.integers(0, 3), st.sampled_from(["Volta", "Hopper"])
 )
 def test_never_noexecute(flags: list[bool], ecc: int, arch: str) -> None:
-    h = health.GpuHealth(ecc, *flags)
+    retirement, remap, failure, reset, lost = flags
+    h = health.GpuHealth(ecc, retirement, remap, failure, reset, lost)
     t = health.xid_taint(h, arch)
     assert t is None or t.effect in ("NoSchedule", "None")
     assert (t is None) == (not ecc and not any(flags[:4]))

@@ -8,6 +8,7 @@ import pytest
 
 from kubedra.errors import UsageError
 from kubedra.migrate.context import MigrateOptions, Sharing
+from kubedra.vendors.base import GpuResource
 from kubedra.vendors.nvidia.resources import classify
 
 from .helpers import by_kind, docs, migrate_text, output
@@ -41,14 +42,20 @@ def _rct(text: str) -> dict:
     return rct
 
 
+def known(name: str) -> GpuResource:
+    r = classify(name)
+    assert r is not None, name
+    return r
+
+
 def test_classify_resource_names() -> None:
-    assert classify("nvidia.com/gpu").kind == "gpu"
-    assert classify("nvidia.com/gpu.shared").kind == "shared"
-    mig = classify("nvidia.com/mig-1g.10gb")
+    assert known("nvidia.com/gpu").kind == "gpu"
+    assert known("nvidia.com/gpu.shared").kind == "shared"
+    mig = known("nvidia.com/mig-1g.10gb")
     assert (mig.kind, mig.profile) == ("mig", "1g.10gb")
-    assert classify("nvidia.com/mig-1g.10gb+me").profile == "1g.10gb+me"
-    assert classify("nvidia.com/mig-3g.20gb.shared").shared
-    assert classify("nvidia.com/gpumem").kind == "manual"
+    assert known("nvidia.com/mig-1g.10gb+me").profile == "1g.10gb+me"
+    assert known("nvidia.com/mig-3g.20gb.shared").shared
+    assert known("nvidia.com/gpumem").kind == "manual"
     assert classify("cpu") is None
     assert classify("example.com/gpu") is None
 

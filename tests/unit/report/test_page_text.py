@@ -41,7 +41,7 @@ def test_audit_chart_rule_labels_are_whole_and_left_of_the_bars(audit_page: str)
     """'gpu.device-plugin-daemonset' ran under its bar (the label column was 180px whatever the label); now
     each label's lines, broken only after '.', '-' or a space, fit left of the bars and join to the rule."""
     chart = _svg(audit_page, "rules-chart")
-    left = float(re.search(r'<rect x="([\d.]+)" y="\d+" width="[\d.]+" height="14" fill', chart).group(1))
+    left = float(re.search(r'<rect x="([\d.]+)" y="\d+" width="[\d.]+" height="14" fill', chart).group(1))  # type: ignore[union-attr]  # the chart has one
     labels = re.findall(r'<text [^>]*class="glabel">(.*?)</text>', chart)
     assert labels
     rules = set()

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kubedra.model.parse import parse_object
 from kubedra.simulate.catalogue import typed_cluster
 from kubedra.vendors.nvidia.cluster import cluster
+
+
+def typed(obj: dict[str, Any]) -> object:
+    parsed = parse_object(obj)
+    assert parsed is not None, obj.get("kind")
+    return parsed.obj
 
 
 @pytest.mark.parametrize(
@@ -21,7 +29,7 @@ from kubedra.vendors.nvidia.cluster import cluster
 )
 def test_copies_equal_parsed_catalogue_objects(spec, mode, version):
     nodes, slices, classes = typed_cluster(spec, mode, version, device_plugin=False)
-    want = [parse_object(o).obj for o in cluster(spec, mode, version, device_plugin=False)]
+    want = [typed(o) for o in cluster(spec, mode, version, device_plugin=False)]
     assert [o for o in want if o.__class__.__name__ == "ResourceSlice"] == slices
     assert [o for o in want if o.__class__.__name__ == "Node"] == nodes
     assert [o for o in want if o.__class__.__name__ == "DeviceClass"] == classes
@@ -31,10 +39,7 @@ def test_device_plugin_nodes_equal_parsed_catalogue_nodes():
     nodes, slices, classes = typed_cluster(
         "2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True
     )
-    want = [
-        parse_object(o).obj
-        for o in cluster("2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True)
-    ]
+    want = [typed(o) for o in cluster("2x8xA100-80GB", "mig-static:all-1g.10gb", "1.37", device_plugin=True)]
     assert nodes == want
     assert not slices
     assert not classes

@@ -18,7 +18,7 @@ from kubedra.model.objects import (
     ObjectMeta,
     Pod,
 )
-from kubedra.scheduler.convert import DraOptions, MigOffer, to_device_plugin, to_dra
+from kubedra.scheduler.convert import DraOptions, DraVersion, MigOffer, to_device_plugin, to_dra
 
 GI = 2**30
 
@@ -48,15 +48,26 @@ OFFERS = (
 )
 
 
+def spec(v: DraVersion) -> DeviceClaim:
+    """The claim a conversion made (None only when it failed)."""
+    assert v.spec is not None, v.error
+    return v.spec
+
+
+def exactly(r: DeviceRequest) -> ExactDeviceRequest:
+    assert r.exactly is not None, r
+    return r.exactly
+
+
 def test_whole_gpu_becomes_one_claim_and_leaves_cpu_alone():
     v = to_dra(pod({"nvidia.com/gpu": 2}), DraOptions())
     assert v.error is None
     assert v.claim_name == "gpu"
-    (req,) = v.spec.requests
+    (req,) = spec(v).requests
     assert req.name == "gpu"
-    assert req.exactly.device_class_name == "gpu.nvidia.com"
-    assert req.exactly.count == 2
-    assert req.exactly.selectors == []
+    assert exactly(req).device_class_name == "gpu.nvidia.com"
+    assert exactly(req).count == 2
+    assert exactly(req).selectors == []
     assert "nvidia.com/gpu" not in v.pod.containers[0].limits
     assert "cpu" in v.pod.containers[0].limits
     assert v.pod.resource_claims[-1].name == "gpu"
@@ -64,7 +75,7 @@ def test_whole_gpu_becomes_one_claim_and_leaves_cpu_alone():
 
 def test_mig_resource_becomes_mig_class_with_profile_selector():
     v = to_dra(pod({"nvidia.com/mig-3g.40gb": 1}), DraOptions())
-    ex = v.spec.requests[0].exactly
+    ex = exactly(spec(v).requests[0])
     assert ex.device_class_name == "mig.nvidia.com"
     assert ex.selectors == ["device.attributes['gpu.nvidia.com'].profile == '3g.40gb'"]
 
@@ -72,7 +83,7 @@ def test_mig_resource_becomes_mig_class_with_profile_selector():
 def test_declared_memory_is_a_selector_on_whole_gpus():
     v = to_dra(pod({"nvidia.com/gpu": 1}, {"kubedra.io/gpu-memory": "20Gi"}), DraOptions())
     assert v.need_bytes == 20 * GI
-    assert v.spec.requests[0].exactly.selectors == [
+    assert exactly(spec(v).requests[0]).selectors == [
         f"device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('{20 * GI}')) >= 0"
     ]
 
@@ -81,7 +92,7 @@ def test_mig_sizing_lists_fitting_profiles_smallest_first_then_whole_gpu():
     v = to_dra(
         pod({"nvidia.com/gpu": 1}, {"kubedra.io/gpu-memory": "18Gi"}), DraOptions("mig", offers=OFFERS)
     )
-    (req,) = v.spec.requests
+    (req,) = spec(v).requests
     assert req.exactly is None
     assert [s.name for s in req.first_available] == [
         "mig-1g-20gb",
@@ -96,9 +107,9 @@ def test_mig_sizing_lists_fitting_profiles_smallest_first_then_whole_gpu():
 
 def test_mig_sizing_needs_a_declared_need_and_never_guesses():
     v = to_dra(pod({"nvidia.com/gpu": 1}), DraOptions("mig", offers=OFFERS))
-    assert v.spec.requests[0].exactly.device_class_name == "gpu.nvidia.com"
+    assert exactly(spec(v).requests[0]).device_class_name == "gpu.nvidia.com"
     d = to_dra(pod({"nvidia.com/gpu": 1}), DraOptions("mig", gpu_memory=5 * GI, offers=OFFERS))
-    assert d.spec.requests[0].first_available[0].name == "mig-1g-10gb"
+    assert spec(d).requests[0].first_available[0].name == "mig-1g-10gb"
 
 
 def test_invalid_annotation_is_input_error():
@@ -109,15 +120,15 @@ def test_invalid_annotation_is_input_error():
 def test_hami_resource_is_not_expressible():
     v = to_dra(pod({"nvidia.com/gpu": 1, "nvidia.com/gpumem": 3000}), DraOptions())
     assert v.error is not None
-    assert "nvidia.com/gpumem" in v.error
+    assert "nvidia.com/gpumem" in (v.error or "")
 
 
 def test_init_container_reuses_main_devices_unless_it_needs_more():
     assert (
-        len(to_dra(pod({"nvidia.com/gpu": 2}, init={"nvidia.com/gpu": 1}), DraOptions()).spec.requests) == 1
+        len(spec(to_dra(pod({"nvidia.com/gpu": 2}, init={"nvidia.com/gpu": 1}), DraOptions())).requests) == 1
     )
     more = to_dra(pod({"nvidia.com/gpu": 1}, init={"nvidia.com/gpu": 3}), DraOptions())
-    assert [r.exactly.count for r in more.spec.requests] == [1, 3]
+    assert [exactly(r).count for r in spec(more).requests] == [1, 3]
 
 
 def test_pod_without_gpu_is_unchanged():
@@ -179,7 +190,7 @@ def test_constraints_are_not_expressible():
         constraints=[DeviceConstraint(match_attribute="gpu.nvidia.com/parentUUID")],
     )
     _, reason = to_device_plugin(pod({}), [("c", spec)])
-    assert "constrains" in reason
+    assert "constrains" in (reason or "")
 
 
 PROFILES = ["1g.10gb", "2g.20gb", "3g.40gb", "1g.10gb+me"]
@@ -199,7 +210,8 @@ def test_round_trip_keeps_the_device_plugin_request(gpus, migs):
     if not resources:
         assert v.spec is None
         return
-    back, reason = to_device_plugin(v.pod, [(v.claim_name, v.spec)])
+    assert v.claim_name is not None
+    back, reason = to_device_plugin(v.pod, [(v.claim_name, spec(v))])
     assert reason is None
     got = {k: q.value() for k, q in back.containers[0].limits.items() if k.startswith("nvidia.com/")}
     assert got == resources

@@ -91,7 +91,7 @@ def test_missing_podgroup_keeps_pods_out_of_the_queue():
     for r in sim.results.values():
         (p,) = r.pods
         assert p.node is None
-        assert "waiting for PodGroup default/nope" in p.reason
+        assert "waiting for PodGroup default/nope" in (p.reason or "")
 
 
 def test_preemption_evicts_a_lower_priority_cluster_pod():
@@ -148,7 +148,8 @@ def test_dra_written_pods_that_the_device_plugin_cannot_express():
     dp = sim.results["device-plugin"]
     assert dp.placed == 0
     assert all(
-        "not expressible with the device plugin" in p.reason and "constrains" in p.reason for p in dp.pods
+        "not expressible with the device plugin" in (p.reason or "") and "constrains" in (p.reason or "")
+        for p in dp.pods
     )
     dra = sim.results["dra"]
     # each claim wants 2 x 1g.5gb + 2g.10gb + 3g.20gb on one GPU: exactly one all-balanced GPU each

@@ -126,6 +126,7 @@ def test_a_malformed_streamed_object_names_its_line(tmp_path, monkeypatch):
     )
     with pytest.raises(InputError) as e:
         load_inputs([str(path)])
+    assert e.value.location is not None
     assert e.value.location.line == path.read_text().splitlines().index("  {", 5) + 1  # the second item
 
 

@@ -196,6 +196,7 @@ spec:
     )
     (pod,) = w.sets[0].pods()
     assert pod.meta.name == "dcgm-n0"
+    assert pod.affinity is not None
     term = pod.affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
         "nodeSelectorTerms"
     ][0]
@@ -216,6 +217,7 @@ spec: {containers: [{name: c, image: x}]}
     assert not w.sets
     (s,) = w.skipped
     assert "gpu-fraction='0.5'" in s.reason
+    assert s.location is not None
     assert s.location.line == 2
 
 
@@ -233,6 +235,7 @@ spec:
     )
     (s,) = w.skipped
     assert "spec.serving.gpus = 2" in s.reason
+    assert s.location is not None
     assert s.location.line == 6
 
 
@@ -269,6 +272,7 @@ spec:
 """
             )
         )
+    assert e.value.location is not None
     assert e.value.location.line == 11
     assert "spec.template.spec.containers[0].resources.limits" in str(e.value)
 
@@ -276,13 +280,15 @@ spec:
 def test_legacy_corpus_every_file_expands_or_is_reported():
     inputs = load_inputs([str(CORPUS / "legacy-gpu")])
     w = expand(inputs.documents)
-    skipped = {Path(str(s.location.file)).name: s.reason for s in [*inputs.skipped, *w.skipped]}
+    skipped = {
+        Path(str(s.location and s.location.file)).name: s.reason for s in [*inputs.skipped, *w.skipped]
+    }
     assert "a Helm template: render it first" in skipped["triton-gcp-helm-deployment-template.yaml.tpl"]
     assert "gpu-fraction" in skipped["kai-gpu-fraction-pod.yaml"]
     assert "gpu-fraction" in skipped["kuberay-raycluster-kai-gpu-fraction.yaml"]
     assert "deploymentConfig.resources.gpu" in skipped["vllm-operator-vllmruntime-cr.yaml"]
     assert "defined again" in skipped["kai-kubeflow-pytorchjob.yaml"]
-    expanded = {str(s.location.file).rsplit("/", 1)[-1] for s in w.sets}
+    expanded = {str(s.location and s.location.file).rsplit("/", 1)[-1] for s in w.sets}
     assert expanded == {
         "device-plugin-testdata-job.yaml",
         "kai-batch-job.yaml",

@@ -27,7 +27,7 @@ def test_records_name_resource_verb_and_namespace() -> None:
     assert Unread.of(METRICS, "HTTP 403").verb == "get"
     assert Unread.of("discovery of apps/v1", "HTTP 503").verb == "get"
     # snapshot headers written before verb/namespace were recorded still read back
-    assert from_header([{"resource": "events", "reason": "HTTP 401"}, "junk"]) == [
+    assert from_header([{"resource": "events", "reason": "HTTP 401"}, "junk"]) == [  # type: ignore[list-item]  # junk on purpose
         Unread("events", "HTTP 401")
     ]
     assert (

@@ -88,7 +88,7 @@ def test_streamed_plan_equals_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         assert whole.exit_code == 1  # prod has a blocker: the comparison covers audit findings in a plan
 
 
-BROKEN = [p[0] for p in tv.test_broken_states_fail_with_clear_messages.pytestmark[0].args[1]]  # type: ignore[attr-defined]
+BROKEN = [p[0] for p in tv.test_broken_states_fail_with_clear_messages.pytestmark[0].args[1]]
 
 
 @pytest.mark.parametrize("change", [lambda i: i, *BROKEN])

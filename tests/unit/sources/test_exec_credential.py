@@ -370,7 +370,7 @@ def test_exec_info_as_client_go_sends_it(tmp_path: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(execplugin, "_stdin_is_terminal", lambda: True)
     (tmp_path / "ca.crt").write_text(CERT)
     script = f"printf '%s' \"$KUBERNETES_EXEC_INFO\" > '{info}'\n"
-    cases = [
+    cases: list[tuple[dict[str, Any], bool]] = [
         ({"interactiveMode": "Never"}, False),
         ({"interactiveMode": "IfAvailable"}, True),
         ({"apiVersion": V1BETA1, "interactiveMode": None}, True),

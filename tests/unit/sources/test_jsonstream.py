@@ -89,6 +89,7 @@ def test_errors_name_the_line(text, line, message):
     with pytest.raises(InputError) as e:
         _items(text, chunk=5)
     assert message in e.value.message
+    assert e.value.location is not None
     assert e.value.location.line == line
 
 

@@ -30,7 +30,7 @@ RCT = textwrap.dedent(
               deviceClassName: gpu.nvidia.com
     """
 )
-SLICE = {
+SLICE: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1",
     "kind": "ResourceSlice",
     "metadata": {"name": "s"},
@@ -54,7 +54,7 @@ def check(obj: Any, target: str = "1.37", **kw: Any) -> ValidationResult:
     return validate_texts([("in.yaml", text)], target, **kw)
 
 
-def messages(obj: Any, target: str = "1.37") -> list[tuple[str, str]]:
+def messages(obj: Any, target: str = "1.37") -> list[tuple[str | None, str]]:
     return [(e.path, e.message) for e in check(obj, target).errors]
 
 
@@ -266,7 +266,7 @@ def test_slice_rules_depend_on_the_target() -> None:
 
 
 def test_taint_effect_none_needs_135() -> None:
-    rule = {
+    rule: dict[str, Any] = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceTaintRule",
         "metadata": {"name": "r"},
@@ -280,7 +280,7 @@ def test_taint_effect_none_needs_135() -> None:
 
 
 def test_device_class_extended_resource_name() -> None:
-    dc = {
+    dc: dict[str, Any] = {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
         "metadata": {"name": "c"},
@@ -469,13 +469,14 @@ def test_v1beta1_dra_is_one_story_in_audit_and_validate() -> None:
     from kubedra.audit import engine
     from kubedra.audit.deprecations import DeprecationDB
     from kubedra.audit.model import Item, RuleBook
+    from kubedra.audit.scope import Scope
     from kubedra.k8s.versions import Version
 
     text = RCT.replace("resource.k8s.io/v1", "resource.k8s.io/v1beta1").replace(
         "        exactly:\n          deviceClassName", "        deviceClassName"
     )
     (warning,) = check(text).warnings
-    scope = engine.Scope(name=None)
+    scope = Scope(name=None)
     scope.items = [Item(obj=yaml.safe_load(text))]
     findings, _ = engine.run(
         [scope], target=Version.parse("1.37"), current=None, db=DeprecationDB.load(), rules=RuleBook.load()
@@ -496,7 +497,7 @@ def test_what_the_apiserver_refuses_beyond_the_schema() -> None:
         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: FILLED BY THE OPERATOR}\nspec:\n"
         "  template:\n    spec:\n      serviceAccountName: $SA\n      containers: [{name: c}]\n"
     )
-    paths = sorted(path for path, _ in messages(job))
+    paths = sorted(str(path) for path, _ in messages(job))
     assert paths == [
         "metadata.namespace",
         "spec.template.spec.containers[0].image",

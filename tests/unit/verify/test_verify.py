@@ -19,7 +19,7 @@ NODE = "gpu-0"
 
 
 def _ready_pod(name: str, ns: str, node: str, **extra: Any) -> dict[str, Any]:
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {
@@ -649,7 +649,7 @@ def test_owner_references_that_are_not_references_name_no_owner(refs: Any) -> No
     crashed verify -f (AttributeError, exit 3). Such entries name no owner: the pod is its own workload."""
     from kubedra.verify.checks import workload_key
 
-    pod = {
+    pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": "p", "namespace": "ml", "ownerReferences": refs},
