@@ -194,8 +194,25 @@ def _pool_of(labels: dict[str, str], spec: ClusterSpec) -> tuple[str, dict[str, 
 
 
 def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
+    """One cluster of the fleet: its GPU nodes by pool, the GPU demand placed on each pool, its GPU stack."""
     state = ClusterState(spec=spec, snapshot=snap)
     state.version = spec.current_version or snap.header.server_version
+    node_pool = _gpu_nodes(state, spec, snap, target)
+    claims: dict[tuple[str, str], int] = {}
+    for c in snap.kind("ResourceClaim"):
+        meta = c.get("metadata") or {}
+        results = (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
+            "results"
+        ) or []
+        claims[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = max(1, len(results))
+    owners_with_pods = _pod_demand(state, snap, claims, node_pool)
+    _workload_demand(state, snap, claims, owners_with_pods)
+    _gpu_stack(state, snap)
+    return state
+
+
+def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: str) -> dict[str, PoolState]:
+    """Sorts the GPU nodes into the fleet's pools (state.pools); returns each node's pool."""
     slices_by_node: dict[str, int] = {}
     for s in snap.kind("ResourceSlice"):
         sp = s.get("spec") or {}
@@ -246,17 +263,15 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
     state.pools = [p for p in pools.values() if p.nodes]
     for p in state.pools:
         p.nodes.sort(key=lambda n: n.name)
+    return node_pool
 
-    claims: dict[tuple[str, str], int] = {}
-    for c in snap.kind("ResourceClaim"):
-        meta = c.get("metadata") or {}
-        results = (((c.get("status") or {}).get("allocation") or {}).get("devices") or {}).get(
-            "results"
-        ) or []
-        claims[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = max(1, len(results))
-    pods = snap.kind("Pod")
+
+def _pod_demand(
+    state: ClusterState, snap: Snapshot, claims: dict[tuple[str, str], int], node_pool: dict[str, PoolState]
+) -> set[tuple[str, str]]:
+    """Adds the GPU pods' demand to their pools; returns the (namespace, name) of the pods' owners."""
     owners_with_pods: set[tuple[str, str]] = set()
-    for pod in pods:
+    for pod in snap.kind("Pod"):
         meta = _fields(pod.get("metadata"))
         ns = str(meta.get("namespace") or "")
         spec_ = _fields(pod.get("spec"))
@@ -281,6 +296,17 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
         target_pool.pods += 1
         if phase == "Pending" or not node_name:
             target_pool.pending += 1
+    return owners_with_pods
+
+
+def _workload_demand(
+    state: ClusterState,
+    snap: Snapshot,
+    claims: dict[tuple[str, str], int],
+    owners_with_pods: set[tuple[str, str]],
+) -> None:
+    """Adds the demand of GPU workloads whose pods are not in the snapshot (replicas x GPUs per pod)."""
+    pods = snap.kind("Pod")
     for wl in snap.kind(*WORKLOAD_KINDS):
         meta = wl.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
@@ -308,6 +334,10 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
         else:
             pinned.demand += n * gpus
             pinned.pods += n
+
+
+def _gpu_stack(state: ClusterState, snap: Snapshot) -> None:
+    """The device plugin, DRA driver and GPU Operator (ClusterPolicy, GPUCluster) the cluster runs."""
     for ds in snap.kind("DaemonSet"):
         text = str(ds)
         if "nvidia-device-plugin" in text or "k8s-device-plugin" in text:
@@ -327,7 +357,6 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
     state.gpu_operator = bool(policies or clusters) or any(
         "gpu-operator" in str((d.get("metadata") or {}).get("labels") or {}) for d in snap.kind("DaemonSet")
     )
-    return state
 
 
 def _replicaset_prefixes(name: str, pods: Iterable[dict[str, Any]]) -> set[str]:

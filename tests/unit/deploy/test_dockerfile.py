@@ -62,14 +62,23 @@ def stages(instructions: list[Instruction]) -> list[list[Instruction]]:
 
 def lint(text: str) -> list[str]:
     """hadolint-style problems of a Dockerfile (empty when clean)."""
-    problems: list[str] = []
     instructions = parse(text)
+    all_stages = stages(instructions)
+    problems = _base_problems(instructions, all_stages)
+    problems += _final_stage_problems(all_stages[-1] if all_stages else [])
+    for i in instructions:
+        problems += _instruction_problems(i)
+    return problems
+
+
+def _base_problems(instructions: list[Instruction], all_stages: list[list[Instruction]]) -> list[str]:
+    """Multi-stage, and each base image (its ARGs expanded) pinned and slim."""
+    problems: list[str] = []
     args = {}
     for i in instructions:
         if i.op == "ARG" and "=" in i.args and not stages([j for j in instructions if j.line <= i.line]):
             name, _, value = i.args.partition("=")
             args[name.strip()] = value.strip().strip("\"'")
-    all_stages = stages(instructions)
     if len(all_stages) < 2:
         problems.append("not multi-stage: build the wheel in one stage and install it into a slim base")
     names = set()
@@ -88,7 +97,12 @@ def lint(text: str) -> list[str]:
                 )
         if "slim" not in image and "distroless" not in image:
             problems.append(f"line {stage[0].line}: base {image} is not a slim image")
-    final = all_stages[-1] if all_stages else []
+    return problems
+
+
+def _final_stage_problems(final: list[Instruction]) -> list[str]:
+    """The image that ships: non-root numeric USER, exec-form ENTRYPOINT, the wheel, writable paths."""
+    problems: list[str] = []
     users = [i for i in final if i.op == "USER"]
     if not users or users[-1].args.split(":")[0] in ("root", "0"):
         problems.append("the final stage does not switch to a non-root USER")
@@ -115,20 +129,26 @@ def lint(text: str) -> list[str]:
         m = re.search(rf"\b{var}=(\S+)", env)
         if not m or not m.group(1).startswith("/tmp"):
             problems.append(f"{var} is not under /tmp: the root filesystem is read-only in the chart")
-    for i in instructions:
-        if i.op == "ADD":
-            problems.append(f"line {i.line}: ADD (use COPY; never ADD a URL)")
-        if i.op == "RUN":
-            if re.search(r"\bapt(-get)? +install\b", i.args) and "--no-install-recommends" not in i.args:
-                problems.append(f"line {i.line}: apt-get install without --no-install-recommends")
-            if re.search(r"\bapt(-get)? +install\b", i.args) and "rm -rf /var/lib/apt/lists" not in i.args:
-                problems.append(f"line {i.line}: apt lists not removed in the same RUN")
-            if re.search(r"\bpip +(install|wheel)\b", i.args) and "--no-cache-dir" not in i.args:
-                problems.append(f"line {i.line}: pip without --no-cache-dir")
-            if re.search(r"\b(curl|wget)\b[^|]*\|\s*(ba)?sh", i.args):
-                problems.append(f"line {i.line}: a downloaded script piped to a shell")
-            if "sudo " in i.args:
-                problems.append(f"line {i.line}: sudo")
+    return problems
+
+
+def _instruction_problems(i: Instruction) -> list[str]:
+    """One instruction: no ADD; RUN without package caches, piped downloads or sudo."""
+    if i.op == "ADD":
+        return [f"line {i.line}: ADD (use COPY; never ADD a URL)"]
+    if i.op != "RUN":
+        return []
+    problems: list[str] = []
+    if re.search(r"\bapt(-get)? +install\b", i.args) and "--no-install-recommends" not in i.args:
+        problems.append(f"line {i.line}: apt-get install without --no-install-recommends")
+    if re.search(r"\bapt(-get)? +install\b", i.args) and "rm -rf /var/lib/apt/lists" not in i.args:
+        problems.append(f"line {i.line}: apt lists not removed in the same RUN")
+    if re.search(r"\bpip +(install|wheel)\b", i.args) and "--no-cache-dir" not in i.args:
+        problems.append(f"line {i.line}: pip without --no-cache-dir")
+    if re.search(r"\b(curl|wget)\b[^|]*\|\s*(ba)?sh", i.args):
+        problems.append(f"line {i.line}: a downloaded script piped to a shell")
+    if "sudo " in i.args:
+        problems.append(f"line {i.line}: sudo")
     return problems
 
 

@@ -49,21 +49,10 @@ def is_qualified_attribute_name(s: str) -> bool:
 
 def slice_violations(obj: dict[str, Any], k8s_minor: int = DEFAULT_MINOR) -> list[str]:
     """What the API server would reject in this ResourceSlice (empty list: valid)."""
-    out: list[str] = []
     name = obj.get("metadata", {}).get("name", "")
     where = f"ResourceSlice {name}"
-    if not is_dns_subdomain(name):
-        out.append(f"{where}: metadata.name is not a DNS subdomain")
     spec = obj.get("spec", {})
-    driver = spec.get("driver", "")
-    if len(driver) > MAX_DRIVER_NAME or not is_dns_subdomain(driver):
-        out.append(f"{where}: invalid driver name {driver!r}")
-    pool = spec.get("pool", {})
-    if not pool.get("name") or len(pool["name"]) > MAX_POOL_NAME:
-        out.append(f"{where}: invalid pool name")
-    if not int(pool.get("resourceSliceCount", 0)) > 0 or int(pool.get("generation", -1)) < 0:
-        out.append(f"{where}: invalid pool generation or resourceSliceCount")
-
+    out = _identity_violations(where, name, spec)
     devices = spec.get("devices") or []
     sets = spec.get("sharedCounters") or []
     # 1.35+: counter sets in slices of their own, pool-wide; before, in the device's slice (data/versions.yaml)
@@ -73,7 +62,31 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = DEFAULT_MINOR) -> lis
             f"{where}: devices and sharedCounters in one slice (only one may be set since "
             f"{since('dra.countersOnlySlices')})"
         )
+    set_names, problems = _counter_set_violations(where, sets, pool_counters)
+    return out + problems + _devices_violations(where, devices, set_names, pool_counters)
 
+
+def _identity_violations(where: str, name: str, spec: dict[str, Any]) -> list[str]:
+    """The slice's name, driver and pool."""
+    out: list[str] = []
+    if not is_dns_subdomain(name):
+        out.append(f"{where}: metadata.name is not a DNS subdomain")
+    driver = spec.get("driver", "")
+    if len(driver) > MAX_DRIVER_NAME or not is_dns_subdomain(driver):
+        out.append(f"{where}: invalid driver name {driver!r}")
+    pool = spec.get("pool", {})
+    if not pool.get("name") or len(pool["name"]) > MAX_POOL_NAME:
+        out.append(f"{where}: invalid pool name")
+    if not int(pool.get("resourceSliceCount", 0)) > 0 or int(pool.get("generation", -1)) < 0:
+        out.append(f"{where}: invalid pool generation or resourceSliceCount")
+    return out
+
+
+def _counter_set_violations(
+    where: str, sets: list[dict[str, Any]], pool_counters: bool
+) -> tuple[set[str], list[str]]:
+    """The slice's counter sets: their names (for the devices' consumption) and what is wrong with them."""
+    out: list[str] = []
     if len(sets) > MAX_COUNTER_SETS:
         out.append(f"{where}: {len(sets)} counter sets (max {MAX_COUNTER_SETS})")
     set_names: set[str] = set()
@@ -98,7 +111,14 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = DEFAULT_MINOR) -> lis
         out.append(
             f"{where}: {total_counters} counters in all sets (max {MAX_COUNTERS_PER_SLICE_1_34} in 1.34)"
         )
+    return set_names, out
 
+
+def _devices_violations(
+    where: str, devices: list[dict[str, Any]], set_names: set[str], pool_counters: bool
+) -> list[str]:
+    """The slice's devices: how many, their names, and what each one declares and consumes."""
+    out: list[str] = []
     advanced = any(d.get("consumesCounters") or d.get("taints") for d in devices)
     limit = MAX_DEVICES_ADVANCED if advanced else MAX_DEVICES
     if len(devices) > limit:
@@ -114,21 +134,7 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = DEFAULT_MINOR) -> lis
         if dname in seen:
             out.append(f"{where}: duplicate device {dname!r}")
         seen.add(dname)
-        attrs = dev.get("attributes") or {}
-        caps = dev.get("capacity") or {}
-        if len(attrs) + len(caps) > MAX_ATTRIBUTES_AND_CAPACITIES:
-            out.append(
-                f"{where}: device {dname} has {len(attrs) + len(caps)} attributes and capacities (max 32)"
-            )
-        for key in list(attrs) + list(caps):
-            if not is_qualified_attribute_name(key):
-                out.append(f"{where}: device {dname}: invalid attribute/capacity name {key!r}")
-        for key, val in attrs.items():
-            if len(val) != 1:
-                out.append(f"{where}: device {dname}: attribute {key} must have exactly one value type")
-            s = val.get("string")
-            if isinstance(s, str) and len(s) > MAX_ATTRIBUTE_STRING:
-                out.append(f"{where}: device {dname}: attribute {key} longer than {MAX_ATTRIBUTE_STRING}")
+        out += _attribute_violations(f"{where}: device {dname}", dev)
         uses = dev.get("consumesCounters") or []
         if len(uses) > MAX_CONSUMPTIONS_PER_DEVICE:
             out.append(f"{where}: device {dname} consumes from {len(uses)} counter sets (max 2)")
@@ -145,6 +151,25 @@ def slice_violations(obj: dict[str, Any], k8s_minor: int = DEFAULT_MINOR) -> lis
         out.append(
             f"{where}: {consumed} consumed counters (max {MAX_CONSUMED_COUNTERS_PER_SLICE_1_34} in 1.34)"
         )
+    return out
+
+
+def _attribute_violations(device: str, dev: dict[str, Any]) -> list[str]:
+    """One device's attributes and capacities (``device`` names it: "ResourceSlice s: device d")."""
+    out: list[str] = []
+    attrs = dev.get("attributes") or {}
+    caps = dev.get("capacity") or {}
+    if len(attrs) + len(caps) > MAX_ATTRIBUTES_AND_CAPACITIES:
+        out.append(f"{device} has {len(attrs) + len(caps)} attributes and capacities (max 32)")
+    for key in list(attrs) + list(caps):
+        if not is_qualified_attribute_name(key):
+            out.append(f"{device}: invalid attribute/capacity name {key!r}")
+    for key, val in attrs.items():
+        if len(val) != 1:
+            out.append(f"{device}: attribute {key} must have exactly one value type")
+        s = val.get("string")
+        if isinstance(s, str) and len(s) > MAX_ATTRIBUTE_STRING:
+            out.append(f"{device}: attribute {key} longer than {MAX_ATTRIBUTE_STRING}")
     return out
 
 
