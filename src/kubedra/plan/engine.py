@@ -10,6 +10,7 @@ A device-plugin node and a DRA node are never the same node: a wave labels its n
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from kubedra.errors import InputError, UsageError
 from kubedra.k8s import featuregates
@@ -18,7 +19,7 @@ from kubedra.model.snapshot import Snapshot
 from kubedra.plan import templates
 from kubedra.plan.blockers import audit_blockers, cluster_config_steps, gang_gate_step, rate_risk
 from kubedra.plan.fleet import ClusterSpec, Fleet
-from kubedra.plan.inventory import GpuNode, analyse
+from kubedra.plan.inventory import ClusterState, GpuNode, analyse
 from kubedra.plan.model import ClusterPlan, Plan, Wave
 from kubedra.plan.versions import hops, parse_pool_sizes, parse_target
 from kubedra.plan.waves import control_plane_wave, node_wave, wave_values
@@ -57,9 +58,8 @@ def build(
         hop_list = hops(state.version, target_minor)
         values = wave_values(state, target, target_patch)
         blockers, audit_summary, config = audit_blockers(snap, target)
-        cluster_waves: list[Wave] = []
         number += 1
-        cluster_waves.append(
+        cluster_waves = [
             control_plane_wave(
                 state,
                 values,
@@ -68,97 +68,12 @@ def build(
                 config_steps=cluster_config_steps(config),
                 gang_step=gang_gate_step(snap, target_minor, spec.distribution, values),
             )
-        )
-        total_nodes = len(state.gpu_nodes)
-        size = max(1, math.ceil(total_nodes * wave_size / 100)) if total_nodes else 1
-        for pool in sorted(state.pools, key=lambda p: (p.gpus_before, p.name)):
-            todo = [n for n in pool.nodes if n.stack == "device-plugin"]
-            done = [n for n in pool.nodes if n.stack == "dra"]
-            migrated: list[GpuNode] = list(done)
-            known_pools.add(pool.name)
-            pool_size = size
-            if pool.name in pool_sizes:
-                pool_size = max(1, math.ceil(len(pool.nodes) * pool_sizes[pool.name] / 100))
-            rule = next((r for n in pool.nodes if (r := templates.platform_rule(n.labels))), None)
-            if rule is not None and rule.get("waveUnit") == "pool":
-                pool_size = max(
-                    1, len(todo)
-                )  # the platform refuses both stacks on one node: the pool moves whole
-            batches = [todo[i : i + pool_size] for i in range(0, len(todo), pool_size)]
-            for bi, batch in enumerate(batches):
-                number += 1
-                first_node_wave = len(cluster_waves) == 1
-                wv = node_wave(
-                    state,
-                    values,
-                    pool,
-                    batch,
-                    migrated,
-                    number,
-                    bridge,
-                    bi == len(batches) - 1,
-                    first_node_wave,
-                    platform_rule=rule,
-                )
-                cluster_waves.append(wv)
-                migrated += batch
-        pools = [
-            {
-                "name": p.name,
-                "selector": p.selector,
-                "nodes": len(p.nodes),
-                "onDRA": sum(1 for n in p.nodes if n.stack == "dra"),
-                "models": p.models,
-                "gpusDevicePlugin": p.gpus_before,
-                "gpusDRA": p.gpus_after,
-                "gpusInUse": round(p.demand, 2),
-                "gpuPods": p.pods,
-                "pendingGpuPods": p.pending,
-            }
-            for p in state.pools
         ]
-        notes = list(state.notes)
-        if not state.has_workloads:
-            notes.append("the snapshot has no GPU workloads: capacity is shown, demand could not be checked")
-        if state.unplaced_demand:
-            notes.append(
-                f"{state.unplaced_demand:g} GPUs of workloads are not tied to a pool (no nodeSelector, not running)"
-            )
-        if not state.gpu_nodes:
-            notes.append("no GPU nodes found: only the control-plane wave is planned")
-        for pool in state.pools:
-            if pool.gpus_after and pool.gpus_after < pool.demand:
-                notes.append(
-                    f"pool {pool.name}: DRA would publish {pool.gpus_after} GPUs for {pool.demand:g} in use"
-                )
-        flagged = sum(1 for w in cluster_waves if w.capacity is not None and w.capacity.short > 0)
+        number = _node_waves(state, values, cluster_waves, number, wave_size, pool_sizes, bridge)
+        known_pools |= {p.name for p in state.pools}
+        pools = _pool_summaries(state)
         dist = templates.distribution(spec.distribution)
-        downgrade = bool(dist["controlPlane"].get("downgradeSupported"))
-        risk, why = rate_risk(state, blockers, flagged, downgrade)
-        node_waves = [w for w in cluster_waves if w.kind == "nodes"]
-        biggest = max((w.gpus for w in node_waves), default=0)
-        total_gpus = sum(n.gpus_before for n in state.gpu_nodes)
-        change = {
-            "risk": risk,
-            "riskReasons": why,
-            "testEvidence": [
-                f"kubedra audit of snapshot {snap.header.captured_at or '(undated)'}: "
-                f"{count(audit_summary['total'], 'finding')}, {count(len(blockers), 'blocking error')}",
-                "capacity per pool before/after: "
-                + (
-                    ", ".join(f"{p['name']} {p['gpusDevicePlugin']}→{p['gpusDRA']} GPUs" for p in pools)
-                    or "no GPU pools"
-                ),
-                "per wave: smoke-test pod with a ResourceClaim, `kubedra verify` against the pre-wave snapshot",
-            ],
-            "rollbackPlan": (
-                f"node waves: relabel to the device plugin, ~{max((w.rollback_minutes for w in node_waves), default=0)} min "
-                f"per wave; control plane: {cluster_waves[0].rollback_note} (~{cluster_waves[0].rollback_minutes} min)"
-            ),
-            "blastRadius": f"at most {biggest} of {total_gpus} GPUs ({100 * biggest / (total_gpus or 1):.0f}%) per wave, "
-            f"one node pool at a time; cluster criticality {spec.criticality}",
-            "schedule": f"{count(len(cluster_waves), 'wave')}, {soak_hours} h soak between waves",
-        }
+        change = _change_record(state, snap, cluster_waves, pools, blockers, audit_summary, dist, soak_hours)
         for w in cluster_waves:
             w.soak_hours = soak_hours
         clusters.append(
@@ -169,7 +84,7 @@ def build(
                 audit_summary=audit_summary,
                 pools=pools,
                 change=change,
-                notes=notes + [str(n) for n in dist.get("notes") or []],
+                notes=_cluster_notes(state) + [str(n) for n in dist.get("notes") or []],
                 waves=cluster_waves,
             )
         )
@@ -183,6 +98,128 @@ def build(
     if waves:
         waves[-1].soak_hours = 0
     return Plan(target=target, wave_size=wave_size, soak_hours=soak_hours, clusters=clusters, waves=waves)
+
+
+def _node_waves(
+    state: ClusterState,
+    values: dict[str, str],
+    cluster_waves: list[Wave],
+    number: int,
+    wave_size: int,
+    pool_sizes: dict[str, int],
+    bridge: bool,
+) -> int:
+    """Appends the node waves of each pool (smallest first) to ``cluster_waves``; returns the last number."""
+    total_nodes = len(state.gpu_nodes)
+    size = max(1, math.ceil(total_nodes * wave_size / 100)) if total_nodes else 1
+    for pool in sorted(state.pools, key=lambda p: (p.gpus_before, p.name)):
+        todo = [n for n in pool.nodes if n.stack == "device-plugin"]
+        done = [n for n in pool.nodes if n.stack == "dra"]
+        migrated: list[GpuNode] = list(done)
+        pool_size = size
+        if pool.name in pool_sizes:
+            pool_size = max(1, math.ceil(len(pool.nodes) * pool_sizes[pool.name] / 100))
+        rule = next((r for n in pool.nodes if (r := templates.platform_rule(n.labels))), None)
+        if rule is not None and rule.get("waveUnit") == "pool":
+            pool_size = max(
+                1, len(todo)
+            )  # the platform refuses both stacks on one node: the pool moves whole
+        batches = [todo[i : i + pool_size] for i in range(0, len(todo), pool_size)]
+        for bi, batch in enumerate(batches):
+            number += 1
+            first_node_wave = len(cluster_waves) == 1
+            wv = node_wave(
+                state,
+                values,
+                pool,
+                batch,
+                migrated,
+                number,
+                bridge,
+                bi == len(batches) - 1,
+                first_node_wave,
+                platform_rule=rule,
+            )
+            cluster_waves.append(wv)
+            migrated += batch
+    return number
+
+
+def _pool_summaries(state: ClusterState) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": p.name,
+            "selector": p.selector,
+            "nodes": len(p.nodes),
+            "onDRA": sum(1 for n in p.nodes if n.stack == "dra"),
+            "models": p.models,
+            "gpusDevicePlugin": p.gpus_before,
+            "gpusDRA": p.gpus_after,
+            "gpusInUse": round(p.demand, 2),
+            "gpuPods": p.pods,
+            "pendingGpuPods": p.pending,
+        }
+        for p in state.pools
+    ]
+
+
+def _cluster_notes(state: ClusterState) -> list[str]:
+    """What the plan of this cluster could not check or found short."""
+    notes = list(state.notes)
+    if not state.has_workloads:
+        notes.append("the snapshot has no GPU workloads: capacity is shown, demand could not be checked")
+    if state.unplaced_demand:
+        notes.append(
+            f"{state.unplaced_demand:g} GPUs of workloads are not tied to a pool (no nodeSelector, not running)"
+        )
+    if not state.gpu_nodes:
+        notes.append("no GPU nodes found: only the control-plane wave is planned")
+    for pool in state.pools:
+        if pool.gpus_after and pool.gpus_after < pool.demand:
+            notes.append(
+                f"pool {pool.name}: DRA would publish {pool.gpus_after} GPUs for {pool.demand:g} in use"
+            )
+    return notes
+
+
+def _change_record(
+    state: ClusterState,
+    snap: Snapshot,
+    cluster_waves: list[Wave],
+    pools: list[dict[str, Any]],
+    blockers: list[dict[str, Any]],
+    audit_summary: dict[str, Any],
+    dist: dict[str, Any],
+    soak_hours: int,
+) -> dict[str, Any]:
+    """The change-request fields of one cluster: risk, evidence, rollback, blast radius, schedule."""
+    flagged = sum(1 for w in cluster_waves if w.capacity is not None and w.capacity.short > 0)
+    downgrade = bool(dist["controlPlane"].get("downgradeSupported"))
+    risk, why = rate_risk(state, blockers, flagged, downgrade)
+    node_waves = [w for w in cluster_waves if w.kind == "nodes"]
+    biggest = max((w.gpus for w in node_waves), default=0)
+    total_gpus = sum(n.gpus_before for n in state.gpu_nodes)
+    return {
+        "risk": risk,
+        "riskReasons": why,
+        "testEvidence": [
+            f"kubedra audit of snapshot {snap.header.captured_at or '(undated)'}: "
+            f"{count(audit_summary['total'], 'finding')}, {count(len(blockers), 'blocking error')}",
+            "capacity per pool before/after: "
+            + (
+                ", ".join(f"{p['name']} {p['gpusDevicePlugin']}→{p['gpusDRA']} GPUs" for p in pools)
+                or "no GPU pools"
+            ),
+            "per wave: smoke-test pod with a ResourceClaim, `kubedra verify` against the pre-wave snapshot",
+        ],
+        "rollbackPlan": (
+            f"node waves: relabel to the device plugin, ~{max((w.rollback_minutes for w in node_waves), default=0)} min "
+            f"per wave; control plane: {cluster_waves[0].rollback_note} (~{cluster_waves[0].rollback_minutes} min)"
+        ),
+        "blastRadius": f"at most {biggest} of {total_gpus} GPUs ({100 * biggest / (total_gpus or 1):.0f}%) per wave, "
+        f"one node pool at a time; cluster criticality {state.spec.criticality}",
+        "schedule": f"{count(len(cluster_waves), 'wave')}, {soak_hours} h soak between waves",
+    }
 
 
 def load_snapshots(fleet: Fleet, timeout: float = 20.0) -> dict[str, Snapshot]:
