@@ -24,6 +24,7 @@ from kubedra.sources.cluster import (
     HELM_SECRETS,
     METRICS,
     Client,
+    Discovery,
     HTTPError,
     ResourceType,
     Unread,
@@ -84,29 +85,10 @@ def collect(
             )
         )
 
-    try:
-        ver = client.get_json("/version")
-        facts.git_version = str(ver.get("gitVersion") or "")
-        facts.server_version = Version.maybe(facts.git_version) or Version.maybe(
-            f"{ver.get('major')}.{ver.get('minor')}".rstrip("+")
-        )
-        disc = discover(client)
-    except HTTPError as e:
-        if e.status in (401, 403) and e.path == "/version":
-            result.error = ClusterError(
-                f"cluster {name} ({client.host}) refused our credentials: {e.reason()}"
-            )
-        else:
-            result.error = ClusterError(f"cluster {name} ({client.host}): API discovery failed: {e.reason()}")
+    disc = _discover(client, name, facts)
+    if isinstance(disc, ClusterError):
+        result.error = disc
         return result
-    except ClusterError as e:
-        result.error = e
-        return result
-    except Exception as e:
-        if connection_error(e) or isinstance(e, ValueError | AttributeError):
-            result.error = ClusterError(f"cannot reach cluster {name} at {client.host}: {short_error(e)}")
-            return result
-        raise
     facts.served = disc.served
 
     plan = listing_plan(client, disc, clusterreads.resources("audit"), operator_groups, not_inspected)
@@ -125,48 +107,9 @@ def collect(
         step(rt.display)
 
     if helm_releases:
-        secrets = ResourceType("", "v1", "secrets", "Secret", True)
-        raw = attempt(
-            not_inspected,
-            HELM_SECRETS,
-            lambda: client.list_all(
-                secrets,
-                [("labelSelector", "owner=helm"), ("fieldSelector", f"type={helm.RELEASE_SECRET_TYPE}")],
-            ),
-        )
-        releases = []
-        for s in raw or []:
-            try:
-                releases.append(helm.decode_release_secret(s))
-            except (ValueError, OSError) as e:
-                meta = rules["input.malformed"]
-                sm = s.get("metadata") or {}
-                result.findings.append(
-                    Finding(
-                        rule=meta.id,
-                        severity=meta.severity,
-                        object=ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
-                        source=Location(cluster=name),
-                        message=f"Helm release secret could not be decoded: {e}",
-                        fix=meta.render_fix({}),
-                    )
-                )
-        for rel in helm.current_releases(releases):
-            parsed = files.parse_text(rel.manifest, f"helm:{rel.namespace}/{rel.name}", keep_nodes=False)
-            for d in parsed.documents:
-                scope.items.append(Item(obj=d.obj, cluster=name, via=rel.describe()))
-            for err in parsed.errors:
-                meta = rules["input.malformed"]
-                result.findings.append(
-                    Finding(
-                        rule=meta.id,
-                        severity=meta.severity,
-                        object=ObjectRef(),
-                        source=Location(cluster=name),
-                        message=f"{rel.describe()}: manifest: {err.message}",
-                        fix=meta.render_fix({}),
-                    )
-                )
+        items, findings = _helm_items(client, name, rules, not_inspected)
+        scope.items += items
+        result.findings += findings
         step("helm releases")
 
     metrics = attempt(not_inspected, METRICS, lambda: client.get_raw("/metrics", accept="text/plain"))
@@ -176,6 +119,77 @@ def collect(
     facts.objects = len(scope.items)
     result.scope = scope
     return result
+
+
+def _discover(client: Client, name: str, facts: ClusterFacts) -> Discovery | ClusterError:
+    """The server's version (into ``facts``) and the APIs it serves, or why the cluster cannot be read."""
+    try:
+        ver = client.get_json("/version")
+        facts.git_version = str(ver.get("gitVersion") or "")
+        facts.server_version = Version.maybe(facts.git_version) or Version.maybe(
+            f"{ver.get('major')}.{ver.get('minor')}".rstrip("+")
+        )
+        return discover(client)
+    except HTTPError as e:
+        if e.status in (401, 403) and e.path == "/version":
+            return ClusterError(f"cluster {name} ({client.host}) refused our credentials: {e.reason()}")
+        return ClusterError(f"cluster {name} ({client.host}): API discovery failed: {e.reason()}")
+    except ClusterError as e:
+        return e
+    except Exception as e:
+        if connection_error(e) or isinstance(e, ValueError | AttributeError):
+            return ClusterError(f"cannot reach cluster {name} at {client.host}: {short_error(e)}")
+        raise
+
+
+def _helm_items(
+    client: Client, name: str, rules: RuleBook, not_inspected: Callable[[str, str], None]
+) -> tuple[list[Item], list[Finding]]:
+    """The objects of the current Helm 3 releases (their release secrets decoded), and what could not be read."""
+    items: list[Item] = []
+    findings: list[Finding] = []
+    secrets = ResourceType("", "v1", "secrets", "Secret", True)
+    raw = attempt(
+        not_inspected,
+        HELM_SECRETS,
+        lambda: client.list_all(
+            secrets,
+            [("labelSelector", "owner=helm"), ("fieldSelector", f"type={helm.RELEASE_SECRET_TYPE}")],
+        ),
+    )
+    releases = []
+    for s in raw or []:
+        try:
+            releases.append(helm.decode_release_secret(s))
+        except (ValueError, OSError) as e:
+            meta = rules["input.malformed"]
+            sm = s.get("metadata") or {}
+            findings.append(
+                Finding(
+                    rule=meta.id,
+                    severity=meta.severity,
+                    object=ObjectRef("v1", "Secret", sm.get("namespace"), sm.get("name", "")),
+                    source=Location(cluster=name),
+                    message=f"Helm release secret could not be decoded: {e}",
+                    fix=meta.render_fix({}),
+                )
+            )
+    for rel in helm.current_releases(releases):
+        parsed = files.parse_text(rel.manifest, f"helm:{rel.namespace}/{rel.name}", keep_nodes=False)
+        items += [Item(obj=d.obj, cluster=name, via=rel.describe()) for d in parsed.documents]
+        for err in parsed.errors:
+            meta = rules["input.malformed"]
+            findings.append(
+                Finding(
+                    rule=meta.id,
+                    severity=meta.severity,
+                    object=ObjectRef(),
+                    source=Location(cluster=name),
+                    message=f"{rel.describe()}: manifest: {err.message}",
+                    fix=meta.render_fix({}),
+                )
+            )
+    return items, findings
 
 
 def collect_many(
