@@ -157,7 +157,7 @@ def _cap(domain: str, name: str) -> str:
     return f"device.capacity[{domain}].{name}"
 
 
-def cel_atom(g: Genes, drivers: Sequence[str], consumable: bool) -> str:
+def cel_atom(g: Genes, drivers: Sequence[str], consumable: bool) -> str:  # noqa: C901 - a table of expression shapes drawn by number
     """One valid boolean CEL expression over the attributes and capacities the generator writes.
 
     The domain is usually the device's own driver (``device.driver``), sometimes a fixed one, so that some
@@ -278,7 +278,7 @@ class _PoolCtx:
         self.per_device = per_device
 
 
-def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:
+def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:  # noqa: C901 - each optional device field drawn with its own chance
     attrs: dict[str, Any] = {"model": {"string": g.pick(MODELS)}, "index": {"int": g.between(0, 7)}}
     if not g.chance(30):
         attrs["fast"] = {"bool": g.chance(50)}

@@ -120,7 +120,7 @@ def _pool_notes(pools: Sequence[Pool]) -> list[str]:
     return notes
 
 
-def _explain_request(
+def _explain_request(  # noqa: C901 - one filter per step of the allocator's own order, counted as it goes
     a: Allocator, node: Node, pools: Sequence[Pool], claim: ResourceClaim, r: Req
 ) -> RequestExplanation:
     f = a.features

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kubedra.allocator.search import Search
 
 
-def build_result(self: Search, ci: int) -> AllocationResult:
+def build_result(self: Search, ci: int) -> AllocationResult:  # noqa: C901 - one AllocationResult field after another, like upstream's allocator
     """The AllocationResult of claim ``ci`` from the devices the search picked (configs, node selector)."""
     claim = self.claims[ci]
     f = self.f

@@ -76,7 +76,7 @@ class Search:
         return self._candidates
 
     # ------------------------------------------------------------------ setup
-    def allocate(self) -> list[AllocationResult] | None:
+    def allocate(self) -> list[AllocationResult] | None:  # noqa: C901 - port of upstream allocator.Allocate kept step for step
         f = self.f
         for ci, claim in enumerate(self.claims):
             min_claim = 0
@@ -372,7 +372,7 @@ class Search:
                 cset[n] = cset.get(n, 0) - q.nanos
 
     # ------------------------------------------------------------------ one device
-    def _allocate_device(self, ci: int, ri: int, si: int, dev: Dev, must: bool) -> Callable[[], None] | None:
+    def _allocate_device(self, ci: int, ri: int, si: int, dev: Dev, must: bool) -> Callable[[], None] | None:  # noqa: C901 - port of upstream allocateDevice with its rollbacks, kept step for step
         """Try one device; returns its undo function, or None when it cannot be used here.
 
         Every rejection after a partial reservation rolls back what was reserved (counters, constraints,
@@ -485,7 +485,7 @@ class Search:
         return rollback
 
     # ------------------------------------------------------------------ search
-    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: int) -> bool:  # noqa: C901 - port of upstream allocateOne (the search's recursion), kept step for step
         self.a.allocate_one_calls += 1
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise AllocationTimeout()

@@ -327,7 +327,7 @@ class Coster:
         return None
 
     # -------------------------------------------------------------- per-function estimates
-    def function_cost(
+    def function_cost(  # noqa: C901 - port of cel-go checker/cost.go functionCost, one branch per overload
         self, e: Any, fn: str, oid: str, target: Any, args: list[Any], costs: list[Est]
     ) -> tuple[Est, Est | None]:
         argsum = Est()
@@ -387,7 +387,7 @@ class Coster:
             return Est(1 if smallest > 0 else 0, smallest).factor(STRING_TRAVERSAL).add(argsum), None
         return ONE.add(argsum), None
 
-    def k8s_cost(self, fn: str, oid: str, target: Any, args: list[Any]) -> tuple[Est, Est | None] | None:
+    def k8s_cost(self, fn: str, oid: str, target: Any, args: list[Any]) -> tuple[Est, Est | None] | None:  # noqa: C901 - port of apiserver CostEstimator.EstimateCallCost, one branch per function
         """apiserver library.CostEstimator.EstimateCallCost (+ DRA's includes)."""
         if fn == "includes" and oid == "dra_includes_dyn_dyn" and target is not None:
             return Est(0, 48), None

@@ -238,7 +238,7 @@ def discover(
 _GPU_NAME = re.compile(r"^gpu-(\d+)(?=-|$)")
 
 
-def _apply_identities(
+def _apply_identities(  # noqa: C901 - one walk of the slices swapping each stand-in identity for the real one
     slices: list[dict[str, Any]], node: str, model: GpuModel, gpus: list[GpuInfo], notes: list[str]
 ) -> None:
     uuids = {identity.gpu_uuid(node, i): g.uuid for i, g in enumerate(gpus) if g.uuid}

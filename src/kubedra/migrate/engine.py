@@ -178,7 +178,7 @@ def load_sources(paths: Iterable[str]) -> list[SourceFile]:
     return out
 
 
-def _index(run: Run, sources: list[SourceFile]) -> None:
+def _index(run: Run, sources: list[SourceFile]) -> None:  # noqa: C901 - one pass over every document collects names, workloads and configs
     """Names of the objects already in the inputs, and the device plugin's sharing config."""
     per_resource: dict[str, list[str]] = {}
     objects: list[Mapping[str, Any]] = []
@@ -317,7 +317,7 @@ class Migrator:
                 src.doc.insert_after(chunk, new_map(n))
                 result.new_objects += 1
 
-    def _object(
+    def _object(  # noqa: C901 - dispatch of one object to its rewrite, one branch per kind of object
         self,
         ctx: ObjectContext,
         obj: MutableMapping[str, Any],

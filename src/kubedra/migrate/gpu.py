@@ -44,7 +44,7 @@ def _count(value: Any) -> int | None:
     return device_count(value)  # the one reading of a GPU request (kubedra.vendors.gpurequest)
 
 
-def scan_template(
+def scan_template(  # noqa: C901 - one branch per place a pod template can ask for GPUs
     ctx: ObjectContext, tmpl: PodTemplate
 ) -> tuple[list[ContainerGpus], list[tuple[str, Path]]] | None:
     """GPU requests of one pod template, and manual items (message, path). ``None`` if no GPU at all."""

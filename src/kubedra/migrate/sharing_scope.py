@@ -209,7 +209,7 @@ class Scope:
     def shares(self, resource: str) -> bool:
         return any(resource in c for p in self.plugins for c in p.configs.values())
 
-    def decide(self, resource: str, pod_spec: Mapping[str, Any]) -> Decision:
+    def decide(self, resource: str, pod_spec: Mapping[str, Any]) -> Decision:  # noqa: C901 - which plugin config applies to a pod: each case its own decision
         plugins = [p for p in self.plugins if any(resource in c for c in p.configs.values())]
         if not plugins:
             return Decision(None)

@@ -302,7 +302,7 @@ def _upgrade_taint_rule(
 MAX_COUNTER_SETS_PER_SLICE = 8
 
 
-def split_partitionable_slices(objs: list[MutableMapping[str, Any]]) -> list[MutableMapping[str, Any]]:
+def split_partitionable_slices(objs: list[MutableMapping[str, Any]]) -> list[MutableMapping[str, Any]]:  # noqa: C901 - one algorithm (split, rename, recount) over pools, with its helper
     """Rewrite 1.33/1.34 partitionable pools for 1.35+, where a slice holds counters *or* devices, not both.
 
     ``objs`` is any list of objects; ResourceSlices that mix ``sharedCounters`` and ``devices`` are split:

@@ -500,7 +500,7 @@ class Evaluator:
         except Exception:  # noqa: BLE001 - a value with no plain Python form (a type, a map with odd keys): the CEL value
             return value.value()
 
-    def _run(
+    def _run(  # noqa: C901 - the apiserver's admission steps for one request, in their order
         self, policy: Policy, t: _Target, params: Any, binding: str | None, actions: list[str]
     ) -> list[Verdict]:
         fail = (policy.spec.get("failurePolicy") or "Fail") == "Fail"

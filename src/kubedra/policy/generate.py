@@ -49,7 +49,7 @@ def _load(name: str) -> list[Any]:
     return [d for d in _yaml().load_all(text) if d is not None]
 
 
-def generate(options: PolicyOptions) -> list[Any]:
+def generate(options: PolicyOptions) -> list[Any]:  # noqa: C901 - option checks, then each policy's objects, in the order they are written
     """The selected policies, bindings and params ConfigMaps as ruamel objects (comments kept)."""
     names = available()
     chosen = list(options.only) or names

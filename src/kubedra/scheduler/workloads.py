@@ -348,7 +348,7 @@ class _Expander:
             )
         )
 
-    def workload(
+    def workload(  # noqa: C901 - a controller's checks before it makes pods, in its order
         self, doc: Document, templates: list[PodTemplate], obj: Mapping[str, Any] | None = None
     ) -> None:
         """Pods of one workload. ``obj`` is what the templates are read from when it is not the document

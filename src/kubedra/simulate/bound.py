@@ -211,7 +211,7 @@ def problem(sim: Simulation, mode: str, result: ModeResult) -> Problem:
     return Problem(list(shapes.values()), dra_gpus(view), {}, assumed)
 
 
-def solve(p: Problem, time_limit: float = TIME_LIMIT_S) -> tuple[int, bool, float]:
+def solve(p: Problem, time_limit: float = TIME_LIMIT_S) -> tuple[int, bool, float]:  # noqa: C901 - builds one CP-SAT model: variables, constraints and objective together
     """(pods placed at best incl. assumed ones, proven optimal, seconds)."""
 
     from ortools.sat.python import cp_model  # noqa: PLC0415

@@ -207,7 +207,7 @@ def _owner_name(ps: PodSet) -> str:
     return ps.owner.rsplit("/", 1)[-1]
 
 
-def prepare_dra(
+def prepare_dra(  # noqa: C901 - converts every pod set with the naming and counting state they share
     sets: Sequence[PodSet], inv: Inventory, opts: SimulateOptions, offers: tuple[MigOffer, ...]
 ) -> Prepared:
     prep = Prepared(templates=list(inv.templates))

@@ -354,7 +354,7 @@ class _Checker:
                 yield Issue((*path, i), f"Duplicate value: {key}")
             seen[key] = i
 
-    def _values(self, path: Path, value: Any, s: Mapping[str, Any], *, shape: bool) -> Iterator[Issue]:
+    def _values(self, path: Path, value: Any, s: Mapping[str, Any], *, shape: bool) -> Iterator[Issue]:  # noqa: C901 - one branch per OpenAPI value keyword
         """Value validations: enum, bounds, lengths, patterns, formats, combinators and CEL rules (counted)."""
         where = _dotted(path)
         if path == () and isinstance(value, Mapping):

@@ -157,7 +157,7 @@ class Validator:
         return result
 
     # -- one object --------------------------------------------------------------------------------
-    def _document(self, doc: Document, index: Index, result: ValidationResult) -> list[Issue]:
+    def _document(self, doc: Document, index: Index, result: ValidationResult) -> list[Issue]:  # noqa: C901 - the ordered gates of one document, each of which may end it
         obj = doc.obj
         for field in ("apiVersion", "kind"):  # kubectl reads a non-string as missing
             if field in obj and obj[field] is not None and not isinstance(obj[field], str):
