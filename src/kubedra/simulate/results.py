@@ -16,7 +16,9 @@ Definitions (the same in both modes, so the columns compare):
   whole GPU asks for all of its memory).
 - ``memory.allocatedBytes``: GPU memory of what the placed pods got: the whole GPU for a device-plugin GPU,
   the GPU memory divided by the replicas for a time-sliced unit, the profile's memory for a MIG device or
-  partition, a device's memory divided by the pods sharing its claim.
+  partition, a device's memory divided by the pods sharing its claim. A whole GPU counts what each side
+  publishes (GFD ``gpu.memory``; the DRA device's ``memory``); :func:`memory_basis_note` says so where they
+  differ.
 - ``devices``: ``driver/pool/device`` of the allocated devices (DRA); empty for the device plugin, whose
   device IDs the kubelet picks at admission.
 """
@@ -27,11 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.scheduler.pods import SimPod
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import Skipped, Workloads
-from kubedra.simulate.cluster import DP, Cluster, ClusterView, is_gpu_resource
+from kubedra.simulate.cluster import DP, DRA, Cluster, ClusterView, is_gpu_resource
+from kubedra.text import count
 from kubedra.vendors.nvidia import names as nvidia_names
+
+_MIB = 2**20
 
 # How a mode is named in every output (tables, charts, the bound's line).
 TITLES = {"device-plugin": "device plugin", "dra": "DRA"}
@@ -269,6 +275,40 @@ def _node_use(sched: Scheduler, view: ClusterView) -> dict[str, NodeUse]:
     for gpu in used_gpus:
         out[gpu_node[gpu]].used += 1
     return out
+
+
+def memory_basis_note(cluster: Cluster) -> str | None:
+    """A note when a whole GPU's memory is not the same number in both views, so that the GPU memory rows differ
+    though the pods got the same GPUs: the device plugin counts the GPU's total (GFD ``gpu.memory``), a DRA
+    driver publishes its own full-GPU ``memory`` capacity (why, where its vendor knows:
+    ``Vendor.full_gpu_memory_note``). None when they agree."""
+    dp, dra = cluster.views.get(DP), cluster.views.get(DRA)
+    if dp is None or dra is None:
+        return None
+    nodes: dict[tuple[int, int], set[str]] = {}
+    last = None
+    for info in dra.devices.values():  # a GPU's devices share one DeviceInfo per kind: look at each once
+        if info is last or info.label != "whole GPU" or not info.memory:
+            continue
+        last = info
+        dp_info = dp.dp_info.get(info.node)
+        if dp_info is not None and dp_info.gpu_memory and info.memory != dp_info.gpu_memory:
+            nodes.setdefault((dp_info.gpu_memory, info.memory), set()).add(info.node)
+    if not nodes:
+        return None
+    where = set().union(*nodes.values())
+    drivers = sorted({s.driver for s in dra.slices if s.node_name in where})
+    parts = "; ".join(
+        f"{count(len(names), 'node')}: {a // _MIB:,} MiB with the device plugin, {b // _MIB:,} MiB with DRA"
+        for (a, b), names in sorted(nodes.items())
+    )
+    reasons = [v.full_gpu_memory_note for v in map(vendors.for_driver, drivers) if v is not None]
+    why = "".join(f" ({r})" for r in reasons if r)
+    return (
+        f"a whole GPU's memory is not the same number in the two columns ({parts}): the device plugin counts the "
+        f"GPU's total, the DRA driver publishes its own full-GPU memory capacity{why}; the GPU memory rows differ "
+        "by that for every whole GPU, not by what the pods got"
+    )
 
 
 def collect(

@@ -47,7 +47,7 @@ from kubedra.simulate.cluster import (
     build_cluster,
 )
 from kubedra.simulate.inputs import Inputs
-from kubedra.simulate.results import ModeResult, Simulation, collect
+from kubedra.simulate.results import ModeResult, Simulation, collect, memory_basis_note
 from kubedra.simulate.served import unserved_workloads
 from kubedra.text import count
 from kubedra.vendors.nvidia import dra as nvidia_dra
@@ -439,6 +439,9 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
             prep = prepare_dra(workloads.sets, inv, opts, mig_offers(view) if opts.sizing == "mig" else ())
         sim.notes += prep.notes
         sim.results[mode] = run_mode(mode, view, prep, inv, workloads, cfg, opts)
+    basis = memory_basis_note(cluster)
+    if basis is not None:
+        sim.notes.append(basis)
     return sim
 
 

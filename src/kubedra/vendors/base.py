@@ -73,6 +73,12 @@ class Vendor(Protocol):
         """The node labels its feature discovery writes."""
         ...
 
+    @property
+    def full_gpu_memory_note(self) -> str | None:
+        """Why the DRA driver's full-GPU ``memory`` capacity can differ from the GPU's total that the device
+        plugin's node labels give (a clause of simulate's note); ``None``: no reason known."""
+        ...
+
     def classify(self, name: str) -> GpuResource | None:
         """What a resource name means; ``None`` when the vendor does not own it."""
         ...

@@ -48,6 +48,7 @@ def _data() -> dict[str, Any]:
 class Amd:
     name = "amd"
     title = "AMD"
+    full_gpu_memory_note = None  # not read in AMD's driver: simulate's note then gives the two numbers alone
 
     @property
     def resource_domain(self) -> str:

@@ -22,6 +22,13 @@ class Nvidia:
     driver = names.DRIVER
     gpu_class = names.GPU_CLASS
     labels = NodeLabels(product=names.PRODUCT_LABEL, count=names.COUNT_LABEL, memory=names.MEMORY_LABEL)
+    # cmd/gpu-kubelet-plugin/partitions.go, GpuInfo.PartCapacities: with the DynamicMIG gate (from v25.12.0) the
+    # full GPU's capacities are maxCapacities, the maxima over its MIG profiles (as dra._dynamic_template
+    # computes them); H100 80GB: 81,152 MiB (7g.80gb) where NVML's total is 81,559 MiB.
+    full_gpu_memory_note = (
+        "the NVIDIA DRA driver with DynamicMIG publishes a full GPU's memory as its largest MIG profile's, not "
+        "the GPU's total"
+    )
 
     def classify(self, name: str) -> GpuResource | None:
         return resources.classify(name)
