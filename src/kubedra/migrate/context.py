@@ -13,6 +13,7 @@ from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Level
 from kubedra.migrate.sharing_scope import Scope
+from kubedra.model.identity import effective_namespace, object_key
 from kubedra.vendors.nvidia.names import MIG_RESOURCE
 
 STRATEGIES = ("claim-template", "extended-resource")
@@ -97,10 +98,10 @@ class Run:
     ambiguous_sharing: set[str] = field(default_factory=set)
 
     def taken(self, kind: str, namespace: str | None, name: str) -> bool:
-        return (kind, namespace or "", name) in self.existing
+        return (kind, effective_namespace(kind, namespace), name) in self.existing
 
     def reserve(self, kind: str, namespace: str | None, name: str) -> None:
-        self.existing.add((kind, namespace or "", name))
+        self.existing.add((kind, effective_namespace(kind, namespace), name))
 
     def free_name(self, kind: str, namespace: str | None, base: str) -> str:
         name, n = base, 2
@@ -135,15 +136,17 @@ class Run:
 
 
 def identity(obj: Mapping[str, Any]) -> tuple[str, str, str, str] | None:
-    """(API group, kind, namespace, name) as the apiserver keys an object (no namespace: ``default``, as kubectl
-    apply without -n); None without metadata.name (a generateName makes a new object each time)."""
+    """(API group, kind, namespace, name) as the apiserver keys an object (:func:`kubedra.model.identity.object_key`:
+    a namespaced object without a namespace is in ``default``, as kubectl apply without -n puts it); None without
+    metadata.name (a generateName makes a new object each time)."""
     meta = obj.get("metadata")
     name = meta.get("name") if isinstance(meta, Mapping) else None
     if not name or not isinstance(meta, Mapping):
         return None
-    version = str(obj.get("apiVersion") or "")
-    group = version.rpartition("/")[0] if "/" in version else ""
-    return (group, str(obj.get("kind") or ""), str(meta.get("namespace") or "default"), str(name))
+    ns = meta.get("namespace")
+    return object_key(
+        str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), str(ns) if ns else None, str(name)
+    )
 
 
 class ObjectContext:

@@ -31,42 +31,13 @@ from kubedra.cel.checks import clean_status
 from kubedra.errors import InputError, Location
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group, dotted
+from kubedra.model.identity import CLUSTER_SCOPED
 from kubedra.model.labelselector import SelectorError, label_selector_matches, parse_label_selector
 from kubedra.sources.files import Document
 from kubedra.text import value_kind
 
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 
-CLUSTER_SCOPED = frozenset(
-    {
-        "Namespace",
-        "Node",
-        "PersistentVolume",
-        "ClusterRole",
-        "ClusterRoleBinding",
-        "StorageClass",
-        "CustomResourceDefinition",
-        "DeviceClass",
-        "ResourceSlice",
-        "DeviceTaintRule",
-        "PriorityClass",
-        "RuntimeClass",
-        "IngressClass",
-        "CSIDriver",
-        "CSINode",
-        "VolumeAttachment",
-        "ValidatingAdmissionPolicy",
-        "ValidatingAdmissionPolicyBinding",
-        "MutatingAdmissionPolicy",
-        "MutatingAdmissionPolicyBinding",
-        "ValidatingWebhookConfiguration",
-        "MutatingWebhookConfiguration",
-        "APIService",
-        "CertificateSigningRequest",
-        "FlowSchema",
-        "PriorityLevelConfiguration",
-    }
-)
 _IRREGULAR = {"Endpoints": "endpoints", "Ingress": "ingresses"}
 
 

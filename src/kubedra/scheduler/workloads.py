@@ -50,6 +50,7 @@ from kubedra.k8s.workloads import (
     pod_templates,
 )
 from kubedra.model.fields import ParseContext, object_meta, path_steps
+from kubedra.model.identity import key_of
 from kubedra.model.objects import Node, Pod
 from kubedra.model.parse import pod_spec
 from kubedra.scheduler import owned
@@ -521,19 +522,14 @@ class _Expander:
 
 
 def _last_definitions(docs: list[Document], out: Workloads) -> list[Document]:
-    """An object defined twice (same kind, namespace and name) is the later definition, as ``kubectl apply``
-    of both files would leave it; the earlier one is reported."""
-    last: dict[tuple[str, str, str, str], Document] = {}
-    for doc in docs:
-        if not doc.name:
-            continue
-        key = (api_group(doc.api_version), doc.kind, doc.namespace or "default", doc.name)
-        last[key] = doc
+    """An object defined twice (same API group, kind, namespace and name: :func:`kubedra.model.identity.key_of`)
+    is the later definition, as ``kubectl apply`` of both files would leave it; the earlier one is reported."""
+    keys = [key_of(doc) for doc in docs]
+    last = {key: doc for key, doc in zip(keys, docs, strict=True) if key is not None}
     keep: list[Document] = []
-    for doc in docs:
-        key = (api_group(doc.api_version), doc.kind, doc.namespace or "default", doc.name)
-        winner = last.get(key)
-        if doc.name and winner is not None and winner is not doc:
+    for key, doc in zip(keys, docs, strict=True):
+        winner = last.get(key) if key is not None else None
+        if winner is not None and winner is not doc:
             out.skipped.append(
                 Skipped(
                     doc.location,

@@ -22,6 +22,7 @@ from kubedra.k8s.quantity import QuantityError, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
+from kubedra.model.identity import duplicate_message, duplicates, key_of
 from kubedra.sources.files import Document, load, parse_text
 from kubedra.text import value_kind
 from kubedra.validate import crdschema
@@ -152,6 +153,19 @@ class Validator:
                     rule=issue.rule,
                 )
                 (result.warnings if issue.warning else result.errors).append(err)
+        keyed = [(key, d) for key, d in ((key_of(d), d) for d in documents) if key is not None]
+        for group in duplicates((key, d.location, (key, d)) for key, d in keyed):
+            where = [w for w, _ in group]
+            key, first = group[0][1]
+            result.warnings.append(
+                Finding(
+                    severity="warning",
+                    message=duplicate_message(first.kind, key, where),
+                    object=doc_ref(first),
+                    source=where[0],
+                    path="",
+                )
+            )
         result.errors.sort(key=lambda e: (e.file, e.line or 0))
         result.warnings.sort(key=lambda e: (e.file, e.line or 0))
         return result

@@ -218,3 +218,25 @@ def test_a_gang_defined_twice_gets_its_podgroup_from_the_later_definition(tmp_pa
     assert "already exists in the inputs" not in err
     assert "defined again at" in err
     assert "-gpu-2" not in (tmp_path / "out" / "b.yaml").read_text()
+
+
+def test_a_template_without_namespace_is_in_default_when_migrate_names_its_own(tmp_path: Path) -> None:
+    """The inputs' ResourceClaimTemplate train-gpu (no namespace: default) and a Deployment in namespace default:
+    migrate wrote its own train-gpu in default, replacing the user's template on apply. Now it is train-gpu-2."""
+    rct = (
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata:\n  name: train-gpu\nspec:\n"
+        "  spec:\n    devices:\n      requests:\n      - name: gpu\n        exactly: {deviceClassName: gpu.nvidia.com}\n"
+    )
+    dep = (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\n  namespace: default\nspec:\n"
+        "  selector: {matchLabels: {app: train}}\n  template:\n    metadata: {labels: {app: train}}\n    spec:\n"
+        "      containers:\n      - name: main\n        image: train:1\n        resources: {limits: {nvidia.com/gpu: 1}}\n"
+    )
+    (tmp_path / "in.yaml").write_text(rct + "---\n" + dep)
+    run(str(tmp_path / "in.yaml"), "--out", str(tmp_path / "out"))
+    written = (tmp_path / "out" / "in.yaml").read_text()
+    names = [t["metadata"]["name"] for t in by_kind(written, "ResourceClaimTemplate")]
+    assert names == ["train-gpu", "train-gpu-2"], names
+    (deployment,) = by_kind(written, "Deployment")
+    claims = deployment["spec"]["template"]["spec"]["resourceClaims"]
+    assert [c["resourceClaimTemplateName"] for c in claims] == ["train-gpu-2"]

@@ -8,10 +8,21 @@ from kubedra.audit.checks import (
     cluster_config,
     crds,
     dra_health,
+    duplicates,
     gpu,
     selectors,
     target_fields,
     webhooks,
 )
 
-__all__ = ["apis", "cluster_config", "crds", "dra_health", "gpu", "selectors", "target_fields", "webhooks"]
+__all__ = [
+    "apis",
+    "cluster_config",
+    "crds",
+    "dra_health",
+    "duplicates",
+    "gpu",
+    "selectors",
+    "target_fields",
+    "webhooks",
+]
