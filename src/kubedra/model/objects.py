@@ -386,6 +386,7 @@ class Pod:
     tolerations: list[Toleration] = field(default_factory=list)
     priority: int | None = None
     priority_class_name: str = ""
+    host_network: bool = False
     scheduler_name: str = ""
     scheduling_group: str | None = None  # spec.schedulingGroup.podGroupName
     phase: str = ""

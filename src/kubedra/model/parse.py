@@ -252,6 +252,7 @@ def pod_spec(
         ),
         priority=c.integer(spec["priority"], "spec.priority") if spec.get("priority") is not None else None,
         priority_class_name=c.string(spec.get("priorityClassName"), "spec.priorityClassName"),
+        host_network=spec.get("hostNetwork") is True,
         scheduler_name=c.string(spec.get("schedulerName"), "spec.schedulerName"),
         scheduling_group=c.opt_str(sg.get("podGroupName"), "spec.schedulingGroup.podGroupName"),
         phase=str(status.get("phase") or ""),

@@ -13,8 +13,9 @@ how many pods each stands for and which gangs the operator asks for is shared kn
 - Suspended workloads (``suspend: true``) create no pods and are reported; a workload queued in Kueue
   (``kueue.x-k8s.io/queue-name``) is simulated as admitted (quota is not simulated) and noted.
 - TrainJob: the JobSet its (Cluster)TrainingRuntime makes, with ``numNodes`` and ``resourcesPerNode``.
-- DaemonSet: one pod per node the pod may run on (nodeSelector, required affinity, NoSchedule taints),
-  pinned with a ``metadata.name`` matchFields term like the DaemonSet controller does.
+- DaemonSet: one pod per node the pod may run on (nodeName, nodeSelector, required affinity, NoSchedule and
+  NoExecute taints, with the tolerations the controller adds: :mod:`kubedra.scheduler.daemonpods`), pinned with a
+  ``metadata.name`` matchFields term like the DaemonSet controller does.
 - A workload's pods already in the input (a snapshot's running pods, :mod:`kubedra.scheduler.owned`) are
   simulated as they are and not made again: a DaemonSet gets pods only on nodes without one, a single-template
   workload the replicas missing; for a workload of several templates this is not decided (reported).

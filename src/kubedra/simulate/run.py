@@ -197,7 +197,9 @@ def _instantiate(ps: PodSet) -> list[Pod]:
     if ps.per_pod is not None:
         out = []
         for p in ps.per_pod:
-            q = dataclasses.replace(ps.template, meta=p.meta, affinity=p.affinity)
+            # what differs per pod: its name, its pin and (a DaemonSet's) the tolerations its controller adds;
+            # converting the template for a view changes neither
+            q = dataclasses.replace(ps.template, meta=p.meta, affinity=p.affinity, tolerations=p.tolerations)
             out.append(q)
         return out
     return ps.pods()
