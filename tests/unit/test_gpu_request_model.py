@@ -68,3 +68,18 @@ def test_validate_warns_that_an_explicit_count_0_means_one_device(tmp_path: Path
     )
     r = cli_run("validate", str(f))
     assert "count: 0 is defaulted to 1 by the apiserver" in r.output
+
+
+def test_validate_warns_the_same_for_a_subrequest(tmp_path: Path) -> None:
+    """SetDefaults_DeviceSubRequest defaults count 0 to 1 too; validate skipped subrequests (its ``subrequest``
+    flag silenced the warning instead of choosing its words)."""
+    f = tmp_path / "claim.yaml"
+    f.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: c}\nspec:\n  devices:\n"
+        "    requests:\n    - name: gpu\n      firstAvailable:\n      - name: big\n"
+        "        deviceClassName: gpu.nvidia.com\n        count: 0\n"
+    )
+    r = cli_run("validate", str(f), "-o", "json")
+    (w,) = json.loads(r.stdout)["warnings"]
+    assert w["path"] == "spec.devices.requests[0].firstAvailable[0].count"
+    assert "this subrequest, when chosen, allocates one device" in w["message"]

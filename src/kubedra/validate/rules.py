@@ -270,12 +270,14 @@ class RuleChecker:
         elif mode == "ExactCount":
             if isinstance(count, int) and not isinstance(count, bool) and count < 0:
                 self.err((*p, "count"), f"must be greater than zero, got {count}")
-            elif count == 0 and not isinstance(count, bool) and not subrequest:
-                # pkg/apis/resource/v1/defaults.go SetDefaults_ExactDeviceRequest: ExactCount with count 0 -> 1
+            elif count == 0 and not isinstance(count, bool):
+                # pkg/apis/resource/v1/defaults.go SetDefaults_ExactDeviceRequest and SetDefaults_DeviceSubRequest:
+                # ExactCount with count 0 -> 1, for a request and for a firstAvailable subrequest alike
+                what = "this subrequest, when chosen," if subrequest else "this request"
                 self.warn(
                     (*p, "count"),
-                    "count: 0 is defaulted to 1 by the apiserver: this request allocates one device; to ask for "
-                    "none, remove the request (and the claim)",
+                    f"count: 0 is defaulted to 1 by the apiserver: {what} allocates one device; to ask for none, "
+                    + ("remove the subrequest" if subrequest else "remove the request (and the claim)"),
                 )
         elif mode == "All" and count not in (None, 0):
             self.err((*p, "count"), f"must not be set when allocationMode is All, got {count}")
