@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedra.testing import snapshotgen
+
 DRIVER = "test-driver.cdi.k8s.io"
 CLASS = "test-class"
 
@@ -181,13 +183,8 @@ FLEET_DAEMONS = (
     ("logging", "fluent-bit", "100m", "256Mi"),
     ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-kubelet-plugin", "100m", "256Mi"),
 )
-TRAIN_NS = "ml"
-
-
-def _uid(*parts: object) -> str:
-    import uuid
-
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
+TRAIN_NS = snapshotgen.TRAIN_NS
+_uid = snapshotgen.uid
 
 
 def _fleet_pod(  # noqa: PLR0913 - one pod's fields, as the fleet shape lists them
@@ -341,65 +338,6 @@ def _fleet_pod(  # noqa: PLR0913 - one pod's fields, as the fleet shape lists th
     }
 
 
-def _fleet_claim(pod: str, node: str, pool: str, devices: list[str], claim: str) -> dict[str, Any]:
-    """The ResourceClaim the resourceclaim controller generated for ``pod``, allocated on ``node``."""
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceClaim",
-        "metadata": {
-            "annotations": {"resource.kubernetes.io/pod-claim-name": "gpus"},
-            "generateName": f"{pod}-gpus-",
-            "name": claim,
-            "namespace": TRAIN_NS,
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "blockOwnerDeletion": True,
-                    "controller": True,
-                    "kind": "Pod",
-                    "name": pod,
-                    "uid": _uid("pod", TRAIN_NS, pod),
-                }
-            ],
-            "uid": _uid("claim", claim),
-        },
-        "spec": _gpu_claim_spec(len(devices)),
-        "status": {
-            "allocation": {
-                "devices": {
-                    "results": [
-                        {"device": d, "driver": "gpu.nvidia.com", "pool": pool, "request": "gpus"}
-                        for d in devices
-                    ]
-                },
-                "nodeSelector": {
-                    "nodeSelectorTerms": [
-                        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
-                    ]
-                },
-            },
-            "reservedFor": [{"name": pod, "resource": "pods", "uid": _uid("pod", TRAIN_NS, pod)}],
-        },
-    }
-
-
-def _gpu_claim_spec(count: int) -> dict[str, Any]:
-    return {
-        "devices": {
-            "requests": [
-                {
-                    "name": "gpus",
-                    "exactly": {
-                        "deviceClassName": "gpu.nvidia.com",
-                        "allocationMode": "ExactCount",
-                        "count": count,
-                    },
-                }
-            ]
-        }
-    }
-
-
 def fleet_snapshot_items(nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE, target: str = "1.37") -> Any:
     """Every object of the fleet, in the order ``kubedra snapshot`` lists them (nodes, pods, DRA objects).
 
@@ -477,14 +415,9 @@ def fleet_snapshot_items(nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE, t
         for k in range(2):
             pod = f"train-{i // 4:05d}-{i % 4 * 2 + k}"
             devices = [f"gpu-{g}" for g in range(4 * k, 4 * k + 4)]
-            yield _fleet_claim(pod, name, name, devices, f"{pod}-gpus-{_uid(pod)[:5]}")
-    for tmpl, count in (("train-4gpu", 4), ("train-8gpu", 8)):
-        yield {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": {"name": tmpl, "namespace": TRAIN_NS},
-            "spec": {"spec": _gpu_claim_spec(count)},
-        }
+            claim = f"{pod}-gpus-{_uid(pod)[:5]}"
+            yield snapshotgen.allocated_claim(pod, name, devices, claim, block_owner_deletion=True)
+    yield from snapshotgen.claim_templates()
 
 
 def write_fleet_snapshot(path: str, nodes: int, pods_per_node: int = FLEET_PODS_PER_NODE) -> int:
@@ -492,18 +425,7 @@ def write_fleet_snapshot(path: str, nodes: int, pods_per_node: int = FLEET_PODS_
     ``json.dumps(indent=1)``), one item at a time; returns the number of items."""
     import json
 
-    header = {
-        "format": "kubedra.io/snapshot/v1",
-        "cluster": f"fleet-{nodes}",
-        "serverVersion": "v1.37.0",
-        "capturedAt": "2026-12-01T00:00:00Z",
-        "kubedraVersion": "0.1.0",
-        "servedAPIs": ["apps/v1", "batch/v1", "resource.k8s.io/v1", "v1"],
-        "featureGates": {"DynamicResourceAllocation": True},
-        "metrics": "",
-        "helmReleases": [],
-        "notInspected": [],
-    }
+    header = snapshotgen.snapshot_header(f"fleet-{nodes}")
     head = json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {}, "kubedra": header}, indent=1)
     count = 0
     with open(path, "w", encoding="utf-8") as f:

@@ -47,7 +47,8 @@ DAEMONS = (
 T = "2026-11-30T08:00:00Z"
 
 
-def _uid(*parts: object) -> str:
+def uid(*parts: object) -> str:
+    """A stable object UID made of ``parts``."""
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "/".join(map(str, parts))))
 
 
@@ -147,17 +148,17 @@ def _pod(
                     "controller": True,
                     "kind": owner[0],
                     "name": owner[1],
-                    "uid": _uid(*owner),
+                    "uid": uid(*owner),
                 }
             ],
-            "uid": _uid("pod", namespace, name),
+            "uid": uid("pod", namespace, name),
         },
         "spec": spec,
         "status": status,
     }
 
 
-def _claim_spec(count: int) -> dict[str, Any]:
+def claim_spec(count: int) -> dict[str, Any]:
     return {
         "devices": {
             "requests": [
@@ -174,9 +175,16 @@ def _claim_spec(count: int) -> dict[str, Any]:
     }
 
 
-def _claim(pod: str, node: str, devices: list[str], name: str) -> dict[str, Any]:
-    """The ResourceClaim the resourceclaim controller generated for ``pod``, allocated on ``node``."""
-    pod_uid = _uid("pod", TRAIN_NS, pod)
+def allocated_claim(
+    pod: str, node: str, devices: list[str], name: str, *, block_owner_deletion: bool = False
+) -> dict[str, Any]:
+    """The ResourceClaim the resourceclaim controller generated for ``pod`` (namespace ``TRAIN_NS``), allocated
+    on ``node`` (its pool) and reserved for the pod."""
+    pod_uid = uid("pod", TRAIN_NS, pod)
+    owner: dict[str, Any] = {"apiVersion": "v1"}
+    if block_owner_deletion:
+        owner["blockOwnerDeletion"] = True
+    owner.update({"controller": True, "kind": "Pod", "name": pod, "uid": pod_uid})
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
@@ -185,12 +193,10 @@ def _claim(pod: str, node: str, devices: list[str], name: str) -> dict[str, Any]
             "generateName": f"{pod}-gpus-",
             "name": name,
             "namespace": TRAIN_NS,
-            "ownerReferences": [
-                {"apiVersion": "v1", "controller": True, "kind": "Pod", "name": pod, "uid": pod_uid}
-            ],
-            "uid": _uid("claim", name),
+            "ownerReferences": [owner],
+            "uid": uid("claim", name),
         },
-        "spec": _claim_spec(len(devices)),
+        "spec": claim_spec(len(devices)),
         "status": {
             "allocation": {
                 "devices": {
@@ -210,11 +216,38 @@ def _claim(pod: str, node: str, devices: list[str], name: str) -> dict[str, Any]
     }
 
 
+def claim_templates() -> Iterator[dict[str, Any]]:
+    """The training Jobs' ResourceClaimTemplates: 4 and 8 GPUs."""
+    for tmpl, count in (("train-4gpu", 4), ("train-8gpu", 8)):
+        yield {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": tmpl, "namespace": TRAIN_NS},
+            "spec": {"spec": claim_spec(count)},
+        }
+
+
+def snapshot_header(cluster: str) -> dict[str, Any]:
+    """The ``kubedra`` header of a snapshot of ``cluster`` (a 1.37 cluster with DRA on)."""
+    return {
+        "format": "kubedra.io/snapshot/v1",
+        "cluster": cluster,
+        "serverVersion": "v1.37.0",
+        "capturedAt": "2026-12-01T00:00:00Z",
+        "kubedraVersion": "0.1.0",
+        "servedAPIs": ["apps/v1", "batch/v1", "resource.k8s.io/v1", "v1"],
+        "featureGates": {"DynamicResourceAllocation": True},
+        "metrics": "",
+        "helmReleases": [],
+        "notInspected": [],
+    }
+
+
 def _daemonset(namespace: str, name: str, cpu: str, memory: str, selector: str | None) -> dict[str, Any]:
     return {
         "apiVersion": "apps/v1",
         "kind": "DaemonSet",
-        "metadata": {"name": name, "namespace": namespace, "uid": _uid("DaemonSet", name)},
+        "metadata": {"name": name, "namespace": namespace, "uid": uid("DaemonSet", name)},
         "spec": {
             "selector": {"matchLabels": {"app": name}},
             "template": {
@@ -228,7 +261,7 @@ def _daemonset(namespace: str, name: str, cpu: str, memory: str, selector: str |
 
 def _train_pod(i: int, k: int) -> tuple[str, str]:
     pod = f"train-{i // 4:05d}-{i % 4 * 2 + k}"
-    return pod, f"{pod}-gpus-{_uid(pod)[:5]}"
+    return pod, f"{pod}-gpus-{uid(pod)[:5]}"
 
 
 def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, Any]]:  # noqa: C901 - a generator: one branch per kind of object, in kubedra snapshot's order
@@ -281,31 +314,14 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
             continue
         for k in range(2):
             pod, claim = _train_pod(i, k)
-            yield _claim(pod, name, [f"gpu-{g}" for g in range(4 * k, 4 * k + 4)], claim)
-    for tmpl, count in (("train-4gpu", 4), ("train-8gpu", 8)):
-        yield {
-            "apiVersion": "resource.k8s.io/v1",
-            "kind": "ResourceClaimTemplate",
-            "metadata": {"name": tmpl, "namespace": TRAIN_NS},
-            "spec": {"spec": _claim_spec(count)},
-        }
+            yield allocated_claim(pod, name, [f"gpu-{g}" for g in range(4 * k, 4 * k + 4)], claim)
+    yield from claim_templates()
 
 
 def write(path: str, nodes: int, pods_per_node: int = PODS_PER_NODE) -> int:
     """Write the snapshot as ``kubedra snapshot -o FILE.json`` does (a ``List``, ``json.dumps(indent=1)``,
     the ``kubedra`` header after the items); returns the number of items."""
-    header = {
-        "format": "kubedra.io/snapshot/v1",
-        "cluster": f"mixed-{nodes}",
-        "serverVersion": "v1.37.0",
-        "capturedAt": "2026-12-01T00:00:00Z",
-        "kubedraVersion": "0.1.0",
-        "servedAPIs": ["apps/v1", "batch/v1", "resource.k8s.io/v1", "v1"],
-        "featureGates": {"DynamicResourceAllocation": True},
-        "metrics": "",
-        "helmReleases": [],
-        "notInspected": [],
-    }
+    header = snapshot_header(f"mixed-{nodes}")
     count = 0
     with open(path, "w", encoding="utf-8") as f:
         f.write('{\n "apiVersion": "v1",\n "kind": "List",\n "metadata": {},\n "items": [')
