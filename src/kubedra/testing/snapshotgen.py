@@ -264,7 +264,7 @@ def _train_pod(i: int, k: int) -> tuple[str, str]:
     return pod, f"{pod}-gpus-{uid(pod)[:5]}"
 
 
-def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, Any]]:  # noqa: C901 - a generator: one branch per kind of object, in kubedra snapshot's order
+def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, Any]]:
     """Every object, in the order ``kubedra snapshot`` lists them (nodes, workloads, pods, DRA objects)."""
     names = [node_name(i) for i in range(nodes)]
     for i, name in enumerate(names):

@@ -35,11 +35,14 @@ def _json(*args: str) -> tuple[int, dict]:
 def test_validate_names_the_three_definitions_once(tmp_path: Path) -> None:
     a, b = _inputs(tmp_path)
     code, out = _json("validate", str(tmp_path), "-o", "json")
-    assert code == 0 and out["valid"]  # a warning: applying all is legal, the last one wins
+    assert code == 0
+    assert out["valid"]
     (w,) = [w for w in out["warnings"] if "defined 3 times" in w["message"]]
     assert w["source"] == {"file": str(a), "line": 1}
-    assert f"({a}:1, {a}:7, {b}:1)" in w["message"] and f"keeps the last ({b}:1)" in w["message"]
-    assert "simulate simulates only that one" in w["message"] and "migrate migrates each" in w["message"]
+    assert f"({a}:1, {a}:7, {b}:1)" in w["message"]
+    assert f"keeps the last ({b}:1)" in w["message"]
+    assert "simulate simulates only that one" in w["message"]
+    assert "migrate migrates each" in w["message"]
     assert len(out["warnings"]) == 1  # other/settings is another object
 
 
@@ -59,6 +62,7 @@ def test_generate_name_is_a_new_object_each_time(tmp_path: Path) -> None:
     f.write_text(JOB + "---\n" + JOB)
     r = CliRunner().invoke(cli, ["simulate", str(f), "--nodes", "1x8xH100-80GB"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
-    assert "2 pods simulated" in r.stdout and "defined again" not in r.stdout
+    assert "2 pods simulated" in r.stdout
+    assert "defined again" not in r.stdout
     _, out = _json("validate", str(f), "-o", "json")
     assert not [w for w in out["warnings"] if "defined" in w["message"]]
