@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kubedra import vendors
 from kubedra.commands._common import (
     TABLE_FORMATS,
     CommonOptions,
@@ -67,8 +68,8 @@ def build_options(  # noqa: PLR0913 - one keyword per CLI option
     if (gpu_mode or dp_gpu_mode) and not nodes and dp_gpu_mode:
         raise UsageError("--dp-gpu-mode shapes a generated cluster: use it with --nodes")
     for m in (gpu_mode, dp_gpu_mode):
-        if m:
-            parse_gpu_mode(m)
+        if m and not any(v.gpu_mode(m) for v in vendors.all()):
+            parse_gpu_mode(m)  # no vendor's mode: NVIDIA's parser says what is wrong
     share = parse_gpu_mode(sharing) if sharing else None
     if share is not None and not share.is_shared:
         raise UsageError(f"--sharing {sharing}: expected time-slicing:<pods per GPU> or mps:<pods per GPU>")
@@ -223,7 +224,8 @@ def simulation_options(f: Any) -> Any:
             default=None,
             metavar="MODE",
             help="GPU set-up of generated (or derived DRA) nodes: full, mig-static:<layout>, "
-            "mig-dynamic, time-slicing:<n>, mps:<n> (a MIG mode for a generated GPU without MIG is refused).",
+            "mig-dynamic, time-slicing:<n>, mps:<n> (a MIG mode for a generated GPU without MIG is refused); "
+            "for AMD nodes a partition mode <compute>_<memory>: spx_nps1 (whole GPUs, their default), cpx_nps4...",
         ),
         click.option(
             "--dp-gpu-mode",

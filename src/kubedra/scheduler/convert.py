@@ -170,8 +170,9 @@ def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
                 continue
             if gr.kind == "manual":
                 return [], f"{rname}: {gr.reason}"
-            if gr.vendor != "nvidia":  # the seam: a vendor the simulated clusters have no GPUs of says why
-                return [], f"{rname}: {vendors.get(gr.vendor).unsupported('simulate')}"
+            why = vendors.get(gr.vendor).unsupported("simulate")
+            if why is not None:  # the seam: a vendor whose GPUs cannot be simulated says why
+                return [], f"{rname}: {why}"
             n = _count(merged[rname])
             if n is None:
                 return [], f"{rname}: {merged[rname]} is not a whole number of devices"
@@ -284,6 +285,16 @@ def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraV
         rname = _request_name(w, idx, len(wants), used)
         gr = w.resource
         key.append((rname, gr.name, w.count, need))
+        vendor = vendors.get(gr.vendor)
+        if vendor.driver != names.DRIVER:  # another vendor's GPU or partition: its DeviceClass and selectors
+            shareable = shareable and w.count == 1
+            cls, selectors = vendor.claim_selectors(gr)
+            if need is not None:
+                selectors = [*selectors, vendor.min_memory_selector(str(need))]
+            requests.append(
+                DeviceRequest(rname, exactly=ExactDeviceRequest(cls, selectors=selectors, count=w.count))
+            )
+            continue
         if gr.kind == "mig":
             assert gr.profile is not None
             shareable = False
@@ -375,6 +386,11 @@ def _explain_request(
         return f"{where} asks for admin access"
     if ex.capacity:
         return f"{where} asks for a share of a device's capacity"
+    other = next(
+        (v for v in vendors.all() if v.gpu_class == ex.device_class_name and v.driver != names.DRIVER), None
+    )
+    if other is not None and not ex.selectors:
+        return other.gpu_resource, ex.count
     cls, profile = _class_alias(ex.device_class_name, classes or {})
     if profile is not None and not ex.selectors:
         return DEVICEPLUGIN_MIG + profile.replace("+", "."), ex.count

@@ -19,11 +19,13 @@ results can say how many physical GPUs exist and how much GPU memory each pod go
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import InputError, UsageError
 from kubedra.k8s.quantity import Quantity
 from kubedra.k8s.versions import DEFAULT_TARGET
@@ -60,8 +62,10 @@ UNLIMITED = 10**15  # cpu/memory of nodes synthesized from slices: not a constra
 _MIG_GB = re.compile(r"^\d+g\.(\d+)gb")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_gpu_resource(name: str) -> bool:
-    return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX)
+    """A GPU resource of any vendor's device plugin (``nvidia.com/gpu``, ``nvidia.com/mig-1g.10gb``, ``amd.com/gpu``)."""
+    return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX) or vendors.classify(name) is not None
 
 
 @dataclass
@@ -90,6 +94,8 @@ class DpNodeInfo:
             elif res.startswith(MIG_PREFIX):
                 mig_bytes += n * self.unit_memory.get(res, 0)
                 mig_units += n
+            else:  # another vendor's device (amd.com/gpu): one device each
+                whole += n
         gpus = whole + min(shared, max(self.physical - whole, 0))
         if mig_units:
             gpus += max(1, -(-mig_bytes // self.gpu_memory)) if self.gpu_memory else 1
@@ -171,6 +177,9 @@ def dp_node_info(node: Node) -> DpNodeInfo:
     """Physical GPUs and memory per unit from the allocatable resources and GFD labels."""
     labels = node.labels
     alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
+    other = {k: n for k, n in alloc.items() if not k.startswith(nvidia_names.RESOURCE_DOMAIN)}
+    if other and len(other) == len(alloc):
+        return _other_vendor_info(labels, other)
     replicas = gfd.int_label(labels, "nvidia.com/gpu.replicas") or 1
     gpu_mib = gfd.int_label(labels, "nvidia.com/gpu.memory") or 0
     # the single MIG strategy in effect (not merely configured: GFD labels mig.strategy on every node)
@@ -199,6 +208,19 @@ def dp_node_info(node: Node) -> DpNodeInfo:
         mig = sum(n * info.unit_memory.get(r, 0) for r, n in alloc.items() if r.startswith(MIG_PREFIX))
         if mig and info.gpu_memory:
             info.physical += -(-mig // info.gpu_memory)
+    return info
+
+
+def _other_vendor_info(labels: Mapping[str, str], alloc: Mapping[str, int]) -> DpNodeInfo:
+    """Another vendor's device-plugin node: every advertised device counts as a GPU (a partition too: the device
+    plugin does not say which GPU it is part of), each with the memory its labeller reports (``amd.com/gpu.vram``,
+    in GiB as the AMD node labeller writes it)."""
+    vendor = vendors.for_resource(next(iter(alloc)))
+    key = vendor.labels.memory if vendor is not None else None
+    raw = labels.get(key, "") if key else ""
+    gib = int(raw[:-1]) if raw.endswith("G") and raw[:-1].isdigit() else 0
+    info = DpNodeInfo(physical=sum(alloc.values()), gpu_memory=gib * 1024 * MIB)
+    info.unit_memory = {k: info.gpu_memory for k in alloc}
     return info
 
 
@@ -233,41 +255,89 @@ def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> st
     return gpu_mode
 
 
+def _vendor_parts(text: str) -> tuple[str | None, list[tuple[vendors.Vendor, str]]]:
+    """The node spec's NVIDIA groups (generated through the fast typed path), and every other vendor's."""
+    nvidia_spec: str | None = None
+    others = []
+    for vendor, part in vendors.split_node_spec(text):
+        if vendor.resource_domain == nvidia_names.RESOURCE_DOMAIN:
+            nvidia_spec = part
+        else:
+            others.append((vendor, part))
+    return nvidia_spec, others
+
+
+def _add_objects(view: ClusterView, objects: list[dict[str, Any]], origin: str) -> None:
+    inv = build_inventory(_docs(objects, origin))
+    view.nodes += inv.nodes
+    view.slices += inv.slices
+    have = {c.name for c in view.classes}
+    view.classes += [c for c in inv.classes if c.name not in have]
+
+
 def generated_cluster(opts: ClusterOptions) -> Cluster:
     assert opts.nodes is not None
 
-    groups = parse_node_spec(opts.nodes)
-    total = sum(g.nodes for g in groups)
+    nv_spec, others = _vendor_parts(opts.nodes)
+    groups = parse_node_spec(nv_spec) if nv_spec else []
+    total = sum(g.nodes for g in groups) + sum(
+        int(p.split("x", 1)[0]) for _, spec in others for p in spec.split(",")
+    )
     if total > opts.max_nodes:
         raise UsageError(
             f"--nodes {opts.nodes}: {total} nodes is more than the simulation bound of {opts.max_nodes} "
             "(Kubernetes supports up to 5,000 nodes per cluster); raise it with --max-nodes"
         )
     cluster = Cluster(generated=True, spec=opts.nodes)
-    gpu_mode = opts.gpu_mode or "full"
+    # a mode for another vendor's GPUs (AMD's cpx_nps4) leaves the NVIDIA GPUs whole, and the other way round
+    foreign = [m for m in (opts.gpu_mode, opts.dp_gpu_mode) if m and any(v.gpu_mode(m) for v, _ in others)]
+    gpu_mode = opts.gpu_mode if opts.gpu_mode and opts.gpu_mode not in foreign else "full"
+    dp_chosen = opts.dp_gpu_mode if opts.dp_gpu_mode not in foreign else None
     # a mode chosen for a model that cannot run it is refused (the driver would publish such a GPU whole
     # under DynamicMIG: a run would simulate something else than what was asked, exit 0)
-    for chosen in (gpu_mode, opts.dp_gpu_mode):
+    for chosen in (gpu_mode, dp_chosen):
         if chosen:
             mode = nvidia_modes.parse_gpu_mode(chosen)
             for group in groups:
                 mode.check_model(group.model)
 
-    spec, target = opts.nodes, opts.target_version
+    spec, target = nv_spec, opts.target_version
     if DP in opts.modes:
-        dp_mode = _dp_mode_for(gpu_mode, opts.dp_gpu_mode, cluster.notes)
-        nodes, _, _ = typed_cluster(spec, dp_mode, target, device_plugin=True)
-        view = ClusterView(DP, nodes=nodes)
-        view.source = lambda: nvidia_cluster(spec, dp_mode, target, device_plugin=True)
+        dp_mode = _dp_mode_for(gpu_mode, dp_chosen, cluster.notes) if groups else "full"
+        view = ClusterView(DP)
+        if spec:
+            view.nodes, _, _ = typed_cluster(spec, dp_mode, target, device_plugin=True)
+        dp_objects = [
+            o
+            for v, part in others
+            for o in v.simulated_cluster(part, opts.dp_gpu_mode or opts.gpu_mode, device_plugin=True)
+        ]
+        _add_objects(view, dp_objects, "<generated>")
+        view.source = lambda: (
+            (nvidia_cluster(spec, dp_mode, target, device_plugin=True) if spec else []) + dp_objects
+        )
         view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
         cluster.views[DP] = view
     if DRA in opts.modes:
-        nodes, slices, classes = typed_cluster(spec, gpu_mode, target, device_plugin=False)
-        view = ClusterView(DRA, nodes=nodes, classes=classes, slices=slices)
-        view.source = lambda: nvidia_cluster(spec, gpu_mode, target, device_plugin=False)
+        view = ClusterView(DRA)
+        if spec:
+            view.nodes, view.slices, view.classes = typed_cluster(spec, gpu_mode, target, device_plugin=False)
+        dra_objects = [
+            o for v, part in others for o in v.simulated_cluster(part, opts.gpu_mode, device_plugin=False)
+        ]
+        _add_objects(view, dra_objects, "<generated>")
+        view.source = lambda: (
+            (nvidia_cluster(spec, gpu_mode, target, device_plugin=False) if spec else []) + dra_objects
+        )
         view.devices = device_infos(view.slices)
         cluster.views[DRA] = view
-    if nvidia_modes.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":
+    partitioned = [v.gpu_mode(m) for v, _ in others for m in (opts.gpu_mode, opts.dp_gpu_mode) if m]
+    if any(p and not p.startswith("spx_") for p in partitioned):
+        cluster.notes.append(
+            "partitioned AMD GPUs: each partition counts as a GPU in 'GPUs used / physical', and the device-plugin "
+            "memory figures are the whole GPU's (the device plugin does not say which GPU a partition is part of)"
+        )
+    if groups and nvidia_modes.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":
         cluster.notes.append(
             "mig-dynamic: the NVIDIA DRA driver's DynamicMIG feature gate (alpha, off by default) announces "
             "every MIG profile and placement and creates the instance when a claim is prepared"

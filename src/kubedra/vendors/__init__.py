@@ -31,6 +31,7 @@ __all__ = [
     "for_node",
     "for_resource",
     "get",
+    "split_node_spec",
 ]
 
 # The registered vendors, in the order they are tried; each module has a VENDOR implementing the protocol.
@@ -70,3 +71,14 @@ def classify(name: str) -> GpuResource | None:
     """What a device-plugin resource name means, whichever vendor owns it; ``None``: no vendor's GPU resource."""
     v = for_resource(name)
     return v.classify(name) if v is not None else None
+
+
+def split_node_spec(text: str) -> list[tuple[Vendor, str]]:
+    """``simulate --nodes`` split per vendor, in the order each vendor first appears: (vendor, its groups). A group
+    no vendor owns (a typo, an unknown model) goes to the first registered vendor, whose parser says what is wrong."""
+    out: dict[str, list[str]] = {}
+    first = all()[0]
+    for part in text.split(","):
+        owner = next((v for v in all() if v.owns_node_spec(part)), first)
+        out.setdefault(owner.name, []).append(part.strip())
+    return [(get(name), ",".join(parts)) for name, parts in out.items()]

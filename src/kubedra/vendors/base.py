@@ -107,6 +107,19 @@ class Vendor(Protocol):
         """Whether a node's labels say it has this vendor's GPUs."""
         ...
 
+    def owns_node_spec(self, part: str) -> bool:
+        """Whether one ``<nodes>x<gpus>x<model>`` group of ``simulate --nodes`` names this vendor's GPU model."""
+        ...
+
+    def gpu_mode(self, mode: str | None) -> str | None:
+        """``mode`` when it is one of this vendor's GPU modes (``full``, ``cpx_nps4``), else ``None``."""
+        ...
+
+    def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
+        """The objects of a simulated cluster of this vendor's GPUs (``spec``: its node groups only): the Nodes as
+        the device plugin leaves them, or the DRA driver's DeviceClasses, the Nodes and their ResourceSlices."""
+        ...
+
     def unsupported(self, verb: str) -> str | None:
         """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
         ...

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
-from kubedra.cli import cli
+from kubedra.cli import cli, main
 
 POD = Path(__file__).resolve().parents[2] / "realworld" / "inputs" / "amd--pytorch-pod.yaml"
 
@@ -63,6 +64,61 @@ def test_migrate_says_what_amd_cannot_do_and_exits_1(tmp_path: Path) -> None:
     assert "--sharing applies to NVIDIA GPUs only" in out
 
 
-def test_simulate_says_amd_gpus_are_not_modelled() -> None:
-    _, out, _ = _run("simulate", str(POD), "--nodes", "1x8xH100-80GB")
-    assert "no AMD GPU model" in out
+def _simulate(path: Path, *args: str) -> tuple[int, dict]:
+    code, out, _ = _run("simulate", str(path), *args, "-o", "json")
+    return code, json.loads(out) if out.strip() else {}
+
+
+def test_simulate_places_amd_pods_on_amd_nodes_in_both_modes() -> None:
+    code, data = _simulate(POD, "--nodes", "1x8xMI300X")
+    assert code == 0
+    for mode in ("device-plugin", "dra"):
+        got = data["modes"][mode]
+        assert (got["placed"], got["pending"]) == (1, 0)
+        assert got["pods"][0]["node"] == "mi300x-0"
+        assert got["gpus"] == {"physical": 8, "used": 1}
+
+
+def test_simulate_places_amd_pods_next_to_nvidia_nodes() -> None:
+    code, data = _simulate(POD, "--nodes", "2x8xH100-80GB,1x8xMI325X")
+    assert code == 0
+    assert {m: data["modes"][m]["pods"][0]["node"] for m in ("device-plugin", "dra")} == {
+        "device-plugin": "mi325x-0",
+        "dra": "mi325x-0",
+    }
+
+
+def test_simulate_mi250_advertises_each_gcd() -> None:
+    # 4 MI250 boards: 8 GCDs of 64 GiB (ROCm docs gpu-specs: 128 GiB, 208 CUs per board, two GCDs)
+    code, data = _simulate(POD, "--nodes", "1x4xMI250")
+    assert code == 0
+    assert data["modes"]["dra"]["gpus"]["physical"] == 8
+    assert data["modes"]["dra"]["memory"]["allocatedBytes"] == 64 * 2**30
+
+
+def test_simulate_amd_partition_mode_places_a_partition_request(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(POD.read_text().replace("amd.com/gpu: 1", "amd.com/cpx_nps4: 2"))
+    code, data = _simulate(pod, "--nodes", "1x8xMI300X", "--gpu-mode", "cpx_nps4")
+    assert code == 0
+    # DRA: two CPX partitions of 24 GiB (192 GiB / 8); the device plugin's default single strategy advertises
+    # them as amd.com/gpu, so a pod asking for amd.com/cpx_nps4 finds none there
+    assert data["modes"]["dra"]["placed"] == 1
+    assert data["modes"]["dra"]["memory"]["allocatedBytes"] == 2 * 24 * 2**30
+    assert data["modes"]["device-plugin"]["pending"] == 1
+
+
+def _fail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2, err
+    assert len(err.strip().splitlines()) == 1
+    return err
+
+
+def test_simulate_refuses_a_partition_mode_the_gpu_cannot_run(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _fail(["simulate", str(POD), "--nodes", "1x8xMI300X", "--gpu-mode", "spx_nps4"], capsys)
+    assert "SPX is not allowed with memory partition NPS4" in err
+    err = _fail(["simulate", str(POD), "--nodes", "1x8xMI210", "--gpu-mode", "cpx_nps1"], capsys)
+    assert "MI210 cannot run partition mode 'cpx_nps1'" in err

@@ -18,14 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.k8s import datafiles
+from kubedra.vendors.amd import cluster
 from kubedra.vendors.base import GpuResource, NodeLabels
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
-    "simulate": (
-        "kubedra's simulated clusters are built from the NVIDIA catalogue only; there is no AMD GPU model "
-        "(MI300X, MI325X, MI250) in it yet, so AMD GPU requests cannot be placed"
-    ),
     "discover": "discover reads nvidia-smi only; amd-smi output is not read yet",
     "extended-resource": (
         "AMD's DRA driver chart installs DeviceClass gpu.amd.com without extendedResourceName, and kubedra has not "
@@ -109,6 +106,15 @@ class Amd:
     def owns_node(self, labels: Mapping[str, str]) -> bool:
         present = _data()["devicePlugin"]["labels"]["present"]
         return present in labels or (self.labels.product or "") in labels
+
+    def owns_node_spec(self, part: str) -> bool:
+        return cluster.owns_spec(part)
+
+    def gpu_mode(self, mode: str | None) -> str | None:
+        return mode if cluster.is_profile(mode) else None
+
+    def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
+        return cluster.cluster(spec, self.gpu_mode(mode) or "spx_nps1", device_plugin=device_plugin)
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

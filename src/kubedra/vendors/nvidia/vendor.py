@@ -7,11 +7,15 @@ only when a verb first asks for a vendor.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from kubedra.errors import InputError
 from kubedra.vendors.base import GpuResource, NodeLabels
-from kubedra.vendors.nvidia import classes, names, resources
+from kubedra.vendors.nvidia import classes, cluster, models, modes, names, resources
+
+_GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
 
 class Nvidia:
@@ -52,6 +56,28 @@ class Nvidia:
 
     def owns_node(self, labels: Mapping[str, str]) -> bool:
         return names.PRODUCT_LABEL in labels or names.COUNT_LABEL in labels
+
+    def owns_node_spec(self, part: str) -> bool:
+        m = _GROUP.match(part.strip())
+        if not m:
+            return False
+        try:
+            models.get_model(m.group("model"))
+        except InputError:
+            return False
+        return True
+
+    def gpu_mode(self, mode: str | None) -> str | None:
+        if mode is None:
+            return None
+        try:
+            modes.parse_gpu_mode(mode)
+        except InputError:
+            return None
+        return mode
+
+    def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
+        return cluster.cluster(spec, mode or "full", device_plugin=device_plugin)
 
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
