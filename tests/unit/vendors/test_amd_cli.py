@@ -122,3 +122,26 @@ def test_simulate_refuses_a_partition_mode_the_gpu_cannot_run(capsys: pytest.Cap
     assert "SPX is not allowed with memory partition NPS4" in err
     err = _fail(["simulate", str(POD), "--nodes", "1x8xMI210", "--gpu-mode", "cpx_nps1"], capsys)
     assert "MI210 cannot run partition mode 'cpx_nps1'" in err
+
+
+REALWORLD = POD.parent
+
+
+def test_migrated_amd_manifests_place_on_amd_nodes_like_the_originals(tmp_path: Path) -> None:
+    """ROCm's own examples (jax-multi-gpu.yaml asks for amd.com/gpu: 2, vllm-serve's Deployment for "1"):
+    migrate writes claims for gpu.amd.com with the same count, and the migrated files place on the DRA view of
+    the same MI300X nodes as the originals on the device-plugin view."""
+    for name, count in (("amd--jax-multi-gpu.yaml", 2), ("amd--vllm-serve-deployment.yaml", 1)):
+        src = REALWORLD / name
+        code, _, _ = _run("migrate", str(src), "--out", str(tmp_path / name))
+        assert code == 0
+        docs = list(yaml.safe_load_all((tmp_path / name / name).read_text()))
+        (rct,) = [d for d in docs if d and d["kind"] == "ResourceClaimTemplate"]
+        (req,) = rct["spec"]["spec"]["devices"]["requests"]
+        assert req["exactly"]["deviceClassName"] == "gpu.amd.com"
+        assert req["exactly"].get("count", 1) == count
+        code, before = _simulate(src, "--nodes", "1x8xMI300X", "--mode", "device-plugin")
+        assert code == 0 and before["modes"]["device-plugin"]["placed"] == 1
+        code, after = _simulate(tmp_path / name / name, "--nodes", "1x8xMI300X", "--mode", "dra")
+        assert code == 0 and after["modes"]["dra"]["placed"] == 1
+        assert after["modes"]["dra"]["gpus"]["used"] == count
