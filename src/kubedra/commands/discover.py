@@ -31,6 +31,7 @@ class DiscoverOptions:
     common: CommonOptions
     xml_file: str | None = None
     nvml: bool = False
+    amd_smi_json: str | None = None
     node_name: str | None = None
     mode: str = "auto"
     with_node: bool = False
@@ -54,8 +55,21 @@ class DiscoverOptions:
             if self.xml_file or self.nvml:
                 raise UsageError("--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml)")
             self.drain_target()
-        elif bool(self.xml_file) == self.nvml:
-            raise UsageError("give exactly one of --nvidia-smi-xml FILE or --nvml")
+        elif sum((bool(self.xml_file), self.nvml, bool(self.amd_smi_json))) != 1:
+            raise UsageError("give exactly one of --nvidia-smi-xml FILE, --nvml or --amd-smi-json FILE")
+        if self.amd_smi_json:
+            nvidia_only = {
+                "--mode": self.mode != "auto",
+                "--with-node": self.with_node,
+                "--driver-version": bool(self.driver_version),
+                "--no-health-taints": self.no_health_taints,
+            }
+            given = [o for o, on in nvidia_only.items() if on]
+            if given:
+                raise UsageError(
+                    f"{', '.join(given)}: not taken with --amd-smi-json (the partition mode is amd-smi's, AMD's "
+                    "Node labels and driver releases are not modelled, and amd-smi static reports no health)"
+                )
 
 
 @click.command(
@@ -64,8 +78,8 @@ class DiscoverOptions:
     epilog=exit_codes_epilog(
         {
             EXIT_OK: "written",
-            EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML, no NVML, unknown --driver-version, "
-            "--mode mig-dynamic on a GPU without MIG)",
+            EXIT_INPUT: "usage or input error (unknown GPU model, malformed XML or amd-smi JSON, no NVML, unknown "
+            "--driver-version, --mode mig-dynamic on a GPU without MIG, an option --amd-smi-json does not take)",
         }
     ),
 )
@@ -74,6 +88,11 @@ class DiscoverOptions:
 )
 @click.option(
     "--nvml", is_flag=True, help="Read the GPUs through NVML (needs kubedra[nvml] and an NVIDIA driver)."
+)
+@click.option(
+    "--amd-smi-json",
+    metavar="FILE",
+    help="Output of `amd-smi static --json` (- for stdin): the slice AMD's DRA driver (gpu.amd.com) would publish.",
 )
 @click.option("--node-name", help="Node name for the slices (default: this host's name).")
 @click.option(
@@ -133,6 +152,23 @@ def run(options: DiscoverOptions) -> None:
         click.echo(to_json(rule) if output == "json" else to_yaml(rule), nl=False)
         if note:
             click.echo(f"kubedra: note: {note}", err=True)
+        return
+    if options.amd_smi_json:
+        from kubedra.discover import smi
+
+        objects, notes = smi.discover(
+            "amd",
+            options.amd_smi_json,
+            options.node_name or _default_node_name(),
+            include_classes=not options.no_classes,
+        )
+        doc = {"apiVersion": "v1", "kind": "List", "items": objects}
+        head = "# kubedra discover: amd-smi, AMD DRA driver gpu.amd.com\n" + "".join(
+            f"# note: {n}\n" for n in notes
+        )
+        click.echo(to_json(doc) if output == "json" else head + to_yaml(doc), nl=False)
+        for n in notes:
+            click.echo(f"kubedra: note: {n}", err=True)
         return
     inv = inventory.read_xml(xml_file) if xml_file else inventory.read_nvml()
     found = build.discover(

@@ -120,6 +120,12 @@ class Vendor(Protocol):
         the device plugin leaves them, or the DRA driver's DeviceClasses, the Nodes and their ResourceSlices."""
         ...
 
+    def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
+        """The DRA driver's DeviceClasses and ResourceSlices for ``node`` from the vendor's SMI JSON output, with
+        notes on what the output does not say; ``None``: discover reads this vendor's tool itself (NVIDIA:
+        ``nvidia-smi -q -x`` or NVML, :mod:`kubedra.discover.inventory`)."""
+        ...
+
     def unsupported(self, verb: str) -> str | None:
         """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
         ...

@@ -159,8 +159,9 @@ def _node(name: str, model: AmdModel, gpus: int, extended: dict[str, int]) -> di
     }
 
 
-def _devices(model: AmdModel, gpus: int, profile: str) -> list[dict[str, Any]]:
+def _devices(model: AmdModel, gpus: int, profile: str, memory: int | None = None) -> list[dict[str, Any]]:
     parts = model.partitions(profile)
+    device_memory = memory or model.device_memory
     driver = _data()["draDriver"]
     types = driver["deviceTypes"]
     out = []
@@ -177,7 +178,7 @@ def _devices(model: AmdModel, gpus: int, profile: str) -> list[dict[str, Any]]:
                         "partitionProfile": {"string": profile},
                     },
                     "capacity": {
-                        "memory": {"value": str(model.device_memory // parts)},
+                        "memory": {"value": str(device_memory // parts)},
                         "computeUnits": {"value": str(model.device_cus // parts)},
                     },
                 }
@@ -196,15 +197,24 @@ def node_names(groups: list[AmdGroup]) -> list[list[str]]:
     return out
 
 
-def cluster(spec: str, profile: str = "spx_nps1", *, device_plugin: bool) -> list[dict[str, Any]]:
+def cluster(
+    spec: str,
+    profile: str = "spx_nps1",
+    *,
+    device_plugin: bool,
+    node: str | None = None,
+    memory: int | None = None,
+) -> list[dict[str, Any]]:
     """Every object of the AMD part of a simulated cluster: device-plugin Nodes (``amd.com/gpu``), or the DRA
-    driver's DeviceClass, Nodes and ResourceSlices."""
+    driver's DeviceClass, Nodes and ResourceSlices. ``node`` names the one node of a one-node spec (discover);
+    ``memory`` is a whole device's memory in bytes when known better than the catalogue's (amd-smi's)."""
     groups = parse_spec(spec)
     driver = _data()["draDriver"]
     gpu_resource = str(_data()["devicePlugin"]["gpuResource"])
     nodes: list[dict[str, Any]] = []
     slices: list[dict[str, Any]] = []
-    for group, names in zip(groups, node_names(groups), strict=True):
+    all_names = [[node]] if node is not None else node_names(groups)
+    for group, names in zip(groups, all_names, strict=True):
         parts = group.model.partitions(profile)
         devices_per_node = group.gpus_per_node * group.model.devices_per_board * parts
         for name in names:
@@ -221,7 +231,7 @@ def cluster(spec: str, profile: str = "spx_nps1", *, device_plugin: bool) -> lis
                         "driver": driver["driver"],
                         "nodeName": name,
                         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                        "devices": _devices(group.model, group.gpus_per_node, profile),
+                        "devices": _devices(group.model, group.gpus_per_node, profile, memory),
                     },
                 }
             )

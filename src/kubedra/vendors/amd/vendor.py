@@ -18,12 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.k8s import datafiles
-from kubedra.vendors.amd import cluster
+from kubedra.vendors.amd import cluster, smi
 from kubedra.vendors.base import GpuResource, NodeLabels
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
-    "discover": "discover reads nvidia-smi only; amd-smi output is not read yet",
     "extended-resource": (
         "AMD's DRA driver chart installs DeviceClass gpu.amd.com without extendedResourceName, and kubedra has not "
         "modelled one for amd.com names; use --gpu-strategy claim-template for AMD GPUs"
@@ -115,6 +114,9 @@ class Amd:
 
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, self.gpu_mode(mode) or "spx_nps1", device_plugin=device_plugin)
+
+    def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
+        return smi.node_objects(text, node)
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

@@ -79,6 +79,9 @@ class Nvidia:
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, mode or "full", device_plugin=device_plugin)
 
+    def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
+        return None  # discover reads nvidia-smi XML and NVML itself (kubedra.discover.inventory)
+
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
 
