@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,8 +58,6 @@ NVIDIA_DRIVER = nvidia_dra.DRIVER_NAME
 MIB = 1024 * 1024
 UNLIMITED = 10**15  # cpu/memory of nodes synthesized from slices: not a constraint
 
-_MIG_GB = re.compile(r"^\d+g\.(\d+)gb")
-
 
 @functools.lru_cache(maxsize=4096)
 def is_gpu_resource(name: str) -> bool:
@@ -68,38 +65,7 @@ def is_gpu_resource(name: str) -> bool:
     return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX) or vendors.classify(name) is not None
 
 
-@dataclass
-class DpNodeInfo:
-    """Device-plugin facts of one node: physical GPUs and GPU memory per unit of each resource."""
-
-    physical: int = 0
-    gpu_memory: int = 0  # one whole GPU, bytes (0: unknown)
-    replicas: int = 1  # time-slicing / MPS replicas per GPU
-    unit_memory: dict[str, int] = field(default_factory=dict)
-
-    def used_gpus(self, used: Mapping[str, int]) -> int:
-        """GPUs with at least one unit in use. Whole GPUs: one per unit; shared replicas: the device plugin
-        spreads them over the GPUs (distributed allocation); MIG instances: packed onto as few GPUs as
-        their memory needs (a lower bound: the device plugin does not say which GPU holds an instance)."""
-        whole = shared = 0
-        mig_bytes = 0
-        mig_units = 0
-        for res, n in used.items():
-            if n <= 0:
-                continue
-            if res == GPU and self.replicas <= 1:
-                whole += n
-            elif res in (GPU, GPU_SHARED):
-                shared += n
-            elif res.startswith(MIG_PREFIX):
-                mig_bytes += n * self.unit_memory.get(res, 0)
-                mig_units += n
-            else:  # another vendor's device (amd.com/gpu): one device each
-                whole += n
-        gpus = whole + min(shared, max(self.physical - whole, 0))
-        if mig_units:
-            gpus += max(1, -(-mig_bytes // self.gpu_memory)) if self.gpu_memory else 1
-        return min(gpus, self.physical) if self.physical else gpus
+DpNodeInfo = vendors.DevicePluginGpus  # device-plugin facts of one node, as its vendor reads them
 
 
 @dataclass
@@ -173,55 +139,20 @@ def _capacity_bytes(capacity: Mapping[str, Any], driver: str) -> int:
     return c.value.value() if c is not None else 0
 
 
+def used_gpus(info: DpNodeInfo, used: Mapping[str, int]) -> int:
+    """GPUs of a device-plugin node with at least one unit in use (resource -> units), as its vendor counts them."""
+    if info.vendor:
+        return vendors.get(info.vendor).used_gpus(info, used)
+    n = sum(v for v in used.values() if v > 0)
+    return min(n, info.physical) if info.physical else n
+
+
 def dp_node_info(node: Node) -> DpNodeInfo:
-    """Physical GPUs and memory per unit from the allocatable resources and GFD labels."""
-    labels = node.labels
+    """Physical GPUs and memory per unit from the allocatable resources and labels, as the node's vendor
+    reads them (NVIDIA: GPU Feature Discovery's labels; AMD: the node labeller's)."""
     alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
-    other = {k: n for k, n in alloc.items() if not k.startswith(nvidia_names.RESOURCE_DOMAIN)}
-    if other and len(other) == len(alloc):
-        return _other_vendor_info(labels, other)
-    replicas = gfd.int_label(labels, "nvidia.com/gpu.replicas") or 1
-    gpu_mib = gfd.int_label(labels, "nvidia.com/gpu.memory") or 0
-    # the single MIG strategy in effect (not merely configured: GFD labels mig.strategy on every node)
-    single = gfd.single_strategy(labels)
-    info = DpNodeInfo(gpu_memory=gpu_mib * MIB, replicas=max(replicas, 1))
-    for res in alloc:
-        if res.startswith(MIG_PREFIX):
-            profile = res[len(MIG_PREFIX) :]
-            mib = gfd.int_label(labels, f"{res}.memory")
-            if mib is None:
-                m = _MIG_GB.match(profile)
-                info.unit_memory[res] = int(m.group(1)) * 10**9 if m else 0
-            else:
-                info.unit_memory[res] = mib * MIB
-        elif res == GPU and single:
-            mib = gfd.int_label(labels, "nvidia.com/gpu.memory") or 0
-            info.unit_memory[res] = mib * MIB
-        else:
-            info.unit_memory[res] = info.gpu_memory // info.replicas
-    gpus = gfd.physical_gpus(labels, node.allocatable)  # under the single strategy GFD counts MIG devices
-    if isinstance(gpus, int):
-        info.physical = gpus
-    else:
-        whole = alloc.get(GPU, 0) + alloc.get(GPU_SHARED, 0)
-        info.physical = -(-whole // info.replicas) if not single else 0
-        mig = sum(n * info.unit_memory.get(r, 0) for r, n in alloc.items() if r.startswith(MIG_PREFIX))
-        if mig and info.gpu_memory:
-            info.physical += -(-mig // info.gpu_memory)
-    return info
-
-
-def _other_vendor_info(labels: Mapping[str, str], alloc: Mapping[str, int]) -> DpNodeInfo:
-    """Another vendor's device-plugin node: every advertised device counts as a GPU (a partition too: the device
-    plugin does not say which GPU it is part of), each with the memory its labeller reports (``amd.com/gpu.vram``,
-    in GiB as the AMD node labeller writes it)."""
-    vendor = vendors.for_resource(next(iter(alloc)))
-    key = vendor.labels.memory if vendor is not None else None
-    raw = labels.get(key, "") if key else ""
-    gib = int(raw[:-1]) if raw.endswith("G") and raw[:-1].isdigit() else 0
-    info = DpNodeInfo(physical=sum(alloc.values()), gpu_memory=gib * 1024 * MIB)
-    info.unit_memory = {k: info.gpu_memory for k in alloc}
-    return info
+    vendor = vendors.for_resource(next(iter(alloc))) if alloc else vendors.for_node(node.labels)
+    return vendor.device_plugin_gpus(node.labels, alloc) if vendor is not None else DpNodeInfo()
 
 
 # --------------------------------------------------------------------------- building views

@@ -34,6 +34,7 @@ from kubedra.scheduler.pods import SimPod
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import Skipped, Workloads
 from kubedra.simulate.cluster import DP, DRA, Cluster, ClusterView, is_gpu_resource
+from kubedra.simulate.cluster import used_gpus as gpus_in_use
 from kubedra.text import count
 from kubedra.vendors.nvidia import names as nvidia_names
 
@@ -252,7 +253,7 @@ def _node_use(sched: Scheduler, view: ClusterView) -> dict[str, NodeUse]:
             use = out[n.name]
             gpu_used = {k: v for k, v in n.used.items() if is_gpu_resource(k)}
             use.physical = dp.physical
-            use.used = dp.used_gpus(gpu_used)
+            use.used = gpus_in_use(dp, gpu_used)
             use.memory = dp.physical * dp.gpu_memory
             use.allocated = sum(v * dp.unit_memory.get(k, 0) for k, v in gpu_used.items())
         return out

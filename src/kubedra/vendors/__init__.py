@@ -19,9 +19,10 @@ import functools
 import importlib
 from collections.abc import Mapping
 
-from kubedra.vendors.base import GpuResource, NodeLabels, Vendor
+from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels, Vendor
 
 __all__ = [
+    "DevicePluginGpus",
     "GpuResource",
     "NodeLabels",
     "Vendor",

@@ -10,7 +10,7 @@ feature discovery writes, the CEL it accepts for memory and product, and, per ve
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -33,6 +33,17 @@ class NodeLabels:
     product: str | None
     count: str | None
     memory: str | None
+
+
+@dataclass
+class DevicePluginGpus:
+    """A device-plugin Node's GPUs as its resources and labels tell them (simulate's accounting)."""
+
+    physical: int = 0
+    gpu_memory: int = 0  # one whole GPU, bytes (0: unknown)
+    replicas: int = 1  # time-slicing / MPS replicas per GPU
+    unit_memory: dict[str, int] = field(default_factory=dict)  # resource -> bytes one unit of it holds
+    vendor: str = ""  # the Vendor.name whose resources these are ("": none)
 
 
 class Vendor(Protocol):
@@ -118,6 +129,14 @@ class Vendor(Protocol):
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         """The objects of a simulated cluster of this vendor's GPUs (``spec``: its node groups only): the Nodes as
         the device plugin leaves them, or the DRA driver's DeviceClasses, the Nodes and their ResourceSlices."""
+        ...
+
+    def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
+        """A device-plugin Node's GPUs from its labels and allocatable GPU resources (name -> count)."""
+        ...
+
+    def used_gpus(self, info: DevicePluginGpus, used: Mapping[str, int]) -> int:
+        """How many of the node's GPUs the used units (resource -> count) occupy."""
         ...
 
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:

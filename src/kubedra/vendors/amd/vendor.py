@@ -19,7 +19,7 @@ from typing import Any
 
 from kubedra.k8s import datafiles
 from kubedra.vendors.amd import cluster, smi
-from kubedra.vendors.base import GpuResource, NodeLabels
+from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
@@ -114,6 +114,19 @@ class Amd:
 
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, self.gpu_mode(mode) or "spx_nps1", device_plugin=device_plugin)
+
+    def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
+        # every advertised device is a GPU (a partition too: the device plugin does not say which GPU it is part
+        # of), each with the memory the node labeller reports (amd.com/gpu.vram, GiB: "192G")
+        raw = labels.get(self.labels.memory or "", "")
+        gib = int(raw[:-1]) if raw.endswith("G") and raw[:-1].isdigit() else 0
+        info = DevicePluginGpus(physical=sum(alloc.values()), gpu_memory=gib * 2**30, vendor=self.name)
+        info.unit_memory = {k: info.gpu_memory for k in alloc}
+        return info
+
+    def used_gpus(self, info: DevicePluginGpus, used: Mapping[str, int]) -> int:
+        n = sum(v for v in used.values() if v > 0)
+        return min(n, info.physical) if info.physical else n
 
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         return smi.node_objects(text, node)
