@@ -131,6 +131,12 @@ class Vendor(Protocol):
         the device plugin leaves them, or the DRA driver's DeviceClasses, the Nodes and their ResourceSlices."""
         ...
 
+    def device_plugin_component(self, image: str, command: str) -> str | None:
+        """What a container of the vendor's device-plugin image runs ('device plugin', or another component of the
+        same image such as 'GPU feature discovery'), from its image and the first word of its command; ``None``:
+        not the vendor's device-plugin image."""
+        ...
+
     def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
         """A device-plugin Node's GPUs from its labels and allocatable GPU resources (name -> count)."""
         ...

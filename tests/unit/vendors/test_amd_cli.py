@@ -145,3 +145,21 @@ def test_migrated_amd_manifests_place_on_amd_nodes_like_the_originals(tmp_path: 
         code, after = _simulate(tmp_path / name / name, "--nodes", "1x8xMI300X", "--mode", "dra")
         assert code == 0 and after["modes"]["dra"]["placed"] == 1
         assert after["modes"]["dra"]["gpus"]["used"] == count
+
+
+def test_audit_finds_the_rocm_device_plugin_daemonset(tmp_path: Path) -> None:
+    """ROCm's own DaemonSet (k8s-ds-amdgpu-dp.yaml @ ed764684) must leave a node pool before AMD's DRA driver
+    arrives, like NVIDIA's; the node labeller (same repository, labeller-* tag) is not the device plugin."""
+    ds = REALWORLD / "amd--device-plugin-daemonset.yaml"
+    code, out, _ = _run("audit", str(ds), "-o", "json")
+    assert code == 0
+    (f,) = [f for f in json.loads(out)["findings"] if f["rule"] == "gpu.device-plugin-daemonset"]
+    assert f["message"].startswith("AMD device plugin (rocm/k8s-device-plugin)")
+    labeller = tmp_path / "labeller.yaml"
+    labeller.write_text(
+        ds.read_text().replace(
+            "image: rocm/k8s-device-plugin", "image: rocm/k8s-device-plugin:labeller-latest"
+        )
+    )
+    code, out, _ = _run("audit", str(labeller), "-o", "json")
+    assert "gpu.device-plugin-daemonset" not in [f["rule"] for f in json.loads(out)["findings"]]

@@ -163,59 +163,45 @@ def custom_resource_gpus(ctx: Context, scope: Scope) -> None:
             )
 
 
-_DEVICE_PLUGIN_IMAGE = re.compile(r"^(k8s-device-plugin|nvidia-device-plugin|device-plugin)(:|@|$)")
-
-
-def _images(item: Item) -> list[tuple[tuple[str | int, ...], str]]:
+def _images(item: Item) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """(path, image, first word of the command) of each container."""
     out = []
     for at in item.pod_specs:
         for field in ("initContainers", "containers"):
             for i, c in enumerate(at.spec.get(field) or []):
                 if isinstance(c, dict) and isinstance(c.get("image"), str):
-                    out.append(((*at.path, field, i, "image"), c["image"]))
+                    command = c.get("command")
+                    first = str(command[0]) if isinstance(command, list) and command else ""
+                    out.append(((*at.path, field, i, "image"), c["image"], first))
     return out
 
 
-# The k8s-device-plugin image also runs GPU feature discovery and the MPS control daemon; the container's
-# command tells them apart (deployments/static and gpu-operator assets, NVIDIA/k8s-device-plugin @ 1b826acc).
-_OTHER_COMPONENTS = {
-    "gpu-feature-discovery": "GPU feature discovery",
-    "mps-control-daemon": "MPS control daemon",
-}
-
-
-def _component(item: Item, path: tuple[str | int, ...]) -> str:
-    """'device plugin', or the other component the device-plugin image runs in this container."""
-    container: Any = item.obj
-    for step in path[:-1]:
-        container = container[step]
-    command = container.get("command") if isinstance(container, dict) else None
-    first = str(command[0]) if isinstance(command, list) and command else ""
-    return _OTHER_COMPONENTS.get(first.rsplit("/", 1)[-1], "device plugin")
-
-
-def nvidia_device_plugin_images(item: Item) -> list[tuple[tuple[str | int, ...], str, str]]:
-    """(path, image, component) of each container running NVIDIA's k8s-device-plugin image."""
+def device_plugin_images(item: Item) -> list[tuple[tuple[str | int, ...], str, str, str]]:
+    """(path, image, component, vendor title) of each container running a vendor's device-plugin image
+    (the component: 'device plugin', or another one of the same image, as the vendor tells)."""
     out = []
-    for path, image in _images(item):
-        low = image.lower()
-        if "nvidia" in low and _DEVICE_PLUGIN_IMAGE.match(low.rsplit("/", 1)[-1]):
-            out.append((path, image, _component(item, path)))
+    for path, image, command in _images(item):
+        for vendor in vendors.all():
+            component = vendor.device_plugin_component(image, command)
+            if component is not None:
+                out.append((path, image, component, vendor.title))
+                break
     return out
 
 
-def is_nvidia_device_plugin(item: Item) -> tuple[tuple[str | int, ...], str] | None:
-    """The container running the device plugin itself (not GFD or the MPS control daemon from the same image)."""
-    for path, image, component in nvidia_device_plugin_images(item):
+def is_device_plugin(item: Item) -> tuple[tuple[str | int, ...], str, str] | None:
+    """(path, image, vendor title) of the container running a device plugin itself (not GFD or the MPS control
+    daemon from the same image)."""
+    for path, image, component, title in device_plugin_images(item):
         if component == "device plugin":
-            return path, image
+            return path, image, title
     return None
 
 
 @check("gpu.device-plugin-daemonset", "gpu.mps-sharing")
 def device_plugin_daemonsets(ctx: Context, scope: Scope) -> None:
     for item in scope.kind("DaemonSet"):
-        components = {c: (p, i) for p, i, c in reversed(nvidia_device_plugin_images(item))}
+        components = {c: (p, i) for p, i, c, _ in reversed(device_plugin_images(item))}
         if "MPS control daemon" in components and "device plugin" not in components:
             path, image = components["MPS control daemon"]
             ctx.emit(
@@ -224,17 +210,17 @@ def device_plugin_daemonsets(ctx: Context, scope: Scope) -> None:
                 f"the device plugin's MPS control daemon ({image}) serves MPS-shared GPUs on its nodes",
                 path=path,
             )
-        hit = is_nvidia_device_plugin(item)
+        hit = is_device_plugin(item)
         if hit is None:
             continue
-        path, image = hit
+        path, image, title = hit
         st = item.status
         nodes = (
             f"; running on {st.get('numberReady', 0)}/{st.get('desiredNumberScheduled', 0)} nodes"
             if st
             else ""
         )
-        ctx.emit("gpu.device-plugin-daemonset", item, f"NVIDIA device plugin ({image}){nodes}", path=path)
+        ctx.emit("gpu.device-plugin-daemonset", item, f"{title} device plugin ({image}){nodes}", path=path)
 
 
 def _time_slicing(cfg: Any) -> dict[str, Any] | None:
@@ -341,7 +327,7 @@ def gpu_operator(ctx: Context, scope: Scope) -> None:
             severity="warning" if enabled else None,
         )
     for item in scope.kind("Deployment"):
-        for path, image in _images(item):
+        for path, image, _ in _images(item):
             if re.search(r"(^|/)gpu-operator(:|@|$)", image):
                 ctx.emit("gpu.operator", item, f"NVIDIA GPU operator deployment ({image})", path=path)
                 break

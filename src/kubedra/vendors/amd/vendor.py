@@ -115,6 +115,16 @@ class Amd:
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, self.gpu_mode(mode) or "spx_nps1", device_plugin=device_plugin)
 
+    def device_plugin_component(self, image: str, command: str) -> str | None:
+        repo = image.lower().split("@", 1)[0]
+        name, tag = repo, ""
+        if ":" in repo.rsplit("/", 1)[-1]:
+            name, _, tag = repo.rpartition(":")
+        want = str(_data()["devicePlugin"]["image"])
+        if (name != want and not name.endswith("/" + want)) or tag.startswith("labeller"):
+            return None
+        return "device plugin"
+
     def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
         # every advertised device is a GPU (a partition too: the device plugin does not say which GPU it is part
         # of), each with the memory the node labeller reports (amd.com/gpu.vram, GiB: "192G")

@@ -13,7 +13,7 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels
-from kubedra.vendors.nvidia import classes, cluster, dpnode, models, modes, names, resources
+from kubedra.vendors.nvidia import classes, cluster, deviceplugin, dpnode, models, modes, names, resources
 
 _GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
@@ -78,6 +78,9 @@ class Nvidia:
 
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, mode or "full", device_plugin=device_plugin)
+
+    def device_plugin_component(self, image: str, command: str) -> str | None:
+        return deviceplugin.component(image, command)
 
     def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
         return dpnode.device_plugin_gpus(labels, alloc)
