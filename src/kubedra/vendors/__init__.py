@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 from collections.abc import Mapping
 
+from kubedra.errors import InputError
 from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels, Vendor
 
 __all__ = [
@@ -34,6 +36,8 @@ __all__ = [
     "get",
     "split_node_spec",
 ]
+
+_GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
 # The registered vendors, in the order they are tried; each module has a VENDOR implementing the protocol.
 _MODULES = ("kubedra.vendors.nvidia.vendor", "kubedra.vendors.amd.vendor")
@@ -80,6 +84,11 @@ def split_node_spec(text: str) -> list[tuple[Vendor, str]]:
     out: dict[str, list[str]] = {}
     first = all()[0]
     for part in text.split(","):
-        owner = next((v for v in all() if v.owns_node_spec(part)), first)
+        owner = next((v for v in all() if v.owns_node_spec(part)), None)
+        m = _GROUP.match(part.strip())
+        if owner is None and m is not None:
+            known = ", ".join(name for v in all() for name in v.model_names)
+            raise InputError(f"unknown GPU model {m.group('model')!r} in --nodes (known: {known})")
+        owner = owner or first
         out.setdefault(owner.name, []).append(part.strip())
     return [(get(name), ",".join(parts)) for name, parts in out.items()]

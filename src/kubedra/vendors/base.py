@@ -118,6 +118,11 @@ class Vendor(Protocol):
         """Whether a node's labels say it has this vendor's GPUs."""
         ...
 
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """The GPU models ``simulate --nodes`` can generate for this vendor (catalogue keys)."""
+        ...
+
     def owns_node_spec(self, part: str) -> bool:
         """Whether one ``<nodes>x<gpus>x<model>`` group of ``simulate --nodes`` names this vendor's GPU model."""
         ...

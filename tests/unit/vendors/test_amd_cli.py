@@ -163,3 +163,8 @@ def test_audit_finds_the_rocm_device_plugin_daemonset(tmp_path: Path) -> None:
     )
     code, out, _ = _run("audit", str(labeller), "-o", "json")
     assert "gpu.device-plugin-daemonset" not in [f["rule"] for f in json.loads(out)["findings"]]
+
+
+def test_an_unknown_model_lists_every_vendors_models(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _fail(["simulate", str(POD), "--nodes", "1x8xMI999"], capsys)
+    assert "unknown GPU model 'MI999'" in err and "H100-80GB" in err and "MI300X" in err

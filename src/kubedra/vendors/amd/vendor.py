@@ -106,6 +106,10 @@ class Amd:
         present = _data()["devicePlugin"]["labels"]["present"]
         return present in labels or (self.labels.product or "") in labels
 
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        return tuple(m.key for m in cluster.models())
+
     def owns_node_spec(self, part: str) -> bool:
         return cluster.owns_spec(part)
 

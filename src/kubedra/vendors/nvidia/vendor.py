@@ -57,6 +57,10 @@ class Nvidia:
     def owns_node(self, labels: Mapping[str, str]) -> bool:
         return names.PRODUCT_LABEL in labels or names.COUNT_LABEL in labels
 
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        return tuple(models.gpu_models())
+
     def owns_node_spec(self, part: str) -> bool:
         m = _GROUP.match(part.strip())
         if not m:
