@@ -1,4 +1,4 @@
-"""``kubedra discover``: build the ResourceSlices NVIDIA's DRA driver would publish for this node."""
+"""``kubedra discover``: build the ResourceSlices a GPU vendor's DRA driver would publish for this node."""
 
 from __future__ import annotations
 
@@ -131,6 +131,7 @@ def discover(**params: Any) -> None:
     An unhealthy GPU (uncorrectable ECC, pending or failed row remap / page retirement, reset required, lost)
     is published with the device taint the driver's health monitor puts on it (never NoExecute).
     --drain-rule NODE/DEVICE writes the NoExecute DeviceTaintRule that drains one device instead.
+    --amd-smi-json FILE writes what AMD's DRA driver (gpu.amd.com) would publish, from `amd-smi static --json`.
     """
     options = DiscoverOptions.complete(params)
     options.validate()

@@ -3,7 +3,9 @@
 Designed from two vendors (NVIDIA: :mod:`kubedra.vendors.nvidia`, AMD: :mod:`kubedra.vendors.amd`): only what the
 verbs use. A vendor names its device-plugin resources and says what each is (a whole GPU, a partition, a shared
 GPU, or a manual item), its DRA driver and the DeviceClass a whole GPU is claimed from, the node labels its
-feature discovery writes, the CEL it accepts for memory and product, and, per verb, what it cannot do yet
+feature discovery writes, the CEL it accepts for memory and product, its simulated nodes (``--nodes`` groups,
+GPU modes, the objects), a device-plugin node's GPU accounting, its device-plugin image, the DRA objects from
+its SMI JSON, and, per verb, what it cannot do yet
 (:meth:`Vendor.unsupported`), so a verb says "cannot, because" instead of ignoring the vendor's GPUs.
 """
 
