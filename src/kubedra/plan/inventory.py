@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import KubedraError
 from kubedra.model import snapshot as snapfmt
 from kubedra.model.snapshot import Snapshot
@@ -340,7 +341,7 @@ def _gpu_stack(state: ClusterState, snap: Snapshot) -> None:
     """The device plugin, DRA driver and GPU Operator (ClusterPolicy, GPUCluster) the cluster runs."""
     for ds in snap.kind("DaemonSet"):
         text = str(ds)
-        if "nvidia-device-plugin" in text or "k8s-device-plugin" in text:
+        if _runs_device_plugin(ds):
             meta = ds.get("metadata") or {}
             state.device_plugin = (str(meta.get("namespace") or ""), _name(ds))
         if "dra-driver" in text and "kubelet-plugin" in _name(ds):
@@ -369,6 +370,21 @@ def _replicaset_prefixes(name: str, pods: Iterable[dict[str, Any]]) -> set[str]:
             if ref.get("kind") == "ReplicaSet" and owner.startswith(name + "-"):
                 out.add(owner)
     return out
+
+
+def _runs_device_plugin(ds: dict[str, Any]) -> bool:
+    """A container of the DaemonSet runs a vendor's device plugin itself (by its image, as the vendor tells;
+    not GPU feature discovery or the MPS control daemon from the same image)."""
+    spec = ((ds.get("spec") or {}).get("template") or {}).get("spec") or {}
+    for key in ("initContainers", "containers"):
+        for c in spec.get(key) or []:
+            if not isinstance(c, dict) or not isinstance(c.get("image"), str):
+                continue
+            command = c.get("command")
+            first = str(command[0]) if isinstance(command, list) and command else ""
+            if any(v.device_plugin_component(c["image"], first) == "device plugin" for v in vendors.all()):
+                return True
+    return False
 
 
 def _pinned_pool(spec: dict[str, Any], pools: list[PoolState]) -> PoolState | None:
