@@ -141,9 +141,11 @@ def test_migrated_amd_manifests_place_on_amd_nodes_like_the_originals(tmp_path: 
         assert req["exactly"]["deviceClassName"] == "gpu.amd.com"
         assert req["exactly"].get("count", 1) == count
         code, before = _simulate(src, "--nodes", "1x8xMI300X", "--mode", "device-plugin")
-        assert code == 0 and before["modes"]["device-plugin"]["placed"] == 1
+        assert code == 0
+        assert before["modes"]["device-plugin"]["placed"] == 1
         code, after = _simulate(tmp_path / name / name, "--nodes", "1x8xMI300X", "--mode", "dra")
-        assert code == 0 and after["modes"]["dra"]["placed"] == 1
+        assert code == 0
+        assert after["modes"]["dra"]["placed"] == 1
         assert after["modes"]["dra"]["gpus"]["used"] == count
 
 
@@ -167,4 +169,6 @@ def test_audit_finds_the_rocm_device_plugin_daemonset(tmp_path: Path) -> None:
 
 def test_an_unknown_model_lists_every_vendors_models(capsys: pytest.CaptureFixture[str]) -> None:
     err = _fail(["simulate", str(POD), "--nodes", "1x8xMI999"], capsys)
-    assert "unknown GPU model 'MI999'" in err and "H100-80GB" in err and "MI300X" in err
+    assert "unknown GPU model 'MI999'" in err
+    assert "H100-80GB" in err
+    assert "MI300X" in err

@@ -48,7 +48,8 @@ def test_eight_whole_mi300x_become_one_slice_of_the_amd_driver(tmp_path: Path) -
     kinds = [o["kind"] for o in doc["items"]]
     assert kinds == ["DeviceClass", "ResourceSlice"]
     (rs,) = [o for o in doc["items"] if o["kind"] == "ResourceSlice"]
-    assert rs["spec"]["driver"] == "gpu.amd.com" and rs["spec"]["nodeName"] == "mi300x-a"
+    assert rs["spec"]["driver"] == "gpu.amd.com"
+    assert rs["spec"]["nodeName"] == "mi300x-a"
     devices = rs["spec"]["devices"]
     assert len(devices) == 8
     assert devices[0]["attributes"]["type"] == {"string": "amdgpu"}
@@ -107,7 +108,9 @@ def test_bad_amd_smi_output_is_one_line_exit_2(
     with pytest.raises(SystemExit) as e:
         main(["discover", "--amd-smi-json", str(f), "--node-name", "n"])
     err = capsys.readouterr().err
-    assert e.value.code == 2 and len(err.strip().splitlines()) == 1 and says in err, err
+    assert e.value.code == 2, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert says in err, err
 
 
 def test_nvidia_only_options_are_refused_with_amd_smi(
@@ -117,4 +120,5 @@ def test_nvidia_only_options_are_refused_with_amd_smi(
     f.write_text(json.dumps([_gpu(0)]))
     with pytest.raises(SystemExit) as e:
         main(["discover", "--amd-smi-json", str(f), "--mode", "mig-static"])
-    assert e.value.code == 2 and "--mode: not taken with --amd-smi-json" in capsys.readouterr().err
+    assert e.value.code == 2
+    assert "--mode: not taken with --amd-smi-json" in capsys.readouterr().err
