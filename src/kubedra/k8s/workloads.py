@@ -565,9 +565,12 @@ def deep_gpu_fields(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
 
 def custom_resource_gpu_fields(obj: Mapping[str, Any]) -> list[tuple[Path, Any]]:
     """GPU settings in the fields of a custom resource whose pods kubedra cannot derive (no pod template it
-    knows: a TrainJob's ``resourcesPerNode``, a vLLM runtime CR, a Kueue quota). Built-in kinds never hide one.
+    knows: a TrainJob's ``resourcesPerNode``, a vLLM runtime CR). Built-in kinds never hide one, and neither do
+    Kueue's configuration objects (a ClusterQueue's GPU quota is a quota: :mod:`kubedra.k8s.kueue`).
     audit reports them, migrate makes them manual items, simulate skips them: the same list for every verb."""
     group = api_group(str(obj.get("apiVersion") or ""))
     if "." not in group or group.endswith(".k8s.io") or pod_templates(obj) is not None:
         return []
+    if group == facts()["kueue"]["group"] and obj.get("kind") in facts()["kueue"]["config_kinds"]:
+        return []  # a queue, flavor or quota: configuration (kubedra.k8s.kueue), not a request
     return list(deep_gpu_fields(obj))

@@ -20,6 +20,7 @@ import yaml
 
 from kubedra import vendors
 from kubedra.errors import InputError, Location
+from kubedra.k8s import kueue as kueue_config
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.workloads import (
     api_group,
@@ -421,17 +422,9 @@ class Migrator:
         )
 
     def _unknown_kind(self, ctx: ObjectContext, obj: Mapping[str, Any]) -> None:
-        if api_group(str(obj.get("apiVersion", ""))) == facts()["kueue"]["group"]:
-            for path, value in custom_resource_gpu_fields(obj):
-                ctx.note(
-                    "manual",
-                    f"GPU quota in Kueue {ctx.ref.kind} ({dotted(path)} = {value!r}): a quota, not a pod creator. "
-                    "Workloads left on nvidia.com/gpu (--gpu-strategy extended-resource) are charged to it as "
-                    "before; workloads rewritten to ResourceClaimTemplates are charged to it only once the Kueue "
-                    f"Configuration maps their DeviceClass ({facts()['kueue']['device_class_mappings']}: "
-                    "gpu.nvidia.com -> this resource name); check that mapping by hand",
-                    path,
-                )
+        quotas = kueue_config.gpu_quotas(obj)
+        if quotas:  # a quota, not a request: nothing to rewrite, but a migration to claims needs its mapping
+            ctx.note("warning", kueue_config.quota_message(ctx.ref.kind, quotas), quotas[0].path)
             return
         for path, value in custom_resource_gpu_fields(obj):
             ctx.note(

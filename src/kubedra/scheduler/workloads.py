@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.errors import InputError, Location
+from kubedra.k8s import kueue
 from kubedra.k8s import workloads as k8s
 from kubedra.k8s.gpuschemes import annotation_schemes
 from kubedra.k8s.podadmission import refusal
@@ -506,6 +507,8 @@ class _Expander:
         self.workload(doc, templates, jobset)
 
     def unknown(self, doc: Document) -> None:
+        if quotas := kueue.gpu_quotas(doc.obj):  # configuration, not a pod creator: noted, never skipped
+            self.out.notes.append(f"{doc.location}: {doc.describe()} {kueue.not_simulated(quotas)}")
         hits = _unknown_kind_gpu(doc)
         if not hits:
             return

@@ -415,6 +415,7 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     )
     sim.notes += cluster.notes
     sim.notes += [n for n in inv.notes]
+    sim.notes += workloads.notes  # Kueue admission and quotas, generateName names, gang problems...
     if workloads.schedulers:
         names_ = ", ".join(f"{k} ({v} pods)" for k, v in sorted(workloads.schedulers.items()))
         sim.notes.append(

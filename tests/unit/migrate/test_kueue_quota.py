@@ -12,10 +12,33 @@ REALWORLD = Path(__file__).resolve().parents[2] / "realworld" / "inputs"
 
 
 def test_a_clusterqueue_is_a_quota_not_an_unknown_pod_creator() -> None:
-    result = run("migrate", str(REALWORLD / "kueue--tas-sample-gpu-queues.yaml"), code=1)
-    assert "a quota, not a pod creator" in result.stderr
-    assert "does not know how this resource turns it into pods" not in result.stderr
-    assert "resources.deviceClassMappings" in result.stderr
+    # kueue's TAS sample: a Topology, a ResourceFlavor tolerating nvidia.com/gpu, a ClusterQueue with
+    # nvidia.com/gpu nominalQuota 16 and a LocalQueue. None creates pods or requests a GPU.
+    path = str(REALWORLD / "kueue--tas-sample-gpu-queues.yaml")
+    migrated = run("migrate", path, code=0)  # was a manual item (exit 1): nothing in it is to be changed
+    assert "Kueue ClusterQueue quota for nvidia.com/gpu: 16 (flavor tas-flavor)" in migrated.stderr
+    assert "resources.deviceClassMappings" in migrated.stderr and "MANUAL" not in migrated.stderr
+    assert "does not know how this resource turns it into pods" not in migrated.stderr
+    audited = run("audit", path, "-o", "json", code=0)
+    assert (
+        '"rule": "gpu.kueue-quota"' in audited.stdout and "gpu.custom-resource-request" not in audited.stdout
+    )
+    # was exit 2: the quota was "a GPU request hidden in a field of the custom resource", not simulated
+    simulated = run("simulate", path, "--nodes", "2x8xH100-80GB", code=0)
+    assert "Not simulated" not in simulated.stdout
+    assert "ClusterQueue tas-cluster-queue is a Kueue quota (nvidia.com/gpu: 16" in simulated.stdout
+    run("validate", path, code=0)
+
+
+def test_a_cohort_quota_is_a_quota_too(tmp_path: Path) -> None:
+    cohort = tmp_path / "cohort.yaml"
+    cohort.write_text(
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata:\n  name: shared\nspec:\n"
+        "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n"
+        '      resources:\n      - name: nvidia.com/gpu\n        nominalQuota: "8"\n'
+    )
+    result = run("migrate", str(cohort), code=0)
+    assert "Kueue Cohort quota for nvidia.com/gpu: 8 (flavor h100)" in result.stderr
 
 
 def test_a_queued_gpu_workload_rewritten_to_claims_names_the_kueue_mapping(tmp_path: Path) -> None:

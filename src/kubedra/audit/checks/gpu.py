@@ -12,7 +12,7 @@ from kubedra import vendors
 from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
 from kubedra.audit.scope import Context, Scope, check
-from kubedra.k8s import platforms
+from kubedra.k8s import kueue, platforms
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
@@ -160,6 +160,22 @@ def custom_resource_gpus(ctx: Context, scope: Scope) -> None:
                 f"{item.kind} field {format_path(path)} = {value!r} names a device-plugin GPU",
                 path=path,
                 field=format_path(path),
+            )
+
+
+@check("gpu.kueue-quota")
+def kueue_quotas(ctx: Context, scope: Scope) -> None:
+    """A Kueue ClusterQueue's (or Cohort's) GPU quota: configuration, which a migration to claims leaves
+    uncharged unless the Kueue Configuration maps the DeviceClass (deviceClassMappings)."""
+    for item in scope.items:
+        quotas = kueue.gpu_quotas(item.obj)
+        if quotas:
+            ctx.emit(
+                "gpu.kueue-quota",
+                item,
+                kueue.quota_message(item.kind, quotas),
+                path=quotas[0].path,
+                resource=quotas[0].resource,
             )
 
 
