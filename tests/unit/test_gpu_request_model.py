@@ -1,4 +1,5 @@
-"""One reading of a GPU request (kubedra.vendors.gpurequest) for audit, migrate, simulate and validate.
+"""One reading of a GPU request (kubedra.vendors.gpurequest) for audit, migrate, simulate, validate, plan and verify
+(the last two: tests/unit/plan/test_plan_gpu_requests.py, tests/unit/verify/test_verify.py).
 
 The manifests are real ones (tests/corpus) with their GPU count set to zero the ways a chart writes it."""
 
@@ -11,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from kubedra.cli import cli
-from kubedra.vendors.gpurequest import device_count
+from kubedra.vendors.gpurequest import admitted_counts, device_count
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 KAI_JOB = (CORPUS / "legacy-gpu" / "kai-batch-job.yaml").read_text()
@@ -31,6 +32,22 @@ def cli_run(*args: str, input: str | None = None):
 )
 def test_a_count_is_a_quantity(value: object, n: int) -> None:
     assert device_count(value) == n
+
+
+@pytest.mark.parametrize(
+    ("resources", "counts"),
+    [
+        ({"limits": {"nvidia.com/gpu": "1000m"}}, {"nvidia.com/gpu": 1}),
+        ({"limits": {"nvidia.com/gpu": 2}, "requests": {"nvidia.com/gpu": "2"}}, {"nvidia.com/gpu": 2}),
+        ({"limits": {"nvidia.com/gpu": "00"}}, {"nvidia.com/gpu": 0}),
+        ({"requests": {"nvidia.com/gpu": "1"}}, {"nvidia.com/gpu": None}),  # limits must be set
+        ({"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": 2}}, {"nvidia.com/gpu": None}),
+        ({"limits": {"nvidia.com/gpu": "0.5"}}, {"nvidia.com/gpu": None}),
+        ("x", {}),
+    ],
+)
+def test_limits_and_requests_as_the_apiserver_admits_them(resources: object, counts: dict) -> None:
+    assert admitted_counts(resources) == counts
 
 
 @pytest.mark.parametrize("value", ["0.5", "-1", -1, "{{ .Values.gpus }}", "lots", True, None])

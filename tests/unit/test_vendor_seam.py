@@ -63,7 +63,7 @@ DEBT: dict[str, tuple[int, int]] = {
     "testing/snapshotgen.py": (2, 10),
     "validate/engine.py": (1, 0),
     "vendors/base.py": (0, 1),
-    "verify/checks.py": (3, 5),
+    "verify/checks.py": (3, 4),
 }
 
 

@@ -24,6 +24,7 @@ from kubedra.model import snapshot as snapfmt
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
 from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
+from kubedra.vendors.gpurequest import admitted_counts, device_count
 from kubedra.vendors.nvidia import gfd
 from kubedra.vendors.nvidia import names as nvidia_names
 
@@ -113,28 +114,30 @@ def _name(obj: dict[str, Any]) -> str:
 
 
 def _gpu_resources(obj: dict[str, Any]) -> dict[str, int]:
-    alloc = ((obj.get("status") or {}).get("allocatable")) or {}
+    alloc = _fields(_fields(obj.get("status")).get("allocatable"))
     out = {}
     for k, v in alloc.items():
-        if str(k).startswith("nvidia.com/"):
-            try:
-                out[str(k)] = int(str(v))
-            except ValueError:
-                continue
+        n = device_count(v)  # a quantity, read as every verb reads a GPU count (kubedra.vendors.gpurequest)
+        if str(k).startswith("nvidia.com/") and n is not None:
+            out[str(k)] = n
     return out
 
 
-def gpu_equivalents(resources: dict[str, Any]) -> float:
+def _is_gpu(resource: str) -> bool:
+    return bool(_MIG.match(resource)) or resource in (
+        nvidia_names.GPU_RESOURCE,
+        nvidia_names.GPU_RESOURCE + nvidia_names.SHARED_SUFFIX,
+    )
+
+
+def gpu_equivalents(counts: dict[str, int]) -> float:
+    """Whole-GPU equivalents of device counts (a MIG profile ``<g>g`` counts g/7)."""
     total = 0.0
-    for k, v in resources.items():
-        try:
-            n = float(str(v))
-        except ValueError:
-            continue
-        m = _MIG.match(str(k))
+    for k, n in counts.items():
+        m = _MIG.match(k)
         if m:
             total += n * int(m.group(1)) / 7
-        elif str(k) in (nvidia_names.GPU_RESOURCE, nvidia_names.GPU_RESOURCE + nvidia_names.SHARED_SUFFIX):
+        elif _is_gpu(k):
             total += n
     return total
 
@@ -147,12 +150,20 @@ def _items(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespace: str) -> float:
+def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespace: str) -> float | str:
+    """Whole-GPU equivalents a pod spec holds, or why the apiserver refuses it (then it holds none): its GPU
+    requests read as every verb reads them (:func:`kubedra.vendors.gpurequest.admitted_counts`)."""
     total = 0.0
     # a snapshot an API server wrote has these types; an edited one may not: a value of another type holds no GPU
     for c in _items(spec.get("containers")):
-        res = _fields(c.get("resources")) if isinstance(c, dict) else {}
-        total += gpu_equivalents(_fields(res.get("limits")) or _fields(res.get("requests")))
+        counts = admitted_counts(c.get("resources")) if isinstance(c, dict) else {}
+        refused = sorted(k for k, n in counts.items() if n is None and _is_gpu(k))
+        if refused:
+            return (
+                f"the apiserver refuses its {refused[0]} (only requested, requests unequal to limits, or not a "
+                "whole number), so it never runs and holds no GPU"
+            )
+        total += gpu_equivalents({k: n for k, n in counts.items() if n})
     for rc in _items(spec.get("resourceClaims")):
         name = rc.get("resourceClaimName") if isinstance(rc, dict) else None
         total += claims.get((namespace, str(name)), 1) if name else 1
@@ -277,6 +288,9 @@ def _pod_demand(
         ns = str(meta.get("namespace") or "")
         spec_ = _fields(pod.get("spec"))
         gpus = _pod_gpus(spec_, claims, ns)
+        if isinstance(gpus, str):
+            state.notes.append(f"Pod {ns}/{_name(pod)}: {gpus}")
+            continue
         if gpus <= 0:
             continue
         state.has_workloads = True
@@ -313,6 +327,9 @@ def _workload_demand(
         ns = str(meta.get("namespace") or "")
         tmpl: dict[str, Any] = _fields(_fields(_fields(wl.get("spec")).get("template")).get("spec"))
         gpus = _pod_gpus(tmpl, claims, ns) if tmpl else 0
+        if isinstance(gpus, str):
+            state.notes.append(f"{wl.get('kind')} {ns}/{_name(wl)}: {gpus}")
+            continue
         if gpus <= 0:
             continue
         state.has_workloads = True

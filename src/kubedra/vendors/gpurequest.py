@@ -37,3 +37,26 @@ def device_count(value: Any) -> int | None:
 def is_zero(value: Any) -> bool:
     """A request for no device at all (``0``, ``"00"``, ``"0.0"``...)."""
     return device_count(value) == 0
+
+
+def admitted_counts(resources: Any) -> dict[str, int | None]:
+    """Devices per extended resource of one container's ``resources`` as the apiserver admits them (every name in
+    ``limits`` or ``requests``; the caller keeps the GPU ones). An extended resource is not overcommitable
+    (pkg/apis/core/validation ``ValidateResourceRequirements``): its limit is what the container gets (the request
+    is defaulted to it), so the count is the limit's; ``None`` where the apiserver refuses the container: only a
+    request ("Limit must be set for non overcommitable resources"), a request unequal to the limit, or a value that
+    is not a whole, non-negative quantity. Zero is no device (:func:`is_zero`). A ``resources`` that is not a
+    mapping (an edited snapshot) holds nothing."""
+    if not isinstance(resources, dict):
+        return {}
+    limits, requests = resources.get("limits"), resources.get("requests")
+    limits = limits if isinstance(limits, dict) else {}
+    requests = requests if isinstance(requests, dict) else {}
+    out: dict[str, int | None] = {}
+    for name in [*limits, *(r for r in requests if r not in limits)]:
+        if name not in limits:
+            out[str(name)] = None
+            continue
+        n = device_count(limits[name])
+        out[str(name)] = None if name in requests and device_count(requests[name]) != n else n
+    return out

@@ -29,6 +29,8 @@ from typing import Any
 from kubedra.allocator.selectors import required_drivers
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
+from kubedra.vendors import classify
+from kubedra.vendors.gpurequest import admitted_counts
 from kubedra.vendors.nvidia import driver_releases, gfd
 from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.nodes import sanitise
@@ -501,14 +503,16 @@ def check_health(state: Snapshot) -> Check:
 
 
 def _uses_gpu(pod: dict[str, Any]) -> bool:
+    """A pod with DRA claims, or a container asking for a GPU (any vendor's device-plugin resource) read as every
+    verb reads it (:func:`kubedra.vendors.gpurequest.admitted_counts`): ``nvidia.com/gpu: "0"`` is no GPU; a count
+    the apiserver would not admit (an edited snapshot) still names one."""
     spec = pod.get("spec") or {}
     if spec.get("resourceClaims"):
         return True
     containers = spec.get("containers")
     for c in containers if isinstance(containers, list) else []:  # an edited snapshot: null, a string...
-        res = c.get("resources") if isinstance(c, dict) else None
-        parts = [res.get(part) for part in ("limits", "requests")] if isinstance(res, dict) else []
-        if any(str(k).startswith("nvidia.com/") for part in parts if isinstance(part, dict) for k in part):
+        counts = admitted_counts(c.get("resources")) if isinstance(c, dict) else {}
+        if any(n != 0 and classify(name) is not None for name, n in counts.items()):
             return True
     return False
 

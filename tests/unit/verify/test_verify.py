@@ -348,6 +348,38 @@ def test_baseline_lost_workload_and_pending(tmp_path: Path) -> None:
     assert "GPU pod ml/p is Pending for 60 min" in by_id(data)["baseline"]["messages"]
 
 
+@pytest.mark.parametrize(
+    ("resources", "gpu_pod"),
+    [
+        (
+            {"limits": {"nvidia.com/gpu": "0"}},
+            False,
+        ),  # no GPU (was a GPU pod stuck Pending: any nvidia.com/ key)
+        ({"limits": {"nvidia.com/gpu": "00"}}, False),
+        ({"limits": {"nvidia.com/gpu": 0}, "requests": {"nvidia.com/gpu": "0"}}, False),
+        ({"limits": {"nvidia.com/gpu": "1000m"}}, True),
+        ({"requests": {"nvidia.com/gpu": "1"}}, True),  # not admitted, but it names a GPU: still checked
+        ({"limits": {"cpu": "1"}}, False),
+    ],
+)
+def test_a_pending_pod_is_a_gpu_pod_by_the_one_request_model(
+    tmp_path: Path, resources: dict[str, Any], gpu_pod: bool
+) -> None:
+    pend = [
+        *healthy(),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ml", "creationTimestamp": "2026-06-01T09:00:00Z"},
+            "spec": {"containers": [{"name": "c", "resources": resources}]},
+            "status": {"phase": "Pending"},
+        },
+    ]
+    code, data = verify("-f", snap(tmp_path, pend, "pend.yaml"))
+    stuck = "GPU pod ml/p is Pending for 60 min" in by_id(data)["baseline"]["messages"]
+    assert (code, stuck) == ((1, True) if gpu_pod else (0, False))
+
+
 def test_bad_input_exits_2(tmp_path: Path) -> None:
     assert run("verify", "-f", str(tmp_path / "missing.yaml")).exit_code == 2
     plain = tmp_path / "plain.yaml"

@@ -1,0 +1,79 @@
+"""plan reads a GPU request with the one model every verb uses (kubedra.vendors.gpurequest): a quantity
+("1000m" is one GPU), zero is none, and a container the apiserver refuses (a GPU only requested, or a fraction)
+never runs, so it holds no GPU and the plan says so."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from .helpers import run
+
+DATA = Path(__file__).parent / "data"
+
+
+def _dev_in_use(tmp_path: Path, resources: dict[str, Any]) -> tuple[float, list[str]]:
+    """The dev cluster (3 GPUs in use) with one more running pod on a100-80gb-0 holding ``resources``."""
+    snap = yaml.safe_load((DATA / "dev.yaml").read_text())
+    snap["items"].append(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "extra", "namespace": "ml"},
+            "spec": {
+                "nodeName": "a100-80gb-0",
+                "containers": [{"name": "c", "image": "cuda", "resources": resources}],
+            },
+            "status": {"phase": "Running"},
+        }
+    )
+    (tmp_path / "dev.yaml").write_text(yaml.safe_dump(snap))
+    fleet_file = tmp_path / "fleet.yaml"
+    fleet_file.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
+    )
+    res = run("plan", "-f", str(fleet_file), "-o", "json")
+    assert res.exit_code in (0, 1), res.output
+    (cluster,) = json.loads(res.stdout)["clusters"]
+    (pool,) = cluster["pools"]
+    return pool["gpusInUse"], cluster["notes"]
+
+
+@pytest.mark.parametrize(
+    ("resources", "in_use"),
+    [
+        ({"limits": {"nvidia.com/gpu": "1000m"}}, 4.0),  # one GPU (was not counted: float("1000m") failed)
+        ({"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "2000m"}}, 5.0),
+        ({"limits": {"nvidia.com/gpu": "0"}}, 3.0),
+        ({"limits": {"nvidia.com/gpu": "00"}}, 3.0),
+        ({"limits": {"nvidia.com/mig-7g.80gb": "1000m"}}, 4.0),
+    ],
+)
+def test_gpu_requests_are_quantities(tmp_path: Path, resources: dict[str, Any], in_use: float) -> None:
+    assert _dev_in_use(tmp_path, resources)[0] == in_use
+
+
+@pytest.mark.parametrize(
+    "resources",
+    [
+        {
+            "requests": {"nvidia.com/gpu": "2"}
+        },  # "Limit must be set for non overcommitable resources" (was 2 GPUs)
+        {"limits": {"nvidia.com/gpu": "1.5"}},  # "must be an integer" (was 1.5 GPUs)
+        {
+            "limits": {"nvidia.com/gpu": "1"},
+            "requests": {"nvidia.com/gpu": "2"},
+        },  # requests must equal limits
+    ],
+)
+def test_a_container_the_apiserver_refuses_holds_no_gpu_and_is_said(
+    tmp_path: Path, resources: dict[str, Any]
+) -> None:
+    in_use, notes = _dev_in_use(tmp_path, resources)
+    assert in_use == 3.0
+    assert any(n.startswith("Pod ml/extra: the apiserver refuses its nvidia.com/gpu") for n in notes), notes
