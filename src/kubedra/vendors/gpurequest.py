@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
+from kubedra.vendors import classify
 
 
 def device_count(value: Any) -> int | None:
@@ -60,3 +61,9 @@ def admitted_counts(resources: Any) -> dict[str, int | None]:
         n = device_count(limits[name])
         out[str(name)] = None if name in requests and device_count(requests[name]) != n else n
     return out
+
+
+def asks_for_a_gpu(resources: Any) -> bool:
+    """Whether one container's ``resources`` ask for any vendor's device-plugin GPU: a count that is not zero
+    (:func:`admitted_counts`; one the apiserver would not admit, in an edited snapshot, still names a GPU)."""
+    return any(n != 0 and classify(name) is not None for name, n in admitted_counts(resources).items())

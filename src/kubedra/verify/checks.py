@@ -29,8 +29,7 @@ from typing import Any
 from kubedra.allocator.selectors import required_drivers
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
-from kubedra.vendors import classify
-from kubedra.vendors.gpurequest import admitted_counts
+from kubedra.vendors.gpurequest import asks_for_a_gpu
 from kubedra.vendors.nvidia import driver_releases, gfd
 from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.nodes import sanitise
@@ -503,18 +502,13 @@ def check_health(state: Snapshot) -> Check:
 
 
 def _uses_gpu(pod: dict[str, Any]) -> bool:
-    """A pod with DRA claims, or a container asking for a GPU (any vendor's device-plugin resource) read as every
-    verb reads it (:func:`kubedra.vendors.gpurequest.admitted_counts`): ``nvidia.com/gpu: "0"`` is no GPU; a count
-    the apiserver would not admit (an edited snapshot) still names one."""
+    """DRA claims, or a container asking for a device-plugin GPU (``nvidia.com/gpu: "0"`` is none)."""
     spec = pod.get("spec") or {}
     if spec.get("resourceClaims"):
         return True
     containers = spec.get("containers")
-    for c in containers if isinstance(containers, list) else []:  # an edited snapshot: null, a string...
-        counts = admitted_counts(c.get("resources")) if isinstance(c, dict) else {}
-        if any(n != 0 and classify(name) is not None for name, n in counts.items()):
-            return True
-    return False
+    listed = containers if isinstance(containers, list) else []  # an edited snapshot: null, a string...
+    return any(asks_for_a_gpu(c.get("resources")) for c in listed if isinstance(c, dict))
 
 
 def workload_key(pod: dict[str, Any]) -> str:
