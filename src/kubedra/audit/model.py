@@ -11,7 +11,7 @@ from typing import Any
 
 from kubedra.audit.podspecs import PodSpecAt, find_pod_specs
 from kubedra.errors import Location
-from kubedra.k8s import datafiles
+from kubedra.k8s import datafiles, namespaces
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.sources.files import Document
 
@@ -49,6 +49,11 @@ class Item:
     def namespace(self) -> str | None:
         ns = self.meta.get("namespace")
         return str(ns) if ns else None
+
+    @property
+    def home(self) -> str:
+        """The namespace the object lands in (``default`` when omitted): what references are keyed by."""
+        return namespaces.effective(self.namespace)
 
     @cached_property
     def pod_specs(self) -> list[PodSpecAt]:

@@ -32,7 +32,7 @@ def format_path(path: Path) -> str:
     return out
 
 
-def owned_by_listed_controller(item: Any, owners: set[tuple[str, str | None, str]]) -> bool:
+def owned_by_listed_controller(item: Any, owners: set[tuple[str, str, str]]) -> bool:
     """True when ``item`` (an audit Item) has a controller ownerReference to an object in ``owners``
     ((kind, namespace, name)): its pod template is the owner's, reported once there."""
     refs = item.meta.get("ownerReferences")
@@ -40,7 +40,7 @@ def owned_by_listed_controller(item: Any, owners: set[tuple[str, str | None, str
         if not isinstance(ref, dict) or not ref.get("controller"):
             continue
         kind, name = ref.get("kind"), ref.get("name")
-        if isinstance(kind, str) and isinstance(name, str) and (kind, item.namespace, name) in owners:
+        if isinstance(kind, str) and isinstance(name, str) and (kind, item.home, name) in owners:
             return True
     return False
 

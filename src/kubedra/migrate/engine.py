@@ -21,6 +21,7 @@ import yaml
 from kubedra import vendors
 from kubedra.errors import InputError, Location
 from kubedra.k8s import kueue as kueue_config
+from kubedra.k8s import namespaces
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.workloads import (
     api_group,
@@ -211,7 +212,11 @@ def _index(run: Run, sources: list[SourceFile]) -> None:  # noqa: C901 - one pas
                     target = get_path(obj, ("spec", "scaleTargetRef"))
                     if ref.kind == "HorizontalPodAutoscaler" and isinstance(target, Mapping):
                         run.hpa_targets.add(
-                            (str(target.get("kind")), ref.namespace or "", str(target.get("name")))
+                            (
+                                str(target.get("kind")),
+                                namespaces.effective(ref.namespace),
+                                str(target.get("name")),
+                            )
                         )
                     if sharing.is_sharing_configmap(obj):
                         planned = sharing.plan(
@@ -361,7 +366,10 @@ class Migrator:
                     ctx.note("warning", w, ("data", sc.data_key))
                 after.append(sc.device_class)
             for p in self.run.scope.plugins:
-                if (p.namespace, p.name) != (ctx.ref.namespace or "", ctx.ref.name):
+                if (namespaces.effective(p.namespace), p.name) != (
+                    namespaces.effective(ctx.ref.namespace),
+                    ctx.ref.name,
+                ):
                     continue
                 named = ", ".join(repr(k) for k in p.configs if k not in p.defaults) or "none"
                 ctx.note(

@@ -19,6 +19,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra.k8s import namespaces
 from kubedra.k8s.workloads import (
     PodTemplate,
     api_group,
@@ -55,7 +56,7 @@ def candidate(obj: Mapping[str, Any], scope: Scope, autoscaled: set[Key]) -> Can
     group, kind = api_group(str(obj.get("apiVersion", ""))), str(obj.get("kind", ""))
     meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
-    key = (kind, str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    key = (kind, namespaces.effective(meta.get("namespace")), str(meta.get("name") or ""))
     if (group, kind) not in _SPLITTABLE or not key[2] or key in autoscaled:
         return None
     templates = pod_templates(obj)
@@ -145,7 +146,7 @@ def convert(
     if not shared:
         return False, [], []
     group, kind = api_group(ctx.ref.api_version), ctx.ref.kind
-    packed = ctx.run.packed_claims.get((kind, ctx.ref.namespace or "", ctx.ref.name or ""))
+    packed = ctx.run.packed_claims.get((kind, namespaces.effective(ctx.ref.namespace), ctx.ref.name or ""))
     if kind == "DaemonSet" or (sum(t.replicas for t, _, _ in shared) <= 1 and packed is None):
         return False, [], []  # one pod per node / one pod: a claim per pod loses nothing within the workload
     tmpl, found, sc = shared[0]

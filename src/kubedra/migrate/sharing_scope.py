@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.k8s import namespaces
 from kubedra.migrate.sharing import SharedClass
 from kubedra.model.nodeaffinity import (
     NodeSelectorError,
@@ -103,7 +104,7 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
     refs: dict[tuple[str, str], dict[str, Any]] = {}
     for obj in objects:
         kind = obj.get("kind")
-        ns = str(_map(obj.get("metadata")).get("namespace") or "")
+        ns = namespaces.effective(_map(obj.get("metadata")).get("namespace"))
         if kind == "ClusterPolicy" and str(obj.get("apiVersion", "")).startswith("nvidia.com/"):
             cfg = _map(_map(_map(obj.get("spec")).get("devicePlugin")).get("config"))
             if cfg.get("name"):
@@ -172,7 +173,7 @@ class Scope:
         for cm, classes, keys in configmaps:
             meta = _map(cm.get("metadata"))
             ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-            ref = refs.get((ns, name)) or refs.get(("*", name))
+            ref = refs.get((namespaces.effective(ns), name)) or refs.get(("*", name))
             configs: dict[str, dict[str, SharedClass]] = {k: {} for k in keys}
             for sc in classes:
                 configs.setdefault(sc.data_key, {})[sc.resource] = sc

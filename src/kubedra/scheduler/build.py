@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.k8s import namespaces
 from kubedra.model.objects import (
     DeviceClaim,
     DeviceClass,
@@ -111,12 +112,12 @@ def build_sim_pods(
     start_order: int = 0,
 ) -> list[SimPod]:
     priorities = priorities or PriorityClasses()
-    tmpl = {(t.meta.namespace or "default", t.meta.name): t for t in templates}
-    named = {(c.meta.namespace or "default", c.meta.name): c for c in claims}
+    tmpl = {(namespaces.effective(t.meta.namespace), t.meta.name): t for t in templates}
+    named = {(namespaces.effective(c.meta.namespace), c.meta.name): c for c in claims}
     ext_specs: dict[tuple[Any, ...], tuple[DeviceClaim, frozenset[str]]] = {}
     out: list[SimPod] = []
     for i, pod in enumerate(pods):
-        ns = pod.meta.namespace or "default"
+        ns = namespaces.effective(pod.meta.namespace)
         cpu, mem = nonzero_requests(pod)
         sp = SimPod(
             pod=pod,

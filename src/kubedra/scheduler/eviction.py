@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kubedra.allocator.taints import NO_EXECUTE, eviction_delay, rule_matches
+from kubedra.k8s import namespaces
 from kubedra.model.objects import DeviceTaint, DeviceTaintRule, ObjectMeta, ResourceClaim, ResourceSlice
 from kubedra.scheduler.pods import SimPod
 
@@ -111,7 +112,7 @@ def recreate(sp: SimPod, order: int, counter: itertools.count[int]) -> SimPod:
     pod.node_name = ""
     pod.phase = "Pending"
     pod.claim_statuses = {}
-    ns = meta.namespace or "default"
+    ns = namespaces.effective(meta.namespace)
     claims: list[ResourceClaim] = []
     for rc, old in zip(pod.resource_claims, sp.claims, strict=False):
         if rc.resource_claim_template_name:

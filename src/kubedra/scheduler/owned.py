@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kubedra.k8s import namespaces
 from kubedra.k8s.workloads import api_group
 from kubedra.model.objects import Pod
 from kubedra.model.parse import parse_object
@@ -42,7 +43,7 @@ def made(docs: Sequence[Document], pods: Mapping[int, Pod]) -> dict[Key, list[Po
     for d in docs:
         if d.kind == "ReplicaSet" and api_group(d.api_version) == "apps":
             meta = d.obj.get("metadata")
-            ns = d.namespace or "default"
+            ns = namespaces.effective(d.namespace)
             owner = _controller(meta.get("ownerReferences") or [], ns) if isinstance(meta, Mapping) else None
             if owner is not None:
                 rs_owner[("apps", "ReplicaSet", ns, d.name)] = owner
@@ -51,7 +52,7 @@ def made(docs: Sequence[Document], pods: Mapping[int, Pod]) -> dict[Key, list[Po
         pod = pods.get(id(d))
         if pod is None or pod.phase in ("Succeeded", "Failed"):
             continue
-        key = _controller(pod.meta.owner_references, pod.meta.namespace or "default")
+        key = _controller(pod.meta.owner_references, namespaces.effective(pod.meta.namespace))
         if key is None:
             continue
         out.setdefault(key, []).append(pod)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra.k8s import namespaces
 from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import Container, Pod, ResourceClaim
 
@@ -108,7 +109,7 @@ class SimPod:
 
     @property
     def namespace(self) -> str:
-        return self.pod.meta.namespace or "default"
+        return namespaces.effective(self.pod.meta.namespace)
 
     @property
     def name(self) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kubedra.k8s import namespaces
 from kubedra.model.inventory import Inventory
 from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
 from kubedra.model.objects import Node, ObjectMeta, Pod, ResourceClaim
@@ -28,9 +29,9 @@ class PodClaims:
 
 
 def pod_claims(pod: Pod, inv: Inventory) -> PodClaims:
-    ns = pod.meta.namespace or "default"
-    named = {(c.meta.namespace or "default", c.meta.name): c for c in inv.claims}
-    templates = {(t.meta.namespace or "default", t.meta.name): t for t in inv.templates}
+    ns = namespaces.effective(pod.meta.namespace)
+    named = {(namespaces.effective(c.meta.namespace), c.meta.name): c for c in inv.claims}
+    templates = {(namespaces.effective(t.meta.namespace), t.meta.name): t for t in inv.templates}
     out = PodClaims()
     for rc in pod.resource_claims:
         claim: ResourceClaim | None = None

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from kubedra.allocator.session import EngineConfig, engine_config
 from kubedra.errors import UsageError
 from kubedra.gcpause import paused_gc
+from kubedra.k8s import namespaces
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import (
@@ -143,8 +144,8 @@ def mig_offers(view: ClusterView) -> tuple[MigOffer, ...]:
 def _resolve_specs(
     pod: Pod, inv: Inventory, claims_by_key: dict[tuple[str, str], ResourceClaim]
 ) -> tuple[list[tuple[str, DeviceClaim]], str | None]:
-    ns = pod.meta.namespace or "default"
-    tmpl = {(t.meta.namespace or "default", t.meta.name): t for t in inv.templates}
+    ns = namespaces.effective(pod.meta.namespace)
+    tmpl = {(namespaces.effective(t.meta.namespace), t.meta.name): t for t in inv.templates}
     out: list[tuple[str, DeviceClaim]] = []
     for rc in pod.resource_claims:
         if rc.resource_claim_template_name:
@@ -162,7 +163,7 @@ def _resolve_specs(
 
 def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: SimulateOptions) -> Prepared:
     prep = Prepared()
-    claims_by_key = {(c.meta.namespace or "default", c.meta.name): c for c in inv.claims}
+    claims_by_key = {(namespaces.effective(c.meta.namespace), c.meta.name): c for c in inv.claims}
     classes = {c.name: c for c in inv.classes}
     converted = 0
     for ps in sets:
@@ -214,8 +215,8 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
 ) -> Prepared:
     prep = Prepared(templates=list(inv.templates))
     dra_opts = DraOptions(sizing=opts.sizing, gpu_memory=opts.gpu_memory, offers=offers)
-    taken = {(t.meta.namespace or "default", t.meta.name) for t in inv.templates}
-    taken |= {(c.meta.namespace or "default", c.meta.name) for c in inv.claims}
+    taken = {(namespaces.effective(t.meta.namespace), t.meta.name) for t in inv.templates}
+    taken |= {(namespaces.effective(c.meta.namespace), c.meta.name) for c in inv.claims}
     rcts: dict[tuple[str, tuple[object, ...]], ResourceClaimTemplate] = {}
     whole_without_need = 0
     sharing = opts.sharing

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kubedra.errors import ClusterError
+from kubedra.k8s import namespaces
 from kubedra.k8s.findings import Finding
 from kubedra.sources import cluster as cs
 from kubedra.sources.files import Document
@@ -128,7 +129,11 @@ def dry_run(  # noqa: C901 - maps each API error of a dry run to its finding
             raise
         except Exception as e:
             raise ClusterError(f"cluster {label} ({host}): API discovery failed: {cs.short_error(e)}") from e
-        ns = (doc.namespace or namespace_default) if getattr(resource, "namespaced", False) else None
+        ns = (
+            namespaces.effective(doc.namespace, namespace_default)
+            if getattr(resource, "namespaced", False)
+            else None
+        )
         meta = doc.obj.get("metadata") or {}
         try:
             if isinstance(meta, dict) and meta.get("name"):

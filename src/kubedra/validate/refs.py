@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kubedra import vendors
+from kubedra.k8s import namespaces
 from kubedra.k8s.workloads import api_group, get_path
 from kubedra.sources.files import Document
 from kubedra.validate.rules import Issue
@@ -30,7 +31,7 @@ class Index:
         self.workloads: set[tuple[str, str]] = set()
         self.has_selectors = False
         for d in documents:
-            ns = d.namespace or ""
+            ns = namespaces.effective(d.namespace)
             group = api_group(d.api_version)
             if "selectors" in str(d.obj.get("spec", "")):
                 self.has_selectors = True
@@ -92,7 +93,7 @@ def pod_refs(
     spec_path: Path, spec: Mapping[str, Any], ns: str | None, index: Index, *, strict_refs: bool
 ) -> list[Issue]:
     out: list[Issue] = []
-    namespace = ns or ""
+    namespace = namespaces.effective(ns)
     claims = spec.get("resourceClaims")
     templates: dict[str, set[str] | None] = {}
     for i, c in enumerate(claims if isinstance(claims, list) else []):
@@ -107,7 +108,7 @@ def pod_refs(
                     Issue(
                         (*p, "resourceClaimTemplateName"),
                         f"ResourceClaimTemplate {tname!r} is not among the inputs (namespace "
-                        f"{namespace or 'default'}); it must exist before the pods",
+                        f"{namespace}); it must exist before the pods",
                         not strict_refs,
                     )
                 )
@@ -118,7 +119,7 @@ def pod_refs(
                 out.append(
                     Issue(
                         (*p, "resourceClaimName"),
-                        f"ResourceClaim {cname!r} is not among the inputs (namespace {namespace or 'default'}); "
+                        f"ResourceClaim {cname!r} is not among the inputs (namespace {namespace}); "
                         "it must exist before the pods",
                         not strict_refs,
                     )

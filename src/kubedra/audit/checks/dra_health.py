@@ -61,7 +61,7 @@ def driver_not_ready(ctx: Context, scope: Scope) -> None:
         st = ds.status
         desired = int(st.get("desiredNumberScheduled") or 0)
         ready = int(st.get("numberReady") or 0)
-        mine = [p for p in pods if p.namespace == ds.namespace and _owned_by(p, "DaemonSet", ds.name)]
+        mine = [p for p in pods if p.home == ds.home and _owned_by(p, "DaemonSet", ds.name)]
         not_ready = [p for p in mine if not _pod_ready(p)]
         if ready >= desired and not not_ready:
             continue
@@ -73,7 +73,7 @@ def driver_not_ready(ctx: Context, scope: Scope) -> None:
             f"DRA kubelet plugin DaemonSet ready {ready}/{desired}"
             + (f"; not ready: {names}{more}" if names else ""),
             path=("status",),
-            namespace=ds.namespace or "default",
+            namespace=ds.home,
         )
 
 
@@ -150,20 +150,20 @@ def gpu_nodes_without_slices(ctx: Context, scope: Scope) -> None:
 
 @check("dra.claim-unallocated")
 def unallocated_claims(ctx: Context, scope: Scope) -> None:
-    pending: dict[tuple[str | None, str], list[str]] = defaultdict(list)
+    pending: dict[tuple[str, str], list[str]] = defaultdict(list)
     for pod in scope.kind("Pod"):
         if pod.status.get("phase") != "Pending":
             continue
         for rc in pod.spec.get("resourceClaims") or []:
             if isinstance(rc, dict) and rc.get("resourceClaimName"):
-                pending[(pod.namespace, str(rc["resourceClaimName"]))].append(pod.name)
+                pending[(pod.home, str(rc["resourceClaimName"]))].append(pod.name)
         for s in pod.status.get("resourceClaimStatuses") or []:
             if isinstance(s, dict) and s.get("resourceClaimName"):
-                pending[(pod.namespace, str(s["resourceClaimName"]))].append(pod.name)
+                pending[(pod.home, str(s["resourceClaimName"]))].append(pod.name)
     for claim in scope.kind("ResourceClaim"):
         if not _captured(claim, scope) or claim.status.get("allocation"):
             continue
-        waiting = sorted(set(pending.get((claim.namespace, claim.name), [])))
+        waiting = sorted(set(pending.get((claim.home, claim.name), [])))
         msg = "claim has no allocation"
         if waiting:
             msg += f"; pending {noun(len(waiting), 'pod')}: {', '.join(waiting[:5])}"

@@ -55,12 +55,12 @@ def _classify(resource: str) -> tuple[str, dict[str, Any]] | None:
     return rule, ({"profile": gr.profile} if gr.profile is not None else {})
 
 
-def controllers(scope: Scope) -> set[tuple[str, str | None, str]]:
+def controllers(scope: Scope) -> set[tuple[str, str, str]]:
     """(kind, namespace, name) of every object in the scope that owns others (captured or live state)."""
     owned = [it for it in scope.items if it.meta.get("ownerReferences")]
     if not owned:
         return set()
-    return {(it.kind, it.namespace, it.name) for it in scope.items}
+    return {(it.kind, it.home, it.name) for it in scope.items}
 
 
 def _extended_resource_classes(scope: Scope) -> dict[str, str]:

@@ -104,5 +104,5 @@ def unpublished_selectors(ctx: Context, scope: Scope) -> None:
                     p.message,
                     path=path,
                     severity="warning" if p.warning else None,
-                    namespace=item.namespace or "default",
+                    namespace=item.home,
                 )
