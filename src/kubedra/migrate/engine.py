@@ -228,7 +228,8 @@ def _index(run: Run, sources: list[SourceFile]) -> None:  # noqa: C901 - one pas
                         for sc in planned:
                             per_resource.setdefault(sc.resource, []).append(sc.name)
     run.scope = Scope.build(objects, configmaps)
-    if run.options.sharing is None and run.options.gpu_strategy == "claim-template" and run.scope.plugins:
+    run.scope.interval = run.options.interval
+    if run.options.sharing is None and run.options.gpu_strategy == "claim-template":
         found = [shared_claims.candidate(w, run.scope, run.hpa_targets) for w in workloads]
         run.packed_claims = shared_claims.pack([c for c in found if c is not None])
     for resource, classes in per_resource.items():
@@ -405,6 +406,12 @@ class Migrator:
             before.extend(classes)
         if gang_info is not None:
             before.extend(gang.convert(ctx, templates, gang_info))
+        for sc in self.run.scope.platform_class_objects(_class_names([*before, *after])):
+            before.insert(
+                0, sc.device_class
+            )  # a platform's time-sharing class, written once with its first user
+            for w in sc.warnings:
+                ctx.note("warning", w)
         return before, after
 
     def _kueue_quota(
@@ -508,3 +515,15 @@ def attach_validation(
                 path=err.path or None,
             )
         )
+
+
+def _class_names(objects: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The DeviceClasses the exactly requests of these claims and claim templates name."""
+    out = set()
+    for o in objects:
+        spec = get_path(o, ("spec", "spec")) if o.get("kind") == "ResourceClaimTemplate" else o.get("spec")
+        for r in get_path(spec, ("devices", "requests")) or [] if isinstance(spec, Mapping) else []:
+            cls = get_path(r, ("exactly", "deviceClassName")) if isinstance(r, Mapping) else None
+            if cls:
+                out.add(str(cls))
+    return out

@@ -63,7 +63,7 @@ def _shared_on_extended_resource(
     elif d.shared is not None and d.shared.replicas > 1:
         ctx.note(
             "manual",
-            f"{gr.name}: the device plugin let {d.shared.replicas} pods share one GPU on this pod's nodes "
+            f"{gr.name}: {d.shared.who} let {d.shared.replicas} pods share one GPU on this pod's nodes "
             f"({d.why}); with --gpu-strategy extended-resource each pod gets a device of its own, so the same nodes "
             "hold a fraction of the pods: use --gpu-strategy claim-template (groups of pods sharing ResourceClaims) "
             "or keep these nodes on the device plugin",

@@ -145,6 +145,17 @@ def _platform_manual(ctx: ObjectContext, spec: Mapping[str, Any], gr: GpuResourc
     if plat is None:
         return None
     if plat.strategy is not None:
+        d = ctx.run.scope.decide(
+            gr.name, spec
+        )  # GKE time-sharing: pods sharing claims of a TimeSlicing class
+        most = platforms.facts()["gke"]["time_sharing"]["max_per_container"]
+        if d.shared is not None and n > most:
+            return (
+                f"{plat.describe()}: GKE admits at most {most} {gr.name} per container on time-sharing nodes, so "
+                f"this container asking for {n} never ran there; fix the request, then migrate again"
+            )
+        if d.shared is not None or d.manual is not None:
+            return d.manual
         clients = f"up to {plat.clients}" if plat.clients else "several"
         return (
             f"{plat.describe()}: on these nodes {gr.name} is a {plat.strategy_label} share of a GPU ({clients} "
@@ -284,8 +295,7 @@ class _Shaper:
                 why = self.ctx.run.scope.decide(gr.name, self.pod_spec).why
                 self.warn_once(
                     "cm",
-                    f"{gr.name} is shared by the device plugin on this pod's nodes ({why}); the claim uses "
-                    f"DeviceClass {mapped}",
+                    f"{gr.name} is shared on this pod's nodes ({why}); the claim uses DeviceClass {mapped}",
                     path,
                 )
             elif sharing is not None and sharing.mode == "mig":

@@ -7,9 +7,13 @@ ReplicationController) of N pods into ceil(N/R) Deployments of at most R pods, e
 ResourceClaim. The original keeps its name, selector (immutable) and first group; the others are
 ``<name>-share-<k>`` with the label ``kubedra.io/gpu-share: "<k>"`` added to their selector and pods.
 
-Workloads whose controller cannot point groups of its pods at different claims (StatefulSets, Jobs, operators'
+A Job or StatefulSet that runs at most R pods at a time needs no split: all its pods reference one claim. Workloads
+whose controller cannot point groups of its pods at different claims (larger StatefulSets and Jobs, operators'
 custom resources, autoscaled Deployments, pods with several GPUs) are manual items: rewriting them one exclusive
 GPU per pod would silently divide their density by R.
+
+GKE's time-sharing node pools (``cloud.google.com/gke-max-shared-clients-per-gpu: N`` in the pod's nodeSelector,
+:meth:`~kubedra.migrate.sharing_scope.Scope.decide`) are the same sharing with R = N.
 """
 
 from __future__ import annotations
@@ -151,10 +155,13 @@ def convert(
         return False, [], []  # one pod per node / one pod: a claim per pod loses nothing within the workload
     tmpl, found, sc = shared[0]
     why = _not_splittable(ctx, group, kind, templates, found)
+    pods = _one_group(ctx, group, kind, templates, found, sc) if why else None
+    if pods is not None:  # all its pods fit in one group: they all share one claim, no split needed
+        return True, _share_one_claim(ctx, tmpl, found, sc, pods), []
     if why:
         ctx.note(
             "manual",
-            f"the device plugin let {sc.replicas} pods share one GPU ({sc.resource}, {sc.strategy}); with DRA only pods "
+            f"{sc.who} let {sc.replicas} pods share one GPU ({sc.resource}, {sc.strategy}); with DRA only pods "
             f"that reference one ResourceClaim share it, and {why}: split it by hand into groups of {sc.replicas} pods "
             f"sharing a ResourceClaim of class {sc.name}, or keep it on device-plugin nodes",
             tmpl.spec,
@@ -183,6 +190,69 @@ def _not_splittable(
     if not ctx.ref.name:
         return "it has no name"
     return None
+
+
+# Controllers that keep a fixed number of pods of one template at a time (a Job: parallelism capped by completions;
+# a StatefulSet: replicas): when they fit in one sharing group, every pod references one ResourceClaim.
+_ONE_GROUP = {("batch", "Job"), ("apps", "StatefulSet")}
+
+
+def _one_group(
+    ctx: ObjectContext,
+    group: str,
+    kind: str,
+    templates: list[PodTemplate],
+    found: list[gpu.ContainerGpus],
+    sc: SharedClass,
+) -> int | None:
+    """How many pods the workload runs at once, when all of them can share one claim of ``sc`` (else None)."""
+    if (group, kind) not in _ONE_GROUP or len(templates) != 1 or not ctx.ref.name:
+        return None
+    if ctx.run.autoscaled(kind, ctx.ref.namespace, ctx.ref.name):
+        return None
+    wants = [n for cg in found for _, n in cg.wants]
+    fields = ("parallelism", "completions") if kind == "Job" else ("replicas",)
+    raw = [get_path(ctx.obj, ("spec", f)) for f in fields]
+    if wants != [1] or any(v is not None and as_int(v) is None for v in raw):
+        return None
+    pods = templates[0].replicas
+    return pods if 1 <= pods <= sc.replicas else None
+
+
+def _share_one_claim(
+    ctx: ObjectContext, tmpl: PodTemplate, found: list[gpu.ContainerGpus], sc: SharedClass, pods: int
+) -> list[dict[str, Any]]:
+    """One ResourceClaim of ``sc`` that every pod of the workload references."""
+    ns = ctx.ref.namespace
+    cname = ctx.run.name_for(ctx.obj, "ResourceClaim", ns, f"{ctx.ref.name}-gpu")
+    meta: dict[str, Any] = {"name": cname, **({"namespace": ns} if ns else {})}
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": meta,
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": sc.name}}]}},
+    }
+    pod_spec = get_path(ctx.obj, tmpl.spec)
+    assert isinstance(pod_spec, MutableMapping)
+    (cg,) = found
+    container = pod_spec[cg.field][cg.index]
+    gpu._remove_gpu_keys(container)
+    gpu._add_claim_ref(container, "gpu", None)
+    pod_spec["resourceClaims"] = to_ruamel(
+        [*_other_claims(pod_spec), {"name": "gpu", "resourceClaimName": cname}]
+    )
+    ctx.note(
+        "change",
+        f"{count(pods, 'pod')} at a time, up to {sc.replicas} per GPU as {sc.who} allowed ({sc.resource} "
+        f"{sc.strategy}) -> all share ResourceClaim {cname} of class {sc.name}",
+        tmpl.spec,
+    )
+    ctx.note(
+        "warning",
+        f"the pods run on the node of their claim's GPU (as pods sharing one GPU did); {_gate(sc)}",
+        tmpl.spec,
+    )
+    return [claim]
 
 
 def _split(
@@ -265,7 +335,7 @@ def _split(
         after.append(shard)
     ctx.note(
         "change",
-        f"{total} pods, {per} per GPU as the device plugin's {sc.resource} {sc.strategy} config ({sc.data_key}) "
+        f"{total} pods, {per} per GPU as {sc.who}'s {sc.resource} {sc.strategy} config ({sc.data_key}) "
         f"allowed -> {count(groups, 'group')} of up to {per} pods, each sharing one ResourceClaim of class {sc.name} "
         f"({', '.join(claim_names)})",
         tmpl.spec,
@@ -287,12 +357,15 @@ def _split(
         )
     ctx.note(
         "warning",
-        "the pods of one group run on the node of their claim's GPU (as pods sharing one GPU did); the NVIDIA DRA "
-        f"driver needs its {'TimeSlicingSettings' if sc.strategy == 'TimeSlicing' else 'MPSSupport'} feature gate "
-        "for the sharing config",
+        f"the pods of one group run on the node of their claim's GPU (as pods sharing one GPU did); {_gate(sc)}",
         tmpl.spec,
     )
     return claims, after
+
+
+def _gate(sc: SharedClass) -> str:
+    gate = "TimeSlicingSettings" if sc.strategy == "TimeSlicing" else "MPSSupport"
+    return f"the NVIDIA DRA driver needs its {gate} feature gate for the sharing config"
 
 
 def kind_uses_match_labels(kind: str) -> bool:

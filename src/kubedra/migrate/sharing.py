@@ -26,6 +26,9 @@ class SharedClass:
     warnings: list[str] = field(default_factory=list)
     replicas: int = 1  # pods the device plugin let share one GPU (sharing.*.resources[].replicas)
     strategy: str = "TimeSlicing"  # or MPS
+    who: str = (
+        "the device plugin"  # what shared the GPUs: the device plugin's config, or a platform's node pool
+    )
 
     @property
     def name(self) -> str:
@@ -123,7 +126,8 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
                     f"{rname} replicas: {replicas} — the device plugin let {replicas} pods share one GPU; with DRA "
                     f"only pods that reference the same ResourceClaim share it (class {class_name} sets the sharing "
                     "strategy): with --gpu-strategy claim-template Deployments become groups of "
-                    f"{replicas} pods sharing one ResourceClaim; other workloads are manual items",
+                    f"{replicas} pods sharing one ResourceClaim, Jobs and StatefulSets of at most {replicas} pods "
+                    "share one; other workloads of several pods are manual items",
                     f"NVIDIA DRA driver feature gate {'TimeSlicingSettings' if strategy == 'TimeSlicing' else 'MPSSupport'}"
                     " (alpha, off by default) must be enabled for this config",
                 ]
@@ -144,3 +148,30 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
                 }
                 out.append(SharedClass(advertised, key, device_class, warnings, max(replicas, 1), strategy))
     return out
+
+
+def platform_class(describe: str, base: str, clients: int, *, interval: str = "Default") -> SharedClass:
+    """The DeviceClass for a platform's time-sharing node pool (GKE ``time-sharing`` with up to ``clients``
+    containers per GPU, ``data/platforms.yaml``): TimeSlicing, groups of ``clients`` pods per shared claim."""
+    class_name = f"{base}-{clients}.{nvidia.DRIVER}"
+    params = nvidia.sharing_parameters("TimeSlicing", interval=interval)
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": class_name},
+        "spec": {
+            "selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}],
+            "config": [{"opaque": nvidia.opaque(params)}],
+        },
+    }
+    warnings = [
+        f"{describe}: up to {clients} containers shared one GPU; with DRA only pods that reference the same "
+        f"ResourceClaim share it (DeviceClass {class_name} sets TimeSlicing): with --gpu-strategy claim-template "
+        f"Deployments become groups of {clients} pods sharing one ResourceClaim, Jobs and StatefulSets of at most "
+        f"{clients} pods share one; other workloads of several pods are manual items",
+        f"{describe}: those labels are GKE's time-sharing node pool settings, served by GKE's own device plugin; "
+        "the DRA node pool these pods move to must carry the labels, or remove them from the nodeSelector",
+    ]
+    return SharedClass(
+        nvidia.GPU_RESOURCE, "gke", device_class, warnings, clients, "TimeSlicing", "GKE time-sharing"
+    )

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.k8s import namespaces
-from kubedra.migrate.sharing import SharedClass
+from kubedra.k8s import namespaces, platforms
+from kubedra.migrate.sharing import SharedClass, platform_class
 from kubedra.model.nodeaffinity import (
     NodeSelectorError,
     check_node_selector,
@@ -29,7 +29,7 @@ from kubedra.model.nodeaffinity import (
 )
 from kubedra.model.objects import NodeSelector
 from kubedra.text import count
-from kubedra.vendors.nvidia.names import SHARED_SUFFIX
+from kubedra.vendors.nvidia.names import GPU_RESOURCE, SHARED_SUFFIX
 
 NODE_LABEL = "nvidia.com/device-plugin.config"
 NAMED_FALLBACK = "default"
@@ -155,6 +155,10 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
 class Scope:
     plugins: list[PluginConfig] = field(default_factory=list)
     nodes: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # (name, labels) of input Nodes
+    interval: str = "Default"  # --interval, for the classes of platform time-sharing
+    # containers per GPU -> the class of a platform's time-sharing node pools (GKE), made when first decided
+    platform_classes: dict[int, SharedClass] = field(default_factory=dict)
+    written: set[str] = field(default_factory=set)  # platform classes already written with a workload
 
     @classmethod
     def build(
@@ -213,7 +217,7 @@ class Scope:
     def decide(self, resource: str, pod_spec: Mapping[str, Any]) -> Decision:  # noqa: C901 - which plugin config applies to a pod: each case its own decision
         plugins = [p for p in self.plugins if any(resource in c for c in p.configs.values())]
         if not plugins:
-            return Decision(None)
+            return self._platform(resource, pod_spec)
         selector = {str(k): str(v) for k, v in _map(pod_spec.get("nodeSelector")).items()}
         required = required_node_selector(pod_spec.get("affinity"))
         if required is not None:
@@ -270,6 +274,39 @@ class Scope:
                 "--sharing), then migrate again"
             ),
         )
+
+    def _platform(self, resource: str, pod_spec: Mapping[str, Any]) -> Decision:
+        """GKE time-sharing selected by the pod's nodeSelector (``data/platforms.yaml``): up to N containers per
+        GPU, as pods sharing a claim of a TimeSlicing class. MPS and partitions are decided elsewhere."""
+        plat = platforms.gpu_sharing(pod_spec)
+        if plat is None or plat.strategy != "TimeSlicing" or resource != GPU_RESOURCE:
+            return Decision(None)
+        gke = platforms.facts()["gke"]
+        clients = plat.clients
+        if clients is None or not clients.isdigit() or int(clients) < 1:
+            return Decision(
+                None,
+                manual=(
+                    f"{resource}: {plat.describe()}: time-sharing without {gke['max_shared_clients']} as a whole "
+                    "number, so how many containers shared one GPU is not known and the pods cannot be grouped "
+                    "onto shared ResourceClaims; select the label as the node pool sets it, then migrate again"
+                ),
+            )
+        n = int(clients)
+        sc = self.platform_classes.get(n)
+        if sc is None:
+            base = gke["time_sharing"]["device_class"]
+            sc = platform_class(plat.describe(), base, n, interval=self.interval)
+            self.platform_classes[n] = sc
+        return Decision(sc, why=f"{plat.describe()}: GKE time-sharing, up to {n} containers per GPU")
+
+    def platform_class_objects(self, names: set[str]) -> list[SharedClass]:
+        """The platform classes among ``names`` (DeviceClasses a workload's new objects use) not written yet."""
+        out = [
+            sc for sc in self.platform_classes.values() if sc.name in names and sc.name not in self.written
+        ]
+        self.written.update(sc.name for sc in out)
+        return out
 
 
 def _k(sc: SharedClass | None) -> str:

@@ -65,7 +65,7 @@ def test_small_deployment_shares_one_claim():
 
 
 def test_statefulset_and_autoscaled_deployment_are_manual():
-    rep = migrate_text(OPERATOR + "---\n" + workload("StatefulSet", 8))
+    rep = migrate_text(OPERATOR + "---\n" + workload("StatefulSet", 12))
     (msg,) = [f.message for f in rep.findings if f.level == "manual"]
     assert "StatefulSet's controller cannot point groups" in msg
     assert "groups of 10 pods" in msg
@@ -84,6 +84,23 @@ def test_statefulset_and_autoscaled_deployment_are_manual():
     )
     rep = migrate_text(OPERATOR + "---\n" + workload("Deployment", 8, extra=hpa))
     assert any("HorizontalPodAutoscaler" in f.message for f in rep.findings if f.level == "manual")
+
+
+def test_a_statefulset_or_job_that_fits_one_group_shares_one_claim():
+    """8 pods where 10 shared a GPU: one group, so every pod references one ResourceClaim (was a manual item);
+    the StatefulSet is not split (pod identity and volumes stay)."""
+    rep = migrate_text(OPERATOR + "---\n" + workload("StatefulSet", 8))
+    assert not [f for f in rep.findings if f.level == "manual"]
+    out = rep.files[0].output
+    (claim,) = by_kind(out, "ResourceClaim")
+    (sts,) = by_kind(out, "StatefulSet")
+    assert sts["spec"]["replicas"] == 8
+    refs = sts["spec"]["template"]["spec"]["resourceClaims"]
+    assert refs == [{"name": "gpu", "resourceClaimName": claim["metadata"]["name"]}]
+    job = workload("Job", 1, api="batch/v1").replace(
+        "  replicas: 1\n", "  parallelism: 4\n  completions: 40\n"
+    )
+    (claim,) = by_kind(migrate_text(OPERATOR + "---\n" + job).files[0].output, "ResourceClaim")
 
 
 def test_daemonset_and_single_pod_keep_a_claim_per_pod():
