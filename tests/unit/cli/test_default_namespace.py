@@ -72,7 +72,8 @@ def test_validate_finds_a_claim_in_default_for_a_pod_that_names_default(tmp_path
     # was: "ResourceClaim 'rc-shared-gpu' is not among the inputs (namespace default)", an error with --strict-refs
     result = run("validate", "--strict-refs", "-o", "json", str(SHARED_CLAIM), str(pod), code=0)
     data = json.loads(result.stdout)
-    assert data["valid"] is True and not data["warnings"], data
+    assert data["valid"] is True, data
+    assert not data["warnings"], data
 
 
 def test_validate_finds_a_template_that_names_default_for_a_pod_that_omits_it(tmp_path: Path) -> None:
@@ -122,4 +123,5 @@ def test_audit_links_a_pending_pod_without_namespace_to_its_claim_in_default(tmp
     (tmp_path / "pod.yaml").write_text(json.dumps(pod))
     result = run("audit", "-o", "json", str(tmp_path / "claim.yaml"), str(tmp_path / "pod.yaml"))
     (finding,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"] == "dra.claim-unallocated"]
-    assert finding["severity"] == "warning" and "pending pod: waiting" in finding["message"], finding
+    assert finding["severity"] == "warning", finding
+    assert "pending pod: waiting" in finding["message"], finding

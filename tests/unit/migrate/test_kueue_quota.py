@@ -17,12 +17,12 @@ def test_a_clusterqueue_is_a_quota_not_an_unknown_pod_creator() -> None:
     path = str(REALWORLD / "kueue--tas-sample-gpu-queues.yaml")
     migrated = run("migrate", path, code=0)  # was a manual item (exit 1): nothing in it is to be changed
     assert "Kueue ClusterQueue quota for nvidia.com/gpu: 16 (flavor tas-flavor)" in migrated.stderr
-    assert "resources.deviceClassMappings" in migrated.stderr and "MANUAL" not in migrated.stderr
+    assert "resources.deviceClassMappings" in migrated.stderr
+    assert "MANUAL" not in migrated.stderr
     assert "does not know how this resource turns it into pods" not in migrated.stderr
     audited = run("audit", path, "-o", "json", code=0)
-    assert (
-        '"rule": "gpu.kueue-quota"' in audited.stdout and "gpu.custom-resource-request" not in audited.stdout
-    )
+    assert '"rule": "gpu.kueue-quota"' in audited.stdout
+    assert "gpu.custom-resource-request" not in audited.stdout
     # was exit 2: the quota was "a GPU request hidden in a field of the custom resource", not simulated
     simulated = run("simulate", path, "--nodes", "2x8xH100-80GB", code=0)
     assert "Not simulated" not in simulated.stdout
