@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from kubedra.errors import Location
+from kubedra.k8s import namespaces
 from kubedra.k8s.workloads import api_group
 from kubedra.sources.files import Document
 
@@ -56,7 +57,7 @@ T = TypeVar("T")
 def effective_namespace(kind: str, namespace: str | None) -> str:
     """The namespace an object of ``kind`` lands in: ``""`` for a cluster-scoped kind, else its own or
     ``default``."""
-    return "" if kind in CLUSTER_SCOPED else (namespace or "default")
+    return "" if kind in CLUSTER_SCOPED else namespaces.effective(namespace)
 
 
 def object_key(api_version: str, kind: str, namespace: str | None, name: str) -> Key:
