@@ -47,6 +47,7 @@ from kubedra.simulate.cluster import (
     ClusterView,
     build_cluster,
 )
+from kubedra.simulate.controllers import add_created_objects, add_plugin_devices
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect, memory_basis_note
 from kubedra.simulate.served import unserved_workloads
@@ -406,8 +407,11 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     cfg = engine_config(opts.target_version, opts.feature_gates)
     # streamed input was modelled while it was read (its documents keep only what expand() reads)
     inv = inputs.inventory if inputs.inventory is not None else build_inventory(inputs.documents)
+    made = add_created_objects(inv, opts.target_version)  # a ComputeDomain's ResourceClaimTemplate
     cluster_opts = dataclasses.replace(opts.cluster, target_version=opts.target_version, modes=opts.modes)
     cluster: Cluster = build_cluster(inv, cluster_opts)
+    if DRA in cluster.views:
+        add_plugin_devices(cluster.views[DRA], made)
     first = next(iter(cluster.views.values()))
     workloads = expand(inputs.documents, _pods_by_doc(inv), first.nodes, max_pods=opts.max_pods)
     unserved = unserved_workloads(inputs.documents, opts.target_version)

@@ -131,7 +131,7 @@ class Validator:
     # -- public ------------------------------------------------------------------------------------
     def validate(self, documents: Sequence[Document]) -> ValidationResult:
         result = ValidationResult(target_version=self.target_version)
-        index = Index(documents)
+        index = Index(documents, f"1.{self.minor}")
         for doc in documents:
             result.objects += 1
             for line, message in duplicate_keys(doc._node):

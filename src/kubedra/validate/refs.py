@@ -9,11 +9,13 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.k8s import namespaces
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import api_group, get_path
 from kubedra.sources.files import Document
 from kubedra.validate.rules import Issue
 
 Path = tuple[str | int, ...]
+_CORE_GROUPS = frozenset({"", "apps", "batch", "resource.k8s.io", "scheduling.k8s.io"})
 
 KNOWN_CLASSES = frozenset(
     name for v in vendors.all() for name in v.known_class_names()
@@ -23,7 +25,7 @@ KNOWN_CLASSES = frozenset(
 class Index:
     """What the inputs define, for reference checks."""
 
-    def __init__(self, documents: Iterable[Document]) -> None:
+    def __init__(self, documents: Iterable[Document], k8s_version: str = DEFAULT_TARGET) -> None:
         self.classes: set[str] = set()
         self.templates: dict[tuple[str, str], set[str]] = {}
         self.claims: dict[tuple[str, str], set[str]] = {}
@@ -35,6 +37,11 @@ class Index:
             group = api_group(d.api_version)
             if "selectors" in str(d.obj.get("spec", "")):
                 self.has_selectors = True
+            made = vendors.controller_output(d.obj, k8s_version) if group not in _CORE_GROUPS else None
+            for o in made.objects if made else []:  # a vendor controller's templates (a ComputeDomain's)
+                if o.get("kind") == "ResourceClaimTemplate":
+                    key = (o["metadata"].get("namespace") or ns, o["metadata"]["name"])
+                    self.templates[key] = request_names(get_path(o, ("spec", "spec")))
             if group == "resource.k8s.io":
                 if d.kind == "DeviceClass":
                     self.classes.add(d.name)

@@ -19,17 +19,20 @@ import functools
 import importlib
 import re
 from collections.abc import Mapping
+from typing import Any
 
 from kubedra.errors import InputError
-from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels, Vendor
+from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeLabels, Vendor
 
 __all__ = [
+    "ControllerOutput",
     "DevicePluginGpus",
     "GpuResource",
     "NodeLabels",
     "Vendor",
     "all",
     "classify",
+    "controller_output",
     "for_driver",
     "for_node",
     "for_resource",
@@ -92,3 +95,13 @@ def split_node_spec(text: str) -> list[tuple[Vendor, str]]:
         owner = owner or first
         out.setdefault(owner.name, []).append(part.strip())
     return [(get(name), ",".join(parts)) for name, parts in out.items()]
+
+
+def controller_output(obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
+    """What some vendor's controllers make of input object ``obj`` (e.g. the ResourceClaimTemplate NVIDIA's
+    ComputeDomain controller creates); ``None`` when no vendor owns the object's kind."""
+    for v in all():
+        out = v.controller_output(obj, k8s_version)
+        if out is not None:
+            return out
+    return None

@@ -11,7 +11,7 @@ its SMI JSON, and, per verb, what it cannot do yet
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -46,6 +46,19 @@ class DevicePluginGpus:
     replicas: int = 1  # time-slicing / MPS replicas per GPU
     unit_memory: dict[str, int] = field(default_factory=dict)  # resource -> bytes one unit of it holds
     vendor: str = ""  # the Vendor.name whose resources these are ("": none)
+
+
+@dataclass(frozen=True)
+class ControllerOutput:
+    """What a vendor's controller and kubelet plugin make of one input object (a custom resource such as NVIDIA's
+    ComputeDomain): the objects the controller creates, the DeviceClasses its chart installs for them, and the
+    ResourceSlice its plugin publishes on each of the vendor's GPU nodes (``driver``'s pool per node)."""
+
+    objects: list[dict[str, Any]]
+    classes: list[dict[str, Any]] = field(default_factory=list)
+    node_slice: Callable[[str], dict[str, Any]] | None = None
+    driver: str = ""
+    origin: str = ""  # says who creates the objects, for notes
 
 
 class Vendor(Protocol):
@@ -156,6 +169,11 @@ class Vendor(Protocol):
         """The DRA driver's DeviceClasses and ResourceSlices for ``node`` from the vendor's SMI JSON output, with
         notes on what the output does not say; ``None``: discover reads this vendor's tool itself (NVIDIA:
         ``nvidia-smi -q -x`` or NVML, :mod:`kubedra.discover.inventory`)."""
+        ...
+
+    def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
+        """What the vendor's controllers make of input object ``obj`` at Kubernetes ``k8s_version``; ``None``: not
+        one of the vendor's custom resources."""
         ...
 
     def unsupported(self, verb: str) -> str | None:

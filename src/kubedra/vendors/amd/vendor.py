@@ -19,7 +19,7 @@ from typing import Any
 
 from kubedra.k8s import datafiles
 from kubedra.vendors.amd import cluster, smi
-from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels
+from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeLabels
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
@@ -144,6 +144,9 @@ class Amd:
 
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         return smi.node_objects(text, node)
+
+    def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
+        return None  # no AMD custom resource whose controller creates objects is modelled
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
-from kubedra.vendors.base import DevicePluginGpus, GpuResource, NodeLabels
-from kubedra.vendors.nvidia import classes, cluster, deviceplugin, dpnode, models, modes, names, resources
+from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeLabels
+from kubedra.vendors.nvidia import classes, cluster, computedomain, deviceplugin, dpnode, models, modes, names, resources
 
 _GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
@@ -94,6 +94,9 @@ class Nvidia:
 
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         return None  # discover reads nvidia-smi XML and NVML itself (kubedra.discover.inventory)
+
+    def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
+        return computedomain.controller_output(obj, k8s_version)
 
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
