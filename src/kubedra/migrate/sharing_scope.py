@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.k8s import namespaces, platforms
 from kubedra.migrate.sharing import SharedClass, platform_class
 from kubedra.model.nodeaffinity import (
@@ -117,6 +118,9 @@ def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], 
             continue
         if kind != "DaemonSet":
             continue
+        component = vendors.node_component(obj)
+        if component is not None and component.key != "device-plugin":
+            continue  # GFD and the MPS daemon read the same configs, but the device plugin's nodes are the scope
         pod = _map(_map(_map(obj.get("spec")).get("template")).get("spec"))
         containers = [
             c

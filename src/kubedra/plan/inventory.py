@@ -358,7 +358,8 @@ def _gpu_stack(state: ClusterState, snap: Snapshot) -> None:
     """The device plugin, DRA driver and GPU Operator (ClusterPolicy, GPUCluster) the cluster runs."""
     for ds in snap.kind("DaemonSet"):
         text = str(ds)
-        if _runs_device_plugin(ds):
+        component = vendors.node_component(ds)  # not GFD or the MPS daemon, which run the plugin's image
+        if _runs_device_plugin(ds) or (component is not None and component.key == "device-plugin"):
             meta = ds.get("metadata") or {}
             state.device_plugin = (str(meta.get("namespace") or ""), _name(ds))
         if "dra-driver" in text and "kubelet-plugin" in _name(ds):

@@ -22,12 +22,20 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
-from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeLabels, Vendor
+from kubedra.vendors.base import (
+    ControllerOutput,
+    DevicePluginGpus,
+    GpuResource,
+    NodeComponent,
+    NodeLabels,
+    Vendor,
+)
 
 __all__ = [
     "ControllerOutput",
     "DevicePluginGpus",
     "GpuResource",
+    "NodeComponent",
     "NodeLabels",
     "Vendor",
     "all",
@@ -37,6 +45,7 @@ __all__ = [
     "for_node",
     "for_resource",
     "get",
+    "node_component",
     "split_node_spec",
 ]
 
@@ -102,6 +111,16 @@ def controller_output(obj: Mapping[str, Any], k8s_version: str) -> ControllerOut
     ComputeDomain controller creates); ``None`` when no vendor owns the object's kind."""
     for v in all():
         out = v.controller_output(obj, k8s_version)
+        if out is not None:
+            return out
+    return None
+
+
+def node_component(obj: Mapping[str, Any]) -> NodeComponent | None:
+    """What a DaemonSet (or one container) runs of some vendor's node components (device plugin, feature
+    discovery...); ``None``: no vendor's."""
+    for v in all():
+        out = v.node_component(obj)
         if out is not None:
             return out
     return None

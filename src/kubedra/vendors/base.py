@@ -49,6 +49,14 @@ class DevicePluginGpus:
 
 
 @dataclass(frozen=True)
+class NodeComponent:
+    """One of a vendor's node components, as its DaemonSet or container runs it."""
+
+    key: str  # device-plugin | gpu-feature-discovery | mps-control-daemon | dcgm-exporter | ...
+    title: str  # as a person writes it: "device plugin", "GPU feature discovery"
+
+
+@dataclass(frozen=True)
 class ControllerOutput:
     """What a vendor's controller and kubelet plugin make of one input object (a custom resource such as NVIDIA's
     ComputeDomain): the objects the controller creates, the DeviceClasses its chart installs for them, and the
@@ -174,6 +182,11 @@ class Vendor(Protocol):
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
         """What the vendor's controllers make of input object ``obj`` at Kubernetes ``k8s_version``; ``None``: not
         one of the vendor's custom resources."""
+        ...
+
+    def node_component(self, obj: Mapping[str, Any]) -> NodeComponent | None:
+        """What the vendor's DaemonSet (or, given a container, that container) ``obj`` runs; ``None``: not one of
+        the vendor's node components."""
         ...
 
     def unsupported(self, verb: str) -> str | None:

@@ -260,3 +260,33 @@ def test_an_invalid_required_affinity_is_a_manual_item_not_a_match(expr: str):
         (msg,) = manual(rep)
         assert "required node affinity is invalid" in msg
         assert "gpu-mem" in msg
+
+
+def test_the_device_plugins_daemonset_is_the_scope_not_gfds():
+    """GFD's DaemonSet reads the same configs through its own config-manager (the chart's daemonset-gfd.yml) but
+    advertises nothing: a GFD DaemonSet listed after the plugin's, with another default, does not decide."""
+    docs = NAMED.split("---\n")
+    (plugin,) = [d for d in docs if "kind: DaemonSet" in d]
+    gfd = (
+        plugin.replace("name: nvdp-nvidia-device-plugin\n", "name: nvdp-gpu-feature-discovery\n")
+        .replace("value: config0", "value: config1")
+        .replace('command: ["nvidia-device-plugin"]', 'command: ["gpu-feature-discovery"]')
+        .replace("name: nvidia-device-plugin-ctr", "name: gpu-feature-discovery-ctr")
+    )
+    assert "gpu-feature-discovery-ctr" in gfd
+    assert '["gpu-feature-discovery"]' in gfd
+    aff = textwrap.indent(
+        textwrap.dedent(
+            """\
+            affinity:
+              nodeAffinity:
+                requiredDuringSchedulingIgnoredDuringExecution:
+                  nodeSelectorTerms:
+                  - matchExpressions:
+                    - {key: nvidia.com/device-plugin.config, operator: DoesNotExist}
+            """
+        ),
+        "      ",
+    )
+    rep = migrate_text("---\n".join([NAMED, gfd, deployment("unlabelled", affinity=aff)]))
+    assert classes(rep) == {"unlabelled": "gpu.nvidia.com"}  # the plugin's default, config0: whole GPUs

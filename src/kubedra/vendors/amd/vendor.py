@@ -19,7 +19,7 @@ from typing import Any
 
 from kubedra.k8s import datafiles
 from kubedra.vendors.amd import cluster, smi
-from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeLabels
+from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeComponent, NodeLabels
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
@@ -147,6 +147,9 @@ class Amd:
 
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
         return None  # no AMD custom resource whose controller creates objects is modelled
+
+    def node_component(self, obj: Mapping[str, Any]) -> NodeComponent | None:
+        return None  # AMD's DaemonSets are not told apart yet
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

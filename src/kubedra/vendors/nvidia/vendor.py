@@ -12,8 +12,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
-from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeLabels
-from kubedra.vendors.nvidia import classes, cluster, computedomain, deviceplugin, dpnode, models, modes, names, resources
+from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeComponent, NodeLabels
+from kubedra.vendors.nvidia import (
+    classes,
+    cluster,
+    computedomain,
+    daemonsets,
+    deviceplugin,
+    dpnode,
+    models,
+    modes,
+    names,
+    resources,
+)
 
 _GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
@@ -97,6 +108,11 @@ class Nvidia:
 
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
         return computedomain.controller_output(obj, k8s_version)
+
+    def node_component(self, obj: Mapping[str, Any]) -> NodeComponent | None:
+        if obj.get("kind") == "DaemonSet":
+            return daemonsets.daemonset_component(obj)
+        return daemonsets.container_component(obj)
 
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
