@@ -65,12 +65,19 @@ def _compact(names: Sequence[str]) -> str:
 
 
 def pending_groups(pods: Sequence[PodOutcome]) -> list[list[str]]:
-    groups: dict[tuple[str, str, str], list[str]] = {}
+    """Rows of pending pods: one per workload and reason. A reason that names the pod's own claims (a claim
+    from a template is ``<namespace>/<pod>-<claim>``) groups with its siblings' as ``<pod>``."""
+    groups: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     for p in pods:
         if p.node:
             continue
-        groups.setdefault((p.namespace, p.owner or p.name, p.reason or ""), []).append(p.name)
-    return [[ns, _compact(names), reason] for (ns, _owner, reason), names in groups.items()]
+        reason = p.reason or ""
+        key = reason.replace(f"/{p.name}-", "/<pod>-")
+        groups.setdefault((p.namespace, p.owner or p.name, key), []).append((p.name, reason))
+    return [
+        [ns, _compact([n for n, _ in members]), members[0][1] if len(members) == 1 else key]
+        for (ns, _owner, key), members in groups.items()
+    ]
 
 
 def evicted_rows(r: ModeResult) -> list[list[str]]:

@@ -3,11 +3,14 @@ reason per node when claims could not be allocated."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from kubedra.allocator.explain import short_reason
+from kubedra.allocator.requests import claim_ref
+from kubedra.model.objects import ResourceClaim
 from kubedra.scheduler import filters
 from kubedra.scheduler.pods import SimPod
 from kubedra.scheduler.state import DRA_FAILURE, SimNode
@@ -44,3 +47,24 @@ def explain_dra(
         claims, _ = sched._pod_claims_for_node(sp, node)
         out[short_reason(sched.allocator, node.node, claims)] += 1
     return out
+
+
+def own_claims(
+    text: str | None, computed_for: Sequence[ResourceClaim], claims: Sequence[ResourceClaim]
+) -> str | None:
+    """``text`` (an allocator error or pending reason) computed for an alike pod's claims, naming this pod's
+    claims instead: pods from one template share the cached allocation result and the class's last reason,
+    and a reason must name the pending pod's own claims. ``computed_for`` and ``claims`` pair by position."""
+    if not text:
+        return text
+    rename = {claim_ref(a): claim_ref(b) for a, b in zip(computed_for, claims, strict=False) if a is not b}
+    rename = {a: b for a, b in rename.items() if a != b}
+    if not rename:
+        return text
+    # whole references only (web-1-gpu is no part of web-1-gpu-2), all at once (a swap stays a swap)
+    pattern = re.compile(
+        r"(?<![\w./-])("
+        + "|".join(re.escape(a) for a in sorted(rename, key=len, reverse=True))
+        + r")(?![\w.-])"
+    )
+    return pattern.sub(lambda m: rename[m.group(1)], text)

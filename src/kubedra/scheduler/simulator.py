@@ -48,7 +48,7 @@ from kubedra.model.objects import (
 )
 from kubedra.scheduler import filters
 from kubedra.scheduler.eviction import Taints
-from kubedra.scheduler.pending import pending_reason
+from kubedra.scheduler.pending import own_claims, pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, preempt, schedule_gang
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
 from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
@@ -297,8 +297,9 @@ class Scheduler:
         key = (self._signature(sp, claims), node.index)
         hit = self._cache.get(key)
         if hit is not None and hit[0] == node.version and hit[1] == self.shared_version:
-            fit = hit[2]
-            return Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
+            fit = hit[2]  # an alike pod's: its error named that pod's claims
+            fatal = own_claims(fit.fatal, fit.claims, claims)
+            return Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fatal)
         self.allocate_calls += 1
         timeout = self.cfg.filter_timeout
         try:
@@ -310,7 +311,7 @@ class Scheduler:
             # so not cached
             return Fit(False, DRA_FAILURE, fatal=FILTER_TIMEOUT.format(node=node.node.name))
         except AllocationError as e:
-            fit = Fit(False, DRA_FAILURE, fatal=str(e))
+            fit = Fit(False, DRA_FAILURE, claims=claims, fatal=str(e))
         else:
             if results is None:
                 fit = Fit(False, DRA_FAILURE)
@@ -498,12 +499,12 @@ class Scheduler:
             # nothing changed since the last pod of this class failed: same reason (explaining DRA
             # failures runs the allocator's explanation on every node)
             if cls.pending is not None and cls.pending[0] == len(self._changes):
-                return Outcome(False, reason=cls.pending[1])
+                return Outcome(False, reason=own_claims(cls.pending[1], cls.pending[2], sp.claims))
             reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.results() if f is not None)
             reasons.update(cls.outside)
             nodes = None if cls.pinned is None else [self.nodes[i] for i in cls.pinned]
             reason = pending_reason(self, sp, reasons, nodes)
-            cls.pending = (len(self._changes), reason)
+            cls.pending = (len(self._changes), reason, sp.claims)
             return Outcome(False, reason=reason)
         p = bisect_left(feasible, start)
         if len(feasible) >= want:

@@ -84,7 +84,8 @@ class ClassState:
         self.with_dra: set[int] = set()  # feasible nodes with a non-zero DRA score
         self.log_pos = -1  # position in the scheduler's change log; -1: never synced
         self.required: Any = required  # the pods' required node affinity (a NodeSelector or None)
-        self.pending: tuple[int, str] | None = None  # (change-log length, reason) of the last failure
+        # (change-log length, reason, the pod's claims it names) of the last failure
+        self.pending: tuple[int, str, list[ResourceClaim]] | None = None
         self.refs: Any = None  # the objects whose ids are in the class key
 
     def results(self) -> Iterable[Fit | None]:
