@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubedra.k8s import datafiles
+from kubedra.k8s import datafiles, kaigangs
 
 Path = tuple[str | int, ...]
 
@@ -340,6 +340,9 @@ def gang(obj: Mapping[str, Any], templates: list[PodTemplate]) -> Gang | None:
     if group == "kubeflow.org":
         return _kubeflow_gang(obj, templates, total)
     if group == "jobset.x-k8s.io" and kind == "JobSet":
+        if kaigangs.under_kai(obj):  # KAI's pod-grouper sizes the gang (kubedra.k8s.kaigangs)
+            kai = kaigangs.jobset_gang(obj)
+            return Gang(kai.min_count, kai.source, problem=kai.problem) if kai else None
         first = sum(t.replicas for t in templates if not t.after)
         why = "replicatedJobs replicas x parallelism" + (" (jobs created at start)" if first < total else "")
         return Gang(first, why) if first > 1 else None
