@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
-from kubedra.k8s import versions, workloads
+from kubedra.k8s import crdfields, versions, workloads
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import Gang, PodTemplate, api_group, get_path
@@ -77,18 +77,9 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "API; keep the batch scheduler's own gang (Volcano/KAI/Kueue) until 1.35+",
         )
         return []
-    if api_group(ctx.ref.api_version) not in BUILTIN_GROUPS:
-        # An operator's pods come from its own controller, built from its CRD's pod template: the released CRDs
-        # (data/crds: JobSet, Kubeflow, MPI, Volcano...) do not declare spec.schedulingGroup, so the apiserver
-        # refuses the linked object, and a controller built on older Kubernetes types would drop the field anyway.
-        field = "spec.workloadRef" if gang_api["kind"] == "Workload" else "spec.schedulingGroup.podGroupName"
-        ctx.note(
-            "warning",
-            f"gang of {gang.min_count} pods ({gang.source}): {ctx.ref.kind} pods are created by its operator, "
-            f"whose pod template has no {field}, so no scheduling.k8s.io {gang_api['kind']} is written; keep the "
-            "operator's own gang (its PodGroup with Volcano, Kueue or scheduler-plugins) until it supports the "
-            "Workload API",
-        )
+    if api_group(ctx.ref.api_version) not in BUILTIN_GROUPS and not _operator_links(
+        ctx, templates, gang, gang_api
+    ):
         return []
     meta = ctx.obj.get("metadata") if isinstance(ctx.obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
@@ -148,6 +139,11 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             spec[k] = to_ruamel(v)
         schedulers.add(spec.get("schedulerName"))
     ctx.note("change", f"gang of {gang.min_count} pods ({gang.source}) -> {api} {kind} {name}; pods linked")
+    if api_group(ctx.ref.api_version) not in BUILTIN_GROUPS:
+        ctx.note(
+            "warning",
+            f"{ctx.ref.kind}'s operator does not create or delete {kind} {name}: apply it with the {ctx.ref.kind} and delete it after",
+        )
     ctx.note("warning", gate)
     others = sorted(str(s) for s in schedulers if s not in DEFAULT_SCHEDULERS)
     spec_obj = ctx.obj.get("spec")
@@ -160,6 +156,38 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             "kube-scheduler only, keep that scheduler's own gang until you switch",
         )
     return new_objects
+
+
+def _operator_links(
+    ctx: ObjectContext, templates: list[PodTemplate], gang: Gang, gang_api: Mapping[str, str]
+) -> bool:
+    """Whether an operator's pod templates can carry the link: its pods come from its own controller, built from
+    its CRD's pod template, so only a CRD that declares ``spec.schedulingGroup`` there (from 1.36:
+    versions.yaml ``scheduling.podGroupLink``; the bundled CRDs of JobSet v0.12, LWS, KubeRay, the training
+    operator and Trainer do, Volcano's and the MPI operator's do not) keeps it; otherwise the apiserver prunes it
+    and a controller built on older Kubernetes types would drop it anyway (a warning says so)."""
+    field = "spec.workloadRef" if gang_api["kind"] == "Workload" else "spec.schedulingGroup.podGroupName"
+    why = f"whose pod template has no {field}"
+    if gang_api["kind"] != "Workload" and versions.holds(
+        "scheduling.podGroupLink", Version(*ctx.options.target)
+    ):
+        found = [
+            crdfields.declares(ctx.ref.api_version, ctx.ref.kind, (*t.spec, "schedulingGroup"))
+            for t in templates
+            if not t.after
+        ]
+        if found and all(d.yes for d in found):
+            return True
+        missing = sorted({m for d in found for m in d.missing})
+        if missing:
+            why = f"whose CRD ({', '.join(missing)}) declares no spec.schedulingGroup in the pod template"
+    ctx.note(
+        "warning",
+        f"gang of {gang.min_count} pods ({gang.source}): {ctx.ref.kind} pods are created by its operator, "
+        f"{why}, so no scheduling.k8s.io {gang_api['kind']} is written; keep the operator's own gang (its "
+        "PodGroup with Volcano, Kueue or scheduler-plugins) until it supports the Workload API",
+    )
+    return False
 
 
 def _job_scheduling(ctx: ObjectContext, gang: Gang, release: Version) -> None:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from kubedra.cli import cli
 from kubedra.validate.engine import validate_texts
 
 from .helpers import by_kind, migrate_text, output
@@ -146,10 +150,10 @@ def test_target_135_writes_a_workload_and_workload_refs() -> None:
     assert validate_texts([("out.yaml", out)], "1.35").valid
 
 
-# An operator's pods are built by its controller from its CRD's pod template. The released CRDs (data/crds:
-# Volcano v1.15.1, JobSet, Kubeflow, MPI) do not declare spec.schedulingGroup: migrate linked the templates
-# anyway, and the apiserver refuses such a Volcano Job (tests/integration/test_validate_crds.py). The gang is
-# reported, with its size, and nothing is written.
+# An operator's pods are built by its controller from its CRD's pod template. Volcano v1.15.1's and the MPI
+# operator's released CRDs (data/crds) do not declare spec.schedulingGroup: migrate linked the templates anyway,
+# and the apiserver refuses such a Volcano Job (tests/integration/test_validate_crds.py). The gang is reported,
+# with its size, and nothing is written.
 @pytest.mark.parametrize("target", ["1.35", "1.36", "1.37"])
 def test_operator_gangs_are_reported_not_linked(target: str) -> None:
     rep = migrate_text(VCJOB, target_version=target)
@@ -173,9 +177,22 @@ def test_target_134_has_no_gang_api() -> None:
 
 
 def test_jobset_gang_size_is_replicas_times_parallelism() -> None:
+    """JobSet v0.12.0's CRD declares spec.schedulingGroup in its pod template: from 1.36 the gang is written and
+    the template linked, as for a built-in workload (before: a warning and nothing written)."""
     rep = migrate_text(JOBSET)
-    assert not by_kind(rep.files[0].output, "PodGroup")
+    out = rep.files[0].output
+    (pg,) = by_kind(out, "PodGroup")
+    assert pg["spec"] == {"schedulingPolicy": {"gang": {"minCount": 8}}}
     assert any("gang of 8 pods (replicatedJobs replicas x parallelism)" in f.message for f in rep.findings)
+    (js,) = by_kind(out, "JobSet")
+    pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["schedulingGroup"] == {"podGroupName": "js"}
+    checked = validate_texts(
+        [("out.yaml", out)], "1.37"
+    )  # against the bundled JobSet CRD (the fixture has no image)
+    assert not [e for e in checked.errors if "schedulingGroup" in e.path + e.message], checked.errors
+    old = migrate_text(JOBSET, target_version="1.35")  # Workload + workloadRef: not in the CRD
+    assert not by_kind(old.files[0].output, "Workload") and not by_kind(old.files[0].output, "PodGroup")
 
 
 def test_no_gang_option_and_work_queue_jobs() -> None:
@@ -276,3 +293,34 @@ def test_mpijob_wait_for_workers_ready_launcher_stays_out_of_the_gang() -> None:
     )
     rep = migrate_text(bad)
     assert any("can never start" in f.message for f in rep.findings if f.level == "manual")
+
+
+REAL = Path(__file__).resolve().parents[2] / "realworld" / "inputs"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("jobset--pytorch-cnn-mnist.yaml", "JobSet"),
+        ("training-operator--pytorch-deepspeed-demo.yaml", "PyTorchJob"),
+    ],
+)
+def test_real_operator_gangs_are_linked_where_the_crd_declares_the_field(
+    tmp_path: Path, name: str, kind: str
+) -> None:
+    """migrate as a user runs it on the JobSet project's and the training operator's examples: the PodGroup is
+    written and the output validates against the bundled CRDs at 1.37; at 1.35 (Workload API) it is not."""
+    out_dir = tmp_path / "out"
+    r = CliRunner().invoke(
+        cli,
+        ["migrate", str(REAL / name), "--target-version", "1.37", "--out", str(out_dir)],
+        catch_exceptions=False,
+    )
+    assert r.exit_code == 0, r.output
+    written = [d for f in out_dir.rglob("*.yaml") for d in yaml.safe_load_all(f.read_text()) if d]
+    assert [d["kind"] for d in written if d["kind"] == "PodGroup"] == ["PodGroup"], r.output
+    assert "output valid" in r.stderr + r.stdout
+    r = CliRunner().invoke(
+        cli, ["migrate", str(REAL / name), "--target-version", "1.35"], catch_exceptions=False
+    )
+    assert "kind: Workload" not in r.stdout and "created by its operator" in r.output
