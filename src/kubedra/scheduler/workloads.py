@@ -506,7 +506,7 @@ class _Expander:
         templates = pod_templates(jobset) or []
         self.workload(doc, templates, jobset)
 
-    def unknown(self, doc: Document) -> None:
+    def unknown(self, doc: Document, runtime: bool = False) -> None:
         if quotas := kueue.gpu_quotas(doc.obj):  # configuration, not a pod creator: noted, never skipped
             self.out.notes.append(f"{doc.location}: {doc.describe()} {kueue.not_simulated(quotas)}")
         hits = _unknown_kind_gpu(doc)
@@ -514,13 +514,18 @@ class _Expander:
             return
         path, value = hits[0]
         more = f" (and {len(hits) - 1} more)" if len(hits) > 1 else ""
+        why = (  # a (Cluster)TrainingRuntime runs no pods of its own: each TrainJob that names it does
+            "a training runtime's pods run only as a TrainJob's (simulated with each TrainJob in the input)"
+            if runtime
+            else "kubedra does not know which pods its operator creates; simulate the pods or the Deployment "
+            "it renders instead"
+        )
         self.out.skipped.append(
             Skipped(
                 Location(doc.file, doc.line_of(list(path))),
                 doc.describe(),
-                f"GPU request hidden in a field of the custom resource ({dotted(path)} = {value!r}){more}: "
-                "kubedra does not know which pods its operator creates; simulate the pods or the Deployment "
-                "it renders instead",
+                f"GPU request hidden in a field of the custom resource ({dotted(path)} = {value!r}){more}: {why}",
+                as_cluster=runtime,
             )
         )
 
@@ -586,7 +591,7 @@ def expand(
             ex.trainjob(doc, runtimes)
             continue
         if templates is None:
-            ex.unknown(doc)
+            ex.unknown(doc, runtime=any(r is doc for r in runtimes.values()))
             continue
         if doc.kind in ("PodTemplate",) and group == "":
             continue  # a template alone creates no pod
