@@ -190,9 +190,10 @@ def test_jobset_gang_size_is_replicas_times_parallelism() -> None:
     checked = validate_texts(
         [("out.yaml", out)], "1.37"
     )  # against the bundled JobSet CRD (the fixture has no image)
-    assert not [e for e in checked.errors if "schedulingGroup" in e.path + e.message], checked.errors
+    assert not [e for e in checked.errors if "schedulingGroup" in (e.path or "") + e.message], checked.errors
     old = migrate_text(JOBSET, target_version="1.35")  # Workload + workloadRef: not in the CRD
-    assert not by_kind(old.files[0].output, "Workload") and not by_kind(old.files[0].output, "PodGroup")
+    assert not by_kind(old.files[0].output, "Workload")
+    assert not by_kind(old.files[0].output, "PodGroup")
 
 
 def test_no_gang_option_and_work_queue_jobs() -> None:
@@ -323,4 +324,5 @@ def test_real_operator_gangs_are_linked_where_the_crd_declares_the_field(
     r = CliRunner().invoke(
         cli, ["migrate", str(REAL / name), "--target-version", "1.35"], catch_exceptions=False
     )
-    assert "kind: Workload" not in r.stdout and "created by its operator" in r.output
+    assert "kind: Workload" not in r.stdout
+    assert "created by its operator" in r.output

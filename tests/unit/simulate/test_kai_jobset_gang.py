@@ -62,9 +62,12 @@ def test_a_templates_min_member_sizes_each_replica(tmp_path: Path) -> None:
 def test_an_invalid_min_member_makes_no_pod_group(tmp_path: Path) -> None:
     js = yaml.safe_load(_jobset(tmp_path, on_jobset="two").read_text())
     gang = kaigangs.jobset_gang(js)
-    assert gang is not None and gang.problem and "refuses it and makes no PodGroup" in gang.problem
+    assert gang is not None
+    assert gang.problem
+    assert "refuses it and makes no PodGroup" in gang.problem
 
 
 def test_not_under_kai_the_jobset_stays_as_it_was() -> None:
     js = yaml.safe_load(JOBSET.read_text())
-    assert not kaigangs.under_kai(js) and kaigangs.jobset_gang(js) is None
+    assert not kaigangs.under_kai(js)
+    assert kaigangs.jobset_gang(js) is None
