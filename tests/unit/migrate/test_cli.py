@@ -244,10 +244,17 @@ def test_a_template_without_namespace_is_in_default_when_migrate_names_its_own(t
 
 def test_the_readme_audit_of_the_migrated_tree(tmp_path: Path) -> None:
     """README: `kubedra audit "$out/migrated"  # exit 0: what migrate converted is gone; left: its manual items
-    and the PyTorchJob defined twice` (it said 'the device-plugin findings are gone', though the KAI fractions
+    and the PyTorchJob defined twice; the gangs it wrote need GenericWorkload` (it said 'the device-plugin findings are gone', though the KAI fractions
     and the vLLM CR, migrate's manual items, are device-plugin findings that stay)."""
     run(str(EXAMPLES / "legacy-gpu"), "--out", str(tmp_path / "migrated"))
     r = CliRunner().invoke(cli, ["audit", str(tmp_path / "migrated"), "-o", "json"], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     rules = {f["rule"] for f in json.loads(r.stdout)["findings"]}
-    assert rules == {"gpu.fraction-annotation", "gpu.custom-resource-request", "input.duplicate-object"}
+    assert rules == {
+        "gpu.fraction-annotation",
+        "gpu.custom-resource-request",
+        "input.duplicate-object",
+        # the gangs migrate writes: a PodGroup and the templates' schedulingGroup, both off by default at 1.37
+        "api.off-by-default",
+        "scheduling.field-dropped-at-target",
+    }
