@@ -26,7 +26,7 @@ from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.model import snapshotdata
 from kubedra.model.snapshotdata import HEADER_KEY, Header, Snapshot
-from kubedra.sources import files, helm
+from kubedra.sources import files, helm, jsonstream
 from kubedra.sources.access import METRICS, Unread
 from kubedra.text import noun
 
@@ -68,7 +68,14 @@ def load_files(paths: Sequence[str], rules: RuleBook, scope: Scope | None = None
                 snap = streamed_scope(name, rules)  # larger than a whole read takes: item by item
             else:
                 text = files.read_text(name)
-                snap = snapshot_scope(text, name, rules) if SNAPSHOT_MARK in text else None
+                snap = None
+                if SNAPSHOT_MARK in text:
+                    if _streams_small(name):
+                        del text  # the items are kept, not the file's text beside them
+                        snap = _streamed_small(name, rules)
+                        text = "" if snap is not None else files.read_text(name)
+                    if snap is None:
+                        snap = snapshot_scope(text, name, rules)
         except InputError as e:
             out.findings.append(malformed(rules, e))
             continue
@@ -128,6 +135,21 @@ def snapshot_scope(text: str, name: str, rules: RuleBook) -> tuple[Scope, list[F
     data = docs[0]
     header = Header.from_dict(data[HEADER_KEY], display)
     return _scope(header, enumerate(data["items"]), display, rules)
+
+
+def _streams_small(name: str) -> bool:
+    """Whether a snapshot file under the large-file bound is read item by item, as verify and plan read it."""
+    return snapshotdata.STREAM_SMALL and jsonstream.should_stream(name)
+
+
+def _streamed_small(name: str, rules: RuleBook) -> tuple[Scope, list[Finding]] | None:
+    """:func:`streamed_scope` of a JSON file under the large-file bound that names a snapshot's format (its
+    items kept with one copy of each key, no text of the whole file beside them), or None when it cannot be
+    read that way (no snapshot after all, malformed): it is then read whole, so that it reads as it always has."""
+    try:
+        return streamed_scope(name, rules)
+    except InputError:
+        return None
 
 
 def streamed_scope(name: str, rules: RuleBook) -> tuple[Scope, list[Finding]]:

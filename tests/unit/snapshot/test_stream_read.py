@@ -238,3 +238,26 @@ def test_small_snapshot_is_read_item_by_item(tmp_path: Path, keep: str) -> None:
         assert size / n < 500_000, f"{size / n:,.0f} bytes kept per node at {n} nodes"
     assert (peaks[80] - peaks[40]) / 40 < 500_000, "peak per added node"
     assert sources == {LazyNode}
+
+
+def test_audit_streams_a_small_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """audit -f reads a JSON snapshot under the large-file bound item by item, as verify and plan do (before, it
+    decoded the whole text into dicts beside the text), with the output of the whole read."""
+    path = str(tmp_path / "mixed.json")
+    snapshotgen.write(path, 8)
+    assert not snapshotdata.should_stream(path)
+    opened: list[str] = []
+    real = snapshotdata.streamed
+
+    def spy(name: str, keep_text: bool = False) -> Any:
+        opened.append(name)
+        return real(name, keep_text)
+
+    monkeypatch.setattr(snapshotdata, "streamed", spy)
+    monkeypatch.setattr(snapshotdata, "STREAM_SMALL", False)
+    whole = run("audit", "-f", path, "-o", "json")
+    assert opened == []
+    monkeypatch.setattr(snapshotdata, "STREAM_SMALL", True)
+    small = run("audit", "-f", path, "-o", "json")
+    assert opened == [path]
+    _same(whole, small)
