@@ -13,10 +13,13 @@ system from wait4: not inflated by a busy machine), peak RSS and, from the secon
 the previous size against the node ratio. A verb whose CPU grows more than ``--max-ratio`` (default 3.0)
 times when the nodes double fails the run (exit 1): linear work doubles, quadratic quadruples.
 
-Keep sizes on one side of 64 MiB (about 1,100 nodes) when reading the ratio: from 64 MiB on, verify, audit
-and plan stream the file instead of reading it whole, with other costs.
+The default sizes, 1,500 and 3,000 nodes (82 and 165 MiB), are both above 64 MiB, where every verb reads
+the file as it reads a snapshot of a real fleet; each verb's figures are printed next to the anchor, the
+same file's items streamed through the JSON decoder alone (what reading the snapshot back costs before any
+verb's work), and, with two sizes or more, a least-squares line per verb extrapolated to ``--extrapolate``
+nodes (default 100,000) next to the targets (< 10 min CPU, < 8 GiB peak RSS each).
 
-Run: .venv/bin/python benchmarks/realistic.py [--nodes 250,500] [--keep DIR] [--verbs simulate,verify]
+Run: .venv/bin/python benchmarks/realistic.py [--nodes 1500,3000] [--keep DIR] [--verbs simulate,verify]
 """
 
 from __future__ import annotations
@@ -29,10 +32,13 @@ import tempfile
 from pathlib import Path
 
 from simulate import _child
+from snapshot import FLOOR, fit
 
 from kubedra.testing import snapshotgen
 
 VERBS = ("simulate", "verify", "audit", "plan")
+TARGET_CPU_S = 600.0
+TARGET_RSS_GIB = 8.0
 
 
 def argv(verb: str, path: Path) -> list[str]:
@@ -48,9 +54,10 @@ def argv(verb: str, path: Path) -> list[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--nodes", default="250,500", help="comma-separated node counts (default 250,500)")
+    ap.add_argument("--nodes", default="1500,3000", help="comma-separated node counts (default 1500,3000)")
     ap.add_argument("--verbs", default=",".join(VERBS), help=f"comma-separated, of {', '.join(VERBS)}")
     ap.add_argument("--keep", metavar="DIR", help="write (and reuse) the snapshots here")
+    ap.add_argument("--extrapolate", type=int, default=100_000, help="node count to extrapolate to")
     ap.add_argument("--max-ratio", type=float, default=3.0, help="CPU ratio per doubling that fails the run")
     args = ap.parse_args()
     sizes = sorted(int(n) for n in args.nodes.split(","))
@@ -64,15 +71,23 @@ def main() -> int:
         workdir = Path(args.keep or tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         last: dict[str, tuple[int, float]] = {}
+        points: dict[str, list[tuple[int, float, float]]] = {v: [] for v in verbs}
         for n in sizes:
             path = workdir / f"mixed-{n}.json"
             if not path.exists():
                 snapshotgen.write(str(path), n)
-            print(f"{n:,} nodes, {path.stat().st_size / 2**20:,.1f} MiB of JSON", flush=True)
+            f_cpu, _, f_rss, _ = _child([sys.executable, "-c", FLOOR, str(path)])
+            print(
+                f"{n:,} nodes, {path.stat().st_size / 2**20:,.1f} MiB of JSON; anchor, its items through the JSON "
+                f"decoder alone: {f_cpu:.2f} s CPU, {f_rss:,.0f} MiB peak RSS",
+                flush=True,
+            )
             for verb in verbs:
                 cmd = [sys.executable, "-m", "kubedra", *argv(verb, path), "-o", "json"]
                 cpu, wall, rss, _ = _child(cmd)
+                points[verb].append((n, cpu, rss))
                 line = f"  {verb:<9} {cpu:7.2f} s CPU {wall:7.2f} s wall {rss:8,.0f} MiB peak RSS"
+                line += f"   {cpu / f_cpu:4.1f}x the anchor's CPU" if f_cpu else ""
                 if verb in last:
                     n0, cpu0 = last[verb]
                     ratio = cpu / cpu0 if cpu0 else 0.0
@@ -82,7 +97,25 @@ def main() -> int:
                     line += f"   x{ratio:.2f} CPU for x{n / n0:.1f} nodes" + (" TOO STEEP" if bad else "")
                 last[verb] = (n, cpu)
                 print(line, flush=True)
+    extrapolate(points, args.extrapolate)
     return 1 if failed else 0
+
+
+def extrapolate(points: dict[str, list[tuple[int, float, float]]], n: int) -> None:
+    """Each verb's least-squares line over the sizes measured, at ``n`` nodes, next to the targets."""
+    for verb, rows in points.items():
+        if len(rows) < 2:
+            continue
+        xs = [float(r[0]) for r in rows]
+        a, b = fit(xs, [r[1] for r in rows])
+        c, d = fit(xs, [r[2] for r in rows])
+        cpu, rss = a + b * n, (c + d * n) / 1024
+        print(
+            f"  {verb:<9} extrapolated to {n:,} nodes: {cpu:6,.0f} s CPU (target < {TARGET_CPU_S:.0f} s: "
+            f"{'met' if cpu < TARGET_CPU_S else 'NOT met'}), {rss:5.1f} GiB peak RSS (target < "
+            f"{TARGET_RSS_GIB:.0f} GiB: {'met' if rss < TARGET_RSS_GIB else 'NOT met'}); {b * 1000:.2f} ms and "
+            f"{d * 1024:.0f} KiB per node"
+        )
 
 
 if __name__ == "__main__":
