@@ -238,7 +238,7 @@ def run(options: AuditOptions) -> None:
     if output == "prometheus":
         click.echo(metrics.exposition(registry), nl=False)
     elif output == "json":
-        click.echo(out.to_json(report.to_dict()), nl=False)
+        out.echo_json(report.to_dict())
     elif output == "yaml":
         click.echo(out.to_yaml(report.to_dict()), nl=False)
     elif output == "markdown":

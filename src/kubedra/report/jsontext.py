@@ -31,6 +31,35 @@ def dumps_indented(data: Any) -> str:
         return json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False)
 
 
+def pieces_indented(data: Any) -> list[str]:
+    """:func:`dumps_indented`'s text in pieces, one for each item of each list at the top level (a report's
+    findings): written one after another they are the same text, without joining a report of thousands of
+    findings into one string (and copying it at each level; 5,500 findings: 3.6 MB of text, about 15 MB of
+    copies). Everything is encoded before the first piece is returned, so an error leaves nothing written."""
+    if not isinstance(data, dict) or not data:
+        return [dumps_indented(data)]
+    try:
+        out = ["{"]
+        sep = "\n  "
+        for k, v in data.items():
+            if type(k) is not str:
+                raise _Unusual
+            if isinstance(v, list | tuple) and v:
+                out.append(sep + _escape(k) + ": [")
+                inner = "\n    "
+                for item in v:
+                    out.append(inner + _value(item, "\n    "))
+                    inner = ",\n    "
+                out.append("\n  ]")
+            else:
+                out.append(sep + _escape(k) + ": " + _value(v, "\n  "))
+            sep = ",\n  "
+        out.append("\n}")
+        return out
+    except (_Unusual, RecursionError):
+        return [json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False)]
+
+
 def _float(o: float) -> str:
     if o != o:
         return "NaN"

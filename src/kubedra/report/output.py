@@ -15,7 +15,7 @@ import click
 import yaml
 
 # Writing a file safely is a plain utility below every layer; verbs reach it here or in kubedra.safewrite.
-from kubedra.report.jsontext import dumps_indented
+from kubedra.report.jsontext import dumps_indented, pieces_indented
 from kubedra.report.table import print_table as print_table
 from kubedra.safewrite import write_atomic as write_atomic
 
@@ -38,6 +38,15 @@ def output_option(
 
 def to_json(data: Any) -> str:
     return dumps_indented(data) + "\n"  # json.dumps(indent=2, ensure_ascii=False), byte for byte, faster
+
+
+def echo_json(data: Any) -> None:
+    """``click.echo(to_json(data), nl=False)``, written in pieces (:func:`pieces_indented`): a large report is
+    never one string, nor copied to bytes whole."""
+    pieces = pieces_indented(data)
+    pieces.append("\n")
+    for i in range(0, len(pieces), 512):
+        click.echo("".join(pieces[i : i + 512]), nl=False)
 
 
 class _Dumper(yaml.SafeDumper):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -130,6 +131,7 @@ def _convert(node: yaml.Node, depth: int = 1) -> Any:
 
 
 _ScalarNode, _MappingNode, _SequenceNode = yaml.ScalarNode, yaml.MappingNode, yaml.SequenceNode
+_intern = sys.intern
 
 
 def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...] | None]:
@@ -138,7 +140,8 @@ def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...
     a sixth of reading them."""
     cls = node.__class__
     if cls is _ScalarNode:
-        return _scalar(node), None  # type: ignore[arg-type]
+        value = _scalar(node)  # type: ignore[arg-type]
+        return (_intern(value) if value.__class__ is str and len(value) < 64 else value), None
     if depth > yamlbounds.MAX_DEPTH:
         raise _NodeError(f"nesting deeper than {yamlbounds.MAX_DEPTH} levels", node)
     lines: list[int] = []
@@ -152,8 +155,10 @@ def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...
             if k.__class__ is not _ScalarNode or k.tag == _MERGE:
                 raise _Unusual("complex or merge key")
             value, table = _convert_lines(v, depth + 1)
-            out[_key(k, _scalar(k))] = value
-            keys.append(k.value)
+            raw = _intern(k.value)  # one copy of each key across documents (as the JSON decoder keeps them)
+            key = _key(k, _scalar(k))
+            out[raw if key == raw else key] = value
+            keys.append(raw)
             lines.append(k.start_mark.line + 1)
             kids.append(table)
         return out, (0, *keys, *lines, *kids)
@@ -168,6 +173,23 @@ def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...
             kids.append(table)
         return items, (1, *lines, *kids)
     raise _Unusual(type(node).__name__)
+
+
+# one copy of each distinct line table: manifests written from one template have the same keys on the same lines
+_TABLES: dict[tuple[Any, ...] | None, tuple[Any, ...] | None] = {}
+_MAX_TABLES = 4096
+
+
+def _shared_table(table: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+    """``table``, or an equal one kept from an earlier document (10,000 manifests: 8 MB of tables, most of
+    them equal); at most :data:`_MAX_TABLES` are kept."""
+    kept = _TABLES.get(table)
+    if kept is not None:
+        return kept
+    if len(_TABLES) >= _MAX_TABLES:
+        _TABLES.clear()
+    _TABLES[table] = table
+    return table
 
 
 def _json_keys(obj: Any, node: yaml.Node) -> Any:
@@ -235,6 +257,7 @@ def iter_documents_lines(
                     if lines and not walk:
                         try:
                             obj, table = _convert_lines(node)
+                            table = _shared_table(table)
                         except _Unusual:
                             obj = construct(node)
                     else:
