@@ -137,11 +137,11 @@ def test_equal_documents_share_keys_values_and_tables() -> None:
         "metadata": {"name": "a", "labels": {"app": "web"}},
     }
     ka, kb = list(a.obj["metadata"]), list(b.obj["metadata"])
-    assert ka[0] is kb[0] and ka[1] is kb[1]
-    assert (
-        a.obj["kind"] is b.obj["kind"]
-        and a.obj["metadata"]["labels"]["app"] is b.obj["metadata"]["labels"]["app"]
-    )
-    assert isinstance(a.node_source, Lines) and isinstance(b.node_source, Lines)
+    assert ka[0] is kb[0]
+    assert ka[1] is kb[1]
+    assert a.obj["kind"] is b.obj["kind"]
+    assert a.obj["metadata"]["labels"]["app"] is b.obj["metadata"]["labels"]["app"]
+    assert isinstance(a.node_source, Lines)
+    assert isinstance(b.node_source, Lines)
     assert a.node_source.root is b.node_source.root
     assert b.line_of(("metadata", "labels", "app")) == 5
