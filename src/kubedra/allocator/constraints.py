@@ -9,8 +9,9 @@ Semantics of k8s.io/dynamic-resource-allocation v0.37:
   returns to zero the next device fixes a new value. A device whose attribute has another type never
   matches.
 - distinctAttribute keeps a stack of the values added so far; a new device must differ from all of them.
-  (Up to v0.36 the values were kept per request name, so within one request only the latest device was
-  compared; that was fixed in 1.37.)
+  Up to v0.36 (``allocator.distinctAttributeKeepsEveryValue`` in data/versions.yaml) the values were kept per
+  request name, so a device was compared only with the latest device of each request, the claim's first
+  device was taken unchecked and removing a device forgot its request's value (:class:`DistinctPerRequest`).
 - With DRAListTypeAttributes (experimental allocator) scalars count as one-element sets; matchAttribute
   keeps a stack of running intersections (narrowed on add, restored on remove) and needs a non-empty one;
   distinctAttribute needs pairwise-disjoint sets.
@@ -18,6 +19,7 @@ Semantics of k8s.io/dynamic-resource-allocation v0.37:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kubedra.model.objects import Device, DeviceAttribute
@@ -125,22 +127,22 @@ class DistinctAttribute(Constraint):
         if not self.applies(request, sub):
             return True
         attr = lookup_attribute(device, driver, self.attribute)
-        if attr is None or not self._distinct(attr):
+        if attr is None or not self._distinct(attr, self.values):
             return False
         self.values.append(attr)
         return True
 
-    def _distinct(self, attr: DeviceAttribute) -> bool:
+    def _distinct(self, attr: DeviceAttribute, values: Iterable[DeviceAttribute]) -> bool:
         if self.list_types:
             s = _as_set(attr)
             if s is None:
                 return False
-            for other in self.values:
+            for other in values:
                 o = _as_set(other)
                 if o is not None and o[0] == s[0] and (o[1] & s[1]):
                     return False
             return True
-        for other in self.values:
+        for other in values:
             if attr.kind not in ("string", "int", "bool", "version"):
                 return False  # unknown value type, only when there is something to compare with
             if other.kind == attr.kind and other.value == attr.value:
@@ -152,3 +154,31 @@ class DistinctAttribute(Constraint):
             return
         if self.values:
             self.values.pop()
+
+
+class DistinctPerRequest(DistinctAttribute):
+    """distinctAttribute up to k8s.io/dynamic-resource-allocation v0.36 (incubating and experimental
+    ``constraint.go``): one value per (parent) request name, overwritten by the request's next device and
+    deleted when any of its devices is removed; the first device of the claim is taken without comparison."""
+
+    def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
+        super().__init__(requests, attribute, list_types)
+        self.by_request: dict[str, DeviceAttribute] = {}
+
+    def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
+        if not self.applies(request, sub):
+            return True
+        attr = lookup_attribute(device, driver, self.attribute)
+        if attr is None:
+            return False
+        if self.num != 0 and not self._distinct(attr, self.by_request.values()):
+            return False
+        self.by_request[request] = attr
+        self.num += 1
+        return True
+
+    def remove(self, request: str, sub: str, device: Device, driver: str) -> None:
+        if not self.applies(request, sub):
+            return
+        self.by_request.pop(request, None)
+        self.num -= 1

@@ -79,6 +79,12 @@ class Allocator:
         self.target_version = target_version
         # result configs: a claim config once, requests cleared when it covers all (data/versions.yaml)
         self.clears_all_request_configs = versions.holds("allocator.clearsAllRequestConfigs", target_version)
+        # up to 1.36 counter caches are keyed by pool name alone and distinctAttribute keeps one value per
+        # request (data/versions.yaml)
+        self.counters_by_pool_id = versions.holds("allocator.countersKeyedByDriverAndPool", target_version)
+        self.distinct_keeps_every_value = versions.holds(
+            "allocator.distinctAttributeKeepsEveryValue", target_version
+        )
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()
@@ -126,12 +132,20 @@ class Allocator:
         """The caller removed ``claim`` from ``self.allocated``."""
         self._shared_index = {(s[0], s[1], s[2]) for s in self.allocated.shared_ids}
 
+    def counter_key(self, driver: str, pool: str, slice_name: str) -> str:
+        """The key of a device's counter caches: the pool ID ``driver/pool`` from 1.37, the pool name alone in
+        1.35/1.36 (two drivers' pools of one name share it, as upstream's did), the slice name in the
+        1.33/1.34 model."""
+        if not self.pool_counters:
+            return slice_name
+        return f"{driver}/{pool}" if self.counters_by_pool_id else pool
+
     def invalidate_pool(self, pool_name: str, driver: str | None = None) -> None:
         """Forget cached available counters of a pool whose allocations changed.
 
         Upstream builds a new allocator per scheduling cycle; the simulator keeps one and drops only what
-        a bind or an eviction made stale. Counter caches are keyed by ``driver/pool`` (1.35+) or by slice
-        name (1.33/1.34)."""
+        a bind or an eviction made stale. Counter caches are keyed by :meth:`counter_key`."""
+        self._available_counters.pop(pool_name, None)  # keyed by pool name (1.35/1.36)
         if driver is not None:
             self._available_counters.pop(f"{driver}/{pool_name}", None)
             self._group_baselines.pop(f"{driver}/{pool_name}", None)
@@ -150,6 +164,10 @@ class Allocator:
         for r in results:
             self._group_baselines.pop(f"{r.driver}/{r.pool}", None)
             if r.share_id or r.consumed_capacity:
+                self.invalidate_pool(r.pool, r.driver)
+                continue
+            if self.pool_counters and not self.counters_by_pool_id:
+                # one cache per pool name, computed from whichever driver's pool came first: recompute it
                 self.invalidate_pool(r.pool, r.driver)
                 continue
             key = f"{r.driver}/{r.pool}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator import capacity as cap
 from kubedra.allocator import groups as grp
-from kubedra.allocator.constraints import Constraint, DistinctAttribute, MatchAttribute
+from kubedra.allocator.constraints import Constraint, DistinctAttribute, DistinctPerRequest, MatchAttribute
 from kubedra.allocator.errors import (
     MAX_RESULTS,
     AllocationError,
@@ -123,7 +123,8 @@ class Search:
                 elif c.distinct_attribute is not None and f.implementation() != "stable":
                     # upstream's stable allocator (chosen when the enabled features allow it) knows only
                     # matchAttribute: distinctAttribute falls into its "unsupported constraint" branch
-                    cons.append(DistinctAttribute(c.requests, c.distinct_attribute, f.list_type_attributes))
+                    distinct = DistinctAttribute if self.a.distinct_keeps_every_value else DistinctPerRequest
+                    cons.append(distinct(c.requests, c.distinct_attribute, f.list_type_attributes))
                 else:
                     raise AllocationError(
                         f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
@@ -307,8 +308,8 @@ class Search:
 
     # ------------------------------------------------------------------ counters
     def _counter_key(self, dev: Dev) -> str:
-        """Pool ID (driver/pool) since 1.35; the slice name in the 1.33/1.34 model."""
-        return dev.pool.id if self.a.pool_counters else dev.slice.name
+        """The counter caches' key (:meth:`Allocator.counter_key`)."""
+        return self.a.counter_key(dev.slice.driver, dev.slice.pool.name, dev.slice.name)
 
     def _available(self, dev: Dev) -> dict[str, dict[str, int]]:
         key = self._counter_key(dev)
