@@ -99,3 +99,37 @@ def test_unverified_release_says_so_once() -> None:
     assert tag is not None
     assert tag in result.stderr
     assert line not in result.stdout
+
+
+# kube-scheduler's AllocatorFeatures (pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go at
+# v1.36.3, v1.37.2, v1.38.0-beta.0): each structured.Features field from its gate; DeviceBindingAndStatus needs
+# two.
+ALLOCATOR_FEATURE_GATES = {
+    "AdminAccess": ["DRAAdminAccess"],
+    "PrioritizedList": ["DRAPrioritizedList"],
+    "PartitionableDevices": ["DRAPartitionableDevices"],
+    "DeviceTaints": ["DRADeviceTaints"],
+    "DeviceBindingAndStatus": ["DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus"],
+    "ConsumableCapacity": ["DRAConsumableCapacity"],
+    "FractionalCapacityRange": ["DRAFractionalCapacityRange"],
+    "ListTypeAttributes": ["DRAListTypeAttributes"],
+    "OptionalNodeOperations": ["DRAOptionalNodeOperations"],
+    "DerivedAttributes": ["DRADerivedAttributes"],
+    "CompatibilityGroups": ["DRADeviceCompatibilityGroups"],
+}
+
+
+@pytest.mark.parametrize(
+    "release", [r for r in versions.SUPPORTED if versions.Version.parse(r) >= versions.Version.parse("1.36")]
+)
+def test_allocator_features_follow_the_default_gates(release: str) -> None:
+    """allocatorFeatures is what kube-scheduler derives from the release's default gates (feature-gates.yaml,
+    generated from kube_features.go, where a default that needs --min-compatibility-version of the release
+    itself, such as DRAFractionalCapacityRange's at 1.37, is not the default)."""
+
+    def on(gate: str) -> bool:
+        return bool(GATES["gates"][gate][release]["default"])
+
+    features = versions.allocator_features(release) or {}
+    derived = {f: all(on(g) for g in gates) for f, gates in ALLOCATOR_FEATURE_GATES.items() if f in features}
+    assert features == derived
