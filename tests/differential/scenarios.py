@@ -26,8 +26,9 @@ What varies, and why (each item is a path through upstream's allocator):
 - claims with ExactCount/All, firstAvailable, matchAttribute/distinctAttribute constraints, tolerations,
   capacity requests, admin access, opaque config for all or some requests;
 - devices already allocated, shared (shareID) and consumed capacity; DeviceTaintRules;
-- features: usually the 1.37 defaults, sometimes a random subset (which also picks upstream's stable,
-  incubating or experimental implementation).
+- a second driver's channels (like NVIDIA's ComputeDomain channels) in pools named like the GPUs' pools;
+- features that pick each of upstream's stable, incubating and experimental implementations about a third
+  of the time (:func:`feature_set`; incubating half the time with a release's defaults).
 
 Speed: hypothesis draws one 128-bit *gene* per object (device, request, claim, ...) and the object is
 decoded from it (:class:`Genes`), a few dozen draws per scenario instead of hundreds; a gene of zeros
@@ -344,6 +345,19 @@ def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:  # noqa: C901 
     return dev
 
 
+def channel(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:
+    """A device of a second driver beside the GPUs in a pool of the same name, like NVIDIA's ComputeDomain
+    channels next to its GPUs: other attributes (no model, index only sometimes), no capacity, so that a
+    selector written for the GPUs fails on it at run time ("no such key") unless it checks the driver."""
+    attrs: dict[str, Any] = {"type": {"string": "channel"}, "id": {"int": g.between(0, 7)}}
+    if g.chance(30):
+        attrs["index"] = {"int": g.between(0, 7)}
+    dev: dict[str, Any] = {"name": name, "attributes": attrs}
+    if ctx.per_device:
+        dev.update(_per_device_selection(g))
+    return dev
+
+
 def _counter_use(g: Genes, counter: str) -> str:
     if counter == "memory":
         return g.pick(("10Gi", "20Gi", "40Gi"))
@@ -406,8 +420,11 @@ def _slice(name: str, driver: str, pool: str, generation: int, count: int, spec:
 
 
 @st.composite
-def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -> list[Doc]:
-    """The slices of one pool (current generation, maybe a leftover of an older one)."""
+def pool_slices(
+    draw: Draw, driver: str, pool: str, features: dict[str, bool], channels: bool = False
+) -> list[Doc]:
+    """The slices of one pool (current generation, maybe a leftover of an older one); with ``channels``, of
+    :func:`channel` devices."""
     g = genes(draw)
     kind, where = _node_selection(g, per_device_ok=features["PartitionableDevices"])
     generation = g.between(1, 3)
@@ -433,7 +450,7 @@ def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -
     for s in range(n_slices):
         devices = []
         for _ in range(draw(st.integers(1 if s == 0 else 0, 4))):
-            devices.append(device(genes(draw), f"dev-{n}", ctx))
+            devices.append((channel if channels else device)(genes(draw), f"dev-{n}", ctx))
             n += 1
         device_lists.append(devices)
     if g.chance(3):
@@ -455,7 +472,7 @@ def pool_slices(draw: Draw, driver: str, pool: str, features: dict[str, bool]) -
         # the sets split over two counters-only slices, sometimes with one name twice (the pool is invalid)
         counter_slices = [sets[:1], sets[1:] or [copy.deepcopy(sets[0])]]
     total = len(device_lists) + len(counter_slices)
-    count = total + (1 if g.chance(6) else 0)  # one slice short: an incomplete pool
+    count = total + (1 if g.chance(12) else 0)  # one slice short: an incomplete pool
     names = iter(f"{driver}-{pool}-{x}" for x in suffixes)
     slices: list[Doc] = []
     for cs in counter_slices:
@@ -505,7 +522,7 @@ def request_body(
         body["selectors"] = _selectors(
             [cel_expression(g, drivers, features["ConsumableCapacity"]) for _ in range(n)]
         )
-    if g.chance(8):
+    if g.chance(15):
         body["allocationMode"] = "All"
     else:
         body["allocationMode"] = "ExactCount"
@@ -590,20 +607,30 @@ def device_class(g: Genes, name: str, drivers: Sequence[str], features: dict[str
 # --------------------------------------------------------------------------------------------- scenario
 
 
+STABLE_ONLY = ("AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints")
+BEYOND_STABLE = ("DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange")
+
+
 def feature_set(g: Genes) -> dict[str, bool]:
-    if not g.chance(30):
-        if g.chance(15):  # 1.36's defaults (its gates as kube-scheduler maps them), on the 1.37 allocator
-            return {name: DEFAULT_FEATURES["1.36"].get(name, False) for name in ALL_FEATURES}
-        return dict(DEFAULT_FEATURES["1.37"])
-    out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
-    if g.chance(25):  # only what upstream's stable allocator supports: it is the one that runs then
-        for name in (
-            "DeviceBindingAndStatus",
-            "ConsumableCapacity",
-            "ListTypeAttributes",
-            "FractionalCapacityRange",
-        ):
-            out[name] = False
+    """Features that pick each upstream allocator variant about a third of the time (``compare.implementation``):
+    incubating (a release's defaults, or a random set beyond stable's without ListTypeAttributes), stable
+    (a random set of what it supports) and experimental (ListTypeAttributes on). A zero gene is 1.37's
+    defaults."""
+    variant = g.take(10)
+    if variant <= 3:  # incubating
+        if not g.chance(50):
+            if g.chance(25):  # 1.36's defaults (its gates as kube-scheduler maps them), on the 1.37 allocator
+                return {name: DEFAULT_FEATURES["1.36"].get(name, False) for name in ALL_FEATURES}
+            return dict(DEFAULT_FEATURES["1.37"])
+        out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
+        out["ListTypeAttributes"] = False
+        if not any(out[name] for name in BEYOND_STABLE):
+            out[g.pick(BEYOND_STABLE)] = True
+    elif variant <= 6:  # stable: only what it supports, mostly with the 1.37 defaults among them
+        out = {name: not g.chance(25) for name in STABLE_ONLY}
+    else:  # experimental
+        out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
+        out["ListTypeAttributes"] = True
     for name in ALL_FEATURES:
         out.setdefault(name, False)
     return out
@@ -654,11 +681,15 @@ def _taint_rules(g: Genes, drivers: Sequence[str]) -> list[Doc]:
 def scenarios(draw: Draw) -> Doc:
     g = genes(draw)
     features = feature_set(g)
-    drivers = DRIVERS[: 1 if not g.chance(40) else 2]
+    drivers = DRIVERS[: 1 if not g.chance(50) else 2]
+    # the second driver publishes channels beside the first one's GPUs, in pools of the same names
+    channels = len(drivers) > 1 and g.chance(50)
     slices: list[Doc] = []
     for driver in drivers:
         for p in range(1 if not g.chance(40) else 2):
-            slices.extend(draw(pool_slices(driver, f"pool-{'ab'[p]}", features)))
+            slices.extend(
+                draw(pool_slices(driver, f"pool-{'ab'[p]}", features, channels and driver == DRIVERS[1]))
+            )
     if g.chance(50):  # creation order is what the API lists; upstream sorts pools and slices itself
         slices.reverse()
     class_names = [f"class-{i}" for i in range(g.between(1, 3))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import Counter
 from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
@@ -210,3 +211,76 @@ def test_no_known_divergence_waives_agreeing_or_arbitrary_outcomes() -> None:
         assert not any(matches(doc, o, o) for o in outcomes), f"{name} waives agreeing outcomes"
         pairs = [(a, b) for a in outcomes for b in outcomes if a is not b]
         assert not all(matches(doc, a, b) for a, b in pairs), f"{name} waives every disagreement"
+
+
+def _sample(n: int, the_seed: int) -> list[dict[str, Any]]:
+    docs: list[dict[str, Any]] = []
+
+    @seed(the_seed)
+    @settings(
+        max_examples=n,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(scenarios())
+    def collect(doc: dict[str, Any]) -> None:
+        docs.append(doc)
+
+    collect()
+    return docs
+
+
+def _pools(doc: dict[str, Any]) -> dict[str, set[str]]:
+    drivers: dict[str, set[str]] = {}
+    for s in doc["slices"]:
+        drivers.setdefault(s["spec"]["pool"]["name"], set()).add(s["spec"]["driver"])
+    return drivers
+
+
+def _incomplete(doc: dict[str, Any]) -> bool:
+    count: dict[tuple[str, str, int], tuple[int, int]] = {}
+    for s in doc["slices"]:
+        p = s["spec"]["pool"]
+        key = (s["spec"]["driver"], p["name"], p["generation"])
+        seen, want = count.get(key, (0, p["resourceSliceCount"]))
+        count[key] = (seen + 1, want)
+    return any(seen < want for seen, want in count.values())
+
+
+def _requests(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for c in doc["claims"]:
+        for r in c["spec"]["devices"]["requests"]:
+            out.extend([r["exactly"]] if "exactly" in r else r.get("firstAvailable") or [])
+    return out
+
+
+def test_generator_balances_variants_and_covers_the_hard_paths() -> None:
+    """Over a fixed sample, every upstream allocator variant gets at least a quarter of the scenarios, and the
+    paths where upstream's variants differ most are common: two drivers with pools of one name (GPUs beside
+    ComputeDomain-like channels), incomplete pools, ``All`` requests, selectors that fail at run time."""
+    docs = _sample(400, 0)
+    share = Counter(implementation(d["features"]) for d in docs)
+    for variant in ("stable", "incubating", "experimental"):
+        assert share[variant] >= len(docs) // 4, (variant, dict(share))
+    n = len(docs)
+
+    def frac(pred: Any) -> float:
+        return sum(1 for d in docs if pred(d)) / n
+
+    assert frac(lambda d: any(len(v) > 1 for v in _pools(d).values())) >= 0.3
+    assert (
+        frac(
+            lambda d: any(
+                "type" in dev["attributes"] for s in d["slices"] for dev in s["spec"].get("devices") or []
+            )
+        )
+        >= 0.15
+    )
+    assert frac(_incomplete) >= 0.15
+    assert frac(lambda d: any(r.get("allocationMode") == "All" for r in _requests(d))) >= 0.2
+    runtime = [d for d in docs[:200] if "CEL runtime error" in (kubedra_outcome(d)["error"] or "")]
+    assert len(runtime) >= 10, len(runtime)
+    assert Counter(implementation(d["features"]) for d in runtime)["stable"] >= 3
