@@ -85,6 +85,12 @@ class Allocator:
         self.distinct_keeps_every_value = versions.holds(
             "allocator.distinctAttributeKeepsEveryValue", target_version
         )
+        self.all_devices_fit_empty = versions.holds("allocator.allDevicesFitAnEmptyDevice", target_version)
+        # error texts (data/versions.yaml)
+        self.selector_error_names_device = versions.holds(
+            "allocator.selectorErrorNamesDevice", target_version
+        )
+        self.claim_limit_per_request = versions.holds("allocator.claimLimitPerRequest", target_version)
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()

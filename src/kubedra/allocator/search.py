@@ -110,12 +110,17 @@ class Search:
                     rd = self._validate(ci, ri, 0, alts[0])
                     self.req_data[(ci, ri, 0)] = rd
                     min_req = rd.num
-                if min_req > MAX_RESULTS - min_claim:
+                if self.a.claim_limit_per_request and min_req > MAX_RESULTS - min_claim:
                     raise AllocationError(
                         f"claim {claim_ref(claim)}, request {alts[0].parent or alts[0].name}: adding {min_req} devices "
                         f"exceeds the claim limit of {MAX_RESULTS}, with {min_claim} already accounted for"
                     )
                 min_claim += min_req
+            if not self.a.claim_limit_per_request and min_claim > MAX_RESULTS:
+                raise AllocationError(
+                    f"claim {claim_ref(claim)}: number of requested devices {min_claim} exceeds the claim limit "
+                    f"of {MAX_RESULTS}"
+                )
             cons: list[Constraint] = []
             for i, c in enumerate(claim.spec.constraints):
                 if c.match_attribute is not None:
@@ -187,10 +192,15 @@ class Search:
                             continue
                         if self.f.consumable_capacity:
                             try:
-                                ok = cap.fits(
-                                    None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
-                                )
+                                if self.a.all_devices_fit_empty:
+                                    ok = cap.fits(
+                                        None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                                    )
+                                else:  # up to 1.36: with the capacity in use, a device that cannot tell is left out
+                                    ok = self._capacity_fits(r, did, d)
                             except cap.CapacityError as e:
+                                if not self.a.all_devices_fit_empty:
+                                    continue
                                 raise AllocationError(
                                     f"claim {claim_ref(claim)}, request {r.name}: checking capacity for device {d.name}: {e}"
                                 ) from None
@@ -261,13 +271,23 @@ class Search:
                 return False
         except SelectorError as e:
             raise AllocationError(
-                e.describe(f"class {rd.cls.name if rd.cls else ''}", device_id_str(did))
+                e.describe(
+                    f"class {rd.cls.name if rd.cls else ''}",
+                    device_id_str(did),
+                    names_device=self.a.selector_error_names_device,
+                )
             ) from None
         try:
             if not self.a.matcher.all_match(rd.req.selectors, d, s.driver):
                 return False
         except SelectorError as e:
-            raise AllocationError(e.describe(f"claim {claim_ref(claim)}", device_id_str(did))) from None
+            raise AllocationError(
+                e.describe(
+                    f"claim {claim_ref(claim)}",
+                    device_id_str(did),
+                    names_device=self.a.selector_error_names_device,
+                )
+            ) from None
         if s.per_device_node_selection:
             try:
                 ok = node_matches(self.node, d.node_name, d.all_nodes, d.node_selector)

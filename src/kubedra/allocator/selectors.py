@@ -23,6 +23,7 @@ from typing import Any
 
 from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
 from kubedra.cel.published import unpublished_key_hint
+from kubedra.cel.selector import NO_SUCH_KEY_HINT
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import Device
 from kubedra.vendors.nvidia import driver_releases
@@ -45,9 +46,14 @@ class SelectorError(Exception):
         self.runtime = runtime
         self.hint = hint  # what a "no such key" means in the driver's terms (the NVIDIA DRA driver's)
 
-    def describe(self, owner: str, device: str) -> str:
+    def describe(self, owner: str, device: str, *, names_device: bool = True) -> str:
+        """Upstream's error text; without ``names_device`` (releases before
+        ``allocator.selectorErrorNamesDevice``) the runtime error names neither the device nor carries
+        cel.EnhanceRuntimeError's "no such key" advice."""
         if self.runtime:
             tail = f" ({self.hint})" if self.hint else ""
+            if not names_device:
+                return f"{owner}: selector #{self.index}: CEL runtime error: {self.message.removesuffix(NO_SUCH_KEY_HINT)}{tail}"
             return (
                 f"{owner}: selector #{self.index} on device {device}: CEL runtime error: {self.message}{tail}"
             )

@@ -3,12 +3,14 @@ as a fact of data/versions.yaml (``since``) and checked at the releases on eithe
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from kubedra.allocator import Allocator, Features
+from kubedra.allocator import AllocatedState, AllocationError, Allocator, Features
 from kubedra.model.objects import DeviceConstraint
 
-from .helpers import claim, cls, consumes, counter_set, dev, node, picked, req, slice_
+from .helpers import all_req, capacity, claim, cls, consumes, counter_set, dev, node, picked, q, req, slice_
 
 INCUBATING = Features(
     admin_access=True,
@@ -61,5 +63,59 @@ def test_distinct_attribute_compares_with_every_device_from_137(target, allocate
     res = a.allocate(node(), [claim("c", req(count=3), constraints=distinct)])
     if allocates:
         assert picked(res) == [[("req-0", "d0"), ("req-0", "d1"), ("req-0", "d2")]]
+    else:
+        assert res is None
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("1.36", "class class-a: selector #0: CEL runtime error: no such key: model"),
+        (
+            "1.37",
+            "class class-a: selector #0 on device driver-a/pool-1/d0: CEL runtime error: no such key: model. "
+            "consider using CEL optional chaining",
+        ),
+    ],
+)
+def test_selector_runtime_error_text_per_release(target, message):
+    # allocator.selectorErrorNamesDevice: v0.36 names neither the device nor adds cel.EnhanceRuntimeError's advice
+    klass = [cls("class-a", "device.attributes['driver-a'].model == 'a100'")]
+    a = Allocator(INCUBATING, klass, [slice_("s", [dev("d0")])], target_version=target)
+    with pytest.raises(AllocationError) as e:
+        a.allocate(node(), [claim("c", req())])
+    assert str(e.value).startswith(message)
+    if target == "1.36":
+        assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("1.36", "claim default/c: number of requested devices 33 exceeds the claim limit of 32"),
+        (
+            "1.37",
+            "claim default/c, request req-1: adding 17 devices exceeds the claim limit of 32, with 16 already",
+        ),
+    ],
+)
+def test_claim_limit_text_per_release(target, message):
+    # allocator.claimLimitPerRequest: v0.36 sums every request first
+    a = Allocator(INCUBATING, [cls()], [slice_("s", [dev("d0")])], target_version=target)
+    with pytest.raises(AllocationError, match=re.escape(message)):
+        a.allocate(node(), [claim("c", req("req-0", count=16), req("req-1", count=17))])
+
+
+@pytest.mark.parametrize(("target", "picked_d1"), [("1.36", True), ("1.37", False)])
+def test_all_devices_leave_out_a_full_shared_device_until_137(target, picked_d1):
+    # allocator.allDevicesFitAnEmptyDevice: v0.36 leaves d0 (its capacity already in use) out of "all"; v0.37
+    # takes it in, cannot allocate it and finds the claim unsatisfiable
+    d0 = dev("d0", allow_multiple_allocations=True, capacity=capacity(memory="16Gi"))
+    d1 = dev("d1", capacity=capacity(memory="16Gi"))
+    used = AllocatedState(capacity={("driver-a", "pool-1", "d0"): {"memory": q("4Gi")}})
+    a = Allocator(INCUBATING, [cls()], [slice_("s", [d0, d1])], used, target_version=target)
+    res = a.allocate(node(), [claim("c", all_req())])
+    if picked_d1:
+        assert picked(res) == [[("req-0", "d1")]]
     else:
         assert res is None
