@@ -269,7 +269,9 @@ def error_message_difference(ours: Outcome, theirs: Outcome) -> str | None:
 STABLE_RUNS = 24
 
 
-def stable_order_explains(doc: dict[str, Any], ours: Outcome, oracle: Any, runs: int = STABLE_RUNS) -> bool:
+def stable_order_explains(
+    doc: dict[str, Any], ours: Outcome, oracle: Any, runs: int = STABLE_RUNS, *, error_text: bool = False
+) -> bool:
     """Whether upstream's stable allocator can give kubedra's answer for a scenario that selects it.
 
     The stable allocator visits pools in Go map order (pools_stable.go GatherPools ranges over a map) and the
@@ -277,8 +279,13 @@ def stable_order_explains(doc: dict[str, Any], ours: Outcome, oracle: Any, runs:
     order), so its outcome may depend on chance: it may allocate before ever evaluating a selector that
     fails on another device, or give up in another place. kubedra visits both by name. The oracle gets the
     slices sorted by name, ``runs`` times (each run draws another pool order); any answer that agrees
-    with kubedra's means kubedra's is one of upstream's."""
+    with kubedra's means kubedra's is one of upstream's. With ``error_text`` an error must also have kubedra's
+    exact text (which device's selector failed first, which pool was incomplete first)."""
     by_name = {**doc, "slices": sorted(doc["slices"], key=lambda s: s["metadata"]["name"])}
-    return any(
-        difference(ours, oracle_outcome(r), exact=False) is None for r in oracle.run_batch([by_name] * runs)
-    )
+    for r in oracle.run_batch([by_name] * runs):
+        theirs = oracle_outcome(r)
+        if difference(ours, theirs, exact=False) is None and (
+            not error_text or theirs["error"] == ours["error"]
+        ):
+            return True
+    return False

@@ -194,6 +194,10 @@ def test_stable_order_explains_accepts_any_upstream_answer_for_name_sorted_slice
     assert stable_order_explains(doc, ours, fake, runs=6)
     assert [s["metadata"]["name"] for s in fake.docs[0]["slices"]] == ["a", "b"]
     assert not stable_order_explains(doc, ours, _FakeOracle([unsat]), runs=6)
+    other = {"allocated": False, "error": "bang", "claims": []}
+    assert stable_order_explains(doc, ours, _FakeOracle([other]), runs=6)
+    assert not stable_order_explains(doc, ours, _FakeOracle([other]), runs=6, error_text=True)
+    assert stable_order_explains(doc, ours, fake, runs=6, error_text=True)
 
 
 def test_no_known_divergence_waives_agreeing_or_arbitrary_outcomes() -> None:
