@@ -122,6 +122,22 @@ def type_text(t: Any) -> str:
     return "dyn"
 
 
+def _snippet(checked: Any, expr_id: int, text: str) -> str:
+    """cel-go's source snippet under a compile error (common/error.go ToDisplayString): the error's line, tabs
+    as spaces, and a line of dots up to its column (a wide dot per non-ASCII character) ending in ``^``."""
+    offset = checked.source_info.positions.get(expr_id)
+    if offset is None:
+        return ""
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    line = text[start : end if end >= 0 else len(text)].replace("\t", " ")
+    before = line[: offset - start]
+    dots = "".join("\uff0e" if ord(c) > 0x7F else "." for c in before)
+    at = line[offset - start : offset - start + 1]
+    caret = "\uff3e" if at and ord(at) > 0x7F else "^"
+    return f"\n | {line}\n | {dots}{caret}"
+
+
 def _position(checked: Any, expr_id: int, text: str) -> str:
     offset = checked.source_info.positions.get(expr_id)
     if offset is None:
@@ -165,7 +181,7 @@ def validate_ast(checked: Any, text: str) -> None:
                     if call.function == "matches":  # cel-go ValidateRegexLiterals (a compile issue)
                         raise CELCompileError(
                             f"compilation failed: ERROR: {_position(checked, pattern_arg.id, text)}: "
-                            "invalid matches argument"
+                            "invalid matches argument" + _snippet(checked, pattern_arg.id, text)
                         ) from None
                     # apiserver's Find(All)RegexOptimization compiles constant patterns in env.Program
                     detail = str(e).removeprefix("Illegal regex: ")
@@ -249,7 +265,7 @@ def check_capacity_values(checked: Any, text: str, var: str) -> None:
             applied = f"({', '.join(names)})"
         raise CELCompileError(
             f"compilation failed: ERROR: {_position(checked, node.id, text)}: found no matching overload for "
-            f"'{call.function}' applied to '{applied}'",
+            f"'{call.function}' applied to '{applied}'" + _snippet(checked, node.id, text),
             text,
         )
 
@@ -266,6 +282,7 @@ def _homogeneous(checked: Any, text: str, elements: list[Any]) -> None:
         elif name != first:
             raise CELCompileError(
                 f"compilation failed: ERROR: {_position(checked, el.id, text)}: expected type '{first}' but found '{name}'"
+                + _snippet(checked, el.id, text)
             )
 
 

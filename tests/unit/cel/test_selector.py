@@ -186,3 +186,19 @@ def test_policy_environment_reuses_libraries() -> None:
     act = env.runtime.Activation({"object": {"spec": {"replicas": 3, "mem": "512Mi"}}})
     assert program.eval(act).value() is True
     assert program.output_type == "bool"
+
+
+def test_compile_errors_carry_cel_gos_source_snippet() -> None:
+    # cel-go common/error.go ToDisplayString: the line and a caret under the column, as upstream's allocator
+    # error shows it
+    with pytest.raises(CELCompileError) as info:
+        SelectorEnvironment().compile('[1, "a"].size() == 2')
+    assert str(info.value).endswith(
+        """expected type 'int' but found 'string'\n | [1, "a"].size() == 2\n | ....^"""
+    )
+    with pytest.raises(CELCompileError) as info:
+        SelectorEnvironment().compile("'é' == 'é' && [1, 'x'].size() == 2")
+    # a wide dot per non-ASCII character before the column (18 characters, two of them é)
+    assert str(info.value).endswith(
+        "\n | 'é' == 'é' && [1, 'x'].size() == 2\n | .\uff0e......\uff0e.........^"
+    )
