@@ -12,9 +12,11 @@ config exact. Errors: both must fail; the messages are compared loosely (reporte
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import signal
+from pathlib import Path
 from typing import Any
 
 from kubedra.allocator import (
@@ -162,6 +164,22 @@ def timed_out(o: Outcome) -> bool:
     return o["kind"] == "timeout" or (
         o["kind"] == "error" and "context deadline exceeded" in (o["error"] or "")
     )
+
+
+_MAKEFILE = Path(__file__).resolve().parents[2] / "testbed" / "Makefile"
+
+
+@functools.cache
+def oracle_release(minor: str) -> str:
+    """The exact release the testbed builds ``minor``'s oracle at (testbed/Makefile ``K8S_PATCH_<minor>``, such as
+    ``v1.36.3``): kubedra allocates at that patch, since some allocator behaviour changed within a minor
+    (``notInPatches`` in data/versions.yaml)."""
+    m = re.search(
+        rf"^K8S_PATCH_{re.escape(minor)}\s*:=\s*(v\S+)$", _MAKEFILE.read_text(encoding="utf-8"), re.M
+    )
+    if m is None:
+        raise LookupError(f"testbed/Makefile has no K8S_PATCH_{minor}")
+    return m.group(1)
 
 
 def kubedra_outcome(doc: dict[str, Any], timeout: float = 0, version: str = "1.37") -> Outcome:

@@ -47,6 +47,7 @@ from .compare import (
     implementation,
     kubedra_outcome,
     oracle_outcome,
+    oracle_release,
     stable_order_explains,
     timed_out,
 )
@@ -187,7 +188,7 @@ def run_differential(oracle: Oracle, examples: int, the_seed: int, oracle_136: O
         t0 = time.perf_counter()
         with ThreadPoolExecutor(max_workers=1) as pool:
             future = pool.submit(upstream)
-            mine = [kubedra_outcome(doc, timeout=TIMEOUT, version=v) for v, doc in pending]
+            mine = [kubedra_outcome(doc, timeout=TIMEOUT, version=oracle_release(v)) for v, doc in pending]
             run.seconds["kubedra"] += time.perf_counter() - t0
             by_index, oracle_seconds = future.result()
         run.seconds["oracle"] += oracle_seconds

@@ -14,7 +14,7 @@ from kubedra.testing import binaries
 from kubedra.testing.oracle import Oracle
 from kubedra.testing.require import unavailable
 
-from .compare import difference, implementation, kubedra_outcome, oracle_outcome
+from .compare import difference, implementation, kubedra_outcome, oracle_outcome, oracle_release
 from .corpus import CORPUS, case_to_scenario
 from .test_allocator_vs_oracle import KNOWN_DIVERGENCES, _is_136
 
@@ -48,9 +48,9 @@ def _outcomes(name: str, oracle: Oracle) -> tuple[dict[str, Any], Any, Any, str 
         if binaries.find(binaries.ORACLE, "1.36") is None:
             unavailable(f"{binaries.ORACLE} 1.36 is not built: run `make testbed`")
         oracle = Oracle(version="1.36")
-        ours = kubedra_outcome(doc, version="1.36")
+        ours = kubedra_outcome(doc, version=oracle_release("1.36"))
     else:
-        ours = kubedra_outcome(doc)
+        ours = kubedra_outcome(doc, version=oracle_release("1.37"))
     theirs = oracle_outcome(oracle.run(doc))
     return doc, ours, theirs, difference(ours, theirs, implementation(doc["features"]) != "stable")
 

@@ -14,7 +14,7 @@ from kubedra.testing import binaries
 from kubedra.testing.oracle import Oracle
 from kubedra.testing.require import unavailable
 
-from .compare import difference, implementation, kubedra_outcome, oracle_outcome
+from .compare import difference, implementation, kubedra_outcome, oracle_outcome, oracle_release
 
 pytestmark = pytest.mark.integration
 
@@ -33,9 +33,9 @@ def test_regression_scenario_agrees(path: Path, oracle: Oracle) -> None:
         if binaries.find(binaries.ORACLE, "1.36") is None:
             unavailable(f"{binaries.ORACLE} 1.36 is not built: run `make testbed`")
         oracle = Oracle(version="1.36")
-        ours = kubedra_outcome(doc, version="1.36")
+        ours = kubedra_outcome(doc, version=oracle_release("1.36"))
     else:
-        ours = kubedra_outcome(doc)
+        ours = kubedra_outcome(doc, version=oracle_release("1.37"))
     theirs = oracle_outcome(oracle.run(doc))
     assert theirs["kind"] != "error" or "panic" not in (theirs["error"] or "")
     why = difference(ours, theirs, implementation(doc["features"]) != "stable")

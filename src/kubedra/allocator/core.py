@@ -15,6 +15,8 @@ device × request) → per-device node selection → consumable capacity → cou
 Version: the behaviour of k8s.io/dynamic-resource-allocation v0.37 (Kubernetes 1.37), where a device that
 a taint, constraint or capacity check rejects gives back what it reserved (counters, constraint state,
 capacity), counter caches are keyed by driver + pool, and capacity arithmetic errors abort the allocation.
+Where v0.35/v0.36 behave otherwise, the target release picks the behaviour from data/versions.yaml
+(``allocator.*`` since-facts: counters keyed by pool name, distinctAttribute per request, error texts).
 Upstream quirks that remain are reproduced on purpose (each has a conformance case or a unit test):
 - counters are checked *before* taints and constraints (so a device can fail for counters first);
 - available counters are computed once per pool per Allocator and reused across nodes, like upstream's
@@ -77,20 +79,24 @@ class Allocator:
         # simulator turns it on, one-off callers (conformance corpus, differential tests) search every time
         self.reuse = Reuse() if reuse_results else None
         self.target_version = target_version
+        # Behaviour per release (data/versions.yaml), exact to the patch where target_version names one
+        # (``v1.36.3``); a bare minor means its newest patch.
         # result configs: a claim config once, requests cleared when it covers all (data/versions.yaml)
-        self.clears_all_request_configs = versions.holds("allocator.clearsAllRequestConfigs", target_version)
+        self.clears_all_request_configs = versions.holds_at(
+            "allocator.clearsAllRequestConfigs", target_version
+        )
         # up to 1.36 counter caches are keyed by pool name alone and distinctAttribute keeps one value per
         # request (data/versions.yaml)
-        self.counters_by_pool_id = versions.holds("allocator.countersKeyedByDriverAndPool", target_version)
-        self.distinct_keeps_every_value = versions.holds(
+        self.counters_by_pool_id = versions.holds_at("allocator.countersKeyedByDriverAndPool", target_version)
+        self.distinct_keeps_every_value = versions.holds_at(
             "allocator.distinctAttributeKeepsEveryValue", target_version
         )
-        self.all_devices_fit_empty = versions.holds("allocator.allDevicesFitAnEmptyDevice", target_version)
+        self.all_devices_fit_empty = versions.holds_at("allocator.allDevicesFitAnEmptyDevice", target_version)
         # error texts (data/versions.yaml)
-        self.selector_error_names_device = versions.holds(
+        self.selector_error_names_device = versions.holds_at(
             "allocator.selectorErrorNamesDevice", target_version
         )
-        self.claim_limit_per_request = versions.holds("allocator.claimLimitPerRequest", target_version)
+        self.claim_limit_per_request = versions.holds_at("allocator.claimLimitPerRequest", target_version)
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()

@@ -35,11 +35,13 @@ def _pool(driver: str) -> list:
 
 
 @pytest.mark.parametrize(
-    ("target", "allocates"), [("1.35", False), ("1.36", False), ("1.37", True), ("1.38", True)]
+    ("target", "allocates"),
+    [("1.35", False), ("v1.36.3", False), ("v1.36.4", True), ("1.36", True), ("1.37", True), ("1.38", True)],
 )
-def test_two_drivers_pools_of_one_name_share_counters_until_137(target, allocates):
-    # allocator.countersKeyedByDriverAndPool: v0.36 keys its counter caches by pool name, so driver-b's
-    # device draws on the slot driver-a's device took; v0.37 keys them by driver and pool
+def test_two_drivers_pools_of_one_name_share_counters_until_1364(target, allocates):
+    # allocator.countersKeyedByDriverAndPool: v0.35 and v0.36.0-v0.36.3 key their counter caches by pool name,
+    # so driver-b's device draws on the slot driver-a's device took; from v0.36.4 they are keyed by driver and
+    # pool (a bare minor is its newest patch)
     a = Allocator(INCUBATING, [cls()], [*_pool("driver-a"), *_pool("driver-b")], target_version=target)
     res = a.allocate(node(), [claim("c", req(count=2))])
     if allocates:
@@ -89,18 +91,27 @@ def test_selector_runtime_error_text_per_release(target, message):
         assert str(e.value) == message
 
 
+SUMMED = "claim default/c: number of requested devices 33 exceeds the claim limit of 32"
+PER_REQUEST = (
+    "claim default/c, request req-1: adding 17 devices exceeds the claim limit of 32, with 16 already"
+)
+
+
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("1.36", "claim default/c: number of requested devices 33 exceeds the claim limit of 32"),
-        (
-            "1.37",
-            "claim default/c, request req-1: adding 17 devices exceeds the claim limit of 32, with 16 already",
-        ),
+        ("v1.35.4", SUMMED),
+        ("1.35", PER_REQUEST),
+        ("v1.36.4", SUMMED),
+        ("v1.36.5", PER_REQUEST),
+        ("1.36", PER_REQUEST),
+        ("v1.37.0", SUMMED),
+        ("1.37", PER_REQUEST),
     ],
 )
-def test_claim_limit_text_per_release(target, message):
-    # allocator.claimLimitPerRequest: v0.36 sums every request first
+def test_claim_limit_text_per_patch(target, message):
+    # allocator.claimLimitPerRequest: a fix backported to a patch of every minor (v0.35.10, v0.36.5, v0.37.1);
+    # before it every request is summed first
     a = Allocator(INCUBATING, [cls()], [slice_("s", [dev("d0")])], target_version=target)
     with pytest.raises(AllocationError, match=re.escape(message)):
         a.allocate(node(), [claim("c", req("req-0", count=16), req("req-1", count=17))])
