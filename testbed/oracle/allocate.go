@@ -49,7 +49,8 @@ type deviceResult struct {
 	BindingFailureConditions []string                       `json:"bindingFailureConditions,omitempty"`
 }
 
-// classLister serves DeviceClasses by name, answering NotFound like the scheduler's informer lister.
+// classLister serves DeviceClasses by name, answering NotFound like the scheduler's informer lister
+// (k8s.io/client-go listers/resource/v1/deviceclass.go: resourcev1.Resource("deviceclass"), singular).
 type classLister map[string]*resourceapi.DeviceClass
 
 func (l classLister) List() ([]*resourceapi.DeviceClass, error) {
@@ -64,7 +65,7 @@ func (l classLister) Get(name string) (*resourceapi.DeviceClass, error) {
 	if c, ok := l[name]; ok {
 		return c, nil
 	}
-	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclasses"), name)
+	return nil, apierrors.NewNotFound(resourceapi.Resource("deviceclass"), name)
 }
 
 // celFeatures enables in the CEL environment what the scheduler enables from the same feature gates:

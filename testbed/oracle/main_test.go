@@ -103,3 +103,12 @@ func TestFeatureNamesFollowTheLinkedRelease(t *testing.T) {
 		t.Fatalf("cel features follow allocator features: %+v", c)
 	}
 }
+
+func TestMissingClassErrsLikeTheSchedulersLister(t *testing.T) {
+	// client-go's generated DeviceClass lister names the resource "deviceclass" (singular), and kube-scheduler
+	// reads classes through it: the error text must be the scheduler's
+	_, err := classLister{}.Get("gone")
+	if err == nil || err.Error() != `deviceclass.resource.k8s.io "gone" not found` {
+		t.Fatalf("unexpected error: %v", err)
+	}
+}
