@@ -254,7 +254,7 @@ def _incomplete(doc: dict[str, Any]) -> bool:
 
 
 def _requests(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for c in doc["claims"]:
         for r in c["spec"]["devices"]["requests"]:
             out.extend([r["exactly"]] if "exactly" in r else r.get("firstAvailable") or [])

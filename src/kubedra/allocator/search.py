@@ -185,34 +185,41 @@ class Search:
                         f"claim {claim_ref(claim)}, request {r.name}: asks for all devices, but resource pool "
                         f"{p.id} is currently invalid"
                     )
-                for s in p.slices:
-                    for d in s.devices:
-                        did = (s.driver, s.pool.name, d.name)
-                        if not self._selectable(ci, ri, si, rd, s, d, did):
-                            continue
-                        if self.f.consumable_capacity:
-                            try:
-                                if self.a.all_devices_fit_empty:
-                                    ok = cap.fits(
-                                        None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
-                                    )
-                                else:  # up to 1.36: with the capacity in use, a device that cannot tell is left out
-                                    ok = self._capacity_fits(r, did, d)
-                            except cap.CapacityError as e:
-                                if not self.a.all_devices_fit_empty:
-                                    continue
-                                raise AllocationError(
-                                    f"claim {claim_ref(claim)}, request {r.name}: checking capacity for device {d.name}: {e}"
-                                ) from None
-                            if not ok:
-                                continue
-                        rd.all_devices.append(Dev(did, d, s, p))
+                rd.all_devices.extend(self._all_of_pool(ci, ri, si, rd, p))
             rd.num = len(rd.all_devices)
         else:
             raise AllocationError(
                 f"claim {claim_ref(claim)}, request {r.name}: unsupported count mode {r.mode}"
             )
         return rd
+
+    def _all_of_pool(self, ci: int, ri: int, si: int, rd: ReqData, p: Pool) -> list[Dev]:
+        """The devices of a complete, valid pool that an ``All`` request takes."""
+        claim, r = self.claims[ci], rd.req
+        out: list[Dev] = []
+        for s in p.slices:
+            for d in s.devices:
+                did = (s.driver, s.pool.name, d.name)
+                if not self._selectable(ci, ri, si, rd, s, d, did):
+                    continue
+                if self.f.consumable_capacity:
+                    try:
+                        if self.a.all_devices_fit_empty:
+                            ok = cap.fits(
+                                None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                            )
+                        else:  # up to 1.36: with the capacity in use, a device that cannot tell is left out
+                            ok = self._capacity_fits(r, did, d)
+                    except cap.CapacityError as e:
+                        if not self.a.all_devices_fit_empty:
+                            continue
+                        raise AllocationError(
+                            f"claim {claim_ref(claim)}, request {r.name}: checking capacity for device {d.name}: {e}"
+                        ) from None
+                    if not ok:
+                        continue
+                out.append(Dev(did, d, s, p))
+        return out
 
     def _scan_order(self, ci: int, ri: int, si: int, rd: ReqData) -> list[int] | None:
         """The selectable candidates of a request, for a search that comes back to it (backtracking).
@@ -270,24 +277,16 @@ class Search:
             if rd.cls is not None and not self.a.matcher.all_match(rd.cls.selectors, d, s.driver):
                 return False
         except SelectorError as e:
-            raise AllocationError(
-                e.describe(
-                    f"class {rd.cls.name if rd.cls else ''}",
-                    device_id_str(did),
-                    names_device=self.a.selector_error_names_device,
-                )
-            ) from None
+            owner = f"class {rd.cls.name if rd.cls else ''}"
+            named = self.a.selector_error_names_device
+            raise AllocationError(e.describe(owner, device_id_str(did), names_device=named)) from None
         try:
             if not self.a.matcher.all_match(rd.req.selectors, d, s.driver):
                 return False
         except SelectorError as e:
-            raise AllocationError(
-                e.describe(
-                    f"claim {claim_ref(claim)}",
-                    device_id_str(did),
-                    names_device=self.a.selector_error_names_device,
-                )
-            ) from None
+            named = self.a.selector_error_names_device
+            owner = f"claim {claim_ref(claim)}"
+            raise AllocationError(e.describe(owner, device_id_str(did), names_device=named)) from None
         if s.per_device_node_selection:
             try:
                 ok = node_matches(self.node, d.node_name, d.all_nodes, d.node_selector)

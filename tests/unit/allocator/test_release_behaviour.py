@@ -45,6 +45,7 @@ def test_two_drivers_pools_of_one_name_share_counters_until_1364(target, allocat
     a = Allocator(INCUBATING, [cls()], [*_pool("driver-a"), *_pool("driver-b")], target_version=target)
     res = a.allocate(node(), [claim("c", req(count=2))])
     if allocates:
+        assert res is not None
         assert sorted((r.driver, r.device) for r in res[0].results) == [
             ("driver-a", "d0"),
             ("driver-b", "d0"),
