@@ -19,10 +19,13 @@ Semantics of k8s.io/dynamic-resource-allocation v0.37:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubedra.model.objects import Device, DeviceAttribute
+
+# (request, subrequest or "", device, driver, attribute name) -> the attribute the constraint sees
+Lookup = Callable[[str, str, Device, str, str], DeviceAttribute | None]
 
 
 def lookup_attribute(device: Device, driver: str, name: str) -> DeviceAttribute | None:
@@ -44,12 +47,20 @@ def _as_set(attr: DeviceAttribute) -> tuple[str, frozenset[Any]] | None:
     return kind, frozenset([attr.value])
 
 
+def _static(request: str, sub: str, device: Device, driver: str, name: str) -> DeviceAttribute | None:
+    return lookup_attribute(device, driver, name)
+
+
 class Constraint:
-    def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
+    def __init__(
+        self, requests: list[str], attribute: str, list_types: bool, lookup: Lookup | None = None
+    ) -> None:
         self.requests = set(requests)
         self.attribute = attribute
         self.list_types = list_types
         self.num = 0
+        # how a device's attribute is found: the device's own, or a request's derived attribute (derived.py)
+        self.lookup: Lookup = lookup or _static
 
     def applies(self, request: str, sub: str) -> bool:
         if not self.requests:
@@ -69,8 +80,10 @@ class Constraint:
 
 
 class MatchAttribute(Constraint):
-    def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
-        super().__init__(requests, attribute, list_types)
+    def __init__(
+        self, requests: list[str], attribute: str, list_types: bool, lookup: Lookup | None = None
+    ) -> None:
+        super().__init__(requests, attribute, list_types, lookup)
         self.value: DeviceAttribute | None = None
         self.stack: list[tuple[str, frozenset[Any]]] = []
 
@@ -80,7 +93,7 @@ class MatchAttribute(Constraint):
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(request, sub):
             return True
-        attr = lookup_attribute(device, driver, self.attribute)
+        attr = self.lookup(request, sub, device, driver, self.attribute)
         if attr is None:
             return False
         if self.num == 0:
@@ -116,8 +129,10 @@ class MatchAttribute(Constraint):
 
 
 class DistinctAttribute(Constraint):
-    def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
-        super().__init__(requests, attribute, list_types)
+    def __init__(
+        self, requests: list[str], attribute: str, list_types: bool, lookup: Lookup | None = None
+    ) -> None:
+        super().__init__(requests, attribute, list_types, lookup)
         self.values: list[DeviceAttribute] = []
 
     def describe(self) -> str:
@@ -126,7 +141,7 @@ class DistinctAttribute(Constraint):
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(request, sub):
             return True
-        attr = lookup_attribute(device, driver, self.attribute)
+        attr = self.lookup(request, sub, device, driver, self.attribute)
         if attr is None or not self._distinct(attr, self.values):
             return False
         self.values.append(attr)
@@ -161,14 +176,16 @@ class DistinctPerRequest(DistinctAttribute):
     ``constraint.go``): one value per (parent) request name, overwritten by the request's next device and
     deleted when any of its devices is removed; the first device of the claim is taken without comparison."""
 
-    def __init__(self, requests: list[str], attribute: str, list_types: bool) -> None:
-        super().__init__(requests, attribute, list_types)
+    def __init__(
+        self, requests: list[str], attribute: str, list_types: bool, lookup: Lookup | None = None
+    ) -> None:
+        super().__init__(requests, attribute, list_types, lookup)
         self.by_request: dict[str, DeviceAttribute] = {}
 
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(request, sub):
             return True
-        attr = lookup_attribute(device, driver, self.attribute)
+        attr = self.lookup(request, sub, device, driver, self.attribute)
         if attr is None:
             return False
         if self.num != 0 and not self._distinct(attr, self.by_request.values()):

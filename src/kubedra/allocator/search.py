@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from kubedra.allocator import capacity as cap
 from kubedra.allocator import groups as grp
 from kubedra.allocator.constraints import Constraint, DistinctAttribute, DistinctPerRequest, MatchAttribute
+from kubedra.allocator.derived import DerivedAttributes, check_request
 from kubedra.allocator.errors import (
     MAX_RESULTS,
     AllocationError,
@@ -55,6 +56,7 @@ class Search:
         self._candidates: list[Dev] | None = None
         self.req_data: dict[tuple[int, int, int], ReqData] = {}
         self.constraints: list[list[Constraint]] = []
+        self.derived = DerivedAttributes(a.matcher, pools)
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Quantity]] = {}
         self.consumed_counters: dict[str, dict[str, dict[str, int]]] = {}
@@ -122,14 +124,15 @@ class Search:
                     f"of {MAX_RESULTS}"
                 )
             cons: list[Constraint] = []
+            lookup = self.derived.for_claim(claim) if f.derived_attributes else None
             for i, c in enumerate(claim.spec.constraints):
                 if c.match_attribute is not None:
-                    cons.append(MatchAttribute(c.requests, c.match_attribute, f.list_type_attributes))
+                    cons.append(MatchAttribute(c.requests, c.match_attribute, f.list_type_attributes, lookup))
                 elif c.distinct_attribute is not None and f.implementation() != "stable":
                     # upstream's stable allocator (chosen when the enabled features allow it) knows only
                     # matchAttribute: distinctAttribute falls into its "unsupported constraint" branch
                     distinct = DistinctAttribute if self.a.distinct_keeps_every_value else DistinctPerRequest
-                    cons.append(distinct(c.requests, c.distinct_attribute, f.list_type_attributes))
+                    cons.append(distinct(c.requests, c.distinct_attribute, f.list_type_attributes, lookup))
                 else:
                     raise AllocationError(
                         f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
@@ -156,6 +159,7 @@ class Search:
     def _validate(self, ci: int, ri: int, si: int, r: Req) -> ReqData:
         claim = self.claims[ci]
         rd = ReqData(req=r, cls=None)
+        check_request(claim, r, self.f.derived_attributes)
         if not self.f.admin_access and r.has_admin:
             raise AllocationError(
                 f"claim {claim_ref(claim)}, request {r.name}: admin access is requested, but the feature is disabled"

@@ -38,6 +38,7 @@ class Features:
     fractional_capacity_range: bool = False
     compatibility_groups: bool = False
     optional_node_operations: bool = False
+    derived_attributes: bool = False
 
     # upstream Go field names, for corpus files and the oracle
     GO_NAMES: ClassVar[dict[str, str]] = {
@@ -51,10 +52,11 @@ class Features:
         "FractionalCapacityRange": "fractional_capacity_range",
         "CompatibilityGroups": "compatibility_groups",
         "OptionalNodeOperations": "optional_node_operations",
+        "DerivedAttributes": "derived_attributes",
     }
     # Known upstream features kubedra does not implement: asking for them raises (the corpus runner skips
     # such cases, like upstream skips cases for features an allocator implementation does not support).
-    UNSUPPORTED: ClassVar[tuple[str, ...]] = ("DerivedAttributes",)
+    UNSUPPORTED: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
     def from_names(cls, names: Iterable[str]) -> Features:
@@ -81,6 +83,7 @@ class Features:
             fractional_capacity_range=gates.get("DRAFractionalCapacityRange", False),
             compatibility_groups=gates.get("DRADeviceCompatibilityGroups", False),
             optional_node_operations=gates.get("DRAOptionalNodeOperations", False),
+            derived_attributes=gates.get("DRADerivedAttributes", False),
         )
 
     def implementation(self) -> str:

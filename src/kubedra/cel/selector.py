@@ -200,6 +200,11 @@ class SelectorEnvironment:
             self._programs.put(expression, compiled)
         return compiled
 
+    def program(self, expression: str) -> Program:
+        """Compile without the selector's output-type and limit checks and without caching (for callers with
+        their own rules, e.g. derived attributes in :mod:`kubedra.cel.derived`)."""
+        return self._env.compile(expression)
+
     # ------------------------------------------------------------------ devices
     def activation(self, device: Any, driver: str, key: Hashable | None = None) -> tuple[Any, dict[str, Any]]:
         """The (cached) activation for a device; ``key`` defaults to the object's identity."""
@@ -253,7 +258,11 @@ class CompiledSelector:
             memo[memo_key] = result
         return result
 
-    def _evaluate(self, device: Any, driver: str, key: Hashable | None, name: str) -> bool:
+    def value(self, device: Any, driver: str, *, key: Hashable | None = None, hint: bool = True) -> Any:
+        """The raw CEL value on ``device`` (not memoised). Raises :class:`CELRuntimeError` on errors; ``hint``
+        appends upstream's optional-chaining hint to ``no such key`` (selectors have it, derived attributes
+        do not: only the selector path calls ``EnhanceRuntimeError``)."""
+        name = str(getattr(device, "name", "?"))
         try:
             act, data = self.env.activation(device, driver, key)
         except _AttributeError as e:
@@ -267,7 +276,11 @@ class CompiledSelector:
                 )
         value = self.program.eval(act)
         if value.type() == cel.Type.ERROR:
-            raise CELRuntimeError(self._runtime_detail(value, data), self.expression, name)
+            raise CELRuntimeError(self._runtime_detail(value, data, hint), self.expression, name)
+        return value
+
+    def _evaluate(self, device: Any, driver: str, key: Hashable | None, name: str) -> bool:
+        value = self.value(device, driver, key=key)
         if value.type() != cel.Type.BOOL:
             raise CELRuntimeError(
                 f"CEL result of type {_result_type(value)} could not be converted to bool",
@@ -276,13 +289,13 @@ class CompiledSelector:
             )
         return bool(value.value())
 
-    def _runtime_detail(self, value: Any, data: Mapping[str, Any]) -> str:
+    def _runtime_detail(self, value: Any, data: Mapping[str, Any], hint: bool = True) -> str:
         message = clean_status(str(value.value()))
         if message.startswith("Key not found in map : "):
             key = message.removeprefix("Key not found in map : ").strip()
             if key.startswith('"') and key.endswith('"'):
                 key = key[1:-1]
-            return f"no such key: {key}{NO_SUCH_KEY_HINT}"
+            return f"no such key: {key}{NO_SUCH_KEY_HINT if hint else ''}"
         if "No matching overloads found : <iter_range>" in message:
             found = _non_iterable_range(self.program, data)
             if found is not None:

@@ -27,6 +27,7 @@ from kubedra.model.objects import (
     DeviceClaimConfiguration,
     DeviceConstraint,
     DeviceCounterConsumption,
+    DeviceDerivedAttribute,
     DeviceRequest,
     DeviceRequestAllocationResult,
     DeviceSubRequest,
@@ -425,7 +426,18 @@ def _request_fields(c: ParseContext, m: dict[str, Any], path: str) -> dict[str, 
         "count": count,
         "tolerations": c.each(m.get("tolerations"), f"{path}.tolerations", lambda x, p: _toleration(c, x, p)),
         "capacity": cap,
+        "derived_attributes": c.each(
+            m.get("derivedAttributes"), f"{path}.derivedAttributes", lambda x, p: _derived(c, x, p)
+        ),
     }
+
+
+def _derived(c: ParseContext, v: Any, path: str) -> DeviceDerivedAttribute:
+    m = c.mapping(v, path)
+    return DeviceDerivedAttribute(
+        name=c.string(m.get("name"), f"{path}.name"),
+        expression=c.string(m.get("expression"), f"{path}.expression"),
+    )
 
 
 def _request(c: ParseContext, v: Any, path: str) -> DeviceRequest:

@@ -171,6 +171,16 @@ class DeviceToleration:
 
 
 @dataclass(slots=True)
+class DeviceDerivedAttribute:
+    """``DeviceDerivedAttribute`` (resource.k8s.io/v1, 1.37 alpha DRADerivedAttributes): a virtual attribute
+    ``name`` computed per candidate device by the CEL ``expression``, visible only to the claim's
+    constraints (k8s.io/api v0.37.2 resource/v1/types.go)."""
+
+    name: str
+    expression: str
+
+
+@dataclass(slots=True)
 class ExactDeviceRequest:
     device_class_name: str
     selectors: list[str] = field(default_factory=list)  # CEL expressions
@@ -179,6 +189,7 @@ class ExactDeviceRequest:
     admin_access: bool | None = None
     tolerations: list[DeviceToleration] = field(default_factory=list)
     capacity: dict[str, Quantity] | None = None
+    derived_attributes: list[DeviceDerivedAttribute] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -190,6 +201,7 @@ class DeviceSubRequest:
     count: int = 1
     tolerations: list[DeviceToleration] = field(default_factory=list)
     capacity: dict[str, Quantity] | None = None
+    derived_attributes: list[DeviceDerivedAttribute] = field(default_factory=list)
 
     # a subrequest never has admin access
     @property

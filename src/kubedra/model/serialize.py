@@ -190,6 +190,7 @@ def _request_fields(r: ExactDeviceRequest | DeviceSubRequest) -> dict[str, Any]:
     _put(d, "tolerations", [toleration_dict(t) for t in r.tolerations])
     if r.capacity is not None:
         d["capacity"] = {"requests": qty_map(r.capacity)}
+    _put(d, "derivedAttributes", [{"name": a.name, "expression": a.expression} for a in r.derived_attributes])
     return d
 
 
