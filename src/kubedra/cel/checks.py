@@ -154,14 +154,14 @@ def validate_ast(checked: Any, text: str) -> None:
         if kind == "list_expr" and len(node.list_expr.elements) > 1:
             optional_idx = set(node.list_expr.optional_indices)
             _homogeneous(
-                checked, text, [el for i, el in enumerate(node.list_expr.elements) if i not in optional_idx]
+                checked, text, [(el, i in optional_idx) for i, el in enumerate(node.list_expr.elements)]
             )
         elif (
             kind == "struct_expr" and not node.struct_expr.message_name and len(node.struct_expr.entries) > 1
         ):
-            entries = [e for e in node.struct_expr.entries if not e.optional_entry]
-            _homogeneous(checked, text, [e.map_key for e in entries])
-            _homogeneous(checked, text, [e.value for e in entries])
+            entries = node.struct_expr.entries
+            _homogeneous(checked, text, [(e.map_key, False) for e in entries])
+            _homogeneous(checked, text, [(e.value, e.optional_entry) for e in entries])
         elif kind == "call_expr":
             call = node.call_expr
             pattern_arg = None
@@ -270,13 +270,22 @@ def check_capacity_values(checked: Any, text: str, var: str) -> None:
         )
 
 
-def _homogeneous(checked: Any, text: str, elements: list[Any]) -> None:
+def _homogeneous(checked: Any, text: str, elements: list[tuple[Any, bool]]) -> None:
+    """cel-go's ValidateHomogeneousAggregateLiterals (v0.26-v0.29, what apiserver's base environment enables):
+    every element's type must be equivalent to the first one's, ``dyn`` and ``null`` included; an optional
+    element (``[?x]``, ``{?k: v}``) counts with the type inside the optional."""
     first: str | None = None
-    for el in elements:
+    for el, optional in elements:
         t = checked.type_map.get(el.id)
+        if (
+            optional
+            and t is not None
+            and t.WhichOneof("type_kind") == "abstract_type"
+            and t.abstract_type.name == "optional_type"
+            and t.abstract_type.parameter_types
+        ):
+            t = t.abstract_type.parameter_types[0]
         name = type_text(t)
-        if name == "dyn" or (t is not None and t.WhichOneof("type_kind") == "null"):
-            continue
         if first is None:
             first = name
         elif name != first:

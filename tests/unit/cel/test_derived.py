@@ -31,7 +31,7 @@ DEVICE = Device(
         ('device.attributes["drv"].fw', "version", "1.2.3"),
         ('semver("1.0.0-rc.1")', "version", "1.0.0-rc.1"),
         ('device.attributes["drv"].lanes', "ints", [1, 2]),
-        ('["a", device.attributes["drv"].numa]', "strings", ["a", "numa-1"]),
+        ('[dyn("a"), device.attributes["drv"].numa]', "strings", ["a", "numa-1"]),
         ('[semver("2.0.0")]', "versions", ["2.0.0"]),
         ("[]", "strings", []),
     ],

@@ -173,6 +173,15 @@ def test_homogeneous_literals_rejected_like_cel_go() -> None:
         SelectorEnvironment().compile('[1, "a"].size() == 2')
     with pytest.raises(CELCompileError, match="expected type 'string' but found 'int'"):
         SelectorEnvironment().compile('"%s-%d".format(["x", 1]) == "x-1"')
+    # dyn and null are types like any other to cel-go's validator (an attribute is dyn), and an optional
+    # element counts with the type it holds
+    with pytest.raises(CELCompileError, match=r"<input>:1:32: expected type 'dyn' but found 'int'"):
+        SelectorEnvironment().compile('[device.attributes["d"].index, 1].size() == 2')
+    with pytest.raises(CELCompileError, match="expected type 'int' but found 'null_type'"):
+        SelectorEnvironment().compile("[1, null].size() == 2")
+    with pytest.raises(CELCompileError, match="expected type 'int' but found 'string'"):
+        SelectorEnvironment().compile('[?optional.of(1), "a"].size() == 2')
+    assert SelectorEnvironment().compile("[?optional.of(1), 2].size() == 2").max_cost > 0
 
 
 def test_policy_environment_reuses_libraries() -> None:
