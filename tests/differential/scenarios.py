@@ -24,7 +24,8 @@ What varies, and why (each item is a path through upstream's allocator):
   ``add``/``sub``, ``==``; a ``units`` capacity written in each), ``string()`` of a quantity (a compile
   error upstream), RE2 ``find``/``findAll``; capacity requests under every gate set;
 - claims with ExactCount/All, firstAvailable, matchAttribute/distinctAttribute constraints, tolerations,
-  capacity requests, admin access, opaque config for all or some requests;
+  capacity requests, admin access, opaque config for all or some requests, derived attributes (1.37 alpha:
+  expressions that compile or not, succeed or fail per device, override a static name) that constraints use;
 - devices already allocated, shared (shareID) and consumed capacity; DeviceTaintRules;
 - a second driver's channels (like NVIDIA's ComputeDomain channels) in pools named like the GPUs' pools;
 - features that pick each of upstream's stable, incubating and experimental implementations about a third
@@ -93,8 +94,26 @@ CONSTRAINT_ATTRIBUTES = (
     "driver-a/fast",
     f"{SHARED_DOMAIN}/peers",
 )
-# Features kubedra's allocator knows (kubedra.allocator.Features.GO_NAMES). The 1.37-only ones it does not
-# model (CompatibilityGroups, DerivedAttributes, OptionalNodeOperations) stay off, as in 1.37's defaults.
+# Derived attributes (1.37 alpha DerivedAttributes): names a request derives (one a driver's own attribute, so
+# the derived value overrides the static one for that request) and the expressions, some failing on devices
+# without the attribute, one not compiling (a double).
+DERIVED_NAMES = ("derived.example.com/key", f"{SHARED_DOMAIN}/numa", "driver-a/model")
+DERIVED_EXPRESSIONS = (
+    f'device.attributes["{SHARED_DOMAIN}"].numa',
+    f'device.attributes["{SHARED_DOMAIN}"].?numa.orValue(9)',
+    "device.attributes[device.driver].model",
+    "device.attributes[device.driver].index % 2",
+    f'device.attributes["{SHARED_DOMAIN}"].?rack.orValue("none")',
+    f'device.attributes["{SHARED_DOMAIN}"].?peers.orValue([])',
+    "device.driver",
+    "device.attributes[device.driver].?fast.orValue(false)",
+    "[device.attributes[device.driver].index, 1]",
+    'device.attributes[device.driver].?fw.orValue(semver("0.0.1"))',
+    "string(device.attributes[device.driver].index)",
+    "1.5",
+)
+# Features kubedra's allocator knows (kubedra.allocator.Features.GO_NAMES). The 1.37-only ones the generator
+# does not draw (CompatibilityGroups, OptionalNodeOperations) stay off, as in 1.37's defaults.
 KUBEDRA_FEATURES = (
     "AdminAccess",
     "PrioritizedList",
@@ -104,10 +123,12 @@ KUBEDRA_FEATURES = (
     "ConsumableCapacity",
     "ListTypeAttributes",
     "FractionalCapacityRange",
+    "DerivedAttributes",
 )
-ALL_FEATURES = (*KUBEDRA_FEATURES, "CompatibilityGroups", "DerivedAttributes", "OptionalNodeOperations")
+ALL_FEATURES = (*KUBEDRA_FEATURES, "CompatibilityGroups", "OptionalNodeOperations")
 # The 1.36 allocator's structured.Features (k8s.io/dynamic-resource-allocation v0.36.3): no FractionalCapacityRange
-FEATURES_136 = frozenset(KUBEDRA_FEATURES) - {"FractionalCapacityRange"}
+# and no DerivedAttributes
+FEATURES_136 = frozenset(KUBEDRA_FEATURES) - {"FractionalCapacityRange", "DerivedAttributes"}
 
 GENE = st.binary(min_size=16, max_size=16).map(lambda b: int.from_bytes(b, "little"))
 
@@ -536,6 +557,13 @@ def request_body(
         if g.chance(30):
             reqs["cores"] = g.pick(("500m", "600m", "1"))
         body["capacity"] = {"requests": reqs}
+    # without DRADerivedAttributes the API server drops them from new claims; a claim stored while it was on
+    # keeps them, and every allocator then refuses the request
+    if g.chance(30 if features["DerivedAttributes"] else 1):
+        body["derivedAttributes"] = [
+            {"name": g.pick(DERIVED_NAMES), "expression": g.pick(DERIVED_EXPRESSIONS)}
+            for _ in range(g.between(1, 2))
+        ]
     return body
 
 
@@ -562,7 +590,8 @@ def claim(
             requests.append({"name": name, "exactly": body})
         names.append(name)
     devices: dict[str, Any] = {"requests": requests}
-    if g.chance(25):
+    bodies = [b for r in requests for b in (r.get("exactly", {}), *r.get("firstAvailable", ()))]
+    if g.chance(50 if any("derivedAttributes" in b for b in bodies) else 25):
         constraints = []
         for _ in range(g.between(1, 2)):
             c: dict[str, Any] = {}
@@ -571,7 +600,8 @@ def claim(
             # distinctAttribute came with DRAConsumableCapacity: the API server drops it from new claims when
             # that is off, so without it only rarely (a claim stored before the gate was turned off)
             distinct = g.chance(35) and (features["ConsumableCapacity"] or g.chance(10))
-            c["distinctAttribute" if distinct else "matchAttribute"] = g.pick(CONSTRAINT_ATTRIBUTES)
+            choices = CONSTRAINT_ATTRIBUTES + (DERIVED_NAMES if features["DerivedAttributes"] else ())
+            c["distinctAttribute" if distinct else "matchAttribute"] = g.pick(choices)
             constraints.append(c)
         devices["constraints"] = constraints
     if g.chance(20):
@@ -624,6 +654,7 @@ def feature_set(g: Genes) -> dict[str, bool]:
             return dict(DEFAULT_FEATURES["1.37"])
         out = {name: g.chance(50) for name in KUBEDRA_FEATURES}
         out["ListTypeAttributes"] = False
+        out["DerivedAttributes"] = False  # only the experimental allocator has it at 1.37
         if not any(out[name] for name in BEYOND_STABLE):
             out[g.pick(BEYOND_STABLE)] = True
     elif variant <= 6:  # stable: only what it supports, mostly with the 1.37 defaults among them

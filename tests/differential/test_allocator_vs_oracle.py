@@ -23,6 +23,7 @@ A disagreement fails the test with the seed, the minimised scenario and both ans
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import random
@@ -157,8 +158,15 @@ def _classify(version: str, doc: Doc, ours: Outcome, theirs: Outcome) -> str | N
 
 
 def as_136(doc: Doc) -> Doc:
-    """A scenario for the 1.36 allocator (v0.36): its structured.Features has only these fields."""
-    return {**doc, "features": {k: v for k, v in doc["features"].items() if k in FEATURES_136}}
+    """A scenario for the 1.36 allocator (v0.36): its structured.Features has only these fields, and its
+    API has no ``derivedAttributes`` (1.37 alpha), so no stored claim has them."""
+    claims = copy.deepcopy(doc["claims"])
+    for c in claims:
+        for r in c["spec"]["devices"]["requests"]:
+            for body in (r.get("exactly") or {}, *r.get("firstAvailable", ())):
+                body.pop("derivedAttributes", None)
+    features = {k: v for k, v in doc["features"].items() if k in FEATURES_136}
+    return {**doc, "features": features, "claims": claims}
 
 
 def _compare_error_texts(
