@@ -3,7 +3,8 @@
 # exactly the same inputs. Freshness is a content hash (not mtimes): a fresh clone has new mtimes on every
 # file but must still reuse the cache.
 #   build.sh k8s|local|tools|peers
-# Environment (set by the Makefile): BIN, MODFILE, K8S_PATCH, GO.
+# Environment (set by the Makefile): BIN, MODFILE, K8S_PATCH, GO, ORACLE_TAGS (Go build tags of the local group,
+# may be empty), GOTOOLCHAIN (only for a release whose module file needs a newer Go than the local one).
 set -euo pipefail
 
 # Everything is inside main, so bash has parsed the whole file before it runs: editing this script
@@ -35,6 +36,7 @@ main() {
 		inputs=("$MODFILE" "$sumfile" "${gofiles[@]}")
 		pkgs=(./cmd/kubedra-testbed ./oracle)
 		flags=(-trimpath -ldflags=-s\ -w -modfile="$MODFILE")
+		if [ -n "${ORACLE_TAGS:-}" ]; then flags+=("-tags=$ORACLE_TAGS"); fi
 		dir=.
 		;;
 	tools)

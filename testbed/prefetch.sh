@@ -3,7 +3,8 @@
 # (tools/go.mod) and the peers' (../shared/peers/*/go.mod when present). Only the module cache is written; a
 # failure here is not fatal (the build that needs a module downloads it itself), so this only saves waiting.
 #   prefetch.sh 1.37 1.36     # the releases to be built (go.<minor>.mod, else go.mod)
-# GOTOOLCHAIN=local: a module file that asks for a newer Go is skipped here, never a toolchain download.
+# GOTOOLCHAIN=local, except for a release whose build names a Go toolchain (GOTOOLCHAIN_<release> in the
+# Makefile, e.g. go1.27.3 for 1.38): that one is fetched here too, through the module proxy like a module.
 set -uo pipefail
 cd "$(dirname "$0")"
 GO=${GO:-go}
@@ -12,7 +13,8 @@ pids=()
 for release in "$@"; do
 	modfile=go.$release.mod
 	[ -f "$modfile" ] || modfile=go.mod
-	"$GO" mod download -modfile="$modfile" >/dev/null 2>&1 &
+	toolchain=$(sed -n "s/^GOTOOLCHAIN_$release := \(go[0-9.]*\)\$/\1/p" Makefile)
+	GOTOOLCHAIN=${toolchain:-local} "$GO" mod download -modfile="$modfile" >/dev/null 2>&1 &
 	pids+=($!)
 done
 (cd tools && "$GO" mod download >/dev/null 2>&1) &

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"reflect"
 	"sync"
@@ -22,10 +23,14 @@ const fixedShareID = "aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa"
 
 // result is one scenario's outcome, in the shape `kubedra allocate -o json` prints per node.
 type result struct {
-	Node      string        `json:"node"`
-	Allocated bool          `json:"allocated"`
-	Error     *string       `json:"error"`
-	Claims    []claimResult `json:"claims"`
+	Node      string  `json:"node"`
+	Allocated bool    `json:"allocated"`
+	Error     *string `json:"error"`
+	// FailedOnNode: the error is structured.ErrFailedAllocationOnNode, which kube-scheduler's DynamicResources
+	// filter reports as "unschedulable on this node" and tries the other nodes; any other error aborts the
+	// pod's scheduling attempt.
+	FailedOnNode bool          `json:"failedOnNode,omitempty"`
+	Claims       []claimResult `json:"claims"`
 }
 
 type claimResult struct {
@@ -110,10 +115,11 @@ func allocate(ctx context.Context, s *scenario) *result {
 	fail := func(err error) *result {
 		msg := err.Error()
 		res.Error = &msg
+		res.FailedOnNode = errors.Is(err, structured.ErrFailedAllocationOnNode)
 		return res
 	}
 	celCache := celCacheFor(celFeatures(s.features))
-	allocator, err := structured.NewAllocator(ctx, s.features, s.state, s.classes, s.slices, celCache)
+	allocator, err := newAllocator(ctx, s, celCache)
 	if err != nil {
 		return fail(err)
 	}

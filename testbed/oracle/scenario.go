@@ -189,7 +189,7 @@ func splitID(id string, parts int) ([]string, error) {
 func allocatedState(in input) (structured.AllocatedState, error) {
 	state := structured.AllocatedState{
 		AllocatedDevices:         sets.New[structured.DeviceID](),
-		AllocatedSharedDeviceIDs: sets.New[structured.SharedDeviceID](),
+		AllocatedSharedDeviceIDs: newSharedDeviceIDs(),
 		AggregatedCapacity:       structured.NewConsumedCapacityCollection(),
 	}
 	for _, id := range in.AllocatedDevices {
@@ -204,8 +204,7 @@ func allocatedState(in input) (structured.AllocatedState, error) {
 		if err != nil {
 			return state, fmt.Errorf("allocatedSharedDeviceIDs: %w", err)
 		}
-		shareID := toUID(p[3])
-		state.AllocatedSharedDeviceIDs.Insert(structured.MakeSharedDeviceID(structured.MakeDeviceID(p[0], p[1], p[2]), &shareID))
+		insertSharedDeviceID(&state, structured.MakeDeviceID(p[0], p[1], p[2]), p[3])
 	}
 	ids := make([]string, 0, len(in.AllocatedCapacity))
 	for id := range in.AllocatedCapacity {
