@@ -6,7 +6,13 @@ results = alloc.allocate(node, claims)   # list[AllocationResult] | None; raises
 """
 
 from kubedra.allocator.core import Allocator
-from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout, InvalidPoolsError
+from kubedra.allocator.errors import (
+    FILTER_TIMEOUT,
+    AllocationError,
+    AllocationTimeout,
+    FailedOnNodeError,
+    InvalidPoolsError,
+)
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str, parse_device_id
 from kubedra.allocator.taints import apply_taint_rules
@@ -18,6 +24,7 @@ __all__ = [
     "AllocationTimeout",
     "Allocator",
     "DeviceID",
+    "FailedOnNodeError",
     "Features",
     "InvalidPoolsError",
     "SelectorError",

@@ -97,6 +97,10 @@ class Allocator:
             "allocator.selectorErrorNamesDevice", target_version
         )
         self.claim_limit_per_request = versions.holds_at("allocator.claimLimitPerRequest", target_version)
+        self.all_on_unready_pool_fails_node_only = versions.holds_at(
+            "allocator.allOnUnreadyPoolFailsNodeOnly", target_version
+        )
+        self.exclusive_waits_for_shares = versions.holds_at("allocator.exclusiveWaitsForShares", target_version)
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()

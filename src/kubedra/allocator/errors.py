@@ -13,8 +13,14 @@ class AllocationError(Exception):
     """
 
 
-class InvalidPoolsError(AllocationError):
-    """upstream ``ErrFailedAllocationOnNode``: allocation failed and invalid pools were seen (node-local)."""
+class FailedOnNodeError(AllocationError):
+    """upstream ``ErrFailedAllocationOnNode``: an error that only fails this node; kube-scheduler marks the node
+    unschedulable with the message and tries the others (DynamicResources Filter), unlike the fatal errors above.
+    """
+
+
+class InvalidPoolsError(FailedOnNodeError):
+    """Allocation failed and invalid pools were seen ("invalid resource pools were encountered")."""
 
 
 class AllocationTimeout(AllocationError):

@@ -199,7 +199,7 @@ def gather_pools(
     counters_everywhere = (
         pool_counters
         and features.partitionable_devices
-        and features.implementation()
+        and features.variant(release)
         in (versions.behaviour("allocator.countersOnlySlicesOfEveryNode", release) or ())
     )
     if counters_everywhere:

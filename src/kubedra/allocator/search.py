@@ -16,6 +16,7 @@ from kubedra.allocator.errors import (
     MAX_RESULTS,
     AllocationError,
     AllocationTimeout,
+    FailedOnNodeError,
     InvalidPoolsError,
     StopSearch,
 )
@@ -67,7 +68,7 @@ class Search:
         self.consumed_groups: dict[str, grp.Running] = {}
         # only upstream's experimental allocator knows a slice's skipNodeOperations (stable and incubating
         # allocate such devices and leave the field out of the result)
-        self.experimental = a.features.implementation() == "experimental"
+        self.experimental = a.features.implementation(a.target_version) == "experimental"
 
     @property
     def candidates(self) -> list[Dev]:
@@ -91,7 +92,7 @@ class Search:
                     )
                 # Only the incubating and experimental allocators check this; the stable one (chosen when no
                 # feature beyond its SupportedFeatures is on) ignores capacity requests.
-                if not f.consumable_capacity and f.implementation() != "stable":
+                if not f.consumable_capacity and f.implementation(self.a.target_version) != "stable":
                     for r in alts:
                         if r.capacity is not None:
                             what = "subrequest" if is_sub else "request"
@@ -128,7 +129,7 @@ class Search:
             for i, c in enumerate(claim.spec.constraints):
                 if c.match_attribute is not None:
                     cons.append(MatchAttribute(c.requests, c.match_attribute, f.list_type_attributes, lookup))
-                elif c.distinct_attribute is not None and f.implementation() != "stable":
+                elif c.distinct_attribute is not None and f.implementation(self.a.target_version) != "stable":
                     # upstream's stable allocator (chosen when the enabled features allow it) knows only
                     # matchAttribute: distinctAttribute falls into its "unsupported constraint" branch
                     distinct = DistinctAttribute if self.a.distinct_keeps_every_value else DistinctPerRequest
@@ -178,14 +179,16 @@ class Search:
         if r.mode == ALLOCATION_MODE_EXACT:
             rd.num = r.count
         elif r.mode == ALLOCATION_MODE_ALL:
+            # fatal through 1.37, this node only from 1.38 (data/versions.yaml)
+            unready = FailedOnNodeError if self.a.all_on_unready_pool_fails_node_only else AllocationError
             for p in self.pools:
                 if p.incomplete:
-                    raise AllocationError(
+                    raise unready(
                         f"claim {claim_ref(claim)}, request {r.name}: asks for all devices, but resource pool "
                         f"{p.id} is currently being updated"
                     )
                 if p.invalid:
-                    raise AllocationError(
+                    raise unready(
                         f"claim {claim_ref(claim)}, request {r.name}: asks for all devices, but resource pool "
                         f"{p.id} is currently invalid"
                     )
@@ -411,6 +414,9 @@ class Search:
         if not multi and r.admin and ci in self.allocating.get(did, ()):
             return None
         if not r.admin and self._in_use(did):
+            return None
+        # from 1.38 a device with a live share is not allocated exclusively (data/versions.yaml)
+        if not r.admin and not multi and self.a.exclusive_waits_for_shares and self._capacity_in_use(did):
             return None
         if dev.slice.skip_node_operations and self.experimental and not self._skips_node_operations():
             return None

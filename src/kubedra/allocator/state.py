@@ -6,7 +6,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from kubedra.k8s import versions
 from kubedra.k8s.quantity import Quantity
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import ResourceClaim
 
 DeviceID = tuple[str, str, str]  # (driver, pool, device)
@@ -86,22 +88,34 @@ class Features:
             derived_attributes=gates.get("DRADerivedAttributes", False),
         )
 
-    def implementation(self) -> str:
-        """Which upstream allocator ``structured.NewAllocator`` picks for these features: the first of
-        stable, incubating, experimental whose supported features include all enabled ones."""
+    def variant(self, release: str = DEFAULT_TARGET) -> str:
+        """Which upstream allocator ``structured.NewAllocator`` picks for these features at ``release``: the
+        first of stable, incubating, experimental whose supported features (those of the code it runs there,
+        ``allocator.variantCode`` in data/versions.yaml) include all enabled ones."""
+        return self._pick(release)[0]
+
+    def implementation(self, release: str = DEFAULT_TARGET) -> str:
+        """The code that :meth:`variant` runs at ``release``, as kubedra models it: stable, incubating or
+        experimental of v0.37.2 (at 1.38 the variant called stable runs v0.37's incubating code)."""
+        return self._pick(release)[1]
+
+    def _pick(self, release: str) -> tuple[str, str]:
         enabled = set(self.names())
-        for name, supported in IMPLEMENTATIONS:
-            if enabled <= supported:
-                return name
+        code: dict[str, str] = versions.behaviour("allocator.variantCode", release) or {
+            n: n for n in VARIANTS
+        }
+        for name in VARIANTS:
+            if enabled <= SUPPORTED[code[name]]:
+                return name, code[name]
         raise AssertionError(f"no upstream allocator supports {sorted(enabled)}")  # experimental has all
 
     def names(self) -> list[str]:
         return [go for go, attr in self.GO_NAMES.items() if getattr(self, attr)]
 
 
-# structured.NewAllocator's availableAllocators, in order, with each one's SupportedFeatures (v0.37.2
-# structured/internal/{stable,incubating,experimental}/allocator_*.go): the first that supports every enabled
-# feature runs.
+# structured.NewAllocator's availableAllocators, in order, and the SupportedFeatures of each code (v0.37.2
+# structured/internal/{stable,incubating,experimental}/allocator_*.go): the first variant whose code supports
+# every enabled feature runs.
 _STABLE = frozenset({"AdminAccess", "PrioritizedList", "PartitionableDevices", "DeviceTaints"})
 _INCUBATING = _STABLE | {"DeviceBindingAndStatus", "ConsumableCapacity", "FractionalCapacityRange"}
 _EXPERIMENTAL = _INCUBATING | {
@@ -110,11 +124,12 @@ _EXPERIMENTAL = _INCUBATING | {
     "DerivedAttributes",
     "CompatibilityGroups",
 }
-IMPLEMENTATIONS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("stable", _STABLE),
-    ("incubating", _INCUBATING),
-    ("experimental", _EXPERIMENTAL),
-)
+VARIANTS = ("stable", "incubating", "experimental")
+SUPPORTED: dict[str, frozenset[str]] = {
+    "stable": _STABLE,
+    "incubating": _INCUBATING,
+    "experimental": _EXPERIMENTAL,
+}
 
 
 @dataclass

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kubedra.allocator.core import Allocator
-from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout
+from kubedra.allocator.errors import FILTER_TIMEOUT, AllocationError, AllocationTimeout, FailedOnNodeError
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.session import EngineConfig
 from kubedra.allocator.state import AllocatedState
@@ -310,6 +310,10 @@ class Scheduler:
             # kube-scheduler: an Error status for this node (the pod is retried with backoff); transient,
             # so not cached
             return Fit(False, DRA_FAILURE, fatal=FILTER_TIMEOUT.format(node=node.node.name))
+        except FailedOnNodeError as e:
+            # upstream ErrFailedAllocationOnNode: this node is unschedulable with the message, the others are
+            # still tried (DynamicResources Filter)
+            fit = Fit(False, str(e))
         except AllocationError as e:
             fit = Fit(False, DRA_FAILURE, claims=claims, fatal=str(e))
         else:
