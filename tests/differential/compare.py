@@ -23,12 +23,14 @@ from kubedra.allocator import (
     AllocatedState,
     AllocationError,
     Allocator,
+    FailedOnNodeError,
     Features,
     SelectorMatcher,
     apply_taint_rules,
 )
 from kubedra.errors import InputError
 from kubedra.k8s.quantity import parse_quantity
+from kubedra.k8s.versions import Version
 from kubedra.model.parse import parse_object
 from kubedra.model.serialize import allocation_dict
 from kubedra.testing.oracle import FIXED_SHARE_ID
@@ -45,9 +47,13 @@ INCUBATING_FEATURES = STABLE_FEATURES | {
 }
 
 
-def implementation(features: dict[str, bool]) -> str:
-    """Which upstream allocator the oracle (and kube-scheduler) runs for these features."""
+def implementation(features: dict[str, bool], version: str = "1.37") -> str:
+    """Which upstream allocator code the oracle (and kube-scheduler) runs for these features, named as in
+    v0.37. v0.38 promoted each one a step: its stable variant is v0.37's incubating code (pools sorted, so its
+    answers are exact) with v0.37 incubating's SupportedFeatures, its incubating v0.37's experimental."""
     on = {n for n, v in features.items() if v}
+    if Version.parse(version) >= Version(1, 38):
+        return "incubating" if on <= INCUBATING_FEATURES else "experimental"
     if on <= STABLE_FEATURES:
         return "stable"
     if on <= INCUBATING_FEATURES:
@@ -125,7 +131,12 @@ def _claim(results: list[dict[str, Any]], node_selector: Any, config: Any) -> di
 
 def oracle_outcome(result: dict[str, Any]) -> Outcome:
     if result.get("error"):
-        return {"kind": "error", "error": result["error"], "claims": []}
+        return {
+            "kind": "error",
+            "error": result["error"],
+            "claims": [],
+            "onNode": bool(result.get("failedOnNode")),
+        }
     if not result.get("allocated"):
         return {"kind": "unsatisfiable", "error": None, "claims": []}
     claims = [_claim(c["results"], c.get("nodeSelector"), c.get("config")) for c in result["claims"]]
@@ -230,7 +241,7 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     try:
         results = allocator.allocate(node, claims)
     except AllocationError as e:
-        return {"kind": "error", "error": str(e), "claims": []}
+        return {"kind": "error", "error": str(e), "claims": [], "onNode": isinstance(e, FailedOnNodeError)}
     except Exception as e:  # noqa: BLE001 - a bug in kubedra: always a disagreement, reported with its type
         return {"kind": "crash", "error": f"{type(e).__name__}: {e}", "claims": []}
     if results is None:
@@ -254,6 +265,13 @@ def difference(ours: Outcome, theirs: Outcome, exact: bool = True) -> str | None
             if o["error"]:
                 why += f"\n  {who} error: {o['error']}"
         return why
+    if ours["kind"] == "error" and ours.get("onNode") != theirs.get("onNode"):
+        # upstream ErrFailedAllocationOnNode fails this node only; another error aborts the scheduling attempt
+        scope = {True: "this node only", False: "the whole attempt"}
+        return (
+            f"both error, kubedra failing {scope[bool(ours.get('onNode'))]}, upstream "
+            f"{scope[bool(theirs.get('onNode'))]}\n  kubedra error: {ours['error']}\n  upstream error: {theirs['error']}"
+        )
     if ours["kind"] != "allocated":
         return None
     for i, (a, b) in enumerate(zip(ours["claims"], theirs["claims"], strict=True)):

@@ -16,7 +16,7 @@ from kubedra.testing.require import unavailable
 
 from .compare import difference, implementation, kubedra_outcome, oracle_outcome, oracle_release
 from .corpus import CORPUS, case_to_scenario
-from .test_allocator_vs_oracle import KNOWN_DIVERGENCES, _is_136
+from .test_allocator_vs_oracle import KNOWN_DIVERGENCES, _is_136, _is_138
 
 pytestmark = pytest.mark.integration
 
@@ -44,15 +44,17 @@ def test_every_known_divergence_has_a_scenario() -> None:
 
 def _outcomes(name: str, oracle: Oracle) -> tuple[dict[str, Any], Any, Any, str | None]:
     doc = _scenario(name)
-    if _is_136(doc):  # a 1.36 scenario: kubedra's 1.36 model against the v0.36 allocator
-        if binaries.find(binaries.ORACLE, "1.36") is None:
-            unavailable(f"{binaries.ORACLE} 1.36 is not built: run `make testbed`")
-        oracle = Oracle(version="1.36")
-        ours = kubedra_outcome(doc, version=oracle_release("1.36"))
+    release = "1.38" if _is_138(doc) else "1.36" if _is_136(doc) else None
+    if release is not None:  # kubedra's model of that release against its allocator
+        if binaries.find(binaries.ORACLE, release) is None:
+            unavailable(f"{binaries.ORACLE} {release} is not built: run `make testbed`")
+        oracle = Oracle(version=release)
+        ours = kubedra_outcome(doc, version=oracle_release(release))
     else:
         ours = kubedra_outcome(doc, version=oracle_release("1.37"))
     theirs = oracle_outcome(oracle.run(doc))
-    return doc, ours, theirs, difference(ours, theirs, implementation(doc["features"]) != "stable")
+    exact = implementation(doc["features"], release or "1.37") != "stable"
+    return doc, ours, theirs, difference(ours, theirs, exact)
 
 
 @pytest.mark.parametrize("name", list(KNOWN_DIVERGENCES))

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from kubedra.k8s import versions
 from kubedra.testing import binaries, fakecluster
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.oracle import Oracle
@@ -59,11 +60,18 @@ def workload_controlplane() -> Iterator[ControlPlane]:
     yield from _running(ControlPlane("1.37", workload=True))
 
 
-@pytest.fixture(scope="module")
-def controlplane_136() -> Iterator[ControlPlane]:
-    """A Kubernetes 1.36 control plane (module-scoped); `make testbed` builds it (every supported release)."""
-    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version="1.36")
-    yield from _running(ControlPlane("1.36"))
+# The testbed's releases other than the default one (data/versions.yaml testbed: 1.36 and the 1.38 pre-release):
+# suites that check a per-release fact against a real apiserver or scheduler run once per release.
+OTHER_RELEASES = [v for v in versions.testbed() if v != binaries.DEFAULT_VERSION]
+
+
+@pytest.fixture(scope="module", params=OTHER_RELEASES)
+def release_controlplane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    """A control plane of each testbed release besides the default (module-scoped, one after the other);
+    `make testbed` builds them all, so under CI each runs, and a missing one fails."""
+    version: str = request.param
+    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version=version)
+    yield from _running(ControlPlane(version))
 
 
 GpuCluster = Callable[..., list[str]]

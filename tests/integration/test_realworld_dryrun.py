@@ -96,9 +96,9 @@ def test_migrated_corpus_verdicts_match_the_apiserver(controlplane: ControlPlane
     _migrated(controlplane, "1.37")
 
 
-def test_original_corpus_verdicts_match_the_136_apiserver(controlplane_136: ControlPlane) -> None:
-    _original(controlplane_136, "1.36")
+def test_original_corpus_verdicts_match_each_release_apiserver(release_controlplane: ControlPlane) -> None:
+    _original(release_controlplane, release_controlplane.version)
 
 
-def test_migrated_corpus_verdicts_match_the_136_apiserver(controlplane_136: ControlPlane) -> None:
-    _migrated(controlplane_136, "1.36")
+def test_migrated_corpus_verdicts_match_each_release_apiserver(release_controlplane: ControlPlane) -> None:
+    _migrated(release_controlplane, release_controlplane.version)

@@ -78,8 +78,9 @@ def test_testbed_module_file(release: str) -> None:
 
 
 def test_the_testbed_builds_the_newest_verified_releases() -> None:
+    """The two newest released minors, and a pre-release one once its control plane builds."""
     verified = [r for r in versions.SUPPORTED if not versions.unverified(r)]
-    assert sorted(versions.testbed()) == sorted(verified)[-2:]
+    assert sorted(r for r in versions.testbed() if not versions.unverified(r)) == sorted(verified)[-2:]
 
 
 def test_removed_gates_are_generated() -> None:
@@ -93,7 +94,9 @@ def test_unverified_release_says_so_once() -> None:
         pytest.skip("every supported release is verified")
     result = CliRunner().invoke(cli, ["demo", "--target-version", release])
     assert result.exit_code == 0, result.output
-    line = f"not yet verified against a {release} control plane"
+    line = f"not yet against the {release}.0 release"
+    if release not in versions.testbed():
+        line = f"not yet verified against a {release} control plane"
     assert result.stderr.count(line) == 1
     tag = versions.unverified(release)
     assert tag is not None

@@ -166,6 +166,11 @@ def unverified_warning(release: str | Version) -> str | None:
     tag = unverified(release)
     if tag is None:
         return None
+    if str(release) in _data()["testbed"]:  # the testbed builds the pre-release's control plane and allocator
+        return (
+            f"Kubernetes {release} is modelled from and tested against its pre-release {tag}, not yet against "
+            f"the {release}.0 release; recheck the answer when {release}.0 is out"
+        )
     return (
         f"Kubernetes {release} is modelled from its pre-release {tag} and not yet verified against a "
         f"{release} control plane; recheck the answer when {release}.0 is out"

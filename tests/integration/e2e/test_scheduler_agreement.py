@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from kubedra.k8s import featuregates
 from kubedra.testing.controlplane import ControlPlane
 
 from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed
@@ -152,8 +153,8 @@ def testbed_for(controlplane: ControlPlane) -> Iterator[Any]:
 
 
 @pytest.fixture
-def testbed_136(controlplane_136: ControlPlane) -> Iterator[Any]:
-    yield from _testbeds(controlplane_136)
+def testbed_release(release_controlplane: ControlPlane) -> Iterator[Any]:
+    yield from _testbeds(release_controlplane)
 
 
 def _testbeds(controlplane: ControlPlane) -> Iterator[Any]:
@@ -189,14 +190,16 @@ def test_simulation_matches_kube_scheduler(
     _agree(testbed_for(scenario), scenario, expected)
 
 
-# The same scenarios at 1.36 (opt-in: the 1.36 testbed is built by hand), simulated with 1.36's defaults.
+# The same scenarios at the testbed's other releases (1.36, the 1.38 pre-release), each simulated with its
+# defaults against its kube-scheduler.
 @pytest.mark.parametrize(("scenario", "expected"), SCENARIOS, ids=[s.name for s, _ in SCENARIOS])
-def test_simulation_matches_kube_scheduler_136(
-    scenario: Scenario, expected: dict[str, Any], testbed_136: Any
+def test_simulation_matches_each_release_kube_scheduler(
+    scenario: Scenario, expected: dict[str, Any], testbed_release: Any, release_controlplane: ControlPlane
 ) -> None:
-    if scenario.taint_rules:
-        pytest.skip("DeviceTaintRule is beta and off by default at 1.36 (DRADeviceTaintRules)")
-    _agree(testbed_136(scenario), scenario, expected)
+    release = release_controlplane.version
+    if scenario.taint_rules and not featuregates.default_gates(release).get("DRADeviceTaintRules"):
+        pytest.skip(f"DeviceTaintRule is off by default at {release} (DRADeviceTaintRules)")
+    _agree(testbed_release(scenario), scenario, expected)
 
 
 def _agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:

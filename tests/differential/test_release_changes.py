@@ -1,0 +1,120 @@
+"""Allocator behaviour that changed between k8s.io/dynamic-resource-allocation v0.37.2 and v0.38.0-beta.0
+(data/versions.yaml ``allocator.*``), each on a small scenario run at 1.37 and at 1.38: kubedra agrees with
+each release's oracle, and the two oracles disagree with each other, so the scenario shows the change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kubedra.testing import binaries
+from kubedra.testing.oracle import Oracle
+from kubedra.testing.require import unavailable
+
+from .compare import difference, implementation, kubedra_outcome, oracle_outcome
+
+pytestmark = pytest.mark.integration
+
+Doc = dict[str, Any]
+RELEASES = ("1.37", "1.38")
+
+
+def _device(name: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, **extra}
+
+
+def scenario(
+    devices: list[dict[str, Any]],
+    request: dict[str, Any],
+    *,
+    features: dict[str, bool] | None = None,
+    slice_count: int = 1,
+    constraints: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> Doc:
+    return {
+        "features": features if features is not None else {"ConsumableCapacity": True},
+        "node": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
+        "classes": [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "DeviceClass",
+                "metadata": {"name": "class-0"},
+                "spec": {},
+            }
+        ],
+        "slices": [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": "slice-0"},
+                "spec": {
+                    "driver": "driver-a",
+                    "pool": {"name": "pool-a", "generation": 1, "resourceSliceCount": slice_count},
+                    "nodeName": "node-1",
+                    "devices": devices,
+                },
+            }
+        ],
+        "claims": [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "claim-0", "namespace": "default", "uid": "uid-claim-0"},
+                "spec": {
+                    "devices": {
+                        "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-0", **request}}],
+                        **({"constraints": constraints} if constraints else {}),
+                    }
+                },
+            }
+        ],
+        "fixedShareID": True,
+        **extra,
+    }
+
+
+ONE = {"allocationMode": "ExactCount", "count": 1}
+SCENARIOS: dict[str, Doc] = {
+    # kubernetes#141898: 1.37 error for the whole attempt, 1.38 the same message failing this node only
+    "all-devices-on-an-incomplete-pool": scenario(
+        [_device("dev-0")], {"allocationMode": "All"}, slice_count=2
+    ),
+    # kubernetes#140798: dev-0 (not allowMultipleAllocations) still has a share: 1.37 gives it, 1.38 dev-1
+    "exclusive-after-a-share": scenario(
+        [_device("dev-0"), _device("dev-1")], ONE, allocatedSharedDeviceIDs=["driver-a/pool-a/dev-0/share-0"]
+    ),
+    # v0.38's stable variant runs v0.37's incubating code: distinctAttribute is no longer "empty constraint"
+    "distinct-attribute-on-the-stable-variant": scenario(
+        [
+            _device("dev-0", attributes={"x": {"string": "a"}}),
+            _device("dev-1", attributes={"x": {"string": "a"}}),
+            _device("dev-2", attributes={"x": {"string": "b"}}),
+        ],
+        {"allocationMode": "ExactCount", "count": 2},
+        features={},
+        constraints=[{"distinctAttribute": "driver-a/x"}],
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def oracles() -> dict[str, Oracle]:
+    missing = [v for v in RELEASES if binaries.find(binaries.ORACLE, v) is None]
+    if missing:
+        unavailable(f"{binaries.ORACLE} not built for {', '.join(missing)}: run `make testbed`")
+    return {v: Oracle(version=v) for v in RELEASES}
+
+
+@pytest.mark.parametrize("name", list(SCENARIOS))
+def test_kubedra_follows_each_release(name: str, oracles: dict[str, Oracle]) -> None:
+    doc = SCENARIOS[name]
+    theirs = {}
+    for release in RELEASES:
+        theirs[release] = oracle_outcome(oracles[release].run(doc))
+        ours = kubedra_outcome(doc, version=release)
+        why = difference(ours, theirs[release], implementation(doc["features"], release) != "stable")
+        assert why is None, f"{name} at {release}: {why}"
+    # the scenario shows the change: upstream answers differently at the two releases
+    assert difference(theirs["1.37"], theirs["1.38"]) is not None, theirs
