@@ -153,13 +153,16 @@ def _target_callback(partial_ok: bool) -> Callable[[click.Context, click.Paramet
     return callback
 
 
-def target_version_option(*, partial_ok: bool = False, help: str | None = None) -> Callable[[F], F]:
+def target_version_option(
+    *, partial_ok: bool = False, help: str | None = None, default: str | None = DEFAULT_TARGET
+) -> Callable[[F], F]:
     """``--target-version``: a supported minor (exit 2 naming the range otherwise); with ``partial_ok``
-    (audit) a partly known minor is accepted with a warning."""
+    (audit) a partly known minor is accepted with a warning. ``default=None``: absent means the verb's own
+    answer (verify: the cluster's version)."""
     return click.option(
         "--target-version",
-        default=DEFAULT_TARGET,
-        show_default=True,
+        default=default,
+        show_default=default is not None,
         callback=_target_callback(partial_ok),
         shell_complete=lambda ctx, param, incomplete: [v for v in SUPPORTED if v.startswith(incomplete)],
         help=help or f"Kubernetes minor release to target ({supported_range()}).",

@@ -24,9 +24,11 @@ from kubedra.commands._common import (
     input_options,
     metrics_file_option,
     output_option,
+    target_version_option,
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.gcpause import paused_gc
+from kubedra.k8s.versions import supported_range
 
 _DURATION = re.compile(r"^(\d+)(s|m|h)$")
 
@@ -103,6 +105,12 @@ class VerifyOptions:
     show_default=True,
     help="A GPU pod Pending longer than this fails the check.",
 )
+@target_version_option(
+    default=None,
+    help="Judge what depends on the Kubernetes release (a DeviceTaintRule without deviceSelector, the driver "
+    "release preflight) as at this minor, e.g. the one an upgrade goes to, instead of the cluster's own version "
+    f"({supported_range()}).",
+)
 @output_option((*TABLE_FORMATS, "markdown", "prometheus"))
 @metrics_file_option()
 @allow_missing_option()
@@ -126,6 +134,7 @@ def run(options: VerifyOptions) -> None:
     common = options.common
     output, baseline, metrics_file = common.output, options.baseline, options.metrics_file
     snapshot_file, window, grace = options.snapshot_file, options.window(), options.grace()
+    target: str | None = common.target_version or None  # absent (None): the cluster's own version
     # one short-lived process: no cyclic collection while the snapshot is read and checked (a large one is a
     # million acyclic objects that each collection would rescan: 16 s of CPU instead of 4 at 500 nodes)
     with paused_gc(freeze=True):
@@ -139,12 +148,15 @@ def run(options: VerifyOptions) -> None:
             ctx = capture.resolve_context(common.kubeconfig, common.context)
             state = capture.capture(common.kubeconfig, ctx, timeout=options.timeout, helm_releases=False)
             now = dt.datetime.now(dt.UTC)
-        results = vc.run_checks(state, baseline=base, now=now, since=window, pending_grace=grace)
+        results = vc.run_checks(
+            state, baseline=base, now=now, since=window, pending_grace=grace, release=target
+        )
     summ = vc.summary(results)
     incomplete = snapshot_incomplete(state.header.cluster, state.header.not_inspected, options.allow_missing)
     data: dict[str, Any] = {
         "cluster": state.header.cluster,
         "serverVersion": state.header.server_version,
+        **({"targetVersion": target} if target else {}),
         "at": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "baseline": baseline,
         "checks": [c.to_dict() for c in results],

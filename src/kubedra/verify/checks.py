@@ -282,7 +282,7 @@ def _nvidia_slices(state: Snapshot) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def check_driver(state: Snapshot) -> Check:
+def check_driver(state: Snapshot, release: str | None = None) -> Check:
     chk = Check("driver", "DRA driver kubelet-plugin pods Ready")
     plugin_pods = [p for p in state.kind("Pod") if _is_plugin_pod(p)]
     by_node: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -301,7 +301,7 @@ def check_driver(state: Snapshot) -> Check:
                 + (f", {', '.join(w for w in waiting if w)}" if any(waiting) else "")
                 + "): its node publishes no usable GPUs"
             )
-    _driver_preflight(chk, plugin_pods, state.header.server_version)
+    _driver_preflight(chk, plugin_pods, state.header.server_version if release is None else release)
     slice_nodes = set(_nvidia_slices(state))
     dra_nodes = [n for n in state.kind("Node") if _on_dra(n, slice_nodes)]
     if dra_nodes and not plugin_pods:
@@ -470,14 +470,14 @@ def _bound_claim_users(state: Snapshot) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def check_health(state: Snapshot) -> Check:
+def check_health(state: Snapshot, release: str | None = None) -> Check:
     chk = Check("health", "Device taints and health")
     findings, chk.checked = taint_findings(
         state.kind("ResourceSlice"),
         state.kind("DeviceTaintRule"),
         state.kind("ResourceClaim"),
         _bound_claim_users(state),
-        state.header.server_version,
+        state.header.server_version if release is None else release,
     )
     for f in findings:
         (chk.fail if f.severity == FAIL else chk.warn)(f.message)
@@ -575,14 +575,18 @@ def run_checks(
     now: dt.datetime,
     since: dt.timedelta,
     pending_grace: dt.timedelta = dt.timedelta(minutes=5),
+    release: str | None = None,
 ) -> list[Check]:
+    """``release``: the Kubernetes minor to judge release-dependent checks at (``--target-version``); None
+    means the cluster's own version from the snapshot header."""
+    at = release or state.header.server_version
     checks = [
         check_claims(state),
         check_claim_pods(state),
-        check_driver(state),
+        check_driver(state, at),
         check_slices(state),
         check_events(state, now, since),
-        check_health(state),
+        check_health(state, at),
         check_baseline(state, baseline, now, pending_grace),
     ]
     for c in checks:

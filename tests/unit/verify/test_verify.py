@@ -771,3 +771,28 @@ def test_the_driver_from_the_gpu_operator_is_found(tmp_path: Path) -> None:
     assert driver["status"] == "fail", data
     assert any("nvidia-dra-driver-kubelet-plugin-x7k2p" in m for m in driver["messages"]), driver
     assert not any("validator" in m for m in driver["messages"]), driver
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "fragment"),
+    [("1.36", 1, "at Kubernetes 1.36 it taints every device"), ("1.38", 0, "it taints no device")],
+)
+def test_target_version_judges_a_rule_without_selector_at_that_release(
+    tmp_path: Path, target: str, code: int, fragment: str
+) -> None:
+    """--target-version: the release-dependent checks as at the release an upgrade (or rollback) goes to; the
+    cluster itself is v1.37.2, where the rule taints nothing."""
+    rule = _rule()
+    del rule["spec"]["deviceSelector"]
+    got, data = verify("-f", snap(tmp_path, [*healthy(), rule]), "--target-version", target)
+    assert got == code
+    assert any(fragment in m for m in by_id(data)["health"]["messages"]), by_id(data)["health"]["messages"]
+    assert (data["serverVersion"], data["targetVersion"]) == ("v1.37.2", target)
+
+
+def test_target_version_is_checked_and_absent_means_the_cluster_version(tmp_path: Path) -> None:
+    path = snap(tmp_path, healthy())
+    res = run("verify", "-f", path, "--target-version", "1.12", "-o", "json")
+    assert res.exit_code == 2 and res.stdout == "" and "unsupported --target-version" in res.stderr
+    code, data = verify("-f", path)
+    assert code == 0 and "targetVersion" not in data
