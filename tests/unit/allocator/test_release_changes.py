@@ -82,10 +82,12 @@ def test_which_variant_runs_and_whose_code(release: str, variant: str, code: str
     """v0.38 moved each variant's code a step (allocator.variantCode): the stable one runs v0.37's incubating."""
     basic = Features(admin_access=True, prioritized_list=True)
     assert (basic.variant(release), basic.implementation(release)) == (variant, code)
-    assert DEFAULTS.variant("1.38") == "stable" and DEFAULTS.variant("1.37") == "incubating"
+    assert DEFAULTS.variant("1.38") == "stable"
+    assert DEFAULTS.variant("1.37") == "incubating"
     assert DEFAULTS.implementation("1.38") == DEFAULTS.implementation("1.37") == "incubating"
     lists = Features(list_type_attributes=True)
-    assert lists.variant("1.38") == "incubating" and lists.implementation("1.38") == "experimental"
+    assert lists.variant("1.38") == "incubating"
+    assert lists.implementation("1.38") == "experimental"
 
 
 def test_distinct_attribute_is_honoured_by_the_138_stable_variant() -> None:

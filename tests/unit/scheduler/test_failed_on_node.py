@@ -37,7 +37,9 @@ INVALID = [
 def test_all_devices_on_an_incomplete_pool_aborts_the_attempt_at_137() -> None:
     node, reason = _place("1.37", all_req("gpu"), INCOMPLETE)
     assert node is None
-    assert reason is not None and reason.startswith("error: ") and "is currently being updated" in reason
+    assert reason is not None
+    assert reason.startswith("error: ")
+    assert "is currently being updated" in reason
 
 
 @pytest.mark.parametrize("broken", [INCOMPLETE, INVALID], ids=["incomplete", "invalid"])

@@ -793,6 +793,9 @@ def test_target_version_judges_a_rule_without_selector_at_that_release(
 def test_target_version_is_checked_and_absent_means_the_cluster_version(tmp_path: Path) -> None:
     path = snap(tmp_path, healthy())
     res = run("verify", "-f", path, "--target-version", "1.12", "-o", "json")
-    assert res.exit_code == 2 and res.stdout == "" and "unsupported --target-version" in res.stderr
+    assert res.exit_code == 2
+    assert res.stdout == ""
+    assert "unsupported --target-version" in res.stderr
     code, data = verify("-f", path)
-    assert code == 0 and "targetVersion" not in data
+    assert code == 0
+    assert "targetVersion" not in data
