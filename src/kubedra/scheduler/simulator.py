@@ -311,9 +311,7 @@ class Scheduler:
             # so not cached
             return Fit(False, DRA_FAILURE, fatal=FILTER_TIMEOUT.format(node=node.node.name))
         except FailedOnNodeError as e:
-            # upstream ErrFailedAllocationOnNode: this node is unschedulable with the message, the others are
-            # still tried (DynamicResources Filter)
-            fit = Fit(False, str(e))
+            fit = Fit(False, str(e))  # ErrFailedAllocationOnNode: unschedulable here, the others are tried
         except AllocationError as e:
             fit = Fit(False, DRA_FAILURE, claims=claims, fatal=str(e))
         else:

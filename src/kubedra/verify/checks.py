@@ -575,18 +575,15 @@ def run_checks(
     now: dt.datetime,
     since: dt.timedelta,
     pending_grace: dt.timedelta = dt.timedelta(minutes=5),
-    release: str | None = None,
+    release: str | None = None,  # --target-version; None: the cluster's own (the snapshot header)
 ) -> list[Check]:
-    """``release``: the Kubernetes minor to judge release-dependent checks at (``--target-version``); None
-    means the cluster's own version from the snapshot header."""
-    at = release or state.header.server_version
     checks = [
         check_claims(state),
         check_claim_pods(state),
-        check_driver(state, at),
+        check_driver(state, release),
         check_slices(state),
         check_events(state, now, since),
-        check_health(state, at),
+        check_health(state, release),
         check_baseline(state, baseline, now, pending_grace),
     ]
     for c in checks:
