@@ -100,7 +100,9 @@ class Allocator:
         self.all_on_unready_pool_fails_node_only = versions.holds_at(
             "allocator.allOnUnreadyPoolFailsNodeOnly", target_version
         )
-        self.exclusive_waits_for_shares = versions.holds_at("allocator.exclusiveWaitsForShares", target_version)
+        self.exclusive_waits_for_shares = versions.holds_at(
+            "allocator.exclusiveWaitsForShares", target_version
+        )
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()
