@@ -22,7 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from kubedra.model.objects import Device, DeviceAttribute
+from kubedra.allocator.errors import AllocationError
+from kubedra.allocator.requests import claim_ref
+from kubedra.model.objects import Device, DeviceAttribute, ResourceClaim
 
 # (request, subrequest or "", device, driver, attribute name) -> the attribute the constraint sees
 Lookup = Callable[[str, str, Device, str, str], DeviceAttribute | None]
@@ -199,3 +201,24 @@ class DistinctPerRequest(DistinctAttribute):
             return
         self.by_request.pop(request, None)
         self.num -= 1
+
+
+def build(
+    claim: ResourceClaim, list_types: bool, stable: bool, keeps_every_value: bool, lookup: Lookup | None
+) -> list[Constraint]:
+    """A claim's constraints as the allocator checks them; ``stable``: upstream's stable allocator (chosen when
+    the enabled features allow it), which knows only matchAttribute (distinctAttribute falls into its
+    "unsupported constraint" branch); ``keeps_every_value``: distinctAttribute as v0.37 keeps it (else
+    :class:`DistinctPerRequest`)."""
+    out: list[Constraint] = []
+    for i, c in enumerate(claim.spec.constraints):
+        if c.match_attribute is not None:
+            out.append(MatchAttribute(c.requests, c.match_attribute, list_types, lookup))
+        elif c.distinct_attribute is not None and not stable:
+            distinct = DistinctAttribute if keeps_every_value else DistinctPerRequest
+            out.append(distinct(c.requests, c.distinct_attribute, list_types, lookup))
+        else:
+            raise AllocationError(
+                f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+            )
+    return out

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator import capacity as cap
 from kubedra.allocator import groups as grp
-from kubedra.allocator.constraints import Constraint, DistinctAttribute, DistinctPerRequest, MatchAttribute
+from kubedra.allocator.constraints import Constraint, build
 from kubedra.allocator.derived import DerivedAttributes, check_request
 from kubedra.allocator.errors import (
     MAX_RESULTS,
@@ -124,20 +124,9 @@ class Search:
                     f"claim {claim_ref(claim)}: number of requested devices {min_claim} exceeds the claim limit "
                     f"of {MAX_RESULTS}"
                 )
-            cons: list[Constraint] = []
             lookup = self.derived.for_claim(claim) if f.derived_attributes else None
-            for i, c in enumerate(claim.spec.constraints):
-                if c.match_attribute is not None:
-                    cons.append(MatchAttribute(c.requests, c.match_attribute, f.list_type_attributes, lookup))
-                elif c.distinct_attribute is not None and f.implementation(self.a.target_version) != "stable":
-                    # upstream's stable allocator (chosen when the enabled features allow it) knows only
-                    # matchAttribute: distinctAttribute falls into its "unsupported constraint" branch
-                    distinct = DistinctAttribute if self.a.distinct_keeps_every_value else DistinctPerRequest
-                    cons.append(distinct(c.requests, c.distinct_attribute, f.list_type_attributes, lookup))
-                else:
-                    raise AllocationError(
-                        f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
-                    )
+            stable = f.implementation(self.a.target_version) == "stable"
+            cons = build(claim, f.list_type_attributes, stable, self.a.distinct_keeps_every_value, lookup)
             self.constraints.append(cons)
         reuse = self.a.reuse
         key = reuse.key(self) if reuse is not None else None

@@ -48,6 +48,7 @@ from kubedra.model.objects import (
 )
 from kubedra.scheduler import filters
 from kubedra.scheduler.eviction import Taints
+from kubedra.scheduler.extended import extended_resource_classes
 from kubedra.scheduler.pending import own_claims, pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, preempt, schedule_gang
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
@@ -60,7 +61,6 @@ from kubedra.scheduler.state import (
     Outcome,
     SimNode,
     keep_recent,
-    neg_key,
     new_class,
     prioritized_score,
 )
@@ -94,7 +94,7 @@ class Scheduler:
         self.by_name = {n.name: n for n in self.nodes}
         self.next_start = 0
         self.classes = list(classes)
-        self.ext_classes = self._extended_resource_classes() if cfg.extended_resources and dra else {}
+        self.ext_classes = extended_resource_classes(self.classes) if cfg.extended_resources and dra else {}
         rules = taint_rules if cfg.taint_rules else []
         the_slices = apply_taint_rules(slices, rules, release=cfg.target_version) if rules else list(slices)
         self.allocated = AllocatedState.from_claims(claims)
@@ -138,25 +138,6 @@ class Scheduler:
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
 
     # ------------------------------------------------------------------ extended resources (KEP-5004)
-    def _extended_resource_classes(self) -> dict[str, DeviceClass]:
-        """resource name → DeviceClass; explicit names clash: newest creationTimestamp, then name, wins."""
-        out: dict[str, DeviceClass] = {}
-        for c in sorted(self.classes, key=lambda c: (c.meta.creation_timestamp, c.name)):
-            out[f"deviceclass.resource.kubernetes.io/{c.name}"] = c
-        explicit: dict[str, DeviceClass] = {}
-        for c in self.classes:
-            r = c.extended_resource_name
-            if not r:
-                continue
-            cur = explicit.get(r)
-            if cur is None or (c.meta.creation_timestamp, neg_key(c.name)) > (
-                cur.meta.creation_timestamp,
-                neg_key(cur.name),
-            ):
-                explicit[r] = c
-        out.update(explicit)
-        return out
-
     # ------------------------------------------------------------------ state changes
     def _touch(self, results: Iterable[AllocationResult]) -> None:
         """Nodes (or everything, for pools not local to a node) whose devices changed."""
