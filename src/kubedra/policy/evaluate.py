@@ -294,6 +294,7 @@ class Evaluator:
                 check_selectors(d)
                 self.policies[d.name] = self._compile_policy(d)
             elif group == ADMISSION_GROUP and d.kind == "ValidatingAdmissionPolicyBinding":
+                _shaped(d)
                 check_selectors(d)
                 self.bindings.append(d)
             else:
@@ -320,7 +321,7 @@ class Evaluator:
         return _Compiled(text, program, where)
 
     def _compile_policy(self, doc: Document) -> Policy:
-        spec = doc.obj.get("spec") or {}
+        spec = _shaped(doc)
         p = Policy(doc, doc.name, spec)
         for i, mc in enumerate(spec.get("matchConditions") or []):
             p.match_conditions.append(
@@ -541,3 +542,42 @@ class Evaluator:
                 Verdict(t.doc, policy.name, binding, actions, message, str(v.get("reason") or "Invalid"))
             )
         return out
+
+
+# The fields of a policy or binding spec that kubedra reads as lists of objects (admissionregistration.k8s.io/v1
+# ValidatingAdmissionPolicySpec and ValidatingAdmissionPolicyBindingSpec); the API server's schema refuses any
+# other shape, so kubedra does too, with the field, instead of failing on it.
+_OBJECT_LISTS = ("matchConditions", "variables", "validations", "auditAnnotations", "validationActions")
+
+
+def _shaped(doc: Document) -> Mapping[str, Any]:
+    """``doc``'s spec, when it has the shape the API server accepts where kubedra reads it; else an input error
+    naming the field (the API server refuses such an object before it is a policy)."""
+    spec = doc.obj.get("spec")
+    if spec is None:
+        return {}
+    where = Location(doc.file, doc.line_of(["spec"]))
+    if not isinstance(spec, Mapping):
+        raise InputError(f"{doc.kind} {doc.name}: spec must be an object, not {value_kind(spec)}", where)
+    for key in _OBJECT_LISTS:
+        items = spec.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise InputError(
+                f"{doc.kind} {doc.name}: spec.{key} must be a list, not {value_kind(items)}", where
+            )
+        want = str if key == "validationActions" else Mapping
+        for i, item in enumerate(items):
+            if not isinstance(item, want):
+                raise InputError(
+                    f"{doc.kind} {doc.name}: spec.{key}[{i}] must be {'a string' if want is str else 'an object'}, "
+                    f"not {value_kind(item)}",
+                    Location(doc.file, doc.line_of(["spec", key, i])),
+                )
+    for key in ("matchConstraints", "matchResources", "paramKind", "paramRef"):
+        if spec.get(key) is not None and not isinstance(spec.get(key), Mapping):
+            raise InputError(
+                f"{doc.kind} {doc.name}: spec.{key} must be an object, not {value_kind(spec[key])}", where
+            )
+    return spec

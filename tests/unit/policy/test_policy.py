@@ -754,3 +754,32 @@ def test_an_invalid_param_selector_in_a_binding_is_refused() -> None:
     with pytest.raises(InputError) as exc:
         Evaluator(parse_text(policy + "---\n" + binding, "p.yaml").documents)
     assert "spec.paramRef.selector.matchLabels.bad key!: invalid label key" in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "said"),
+    [
+        ("spec: [1, 2]", "spec must be an object, not a list"),
+        ("spec:\n  validations: {expression: 'true'}", "spec.validations must be a list, not a mapping"),
+        ("spec:\n  validations: [7]", "spec.validations[0] must be an object, not a number"),
+        ("spec:\n  matchConstraints: [x]", "spec.matchConstraints must be an object, not a list"),
+    ],
+)
+def test_a_policy_of_the_wrong_shape_is_an_input_error(tmp_path: Path, spec: str, said: str) -> None:
+    """A ValidatingAdmissionPolicy whose spec (or one of its lists) has a shape the API server's schema refuses
+    is one line and exit 2, naming the field (it was an AttributeError, exit 3)."""
+    pol = tmp_path / "pol.yaml"
+    pol.write_text(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n"
+        f"metadata:\n  name: p\n{spec}\n"
+    )
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\nspec:\n  containers: [{name: c, image: i}]\n"
+    )
+    from kubedra.testing.cli import run
+
+    res = run("policy", "test", "--policy", str(pol), str(pod))
+    assert res.exit_code == 2, res.output
+    assert said in res.output
+    assert "Traceback" not in res.output
