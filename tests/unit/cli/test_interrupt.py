@@ -22,6 +22,13 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="n
 STALL = 120.0  # the fake's stalled read lasts longer than any test may: an exit means the interrupt ended it
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT as a terminal's foreground job has it. A suite started in the background by a
+    non-interactive shell (``make test &``, nohup) inherits SIGINT ignored, and Python then never raises
+    KeyboardInterrupt, so the process under test would not be the one a user's Ctrl-C reaches."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-m", "kubedra", *args],
@@ -29,6 +36,7 @@ def _start(*args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint,
     )
 
 
