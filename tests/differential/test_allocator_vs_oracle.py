@@ -28,7 +28,6 @@ import copy
 import json
 import os
 import random
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -114,48 +113,7 @@ def _is_138(doc: Doc) -> bool:
     return doc.get("release") == "1.38"
 
 
-_NINETEEN_DIGITS = re.compile(r"(?<![\d.])[1-9]\d{18}(?![\d.])")
-
-
-_QUANTITY_METHOD = re.compile(r"\.(isInteger|asInteger|add|sub|compareTo|isGreaterThan|isLessThan)\(")
-_OUTCOME_KINDS = ("allocated", "unsatisfiable", "error")
-
-
-def _nineteen_digit_quantity(doc: Doc, ours: Outcome, theirs: Outcome) -> bool:
-    """v0.38 (k8s.io/apimachinery v0.38.0-beta.0 pkg/api/resource, maxInt64Factors 18 -> 19): a quantity of 19
-    digits that fits int64 is an int64 there, so isInteger() is true and asInteger() no longer fails, also after
-    add/sub; kubedra's Quantity is v0.37's, where it is an inf.Dec. Then a selector decides otherwise and the
-    outcome or the devices differ: the scenario has such a value and a selector calls a Quantity method on it,
-    and both sides end in an allocation outcome (no crash, no timeout), a CEL conversion error only on kubedra's."""
-    text = json.dumps(doc)
-    expressions = [
-        sel["cel"]["expression"]
-        for claim in doc.get("claims") or []
-        for r in claim["spec"]["devices"].get("requests") or []
-        for alt in [r.get("exactly") or {}, *(r.get("firstAvailable") or [])]
-        for sel in alt.get("selectors") or []
-        if "cel" in sel
-    ]
-    return (
-        _is_138(doc)
-        and _NINETEEN_DIGITS.search(text) is not None
-        and any(_QUANTITY_METHOD.search(e) for e in expressions)
-        and ours["kind"] in _OUTCOME_KINDS
-        and theirs["kind"] in ("allocated", "unsatisfiable")
-        and (ours["kind"] != "error" or "cannot convert value to integer" in (ours["error"] or ""))
-    )
-
-
-KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]] = {
-    "138-nineteen-digit-quantity-is-an-integer": (
-        "1.38 (apimachinery v0.38.0-beta.0 rewrote resource.Quantity: 19-digit values within int64 take the int64 "
-        "path, decimal values are no longer capped at 2^63-1, up to 29 significant digits are kept); kubedra's "
-        "Quantity is v0.37's: a 19-digit value is an integer upstream (isInteger, asInteger, also after add/sub), not in "
-        "kubedra, so selectors on it decide otherwise "
-        "(not modelled per release yet)",
-        _nineteen_digit_quantity,
-    ),
-}
+KNOWN_DIVERGENCES: dict[str, tuple[str, Callable[[Doc, Outcome, Outcome], bool]]] = {}
 
 
 @dataclass

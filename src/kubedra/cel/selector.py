@@ -18,6 +18,7 @@ from kubedra.cel.checks import CELCompileError, clean_status, decode, walk
 from kubedra.cel.env import Environment, Program, check_target_version, library_groups
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
 from kubedra.errors import InputError
+from kubedra.k8s.quantity import quantity_rules
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds
 from kubedra.model.semver import SemverError
 
@@ -48,8 +49,9 @@ def split_qualified_name(name: str, driver: str) -> tuple[str, str]:
     return name[:sep], name[sep + 1 :]
 
 
-def device_data(device: Any, driver: str) -> dict[str, Any]:
-    """The runtime value of ``device`` for a Device-shaped object (name, attributes, capacity, ...)."""
+def device_data(device: Any, driver: str, since_138: bool = False) -> dict[str, Any]:
+    """The runtime value of ``device`` for a Device-shaped object (name, attributes, capacity, ...); capacities
+    as the release's apimachinery parses them (``since_138``: v0.38's ParseQuantity)."""
     attributes: dict[str, dict[str, Any]] = {}
     for name, attr in (getattr(device, "attributes", None) or {}).items():
         kind, value = attr.kind, attr.value
@@ -67,7 +69,7 @@ def device_data(device: Any, driver: str) -> dict[str, Any]:
     capacity: dict[str, dict[str, Any]] = {}
     for name, cap in (getattr(device, "capacity", None) or {}).items():
         domain, ident = split_qualified_name(name, driver)
-        capacity.setdefault(domain, {})[ident] = quantity_to_msg(cap.value)
+        capacity.setdefault(domain, {})[ident] = quantity_to_msg(cap.value.at(since_138))
     return {
         "driver": driver,
         "allowMultipleAllocations": bool(getattr(device, "allow_multiple_allocations", None) or False),
@@ -160,6 +162,8 @@ class SelectorEnvironment:
         self.consumable_capacity = consumable_capacity
         has_list_types = holds("dra.listTypeAttributes", Version(*release))
         self.list_type_attributes = list_type_attributes and has_list_types
+        # apimachinery v0.38's ParseQuantity for capacities and quantity() (data/versions.yaml)
+        self.quantity_since_138 = holds("quantity.nineteenDigitInt64", Version(*release))
         groups = set(library_groups(target_version, stored, "dra"))
         if has_list_types and (stored or self.list_type_attributes):
             groups.add("dra_includes")
@@ -213,7 +217,7 @@ class SelectorEnvironment:
             hit = self._activations.get(k)
         if hit is not None and (key is not None or hit[0] is device):
             return hit[1], hit[2]
-        data = device_data(device, driver)
+        data = device_data(device, driver, self.quantity_since_138)
         act = self._env.runtime.Activation({"device": data})
         # cel-expr-python converts the Python value on the first evaluation against an activation (~40 µs);
         # pay it here, once per device, instead of in the first selector.
@@ -274,7 +278,8 @@ class CompiledSelector:
                 raise CELRuntimeError(
                     "operation cancelled: actual cost limit exceeded", self.expression, name
                 )
-        value = self.program.eval(act)
+        with quantity_rules(self.env.quantity_since_138):
+            value = self.program.eval(act)
         if value.type() == cel.Type.ERROR:
             raise CELRuntimeError(self._runtime_detail(value, data, hint), self.expression, name)
         return value

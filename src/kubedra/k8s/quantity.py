@@ -14,14 +14,22 @@ Upstream behaviours reproduced on purpose:
   exponents) and an ``inf.Dec`` otherwise; ``AsInt64`` fails for every ``inf.Dec`` and every negative scale
   (``2000m``, ``1.0``, ``1.5Gi``, 19 digits are not integers). ``add``/``sub`` follow ``int64Amount.Add``
   (the smaller scale wins, overflow falls back to ``inf.Dec``, which stays ``inf.Dec``).
+- Per release (``quantity.nineteenDigitInt64`` in data/versions.yaml, apimachinery v0.38.0-beta.0): from 1.38 the
+  fast path takes 19 digits (maxInt64Factors 18 -> 19; -2^63 included), so ``"9223372036854775807"`` is an
+  integer there, and the ``inf.Dec`` path keeps at most 29 significant digits (70 before a binary suffix),
+  rounding the rest away from zero. :func:`quantity_rules` selects them for CEL's ``quantity()``;
+  :meth:`Quantity.at` re-reads a parsed value (``source``) under them.
 - ``String()`` is the canonical form: trailing zeros moved into a suffix whose exponent is a multiple of 3
   (``1500m`` → ``1500m``, ``1000m`` → ``1``, ``1024Mi`` → ``1Gi``, ``1.5Gi`` → ``1536Mi``).
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
@@ -29,7 +37,26 @@ Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
 NANO = 10**9
 _MAX_INT64 = (1 << 63) - 1
-_MAX_INT64_FACTORS = 18
+_MAX_INT64_FACTORS = 18  # maxInt64Factors through v0.37; 19 from v0.38 (``since_138``)
+_MAX_SIGNIFICANT_DIGITS = 29  # v0.38 maxSignificantDigits (DecimalSI, DecimalExponent)
+_MAX_BINARY_SIGNIFICANT_DIGITS = 70  # v0.38 maxBinarySISignificantDigits
+_SINCE_138: contextvars.ContextVar[bool] = contextvars.ContextVar("kubedra_quantity_since_138", default=False)
+
+
+@contextlib.contextmanager
+def quantity_rules(since_138: bool) -> Iterator[None]:
+    """Within the block, :func:`current_rules` answers ``since_138`` (the apimachinery v0.38 ParseQuantity)."""
+    token = _SINCE_138.set(since_138)
+    try:
+        yield
+    finally:
+        _SINCE_138.reset(token)
+
+
+def current_rules() -> bool:
+    """Whether the v0.38 ParseQuantity rules are selected (:func:`quantity_rules`); v0.37's otherwise."""
+    return _SINCE_138.get()
+
 
 ERR_FORMAT_WRONG = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -114,8 +141,11 @@ def _fits(v: int) -> bool:
     return _MIN_INT64 <= v <= _MAX_INT64
 
 
-def _fast_path_scale(num: str, denom: str, exponent: int, fmt: Format) -> int | None:
-    """The ``int64Amount`` scale ParseQuantity's fast path would use, or None when it makes an ``inf.Dec``."""
+def _fast_path_scale(
+    num: str, denom: str, exponent: int, fmt: Format, positive: bool, since_138: bool
+) -> int | None:
+    """The ``int64Amount`` scale ParseQuantity's fast path would use, or None when it makes an ``inf.Dec``.
+    v0.38 parses the digits unsigned and also accepts 2^63 when negative (math.MinInt64)."""
     if fmt == "BinarySI":
         if exponent < 0 or denom:
             return None
@@ -123,7 +153,7 @@ def _fast_path_scale(num: str, denom: str, exponent: int, fmt: Format) -> int | 
         scale = 0
         mantissa = 1 << exponent
     else:
-        precision = _MAX_INT64_FACTORS - (len(num) + len(denom))
+        precision = _MAX_INT64_FACTORS + since_138 - (len(num) + len(denom))
         scale = exponent
         mantissa = 1
     if precision < 0:
@@ -131,23 +161,39 @@ def _fast_path_scale(num: str, denom: str, exponent: int, fmt: Format) -> int | 
     scale -= len(denom)
     if scale < -9:
         return None
-    if not _fits(int(num + denom) * mantissa):
+    value = int(num + denom)
+    if since_138 and not positive and value == _MAX_INT64 + 1:
+        return scale  # the decimal mantissa is 1 here: -2^63 is math.MinInt64
+    if not _fits(value * mantissa):
         return None
     return scale
 
 
+def _bounded_digits(num: str, denom: str, max_digits: int) -> Fraction:
+    """v0.38 decFromDigits: the magnitude of ``num.denom`` keeping ``max_digits`` significant digits, the rest
+    rounded away from zero."""
+    digits = (num + denom).lstrip("0") or "0"
+    kept, dropped = digits[:max_digits], digits[max_digits:]
+    mantissa = int(kept) + (1 if dropped.strip("0") else 0)
+    return Fraction(mantissa * 10 ** len(dropped), 10 ** len(denom))
+
+
 @functools.lru_cache(maxsize=65536)
-def _parse(text: str) -> tuple[int, Format, int | None]:
+def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None]:
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
         return 0, "DecimalSI", 0
     positive, num, denom, suffix = _split(text)
     base, exponent, fmt = _interpret(suffix)
-    fast_scale = _fast_path_scale(num, denom, exponent, fmt)
+    fast_scale = _fast_path_scale(num, denom, exponent, fmt, positive, since_138)
     # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
     # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
-    magnitude = Fraction(int(num + denom or "0"), 10 ** len(denom))
+    if fast_scale is None and since_138:
+        bound = _MAX_BINARY_SIGNIFICANT_DIGITS if base == 2 else _MAX_SIGNIFICANT_DIGITS
+        magnitude = _bounded_digits(num, denom, bound)
+    else:
+        magnitude = Fraction(int(num + denom or "0"), 10 ** len(denom))
     if base == 10:
         magnitude *= Fraction(10) ** exponent
     else:
@@ -181,15 +227,26 @@ class Quantity:
     # Upstream's representation: int64Amount{nanos / 10**(9+scale), scale}, or inf.Dec when None (DEC).
     # Not part of the value (equality, hashing, ordering ignore it).
     scale: int | None = -9
+    # The text this value was parsed from (None when computed), so :meth:`at` can re-read it at 1.38.
+    source: str | None = field(default=None, compare=False)
 
     # ----------------------------------------------------------------- construction
     @staticmethod
-    def parse(text: str) -> Quantity:
-        """Parse like ``resource.ParseQuantity``; raises :class:`QuantityError` with upstream's message."""
+    def parse(text: str, since_138: bool | None = None) -> Quantity:
+        """Parse like ``resource.ParseQuantity`` (v0.37's, or v0.38's when ``since_138``; None: the rules of
+        :func:`quantity_rules`); raises :class:`QuantityError` with upstream's message."""
         if not isinstance(text, str):
             raise QuantityError(ERR_FORMAT_WRONG)
-        nanos, fmt, scale = _parse(text)
-        return Quantity(nanos, fmt, scale)
+        rules = current_rules() if since_138 is None else since_138
+        nanos, fmt, scale = _parse(text, rules)
+        return Quantity(nanos, fmt, scale, text)
+
+    def at(self, since_138: bool) -> Quantity:
+        """This quantity as the apimachinery of a release would hold it: a parsed one re-read under v0.38's
+        rules when ``since_138`` (value and representation may differ), unchanged otherwise."""
+        if self.source is None:
+            return self
+        return Quantity.parse(self.source, since_138)
 
     @staticmethod
     def from_int(value: int, fmt: Format = "DecimalSI") -> Quantity:
@@ -275,7 +332,8 @@ class Quantity:
         return f"Quantity({self.canonical()!r})"
 
     def canonical(self) -> str:
-        """``Quantity.String()``."""
+        """``Quantity.String()`` (v0.38's under :func:`quantity_rules`: a DecimalSI exponent above 18 is
+        written ``e``, where v0.37 wrote the mantissa alone, ``1e21`` -> ``"1"``)."""
         if self.nanos == 0:
             return "0"
         fmt = self.format
@@ -291,6 +349,8 @@ class Quantity:
             exponent -= 1
         if fmt == "DecimalExponent":
             return f"{amount}" if exponent == 0 else f"{amount}e{exponent}"
+        if exponent not in _DEC_BY_EXP and current_rules():
+            return f"{amount}e{exponent}"  # v0.38: no SI suffix above E, so "e" (v0.37 dropped the exponent)
         return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
 
 
@@ -317,7 +377,7 @@ def parse_quantity(text: object) -> Quantity:
     if isinstance(text, bool):
         raise QuantityError(ERR_FORMAT_WRONG)
     if isinstance(text, int):
-        return Quantity.from_int(text)
+        return Quantity.parse(str(text))  # a JSON number: UnmarshalJSON parses its text
     if isinstance(text, float):
         text = repr(text)
     if not isinstance(text, str):

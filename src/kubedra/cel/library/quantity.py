@@ -18,13 +18,18 @@ from kubedra.cel.values import (
     msg_to_quantity,
     quantity_to_msg,
 )
-from kubedra.k8s.quantity import NANO, Quantity, QuantityError
+from kubedra.k8s.quantity import NANO, Quantity, QuantityError, current_rules
+
+
+def _quantity_msg(text: str) -> Any:
+    """``quantity(text)``: ParseQuantity of the release the caller selected (``quantity_rules``)."""
+    return _quantity_msg_at(text, current_rules())
 
 
 @functools.lru_cache(maxsize=16384)
-def _quantity_msg(text: str) -> Any:
+def _quantity_msg_at(text: str, since_138: bool) -> Any:
     try:
-        return quantity_to_msg(Quantity.parse(text))
+        return quantity_to_msg(Quantity.parse(text, since_138))
     except QuantityError as e:
         raise CELFunctionError(str(e)) from None
 

@@ -1,0 +1,119 @@
+"""Quantity per release: apimachinery v0.37.2 ParseQuantity through 1.37, v0.38.0-beta.0's from 1.38
+(``quantity.nineteenDigitInt64`` in data/versions.yaml): 19 digits within int64 take the int64 path, the inf.Dec
+path keeps 29 significant digits (70 before a binary suffix), a DecimalSI exponent above E prints as ``e``."""
+
+from __future__ import annotations
+
+import pytest
+
+from kubedra.k8s.quantity import Quantity, parse_quantity, quantity_rules
+from kubedra.k8s.versions import holds
+
+
+def test_the_fact_is_1_38() -> None:
+    assert not holds("quantity.nineteenDigitInt64", "1.37")
+    assert holds("quantity.nineteenDigitInt64", "1.38")
+
+
+@pytest.mark.parametrize(
+    ("text", "v037", "v038"),
+    [
+        ("9223372036854775807", None, 9223372036854775807),
+        ("-9223372036854775808", None, -(2**63)),  # math.MinInt64: v0.38 parses unsigned, then negates
+        ("1234567890123456789", None, 1234567890123456789),
+        ("1234567890123456789e0", None, 1234567890123456789),
+        ("9223372036854775808", None, None),  # over int64: inf.Dec in both
+        ("-9223372036854775809", None, None),
+        ("123456789012345678", 123456789012345678, 123456789012345678),  # 18 digits: int64 in both
+        ("1234567890123456789k", None, None),  # int64Amount{…, 3} at v0.38, but AsInt64 overflows
+        ("123456789012345678.9", None, None),  # negative scale: never AsInt64
+    ],
+)
+def test_as_int64_of_nineteen_digits(text: str, v037: int | None, v038: int | None) -> None:
+    assert Quantity.parse(text, False).as_int64() == v037
+    assert Quantity.parse(text, True).as_int64() == v038
+
+
+def test_nineteen_digit_sum_stays_an_integer_at_1_38_only() -> None:
+    one = Quantity.from_int(1, "DecimalExponent")
+    assert Quantity.parse("1000000000000000000", False).add(one).as_int64() is None
+    assert Quantity.parse("1000000000000000000", True).add(one).as_int64() == 10**18 + 1
+
+
+@pytest.mark.parametrize(
+    ("text", "v037", "v038"),
+    [
+        # 30 significant digits: v0.38 keeps 29 and rounds the rest away from zero
+        (
+            "123456789012345678901234567891",
+            "123456789012345678901234567891",
+            "123456789012345678901234567900",
+        ),
+        (
+            "-123456789012345678901234567891",
+            "-123456789012345678901234567891",
+            "-123456789012345678901234567900",
+        ),
+        # int64 at nano precision is 28 digits: kept alike
+        ("9223372036854775807.123456789", "9223372036854775807123456789n", "9223372036854775807123456789n"),
+        (
+            "1234567890123456789012.123456789",
+            "1234567890123456789012123456789n",
+            "1234567890123456789012123456800n",
+        ),
+        # trailing zeros are digits too, but dropping zeros does not round
+        (
+            "100000000000000000000000000000000",
+            "100000000000000000000000000000000",
+            "100000000000000000000000000000000",
+        ),
+        # a finer fraction is rounded up to 1n in both
+        ("1.0000000001", "1000000001n", "1000000001n"),
+    ],
+)
+def test_twenty_nine_significant_digits(text: str, v037: str, v038: str) -> None:
+    assert Quantity.parse(text, False).exact == Quantity.parse(v037, False).exact
+    assert Quantity.parse(text, True).exact == Quantity.parse(v038, False).exact
+
+
+def test_binary_suffix_keeps_seventy_digits() -> None:
+    text = "0." + "1" * 75 + "Ki"
+    assert Quantity.parse(text, True).nanos == Quantity.parse(text, False).nanos  # nano rounding decides
+
+
+def test_decimal_values_above_int64_are_kept_in_both() -> None:
+    # Neither release caps a decimal quantity at 2^63-1 (only BinarySI, in both).
+    for rules in (False, True):
+        assert Quantity.parse("18446744073709551616", rules).value() == 2**64
+        assert Quantity.parse("16Ei", rules).value() == 2**63 - 1
+
+
+def test_exponent_above_exa_prints_as_e_at_1_38() -> None:
+    q = Quantity.parse("1e21", False)
+    q = Quantity(q.nanos, "DecimalSI", q.scale)
+    assert q.canonical() == "1"  # v0.37 had no suffix for 10^21 and dropped the exponent
+    with quantity_rules(True):
+        assert q.canonical() == "1e21"
+    assert Quantity.parse("1000E", False).canonical() == "1"
+
+
+def test_at_rereads_the_source() -> None:
+    q = parse_quantity("1234567890123456789")
+    assert q.as_int64() is None
+    assert q.at(True).as_int64() == 1234567890123456789
+    assert q.at(True).at(False).as_int64() is None
+    assert parse_quantity(1234567890123456789).at(True).as_int64() == 1234567890123456789
+    assert Quantity.from_int(5).at(True) == Quantity.from_int(5)  # computed: nothing to re-read
+
+
+def test_yaml_integer_parses_like_its_text() -> None:
+    # A JSON number reaches UnmarshalJSON as its text, so 19 digits are an inf.Dec through v0.37 too.
+    assert parse_quantity(1234567890123456789).as_int64() is None
+    assert parse_quantity(123456789012345678).as_int64() == 123456789012345678
+
+
+def test_rules_default_to_v037() -> None:
+    assert Quantity.parse("9223372036854775807").as_int64() is None
+    with quantity_rules(True):
+        assert Quantity.parse("9223372036854775807").as_int64() == 2**63 - 1
+    assert Quantity.parse("9223372036854775807").as_int64() is None
