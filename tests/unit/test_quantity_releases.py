@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubedra.k8s.quantity import Quantity, parse_quantity, quantity_rules
+from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity, quantity_rules
 from kubedra.k8s.versions import holds
 
 
@@ -117,3 +117,17 @@ def test_rules_default_to_v037() -> None:
     with quantity_rules(True):
         assert Quantity.parse("9223372036854775807").as_int64() == 2**63 - 1
     assert Quantity.parse("9223372036854775807").as_int64() is None
+
+
+@pytest.mark.parametrize("text", ["Pi", "Ei", "-Ei", ".Pi", "e-10", ".e-10", "+Pi"])
+@pytest.mark.parametrize("since_138", [False, True])
+def test_no_digits_on_the_dec_path_is_err_numeric(text: str, since_138: bool) -> None:
+    # v0.37 inf.Dec.SetString("") / ("-") / (".") read no digits; v0.38 checks defaultedNum: ErrNumeric in both.
+    with pytest.raises(QuantityError, match=r"^unable to parse numeric part of quantity$"):
+        Quantity.parse(text, since_138)
+
+
+@pytest.mark.parametrize("text", ["Ki", "Ti", "-", ".", "E", "00Ei", "0.e-10"])
+def test_no_digits_on_the_fast_path_or_zeros_is_zero(text: str) -> None:
+    assert Quantity.parse(text, False).is_zero()
+    assert Quantity.parse(text, True).is_zero()

@@ -5,7 +5,8 @@ from zero, to a multiple of 1n, so nano-units are always exact), plus the format
 in (``DecimalSI``, ``BinarySI`` or ``DecimalExponent``), which decides how it prints.
 
 Upstream behaviours reproduced on purpose:
-- ``"0"``, ``"."``, ``"-"`` and ``"+"`` all parse as zero; ``"1."`` is accepted.
+- ``"0"``, ``"."``, ``"-"`` and ``"+"`` all parse as zero; ``"1."`` is accepted. A number without digits is
+  zero only on the fast path (``"Ki"``); on the ``inf.Dec`` path it is ErrNumeric (``"Pi"``, ``"e-10"``).
 - Fractions finer than 1n round *up* in magnitude (``0.1n`` → ``1n``, ``-0.1n`` → ``-1n``).
 - ``BinarySI`` values are capped at 2^63-1; a ``BinarySI`` value strictly between 0 and 1 prints as ``DecimalSI``.
 - The internal representation is tracked as upstream keeps it, because ``AsInt64`` (CEL ``isInteger()`` /
@@ -62,6 +63,7 @@ ERR_FORMAT_WRONG = (
     "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 ERR_SUFFIX = "unable to parse quantity's suffix"
+ERR_NUMERIC = "unable to parse numeric part of quantity"
 
 _BIN_SUFFIXES = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _DEC_SUFFIXES = {"n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -189,6 +191,10 @@ def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None]
     fast_scale = _fast_path_scale(num, denom, exponent, fmt, positive, since_138)
     # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
     # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
+    if fast_scale is None and not any(c in _DIGITS for c in text[: len(text) - len(suffix)]):
+        # The inf.Dec path needs a digit: v0.37's inf.Dec.SetString("-") fails ("no digits read"), v0.38 checks
+        # defaultedNum first; both are ErrNumeric ("Pi", "-Ei", ".e-10"). The fast path reads "0" ("Ki", "-").
+        raise QuantityError(ERR_NUMERIC)
     if fast_scale is None and since_138:
         bound = _MAX_BINARY_SIGNIFICANT_DIGITS if base == 2 else _MAX_SIGNIFICANT_DIGITS
         magnitude = _bounded_digits(num, denom, bound)
