@@ -65,7 +65,8 @@ from kubedra.cel.checks import (
 from kubedra.cel.library import build_extension
 from kubedra.cel.rewrite import rewrite
 from kubedra.cel.values import RUNTIME_POOL
-from kubedra.k8s.versions import DEFAULT_TARGET, Version, require_supported, since
+from kubedra.k8s.quantity import quantity_rules
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds, require_supported, since
 
 ALL_RUNTIME_GROUPS = (
     "urls",
@@ -241,9 +242,12 @@ class Program:
     checked: bool  # False when type-checking had to be skipped (cross-type numeric comparisons)
     # The checked AST as written (before the runtime rewrites): what cel-go's cost tracker walks.
     source: Any = field(default=None, compare=False, repr=False)
+    # quantity() parses like the release's apimachinery (quantity.nineteenDigitInt64 in data/versions.yaml).
+    quantity_since_138: bool = False
 
     def eval(self, activation: Any) -> Any:
-        return self.expr.eval(activation)
+        with quantity_rules(self.quantity_since_138):
+            return self.expr.eval(activation)
 
 
 class Environment:
@@ -258,8 +262,10 @@ class Environment:
         flavor: str = "generic",
         sizes: costmodel.SizeFn | None = None,
         domain_default_var: str | None = None,
+        quantity_since_138: bool = False,
     ) -> None:
         self.groups = frozenset(groups)
+        self.quantity_since_138 = quantity_since_138
         self.flavor = flavor
         self.variables = dict(variables)
         self.sizes = sizes or (lambda path: None)
@@ -301,7 +307,7 @@ class Environment:
             raise CELCompileError(
                 f"internal error loading compiled expression: {clean_status(str(e))}", text
             ) from None
-        return Program(text, runtime_expr, out_type, max_cost, True, source)
+        return Program(text, runtime_expr, out_type, max_cost, True, source, self.quantity_since_138)
 
     def _compile_unchecked(self, text: str) -> Program:
         try:
@@ -312,7 +318,8 @@ class Environment:
         max_cost = cost.estimate(ast, self.sizes)  # approximate: no types, so no per-type rules
         source = _copy(ast)
         rewrite(ast, self.domain_default_var)
-        return Program(text, self.runtime.deserialize(encode(kind, ast)), "dyn", max_cost, False, source)
+        runtime_expr = self.runtime.deserialize(encode(kind, ast))
+        return Program(text, runtime_expr, "dyn", max_cost, False, source, self.quantity_since_138)
 
 
 def build_env(
@@ -332,4 +339,5 @@ def build_env(
         program.eval(env.runtime.Activation({"object": {...}, ...}))
     """
     groups = set(library_groups(target_version, stored, flavor)) | set(extra_groups)
-    return Environment(variables, groups, flavor=flavor)
+    since_138 = holds("quantity.nineteenDigitInt64", Version(*check_target_version(target_version)))
+    return Environment(variables, groups, flavor=flavor, quantity_since_138=since_138)

@@ -18,7 +18,6 @@ from kubedra.cel.checks import CELCompileError, clean_status, decode, walk
 from kubedra.cel.env import Environment, Program, check_target_version, library_groups
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
 from kubedra.errors import InputError
-from kubedra.k8s.quantity import quantity_rules
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, holds
 from kubedra.model.semver import SemverError
 
@@ -176,6 +175,7 @@ class SelectorEnvironment:
             flavor="dra",
             sizes=costmodel.dra_device_sizes,
             domain_default_var="device",
+            quantity_since_138=self.quantity_since_138,
         )
         self._warm = self._env.runtime.compile("device.driver == ''")
         self._lock = threading.RLock()
@@ -278,8 +278,7 @@ class CompiledSelector:
                 raise CELRuntimeError(
                     "operation cancelled: actual cost limit exceeded", self.expression, name
                 )
-        with quantity_rules(self.env.quantity_since_138):
-            value = self.program.eval(act)
+        value = self.program.eval(act)
         if value.type() == cel.Type.ERROR:
             raise CELRuntimeError(self._runtime_detail(value, data, hint), self.expression, name)
         return value

@@ -7,7 +7,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from cel_expr_python import cel
 
+from kubedra.cel.env import build_env
 from kubedra.cel.selector import CELRuntimeError, SelectorEnvironment
 from kubedra.k8s.quantity import parse_quantity
 
@@ -49,3 +51,11 @@ def test_as_integer_of_nineteen_digits() -> None:
         _matches("1.37", expression)
     assert _matches("1.38", expression)
     assert _matches("1.38", 'quantity("9223372036854775807").asInteger() == 9223372036854775807')
+
+
+@pytest.mark.parametrize(("version", "expected"), [("1.37", False), ("1.38", True)])
+def test_build_env_programs_parse_quantities_at_their_release(version: str, expected: bool) -> None:
+    # The environment of ValidatingAdmissionPolicies and CRD validation rules (build_env) at a release.
+    env = build_env({"self": cel.Type.DYN}, version)
+    program = env.compile('quantity("1234567890123456789").isInteger()')
+    assert program.eval(env.runtime.Activation({"self": 1})).value() is expected

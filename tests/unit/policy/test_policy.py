@@ -783,3 +783,33 @@ def test_a_policy_of_the_wrong_shape_is_an_input_error(tmp_path: Path, spec: str
     assert res.exit_code == 2, res.output
     assert said in res.output
     assert "Traceback" not in res.output
+
+
+def test_quantity_in_a_policy_is_parsed_by_the_release_apimachinery() -> None:
+    # k8s.io/apimachinery v0.38.0-beta.0 takes a 19-digit value within int64 onto the int64 path (isInteger true);
+    # v0.37.2 makes it an inf.Dec (quantity.nineteenDigitInt64 in data/versions.yaml).
+    policy = textwrap.dedent(
+        """\
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicy
+        metadata: {name: q}
+        spec:
+          matchConstraints:
+            resourceRules:
+            - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["deployments"]}
+          validations:
+          - expression: "!quantity('9223372036854775807').isInteger()"
+            message: an integer
+        ---
+        apiVersion: admissionregistration.k8s.io/v1
+        kind: ValidatingAdmissionPolicyBinding
+        metadata: {name: q-binding}
+        spec: {policyName: q, validationActions: [Deny]}
+        """
+    )
+    docs = parse_text(dump(deployment("d", 1, ns="default")), "in.yaml").documents
+    found = {}
+    for version in ("1.37", "1.38"):
+        ev = Evaluator(parse_text(policy, "policy.yaml").documents, version)
+        found[version] = [v.message for v in ev.evaluate(docs)]
+    assert found == {"1.37": [], "1.38": ["an integer"]}
