@@ -131,3 +131,9 @@ def test_no_digits_on_the_dec_path_is_err_numeric(text: str, since_138: bool) ->
 def test_no_digits_on_the_fast_path_or_zeros_is_zero(text: str) -> None:
     assert Quantity.parse(text, False).is_zero()
     assert Quantity.parse(text, True).is_zero()
+
+
+def test_manifest_values_parse_by_v037_rules_whatever_the_context() -> None:
+    # Model objects cache their parse; the release's view is Quantity.at, never the ambient rules.
+    with quantity_rules(True):
+        assert parse_quantity("9223372036854775807").as_int64() is None

@@ -379,13 +379,14 @@ def _sum_scale(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | No
 
 
 def parse_quantity(text: object) -> Quantity:
-    """Parse a manifest value (string or number, as YAML may give) into a Quantity."""
+    """Parse a manifest value (string or number, as YAML may give) into a Quantity, by v0.37's rules whatever
+    :func:`quantity_rules` says (callers cache the result; :meth:`Quantity.at` gives a release's view)."""
     if isinstance(text, bool):
         raise QuantityError(ERR_FORMAT_WRONG)
     if isinstance(text, int):
-        return Quantity.parse(str(text))  # a JSON number: UnmarshalJSON parses its text
+        return Quantity.parse(str(text), False)  # a JSON number: UnmarshalJSON parses its text
     if isinstance(text, float):
         text = repr(text)
     if not isinstance(text, str):
         raise QuantityError(ERR_FORMAT_WRONG)
-    return Quantity.parse(text)
+    return Quantity.parse(text, False)
