@@ -75,8 +75,15 @@ def dra_device_sizes(path: list[str]) -> Est | None:
         elif node[0] == "inner":
             if name == "@keys":
                 node = ("leaf", 32)
+            elif node[1] == "attributes":
+                node = ("leaf", 64)
+            elif name == "@values":
+                node = ("leaf", 8)
             else:
-                node = ("leaf", 64) if node[1] == "attributes" else ("leaf", 8)
+                # a named field of a capacity map (device.capacity[d].memory): DRA's sizeEstimator finds no such
+                # field and the map's elements are quantities, not its attributeType, so it gives no size
+                # (k8s.io/dynamic-resource-allocation cel/compile.go sizeEstimator.EstimateSize, v0.37.2)
+                return None
         else:
             return None
         if node is None:

@@ -144,6 +144,10 @@ def test_generated_objects_are_accepted_as_sent(controlplane: ControlPlane) -> N
             if too_complex:
                 problems.append(f"{what}: kubedra refuses a selector as too complex; the server accepts it")
             gone = missing(obj.get("spec"), stored.get("spec"), ".spec")
+            if "DerivedAttributes" in off_by_default:
+                # the generator also writes derivedAttributes with the gate off, to test upstream's allocator's
+                # refusal of such a claim; the API server drops the alpha field then (the gate's dropDisabledFields)
+                gone = [g for g in gone if not g.endswith(".derivedAttributes")]
             if gone:
                 problems.append(f"{what}: the server drops {gone}")
     assert seen > 100, f"only {seen} objects checked"
