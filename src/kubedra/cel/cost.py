@@ -293,7 +293,18 @@ class Coster:
             if oid in ("index_list", "index_map") and args:
                 en = self.entry_size(args[0])
                 result_size = en[2] if en else None
-                self.paths[e.id] = [*self.path_of(args[0]), "@items" if oid == "index_list" else "@values"]
+                step = "@items" if oid == "index_list" else "@values"
+                parent = self.path_of(args[0])
+                key = args[1] if len(args) > 1 else None
+                if (  # DRA's device maps under a constant key: bounded where a run-time key is not (costmodel)
+                    step == "@values"
+                    and not self.actual
+                    and parent[:1] == ["device"]
+                    and key is not None
+                    and key.WhichOneof("expr_kind") == "const_expr"
+                ):
+                    step = "@const"
+                self.paths[e.id] = [*parent, step]
             if self.actual and oid in _OPTIONAL_PASS_THROUGH:
                 result_size = self.optional_size(e, oid, target, args)
             if result_size is None:

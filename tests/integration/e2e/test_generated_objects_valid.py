@@ -155,3 +155,49 @@ def test_generated_objects_are_accepted_as_sent(controlplane: ControlPlane) -> N
     # the agreement the docstring promises was checked: the sample has too-complex selectors (7 objects at
     # seed 2), and the server refused each of them as kubedra does
     assert agreed == refused_by_kubedra > 0, (agreed, refused_by_kubedra)
+
+
+# Capacity comparisons whose cost bound depends on how the capacity is reached (kubedra.cel.costmodel
+# dra_device_sizes): the real server says which are too complex, and kubedra must say the same.
+CAPACITY_SHAPES = (
+    'device.attributes["driver.example.com"].type == "gpu" && '
+    'device.capacity["driver.example.com"].memory == quantity("64Gi")',  # the Kubernetes website's example
+    "device.capacity[device.driver].units != quantity('1k')",
+    "'units' in device.capacity[device.driver] && device.capacity[device.driver].units != quantity('1k')",
+    "'units' in device.capacity[device.driver]",
+    "device.capacity['a']['units'] != quantity('1k')",
+    "device.capacity['a'][device.driver] == quantity('1k')",
+)
+
+
+@pytest.mark.parametrize("expression", CAPACITY_SHAPES)
+def test_capacity_comparisons_are_too_complex_where_the_server_says(
+    controlplane: ControlPlane, expression: str
+) -> None:
+    claim = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": "c", "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": "r",
+                        "exactly": {
+                            "deviceClassName": "x",
+                            "selectors": [{"cel": {"expression": expression}}],
+                        },
+                    }
+                ]
+            }
+        },
+    }
+    refusal = ""
+    try:
+        controlplane.api.request("POST", object_path(claim, with_name=False) + "?dryRun=All", claim)
+    except ApiError as err:
+        refusal = str(err)
+    assert not refusal or TOO_COMPLEX in refusal, refusal
+    server = bool(refusal)
+    ours = _kubedra_rejects_as_too_complex(SelectorEnvironment("1.37", stored=False), claim)
+    assert ours == server, f"server too complex: {server}, kubedra: {ours}"
