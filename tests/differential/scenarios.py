@@ -43,6 +43,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from kubedra.testing.oracle import DEFAULT_FEATURES
@@ -760,3 +761,24 @@ def scenarios(draw: Draw) -> Doc:
     if features["DeviceTaints"] and g.chance(10):
         doc["deviceTaintRules"] = _taint_rules(genes(draw), drivers)
     return doc
+
+
+def sample(n: int, the_seed: int) -> list[Doc]:
+    """The first ``n`` scenarios Hypothesis generates from ``the_seed`` (no shrinking, no example database): a
+    fixed sample for tests that pin what the generator draws or send its objects to a real server."""
+    docs: list[Doc] = []
+
+    @seed(the_seed)
+    @settings(
+        max_examples=n,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(scenarios())
+    def collect(doc: Doc) -> None:
+        docs.append(doc)
+
+    collect()
+    return docs

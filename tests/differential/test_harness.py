@@ -20,7 +20,7 @@ from .compare import (
 )
 from .corpus import case_to_scenario, scenario_to_case
 from .minimize import reductions, signature
-from .scenarios import Genes, scenarios
+from .scenarios import Genes, sample, scenarios
 
 DEV = {"request": "req-0", "driver": "driver-a", "pool": "pool-a", "device": "dev-0"}
 PINNED = {
@@ -217,25 +217,6 @@ def test_no_known_divergence_waives_agreeing_or_arbitrary_outcomes() -> None:
         assert not all(matches(doc, a, b) for a, b in pairs), f"{name} waives every disagreement"
 
 
-def _sample(n: int, the_seed: int) -> list[dict[str, Any]]:
-    docs: list[dict[str, Any]] = []
-
-    @seed(the_seed)
-    @settings(
-        max_examples=n,
-        database=None,
-        deadline=None,
-        phases=[Phase.generate],
-        suppress_health_check=list(HealthCheck),
-    )
-    @given(scenarios())
-    def collect(doc: dict[str, Any]) -> None:
-        docs.append(doc)
-
-    collect()
-    return docs
-
-
 def _pools(doc: dict[str, Any]) -> dict[str, set[str]]:
     drivers: dict[str, set[str]] = {}
     for s in doc["slices"]:
@@ -265,7 +246,7 @@ def test_generator_balances_variants_and_covers_the_hard_paths() -> None:
     """Over a fixed sample, every upstream allocator variant gets at least a quarter of the scenarios, and the
     paths where upstream's variants differ most are common: two drivers with pools of one name (GPUs beside
     ComputeDomain-like channels), incomplete pools, ``All`` requests, selectors that fail at run time."""
-    docs = _sample(400, 0)
+    docs = sample(400, 0)
     share = Counter(implementation(d["features"]) for d in docs)
     for variant in ("stable", "incubating", "experimental"):
         assert share[variant] >= len(docs) // 4, (variant, dict(share))
