@@ -11,7 +11,7 @@ its SMI JSON, and, per verb, what it cannot do yet
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -192,3 +192,15 @@ class Vendor(Protocol):
     def unsupported(self, verb: str) -> str | None:
         """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
         ...
+
+
+def numbered_node_names(groups: Iterable[tuple[str, int]]) -> list[list[str]]:
+    """Simulated node names per group of (model slug, node count): ``<slug>-<i>``, numbered across the groups of
+    one model, for every vendor alike."""
+    seen: dict[str, int] = {}
+    out = []
+    for slug, nodes in groups:
+        start = seen.get(slug, 0)
+        out.append([f"{slug}-{i}" for i in range(start, start + nodes)])
+        seen[slug] = start + nodes
+    return out

@@ -17,6 +17,7 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.k8s import datafiles
+from kubedra.vendors.base import numbered_node_names
 
 MAX_GPUS_PER_NODE = 64
 _GROUP = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
@@ -188,13 +189,7 @@ def _devices(model: AmdModel, gpus: int, profile: str, memory: int | None = None
 
 
 def node_names(groups: list[AmdGroup]) -> list[list[str]]:
-    seen: dict[str, int] = {}
-    out = []
-    for g in groups:
-        start = seen.get(g.model.slug, 0)
-        out.append([f"{g.model.slug}-{i}" for i in range(start, start + g.nodes)])
-        seen[g.model.slug] = start + g.nodes
-    return out
+    return numbered_node_names((g.model.slug, g.nodes) for g in groups)
 
 
 def cluster(

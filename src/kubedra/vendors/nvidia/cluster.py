@@ -8,6 +8,7 @@ from typing import Any
 from kubedra.errors import InputError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.vendors.base import numbered_node_names
 from kubedra.vendors.nvidia.dra import DriverInfo, device_classes, dra_objects
 from kubedra.vendors.nvidia.models import GpuModel
 from kubedra.vendors.nvidia.modes import GpuMode, parse_gpu_mode
@@ -30,13 +31,7 @@ def mode_for(mode: ModeArg, model: GpuModel) -> GpuMode:
 
 def node_names(groups: list[NodeGroup]) -> list[list[str]]:
     """Node names per group: ``<model>-<i>``, numbered across groups of the same model."""
-    seen: dict[str, int] = {}
-    out = []
-    for group in groups:
-        start = seen.get(group.model.slug, 0)
-        out.append([f"{group.model.slug}-{i}" for i in range(start, start + group.nodes)])
-        seen[group.model.slug] = start + group.nodes
-    return out
+    return numbered_node_names((g.model.slug, g.nodes) for g in groups)
 
 
 def cluster(
