@@ -30,3 +30,11 @@ def dns_subdomain(v: Any) -> str | None:
     if not _DNS_SUBDOMAIN.match(v):
         return f"{v!r} is not a DNS subdomain (lower-case alphanumerics, '-' and '.')"
     return None
+
+
+def as_dns_label(text: str, limit: int = 63) -> str:
+    """``text`` made a DNS label (for names kubedra writes): lower case, runs of other characters as one ``-``,
+    at most ``limit`` characters; ``x`` when nothing is left."""
+    s = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
+    s = re.sub(r"-{2,}", "-", s)[:limit].strip("-")
+    return s or "x"

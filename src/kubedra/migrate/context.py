@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.quantity import QuantityError, parse_quantity
@@ -14,7 +15,6 @@ from kubedra.k8s.workloads import Path, dotted
 from kubedra.migrate.report import Level
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.model.identity import effective_namespace, object_key
-from kubedra.vendors.nvidia.names import MIG_RESOURCE
 
 STRATEGIES = ("claim-template", "extended-resource")
 
@@ -38,7 +38,11 @@ class Sharing:
             return Sharing(t)
         if t.startswith("mig:") and len(t) > 4:
             profile = t[4:]
-            if not MIG_RESOURCE.match(f"nvidia.com/mig-{profile}"):
+            # a partition profile of a vendor whose driver models sharing (NVIDIA's MIG profiles: 1g.10gb)
+            if not any(
+                v.unsupported("sharing") is None and v.partition_claim(profile) is not None
+                for v in vendors.all()
+            ):
                 raise UsageError(f"--sharing {text}: not a MIG profile name like mig:1g.10gb")
             return Sharing("mig", profile)
         raise UsageError(f"--sharing {text}: expected exclusive, time-slicing, mps or mig:<profile>")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
+from kubedra import vendors
 from kubedra.k8s.workloads import PodTemplate, api_group, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.model import convert
@@ -22,7 +23,7 @@ OLD_STRUCTURED = ("v1alpha3", "v1beta1", "v1beta2")
 
 CLASSIC_REDESIGN = {
     "ResourceClass": "becomes a DeviceClass with CEL selectors on the attributes the driver publishes "
-    "(NVIDIA: gpu.nvidia.com / mig.nvidia.com); driverName and parametersRef have no equivalent",
+    "({classes}); driverName and parametersRef have no equivalent",
     "ResourceClaim": "spec.resourceClassName + parametersRef become spec.devices.requests[].exactly "
     "{deviceClassName, selectors, count}; vendor parameters become spec.devices.config[].opaque",
     "ResourceClaimTemplate": "spec.spec.resourceClassName + parametersRef become spec.spec.devices.requests[]."
@@ -54,7 +55,11 @@ def needs_upgrade(obj: Mapping[str, Any]) -> bool:
 
 def report_classic(ctx: ObjectContext) -> None:
     kind = ctx.ref.kind
-    what = CLASSIC_REDESIGN.get(kind, "has no structured-DRA equivalent")
+    named = _vendor_of(str(ctx.obj.get("driverName") or ""))  # a classic ResourceClass names its driver
+    classes = "; ".join(
+        f"{v.title}: {' / '.join(v.claim_classes)}" for v in ([named] if named else vendors.all())
+    )
+    what = CLASSIC_REDESIGN.get(kind, "has no structured-DRA equivalent").replace("{classes}", classes)
     ctx.note(
         "manual",
         f"classic DRA {ctx.ref.api_version} {kind} (removed in 1.31) cannot be converted mechanically: {what}; "
@@ -62,13 +67,33 @@ def report_classic(ctx: ObjectContext) -> None:
     )
 
 
+def _vendor_of(domain: str) -> vendors.Vendor | None:
+    """The vendor whose DNS domain ``domain`` (an API group, a classic DRA driver name) is in:
+    ``gpu.resource.nvidia.com`` is NVIDIA's."""
+    return next(
+        (
+            v
+            for v in vendors.all()
+            if domain and ((d := v.resource_domain.rstrip("/")) == domain or domain.endswith("." + d))
+        ),
+        None,
+    )
+
+
 def report_vendor_parameters(ctx: ObjectContext) -> None:
     extra = ""
     spec = ctx.obj.get("spec")
-    if isinstance(spec, Mapping) and spec.get("profile"):
+    vendor = _vendor_of(api_group(ctx.ref.api_version))
+    claim = (
+        vendor.partition_claim(str(spec["profile"]))
+        if vendor and isinstance(spec, Mapping) and spec.get("profile")
+        else None
+    )
+    if vendor is not None and claim is not None:
+        assert isinstance(spec, Mapping)
         extra = (
-            f" (profile {spec['profile']}: with the NVIDIA DRA driver request class mig.nvidia.com with selector "
-            f"device.attributes['gpu.nvidia.com'].profile == '{spec['profile']}')"
+            f" (profile {spec['profile']}: with the {vendor.title} DRA driver request class {claim[0]} with selector "
+            f"{' && '.join(claim[1])})"
         )
     ctx.note(
         "manual",

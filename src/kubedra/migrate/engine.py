@@ -24,7 +24,9 @@ from kubedra.k8s import kueue as kueue_config
 from kubedra.k8s import namespaces
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.k8s.workloads import (
+    PodTemplate,
     api_group,
+    containers,
     custom_resource_gpu_fields,
     dotted,
     facts,
@@ -32,10 +34,10 @@ from kubedra.k8s.workloads import (
     pod_templates,
     queue_name,
 )
-from kubedra.migrate import dra, extended, gang, gpu, shared_claims, sharing
+from kubedra.migrate import dra, extended, gang, gpu, shared_claims
 from kubedra.migrate.context import MigrateOptions, ObjectContext, Run, identity
 from kubedra.migrate.report import FileResult, MigrationReport
-from kubedra.migrate.sharing_scope import Scope
+from kubedra.migrate.sharing_scope import Scope, sharing_configmap
 from kubedra.model import convert
 from kubedra.sources.files import (
     HELM_TEMPLATE,
@@ -57,16 +59,41 @@ except AttributeError:  # pragma: no cover
 
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 STDIN = "-"
-# A document is looked at only if its text mentions one of these (everything else is copied as is).
-_RELEVANT = re.compile(
-    r"nvidia\.com|gpu|resource\.k8s\.io|minAvailable|ReplicaSpecs|replicatedJobs|parallelism|resourceClaims|"
-    r"ClaimParameters|ClassParameters|sharing|scheduling\.k8s\.io|workloadRef",
-    re.IGNORECASE,
+_RELEVANT_WORDS = (
+    r"gpu|resource\.k8s\.io|minAvailable|ReplicaSpecs|replicatedJobs|parallelism|resourceClaims|"
+    r"ClaimParameters|ClassParameters|sharing|scheduling\.k8s\.io|workloadRef"
 )
+
+
+@functools.cache
+def _relevant() -> re.Pattern[str]:
+    """A document is looked at only if its text mentions one of these or a vendor's resource domain (everything
+    else is copied as is)."""
+    domains = "|".join(re.escape(v.resource_domain.rstrip("/")) for v in vendors.all())
+    return re.compile(f"{domains}|{_RELEVANT_WORDS}", re.IGNORECASE)
+
+
 _NOT_AN_OBJECT = (
     "not a Kubernetes object (no apiVersion/kind: a fragment or a tool's own config); nothing to migrate, "
     "check it by hand"
 )
+
+
+def _plugin_gpu_names(obj: Mapping[str, Any], templates: list[PodTemplate]) -> list[str]:
+    """The whole-GPU device-plugin resource (``nvidia.com/gpu``, ``amd.com/gpu``) of each vendor whose GPUs the
+    pod templates request: the name a Kueue quota counts them by."""
+    out: list[str] = []
+    for tmpl in templates:
+        spec = get_path(obj, tmpl.spec)
+        for _, _, c in containers(spec if isinstance(spec, Mapping) else {}):
+            res = c.get("resources")
+            for section in ("limits", "requests"):
+                values = res.get(section) if isinstance(res, Mapping) else None
+                for name in values if isinstance(values, Mapping) else ():
+                    gr = vendors.classify(str(name))
+                    if gr is not None and (plugin := vendors.get(gr.vendor).gpu_resource) not in out:
+                        out.append(plugin)
+    return out
 
 
 @functools.cache
@@ -185,7 +212,7 @@ def _index(run: Run, sources: list[SourceFile]) -> None:  # noqa: C901 - one pas
     per_resource: dict[str, list[str]] = {}
     objects: list[Mapping[str, Any]] = []
     workloads: list[Mapping[str, Any]] = []
-    configmaps: list[tuple[Mapping[str, Any], list[sharing.SharedClass], list[str]]] = []
+    configmaps: list[tuple[Mapping[str, Any], vendors.Vendor, list[vendors.SharedClass], list[str]]] = []
     for src in sources:
         if src.doc is None:
             continue
@@ -218,14 +245,14 @@ def _index(run: Run, sources: list[SourceFile]) -> None:  # noqa: C901 - one pas
                                 str(target.get("name")),
                             )
                         )
-                    if sharing.is_sharing_configmap(obj):
-                        planned = sharing.plan(
-                            obj,
-                            extended_resource=run.options.gpu_strategy == "extended-resource",
-                            interval=run.options.interval,
-                        )
-                        configmaps.append((obj, planned, sharing.config_keys(obj)))
-                        for sc in planned:
+                    shared = sharing_configmap(
+                        obj,
+                        extended_resource=run.options.gpu_strategy == "extended-resource",
+                        interval=run.options.interval,
+                    )
+                    if shared is not None:
+                        configmaps.append((obj, *shared))
+                        for sc in shared[1]:
                             per_resource.setdefault(sc.resource, []).append(sc.name)
     run.scope = Scope.build(objects, configmaps)
     run.scope.interval = run.options.interval
@@ -297,7 +324,7 @@ class Migrator:
         if chunk.is_empty or chunk.new:
             return
         plain = _check_syntax(src.name, chunk)
-        if not _RELEVANT.search(chunk.body):
+        if not _relevant().search(chunk.body):
             for d in plain:
                 if not isinstance(d, Mapping) or not d.get("apiVersion") or not d.get("kind"):
                     result.findings.append(_manual(_NOT_AN_OBJECT, src.name, chunk.line))
@@ -351,10 +378,11 @@ class Migrator:
         ):
             slices.append((src, chunk, obj, ctx, to_plain(obj)))
             return before, after
-        if sharing.is_sharing_configmap(obj):
-            for sc in sharing.plan(
-                obj, extended_resource=opts.gpu_strategy == "extended-resource", interval=opts.interval
-            ):
+        found = sharing_configmap(
+            obj, extended_resource=opts.gpu_strategy == "extended-resource", interval=opts.interval
+        )
+        if found is not None:
+            for sc in found[1]:
                 if self.run.taken("DeviceClass", None, sc.name) or sc.name in self.emitted:
                     continue  # already in the inputs (a previous run) or emitted for another ConfigMap
                 self.emitted.add(sc.name)
@@ -395,10 +423,11 @@ class Migrator:
                 before.extend(shared_before)
                 after.extend(shared_after)
             else:
+                plugin_names = _plugin_gpu_names(obj, templates)  # before the rewrite removes them
                 new = gpu.convert_claim_template(ctx, templates)
                 before.extend(new)
                 if new and queue_name(obj):
-                    self._kueue_quota(ctx, obj, new)
+                    self._kueue_quota(ctx, obj, new, plugin_names)
         else:
             classes = extended.extended_resource_classes(ctx, templates)
             if classes:
@@ -415,7 +444,11 @@ class Migrator:
         return before, after
 
     def _kueue_quota(
-        self, ctx: ObjectContext, obj: Mapping[str, Any], templates: list[dict[str, Any]]
+        self,
+        ctx: ObjectContext,
+        obj: Mapping[str, Any],
+        templates: list[dict[str, Any]],
+        plugin_names: list[str],
     ) -> None:
         """A Kueue-queued workload whose GPUs became claims: its quota is charged only through Kueue's
         deviceClassMappings, which kubedra cannot see or write (the Kueue Configuration)."""
@@ -430,8 +463,9 @@ class Migrator:
             f"queued in Kueue LocalQueue {queue_name(obj)}: once its GPUs are ResourceClaimTemplate requests "
             f"(DeviceClass {', '.join(sorted(classes))}), Kueue charges them to the ClusterQueue's quota only through "
             f"{kueue['device_class_mappings']} in the Kueue Configuration (each DeviceClass to the resource name "
-            "the ClusterQueue's nominalQuota uses, e.g. nvidia.com/gpu; only exactly requests are supported); "
-            "without it the GPUs are not counted. Kueue's docs recommend keeping nvidia.com/gpu for such workloads: "
+            f"the ClusterQueue's nominalQuota uses, e.g. {' or '.join(plugin_names)}; only exactly requests are supported); "
+            f"without it the GPUs are not counted. Kueue's docs recommend keeping {' or '.join(plugin_names)} for such "
+            "workloads: "
             f"--gpu-strategy extended-resource ({kueue['dra_docs']})",
             ("metadata", "labels", kueue["queue_label"]),
         )

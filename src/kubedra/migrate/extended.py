@@ -1,19 +1,19 @@
-"""The ``extended-resource`` strategy (KEP-5004): pods keep ``nvidia.com/gpu`` and a DeviceClass with
-``extendedResourceName`` maps the name to DRA devices; the gate's stage at the target is said with it."""
+"""The ``extended-resource`` strategy (KEP-5004): pods keep their device-plugin resource names and a DeviceClass with
+``extendedResourceName`` (the vendor's, :meth:`kubedra.vendors.base.Vendor.extended_resource_class`) maps each name
+to DRA devices; the gate's stage at the target is said with it."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from kubedra import vendors
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import Path, PodTemplate, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.migrate.gpu import scanned_templates
-from kubedra.vendors.nvidia import names as nvidia
-from kubedra.vendors.nvidia.classes import driver_class
-from kubedra.vendors.nvidia.resources import GpuResource
+from kubedra.vendors import GpuResource
 
 
 def extended_resource_warning(target: tuple[int, int]) -> str:
@@ -29,8 +29,9 @@ def extended_resource_warning(target: tuple[int, int]) -> str:
             f"DRAExtendedResource is {stage} and OFF in {release}: enable the feature gate on kube-apiserver, "
             "kube-scheduler and kubelet, or extendedResourceName is dropped and pods stay Pending"
         )
+    plugins = " or ".join(v.title for v in vendors.all() if v.unsupported("extended-resource") is None)
     return (
-        f"extended-resource strategy: {gate}; the NVIDIA device plugin must not run on the nodes that serve "
+        f"extended-resource strategy: {gate}; the {plugins} device plugin must not run on the nodes that serve "
         "these classes (both would advertise the same GPUs)"
     )
 
@@ -73,44 +74,12 @@ def _shared_on_extended_resource(
 
 def extended_class(ctx: ObjectContext, gr: GpuResource) -> dict[str, Any] | None:
     run = ctx.run
-    if gr.kind == "gpu":
-        class_name = nvidia.GPU_CLASS
-        body = driver_class(class_name)
-        spec: dict[str, Any] = dict(body["spec"]) if body else {}
-        if not spec:
-            spec = {"selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}]}
-        spec["extendedResourceName"] = gr.name
-        note = (
-            f"DeviceClass {class_name} maps {gr.name} to DRA GPUs; the NVIDIA DRA driver chart installs this "
-            "class with the same extendedResourceName on resource.k8s.io/v1, keep only one copy"
-        )
-    elif gr.kind == "mig":
-        assert gr.profile
-        class_name = nvidia.mig_class_name(gr.profile)
-        spec = {
-            "selectors": [{"cel": {"expression": nvidia.class_selector("mig", gr.profile)}}],
-            "extendedResourceName": gr.name,
-        }
-        if gr.shared:
-            spec["config"] = [{"opaque": nvidia.opaque(nvidia.sharing_parameters("TimeSlicing", mig=True))}]
-        note = f"DeviceClass {class_name} maps {gr.name} to MIG {gr.profile} devices"
-    else:  # shared full GPU
-        mapped = run.sharing_classes.get(gr.name)
-        if mapped:
-            return None  # the ConfigMap conversion emitted it with extendedResourceName
-        class_name = f"gpu-shared.{nvidia.DRIVER}"
-        spec = {
-            "selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}],
-            "config": [
-                {
-                    "opaque": nvidia.opaque(
-                        nvidia.sharing_parameters("TimeSlicing", interval=run.options.interval)
-                    )
-                }
-            ],
-            "extendedResourceName": gr.name,
-        }
-        note = f"DeviceClass {class_name} maps {gr.name} to time-sliced GPUs"
+    if gr.kind == "shared" and run.sharing_classes.get(gr.name):
+        return None  # the ConfigMap conversion emitted it with extendedResourceName
+    made = vendors.get(gr.vendor).extended_resource_class(gr, interval=run.options.interval)
+    if made is None:
+        return None
+    class_name, spec, note = made
     if run.taken("DeviceClass", None, class_name):
         return None
     run.reserve("DeviceClass", None, class_name)

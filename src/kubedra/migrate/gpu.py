@@ -1,4 +1,6 @@
-"""Device plugin → DRA: ``nvidia.com/gpu`` requests in pod templates become claims, or DeviceClasses.
+"""Device plugin → DRA: GPU requests in pod templates (``nvidia.com/gpu``, ``amd.com/gpu``...) become claims, or
+DeviceClasses; what a claim for each vendor's GPU, partition or shared GPU is comes from the vendor
+(:mod:`kubedra.vendors`).
 
 Two strategies:
 
@@ -6,7 +8,7 @@ Two strategies:
   ResourceClaimTemplate with a request per container, ``spec.resourceClaims`` on the pod and
   ``resources.claims`` on the containers. ``--sharing``, ``--min-memory`` and ``--prefer`` shape the
   requests (class, CEL selectors, ``firstAvailable``, opaque ``GpuConfig``/``MigDeviceConfig``).
-* ``extended-resource`` (KEP-5004): pods keep ``nvidia.com/gpu``; a DeviceClass with
+* ``extended-resource`` (KEP-5004): pods keep the device plugin's names; a DeviceClass with
   ``extendedResourceName`` maps the name to DRA devices.
 
 Anything kubedra cannot rewrite without guessing (Helm expressions, HAMi resources, KAI fraction
@@ -22,13 +24,13 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.k8s import platforms
+from kubedra.k8s.dnsnames import as_dns_label
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
 from kubedra.vendors import GpuResource, classify
 from kubedra.vendors.gpurequest import device_count
-from kubedra.vendors.nvidia import names as nvidia
 
 
 @dataclass
@@ -124,15 +126,16 @@ def scan_template(  # noqa: C901 - one branch per place a pod template can ask f
 
 
 def _vendor_manual(ctx: ObjectContext, gr: GpuResource) -> str | None:
-    """Why this vendor's GPU cannot be rewritten with the options given (None: it can). The sharing options and
-    the extended-resource strategy were built on NVIDIA's driver; another vendor says what it lacks."""
-    if gr.vendor == "nvidia":
-        return None
+    """Why this vendor's GPU cannot be rewritten with the options given (None: it can): the vendor says what its
+    driver lacks (:meth:`kubedra.vendors.base.Vendor.unsupported`)."""
     vendor = vendors.get(gr.vendor)
     if ctx.options.gpu_strategy == "extended-resource":
         return vendor.unsupported("extended-resource")
-    if ctx.options.sharing is not None:
-        return vendor.unsupported("sharing")
+    sharing = ctx.options.sharing
+    if sharing is not None and (why := vendor.unsupported("sharing")) is not None:
+        return why
+    if sharing is not None and sharing.profile and vendor.partition_claim(sharing.profile) is None:
+        return f"--sharing mig:{sharing.profile}: not a partition profile of {vendor.title}'s DRA driver"
     return vendor.unsupported("migrate")
 
 
@@ -163,7 +166,7 @@ def _platform_manual(ctx: ObjectContext, spec: Mapping[str, Any], gr: GpuResourc
             f"ResourceClaim whose config sets {plat.strategy}, so an exclusive claim per pod would divide the "
             "density: write shared ResourceClaims by hand (or pass --sharing), then migrate again"
         )
-    if plat.partition is not None and not nvidia.MIG_PROFILE.fullmatch(plat.partition):
+    if plat.partition is not None and vendors.get(gr.vendor).partition_claim(plat.partition) is None:
         return f"{plat.describe()}: {plat.partition!r} is not a MIG profile, so the slice cannot be claimed"
     return None
 
@@ -217,7 +220,7 @@ def _first_available(
     subs = []
     used: set[str] = set()
     for model in prefer:
-        sub_name = nvidia.dns_label(model)
+        sub_name = as_dns_label(model)
         if sub_name in used:
             continue
         used.add(sub_name)
@@ -250,101 +253,102 @@ class _Shaper:
     def request(
         self, name: str, gr: GpuResource, n: int, path: Path
     ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        opts = self.opts
-        config: dict[str, Any] | None = None
-        selectors: list[str] = []
-        if (
-            gr.vendor != "nvidia"
-        ):  # the seam: the vendor's class and selectors (no sharing, see _vendor_manual)
-            return self._vendor_request(name, gr, n)
-        cls = nvidia.GPU_CLASS
-        if gr.kind == "mig":
-            cls = nvidia.MIG_CLASS
-            assert gr.profile
-            selectors.append(nvidia.profile_selector(gr.profile))
+        """The request for ``n`` of ``gr``, and the opaque config entry of its sharing (None: none)."""
+        vendor = vendors.get(gr.vendor)
+        cls, selectors = vendor.claim_selectors(gr)
+        selectors = list(selectors)
+        if gr.kind in ("mig", "shared"):  # a MIG slice or a shared GPU: the device plugin decided what it is
+            config = None
             if gr.shared:
                 mapped = self.shared_class(gr.name)
                 if mapped:
                     cls, selectors = mapped, []
                 else:
-                    config = nvidia.sharing_parameters("TimeSlicing", mig=True)
-                    self._ts_warning(path)
-        elif gr.kind == "shared":
-            mapped = self.shared_class(gr.name)
-            if mapped:
-                cls = mapped
-            else:
-                config = nvidia.sharing_parameters("TimeSlicing", interval=opts.interval)
-                self._ts_warning(path)
-        else:
-            sharing = opts.sharing
-            mapped = self.shared_class(gr.name) if sharing is None else None
-            plat = platforms.gpu_sharing(self.pod_spec) if sharing is None and not mapped else None
-            if plat is not None and plat.partition is not None:  # a GKE MIG partition: one slice per GPU
-                cls = nvidia.MIG_CLASS
-                selectors.append(nvidia.profile_selector(plat.partition))
-                self.warn_once(
-                    "platform-mig",
-                    f"{plat.describe()}: on these nodes {gr.name} is one MIG slice of profile {plat.partition}, "
-                    f"not a whole GPU; the claim asks for {n} MIG device{'s' if n != 1 else ''} of that profile "
-                    f"(DeviceClass {nvidia.MIG_CLASS}), as the NVIDIA DRA driver publishes them",
-                    path,
-                )
-            elif mapped:
-                cls = mapped
-                why = self.ctx.run.scope.decide(gr.name, self.pod_spec).why
-                self.warn_once(
-                    "cm",
-                    f"{gr.name} is shared on this pod's nodes ({why}); the claim uses DeviceClass {mapped}",
-                    path,
-                )
-            elif sharing is not None and sharing.mode == "mig":
-                assert sharing.profile
-                cls = nvidia.MIG_CLASS
-                selectors.append(nvidia.profile_selector(sharing.profile))
-                if n > 1:
-                    self.ctx.note(
-                        "warning",
-                        f"{gr.name}: {n} whole GPUs become {n} MIG devices of profile {sharing.profile} (--sharing "
-                        f"mig): each is a slice of a GPU, so the pod gets far less than before; a multi-GPU pod "
-                        "usually wants whole GPUs (leave --sharing out for it)",
-                        path,
+                    config = vendor.sharing_config(
+                        "TimeSlicing", partition=gr.kind == "mig", interval=self.opts.interval
                     )
-            elif sharing is not None and sharing.mode == "time-slicing":
-                config = nvidia.sharing_parameters("TimeSlicing", interval=opts.interval)
-                self._ts_warning(path)
-            elif sharing is not None and sharing.mode == "mps":
-                config = nvidia.sharing_parameters("MPS")
-                self.warn_once(
-                    "mps",
-                    "MPS sharing needs the NVIDIA DRA driver feature gate MPSSupport (alpha, off by default); "
-                    "containers that reference the same request share the GPU through one MPS daemon",
+                    self._ts_warning(vendor, path)
+            return {"name": name, "exactly": _exact(cls, n, selectors)}, config
+        return self._whole(name, gr, n, path, vendor, cls, selectors)
+
+    def _whole(
+        self,
+        name: str,
+        gr: GpuResource,
+        n: int,
+        path: Path,
+        vendor: vendors.Vendor,
+        cls: str,
+        selectors: list[str],
+    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """A whole GPU (or a partition the device plugin names, AMD's ``amd.com/cpx_nps4``): shaped by a platform's
+        partition, the device plugin's sharing config, or ``--sharing``; then ``--min-memory`` and ``--prefer``."""
+        opts = self.opts
+        config: dict[str, Any] | None = None
+        sharing = opts.sharing
+        mapped = self.shared_class(gr.name) if sharing is None else None
+        plat = (
+            platforms.gpu_sharing(self.pod_spec)
+            if sharing is None and not mapped and gr.kind == "gpu"
+            else None
+        )
+        partitioned = False
+        if plat is not None and plat.partition is not None:  # a GKE MIG partition: one slice per GPU
+            claim = vendor.partition_claim(plat.partition)
+            assert claim is not None  # _platform_manual made it a manual item otherwise
+            cls, selectors, partitioned = claim[0], [*selectors, *claim[1]], True
+            self.warn_once(
+                "platform-mig",
+                f"{plat.describe()}: on these nodes {gr.name} is one MIG slice of profile {plat.partition}, "
+                f"not a whole GPU; the claim asks for {n} MIG device{'s' if n != 1 else ''} of that profile "
+                f"(DeviceClass {cls}), as the {vendor.title} DRA driver publishes them",
+                path,
+            )
+        elif mapped:
+            cls = mapped
+            why = self.ctx.run.scope.decide(gr.name, self.pod_spec).why
+            self.warn_once(
+                "cm",
+                f"{gr.name} is shared on this pod's nodes ({why}); the claim uses DeviceClass {mapped}",
+                path,
+            )
+        elif sharing is not None and sharing.mode == "mig":
+            assert sharing.profile
+            claim = vendor.partition_claim(sharing.profile)
+            assert claim is not None  # _vendor_manual made it a manual item otherwise
+            cls, selectors, partitioned = claim[0], [*selectors, *claim[1]], True
+            if n > 1:
+                self.ctx.note(
+                    "warning",
+                    f"{gr.name}: {n} whole GPUs become {n} MIG devices of profile {sharing.profile} (--sharing "
+                    f"mig): each is a slice of a GPU, so the pod gets far less than before; a multi-GPU pod "
+                    "usually wants whole GPUs (leave --sharing out for it)",
                     path,
                 )
-            if opts.min_memory and cls != nvidia.MIG_CLASS:
-                selectors.append(nvidia.min_memory_selector(opts.min_memory))
-            if opts.prefer and cls == nvidia.GPU_CLASS:
-                return _first_available(name, cls, n, selectors, opts.prefer, nvidia.product_selector), config
+        elif sharing is not None and sharing.mode == "time-slicing":
+            config = vendor.sharing_config("TimeSlicing", interval=opts.interval)
+            self._ts_warning(vendor, path)
+        elif sharing is not None and sharing.mode == "mps":
+            config = vendor.sharing_config("MPS")
+            self.warn_once(
+                "mps",
+                f"MPS sharing needs the {vendor.title} DRA driver feature gate {vendor.sharing_gate('MPS')} (alpha, "
+                "off by default); containers that reference the same request share the GPU through one MPS daemon",
+                path,
+            )
+        if opts.min_memory and not partitioned:
+            selectors.append(vendor.min_memory_selector(opts.min_memory))
+        if opts.prefer and not partitioned and not mapped:
+            return _first_available(name, cls, n, selectors, opts.prefer, vendor.product_selector), config
         return {"name": name, "exactly": _exact(cls, n, selectors)}, config
 
-    def _vendor_request(
-        self, name: str, gr: GpuResource, n: int
-    ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-        vendor = vendors.get(gr.vendor)
-        cls, selectors = vendor.claim_selectors(gr)
-        if self.opts.min_memory:
-            selectors.append(vendor.min_memory_selector(self.opts.min_memory))
-        if self.opts.prefer:
-            return _first_available(name, cls, n, selectors, self.opts.prefer, vendor.product_selector), None
-        return {"name": name, "exactly": _exact(cls, n, selectors)}, None
-
-    def _ts_warning(self, path: Path) -> None:
+    def _ts_warning(self, vendor: vendors.Vendor, path: Path) -> None:
         self.warn_once(
             "ts",
             "time-slicing: containers that reference the same claim request share one GPU (driver feature gate "
-            "TimeSlicingSettings, alpha/off, is needed for the interval setting); separate pods get separate "
-            "GPUs unless they share one ResourceClaim, so the device plugin's oversubscription (replicas) is not "
-            "reproduced",
+            f"{vendor.sharing_gate('TimeSlicing')}, alpha/off, is needed for the interval setting); separate pods get "
+            "separate GPUs unless they share one ResourceClaim, so the device plugin's oversubscription (replicas) "
+            "is not reproduced",
             path,
         )
 
@@ -391,16 +395,16 @@ def _plan_template(
     for cg in owners:
         names[id(cg)] = []
         for i, (gr, count) in enumerate(cg.wants):
-            req_name = "gpu" if total == 1 else nvidia.dns_label(cg.name if i == 0 else f"{cg.name}-{i}")
+            req_name = "gpu" if total == 1 else as_dns_label(cg.name if i == 0 else f"{cg.name}-{i}")
             base_req, k = req_name, 2
             while req_name in used:
                 req_name, k = f"{base_req}-{k}", k + 1
             used.add(req_name)
-            req, params = shaper.request(req_name, gr, count, (*tmpl.spec, cg.field, cg.index, "resources"))
+            req, opaque = shaper.request(req_name, gr, count, (*tmpl.spec, cg.field, cg.index, "resources"))
             requests.append(req)
             names[id(cg)].append(req_name)
-            if params is not None:
-                configs.append({"requests": [req_name], "opaque": nvidia.opaque(params)})
+            if opaque is not None:
+                configs.append({"requests": [req_name], "opaque": opaque})
     for cg in found:
         if id(cg) in shares:
             names[id(cg)] = names[id(shares[id(cg)])]
@@ -466,7 +470,7 @@ def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> 
         key = repr(p.devices)
         if key not in rct_names:
             role = distinct[key]
-            suffix = f"-{nvidia.dns_label(role)}" if role and len(distinct) > 1 else ""
+            suffix = f"-{as_dns_label(role)}" if role and len(distinct) > 1 else ""
             rct_name = ctx.run.name_for(ctx.obj, "ResourceClaimTemplate", namespace, f"{base}{suffix}-gpu")
             rct_names[key] = rct_name
             meta: dict[str, Any] = {"name": rct_name}
@@ -486,7 +490,7 @@ def convert_claim_template(ctx: ObjectContext, templates: list[PodTemplate]) -> 
 
 
 def _keep_ray_gpu_count(ctx: ObjectContext, p: _Plan) -> None:
-    """KubeRay derives ``ray start --num-gpus`` from the Ray container's ``nvidia.com/gpu`` limit; with a
+    """KubeRay derives ``ray start --num-gpus`` from the Ray container's GPU limit (``nvidia.com/gpu``); with a
     claim instead, the group must say it in ``rayStartParams`` or Ray sees no GPU."""
     if not ctx.ref.api_version.startswith("ray.io/") or p.tmpl.spec[-2:] != ("template", "spec"):
         return
@@ -494,6 +498,7 @@ def _keep_ray_gpu_count(ctx: ObjectContext, p: _Plan) -> None:
     if ray is None:
         return
     n = sum(k for gr, k in ray.wants if gr.kind in ("gpu", "shared"))
+    limits = " or ".join(sorted({vendors.get(gr.vendor).gpu_resource for gr, _ in ray.wants}))
     group = get_path(ctx.obj, p.tmpl.spec[:-2])
     if not n or not isinstance(group, MutableMapping):
         return
@@ -509,7 +514,7 @@ def _keep_ray_gpu_count(ctx: ObjectContext, p: _Plan) -> None:
         group["rayStartParams"] = to_ruamel({"num-gpus": value})
     ctx.note(
         "change",
-        f'rayStartParams.num-gpus: "{n}" (KubeRay read it from the nvidia.com/gpu limit, which is gone)',
+        f'rayStartParams.num-gpus: "{n}" (KubeRay read it from the {limits} limit, which is gone)',
         (*p.tmpl.spec[:-2], "rayStartParams"),
     )
 

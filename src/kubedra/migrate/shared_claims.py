@@ -23,6 +23,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra import vendors
 from kubedra.k8s import namespaces
 from kubedra.k8s.workloads import (
     PodTemplate,
@@ -35,11 +36,10 @@ from kubedra.k8s.workloads import (
 )
 from kubedra.migrate import gpu
 from kubedra.migrate.context import ObjectContext
-from kubedra.migrate.sharing import SharedClass
 from kubedra.migrate.sharing_scope import Scope
 from kubedra.sources.yamldoc import to_plain, to_ruamel
 from kubedra.text import count
-from kubedra.vendors.nvidia.resources import classify
+from kubedra.vendors import SharedClass, classify
 
 SHARE_LABEL = "kubedra.io/gpu-share"
 _SPLITTABLE = {("apps", "Deployment"), ("apps", "ReplicaSet"), ("", "ReplicationController")}
@@ -364,8 +364,9 @@ def _split(
 
 
 def _gate(sc: SharedClass) -> str:
-    gate = "TimeSlicingSettings" if sc.strategy == "TimeSlicing" else "MPSSupport"
-    return f"the NVIDIA DRA driver needs its {gate} feature gate for the sharing config"
+    vendor = vendors.for_resource(sc.resource)
+    assert vendor is not None  # a sharing class is made by the vendor whose resource it shares
+    return f"the {vendor.title} DRA driver needs its {vendor.sharing_gate(sc.strategy)} feature gate for the sharing config"
 
 
 def kind_uses_match_labels(kind: str) -> bool:

@@ -1,7 +1,8 @@
 """Which device-plugin sharing config applies to a workload: decided per pod template, or reported.
 
-The NVIDIA device plugin applies one config per node (k8s-device-plugin README "Multiple Config File Example",
-cmd/config-manager): the config named by the node label ``nvidia.com/device-plugin.config``, else the default —
+A device plugin with per-node configs (NVIDIA's: k8s-device-plugin README "Multiple Config File Example",
+cmd/config-manager) applies one config per node: the config named by the vendor's node label
+(:attr:`kubedra.vendors.base.Vendor.sharing_node_label`), else the default —
 ``DEFAULT_CONFIG`` (Helm ``config.default``, GPU Operator ClusterPolicy ``devicePlugin.config.default``), else the
 fallbacks (``named``: a config called ``default``; ``single``: the only config). A node with neither gets no
 sharing (the plugin fails to start, or the GPU Operator's ``empty`` fallback applies).
@@ -15,13 +16,12 @@ a reason for a manual item, never a guess.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra import vendors
 from kubedra.k8s import namespaces, platforms
-from kubedra.migrate.sharing import SharedClass, platform_class
 from kubedra.model.nodeaffinity import (
     NodeSelectorError,
     check_node_selector,
@@ -30,9 +30,8 @@ from kubedra.model.nodeaffinity import (
 )
 from kubedra.model.objects import NodeSelector
 from kubedra.text import count
-from kubedra.vendors.nvidia.names import GPU_RESOURCE, SHARED_SUFFIX
+from kubedra.vendors import SharedClass, SharingConfigRef, Vendor
 
-NODE_LABEL = "nvidia.com/device-plugin.config"
 NAMED_FALLBACK = "default"
 DEFAULT_FALLBACKS = ("named", "single")  # the Helm chart's config.fallbackStrategies
 
@@ -47,7 +46,7 @@ class PluginConfig:
     defaults: tuple[str | None, ...] = (None,)  # config(s) nodes without the label may use (None: no sharing)
     default_why: str = ""
     node_selector: dict[str, str] = field(default_factory=dict)  # nodes the plugin DaemonSet runs on
-    label: str = NODE_LABEL
+    label: str = ""  # the node label that names a node's config
     explicit: bool = False  # named by a plugin DaemonSet or ClusterPolicy in the input
 
     def describe(self) -> str:
@@ -66,25 +65,8 @@ class Decision:
     why: str = ""  # how it was decided (for the change note)
 
 
-def _list(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _env(container: Mapping[str, Any]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for e in _list(container.get("env")):
-        if isinstance(e, Mapping) and e.get("name") and isinstance(e.get("value"), str | int):
-            out[str(e["name"])] = str(e["value"])
-    for a in [*_list(container.get("args")), *_list(container.get("command"))]:
-        if isinstance(a, str) and a.startswith("--default-config="):
-            out["DEFAULT_CONFIG"] = a.split("=", 1)[1]
-        if isinstance(a, str) and a.startswith("--node-label="):
-            out["NODE_LABEL"] = a.split("=", 1)[1]
-    return out
 
 
 def _default_of(
@@ -100,59 +82,24 @@ def _default_of(
     return None, "no default config: nodes without the label get no sharing"
 
 
-def _plugin_refs(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(namespace, ConfigMap name) -> what a plugin DaemonSet or ClusterPolicy in the input says about it."""
-    refs: dict[tuple[str, str], dict[str, Any]] = {}
-    for obj in objects:
-        kind = obj.get("kind")
-        ns = namespaces.effective(_map(obj.get("metadata")).get("namespace"))
-        if kind == "ClusterPolicy" and str(obj.get("apiVersion", "")).startswith("nvidia.com/"):
-            cfg = _map(_map(_map(obj.get("spec")).get("devicePlugin")).get("config"))
-            if cfg.get("name"):
-                # the GPU Operator puts the ConfigMap in its own namespace; match it by name in any namespace
-                refs[("*", str(cfg["name"]))] = {
-                    "default": str(cfg.get("default") or "") or None,
-                    "fallbacks": ("empty",),
-                    "node_selector": {},
-                }
-            continue
-        if kind != "DaemonSet":
-            continue
-        component = vendors.node_component(obj)
-        if component is not None and component.key != "device-plugin":
-            continue  # GFD and the MPS daemon read the same configs, but the device plugin's nodes are the scope
-        pod = _map(_map(_map(obj.get("spec")).get("template")).get("spec"))
-        containers = [
-            c
-            for c in [*_list(pod.get("initContainers")), *_list(pod.get("containers"))]
-            if isinstance(c, Mapping)
-        ]
-        envs = [_env(c) for c in containers]
-        manager = [
-            e
-            for c, e in zip(containers, envs, strict=True)
-            if "config-manager" in " ".join(map(str, _list(c.get("command")))) or "CONFIG_FILE_SRCDIR" in e
-        ]
-        plugin = any(
-            "k8s-device-plugin" in str(c.get("image", "")) or "nvidia-device-plugin" in str(c.get("name", ""))
-            for c in containers
-        )
-        if not manager and not plugin:
-            continue
-        selector = _map(pod.get("nodeSelector"))
-        for v in _list(pod.get("volumes")):
-            cm = v.get("configMap") if isinstance(v, Mapping) else None
-            if not isinstance(cm, Mapping) or not cm.get("name"):
-                continue
-            env = manager[0] if manager else (envs[0] if envs else {})
-            fallbacks = [f.strip() for f in env.get("FALLBACK_STRATEGIES", "").split(",") if f.strip()]
-            refs[(ns, str(cm["name"]))] = {
-                "default": env.get("DEFAULT_CONFIG") or None,
-                "fallbacks": tuple(fallbacks) if manager else ("single",),
-                "node_selector": {str(k): str(x) for k, x in selector.items()},
-                "label": env.get("NODE_LABEL") or NODE_LABEL,
-            }
-    return refs
+def _plugin_refs(
+    objects: Sequence[Mapping[str, Any]],
+) -> dict[tuple[str, str], tuple[Vendor, SharingConfigRef]]:
+    """(namespace, ConfigMap name) -> the vendor and what its plugin DaemonSet or operator policy in the input says
+    about it."""
+    return {key: (v, ref) for v in vendors.all() for key, ref in v.sharing_config_refs(objects).items()}
+
+
+def sharing_configmap(
+    obj: Mapping[str, Any], *, extended_resource: bool, interval: str
+) -> tuple[Vendor, list[SharedClass], list[str]] | None:
+    """The vendor whose device-plugin sharing config ConfigMap ``obj`` is, its sharing classes and all its config
+    keys; ``None``: no vendor's sharing config."""
+    for v in vendors.all():
+        found = v.sharing_classes(obj, extended_resource=extended_resource, interval=interval)
+        if found is not None:
+            return v, *found
+    return None
 
 
 @dataclass
@@ -168,9 +115,9 @@ class Scope:
     def build(
         cls,
         objects: Sequence[Mapping[str, Any]],
-        configmaps: Sequence[tuple[Mapping[str, Any], list[SharedClass], list[str]]],
+        configmaps: Sequence[tuple[Mapping[str, Any], Vendor, list[SharedClass], list[str]]],
     ) -> Scope:
-        """``configmaps``: (ConfigMap, its sharing classes, all its config keys)."""
+        """``configmaps``: (ConfigMap, the vendor whose plugin reads it, its sharing classes, all its config keys)."""
         refs = _plugin_refs(objects)
         scope = cls()
         for obj in objects:
@@ -178,15 +125,17 @@ class Scope:
                 meta = _map(obj.get("metadata"))
                 labels = _map(meta.get("labels"))
                 scope.nodes.append((str(meta.get("name") or ""), {str(k): str(v) for k, v in labels.items()}))
-        for cm, classes, keys in configmaps:
+        for cm, vendor, classes, keys in configmaps:
             meta = _map(cm.get("metadata"))
             ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-            ref = refs.get((namespaces.effective(ns), name)) or refs.get(("*", name))
+            found = refs.get((namespaces.effective(ns), name)) or refs.get(("*", name))
+            ref = found[1] if found is not None else None
+            label = (ref.label if ref is not None else "") or vendor.sharing_node_label or ""
             configs: dict[str, dict[str, SharedClass]] = {k: {} for k in keys}
             for sc in classes:
                 configs.setdefault(sc.data_key, {})[sc.resource] = sc
             if ref is not None:
-                default, why = _default_of(keys, ref["default"], ref["fallbacks"])
+                default, why = _default_of(keys, ref.default, ref.fallbacks)
                 defaults: tuple[str | None, ...] = (default,)
             else:  # Helm chart (fallbacks named, single) or GPU Operator (fallback empty): not in the input
                 default, why = _default_of(keys, None, DEFAULT_FALLBACKS)
@@ -204,8 +153,8 @@ class Scope:
                     configs=configs,
                     defaults=defaults,
                     default_why=why,
-                    node_selector=dict(ref["node_selector"]) if ref else {},
-                    label=str(ref.get("label") or NODE_LABEL) if ref else NODE_LABEL,
+                    node_selector=dict(ref.node_selector) if ref else {},
+                    label=label,
                     explicit=ref is not None,
                 )
             )
@@ -259,7 +208,8 @@ class Scope:
                     what = f"config {key!r}" if key is not None else "no config (no default)"
                     outcomes.setdefault(_k(sc), (sc, f"{p.describe()} {what}"))
             how = "its nodeSelector/affinity and the plugin's configs"
-        if resource.endswith(SHARED_SUFFIX):  # only nodes whose config renames it advertise <name>.shared
+        gr = vendors.classify(resource)
+        if gr is not None and gr.shared:  # only nodes whose config renames it advertise <name>.shared
             outcomes.pop("-", None)
         if not outcomes:
             return Decision(None)
@@ -274,7 +224,7 @@ class Scope:
             None,
             manual=(
                 f"{resource}: the device plugin shares GPUs per node and the nodes this pod can land on may use "
-                f"different configs ({options}); pin the config with nodeSelector {NODE_LABEL}: <config> (or "
+                f"different configs ({options}); pin the config with nodeSelector {plugins[0].label}: <config> (or "
                 "--sharing), then migrate again"
             ),
         )
@@ -283,7 +233,14 @@ class Scope:
         """GKE time-sharing selected by the pod's nodeSelector (``data/platforms.yaml``): up to N containers per
         GPU, as pods sharing a claim of a TimeSlicing class. MPS and partitions are decided elsewhere."""
         plat = platforms.gpu_sharing(pod_spec)
-        if plat is None or plat.strategy != "TimeSlicing" or resource != GPU_RESOURCE:
+        vendor = vendors.for_resource(resource)
+        if (
+            plat is None
+            or plat.strategy != "TimeSlicing"
+            or vendor is None
+            or resource != vendor.gpu_resource
+            or vendor.unsupported("sharing") is not None
+        ):
             return Decision(None)
         gke = platforms.facts()["gke"]
         clients = plat.clients
@@ -300,7 +257,7 @@ class Scope:
         sc = self.platform_classes.get(n)
         if sc is None:
             base = gke["time_sharing"]["device_class"]
-            sc = platform_class(plat.describe(), base, n, interval=self.interval)
+            sc = platform_class(vendor, plat.describe(), base, n, interval=self.interval)
             self.platform_classes[n] = sc
         return Decision(sc, why=f"{plat.describe()}: GKE time-sharing, up to {n} containers per GPU")
 
@@ -311,6 +268,28 @@ class Scope:
         ]
         self.written.update(sc.name for sc in out)
         return out
+
+
+def platform_class(
+    vendor: Vendor, describe: str, base: str, clients: int, *, interval: str = "Default"
+) -> SharedClass:
+    """The DeviceClass for a platform's time-sharing node pool (GKE ``time-sharing`` with up to ``clients``
+    containers per GPU, ``data/platforms.yaml``): the vendor's TimeSlicing class for whole GPUs, groups of
+    ``clients`` pods per shared claim."""
+    device_class = vendor.sharing_class(f"{base}-{clients}", "TimeSlicing", interval=interval)
+    assert device_class is not None  # asked only of a vendor that models sharing
+    class_name = str(device_class["metadata"]["name"])
+    warnings = [
+        f"{describe}: up to {clients} containers shared one GPU; with DRA only pods that reference the same "
+        f"ResourceClaim share it (DeviceClass {class_name} sets TimeSlicing): with --gpu-strategy claim-template "
+        f"Deployments become groups of {clients} pods sharing one ResourceClaim, Jobs and StatefulSets of at most "
+        f"{clients} pods share one; other workloads of several pods are manual items",
+        f"{describe}: those labels are GKE's time-sharing node pool settings, served by GKE's own device plugin; "
+        "the DRA node pool these pods move to must carry the labels, or remove them from the nodeSelector",
+    ]
+    return SharedClass(
+        vendor.gpu_resource, "gke", device_class, warnings, clients, "TimeSlicing", "GKE time-sharing"
+    )
 
 
 def _k(sc: SharedClass | None) -> str:

@@ -28,6 +28,8 @@ from kubedra.vendors.base import (
     GpuResource,
     NodeComponent,
     NodeLabels,
+    SharedClass,
+    SharingConfigRef,
     Vendor,
 )
 
@@ -37,6 +39,8 @@ __all__ = [
     "GpuResource",
     "NodeComponent",
     "NodeLabels",
+    "SharedClass",
+    "SharingConfigRef",
     "Vendor",
     "all",
     "classify",

@@ -11,7 +11,7 @@ its SMI JSON, and, per verb, what it cannot do yet
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -67,6 +67,40 @@ class ControllerOutput:
     node_slice: Callable[[str], dict[str, Any]] | None = None
     driver: str = ""
     origin: str = ""  # says who creates the objects, for notes
+
+
+# --- migrate (seam-migrate): the device plugin's sharing config as DRA DeviceClasses ---
+
+
+@dataclass
+class SharedClass:
+    """One shared GPU resource of a device-plugin sharing config, as the DeviceClass whose config shares it."""
+
+    resource: str  # the advertised name (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-...)
+    data_key: str
+    device_class: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+    replicas: int = 1  # pods the device plugin let share one GPU (sharing.*.resources[].replicas)
+    strategy: str = "TimeSlicing"  # or MPS
+    who: str = (
+        "the device plugin"  # what shared the GPUs: the device plugin's config, or a platform's node pool
+    )
+
+    @property
+    def name(self) -> str:
+        return str(self.device_class["metadata"]["name"])
+
+
+@dataclass(frozen=True)
+class SharingConfigRef:
+    """What a device-plugin DaemonSet (or operator policy) in the input says about the ConfigMap of its configs:
+    the default config, the fallbacks when there is none, the nodes it runs on and the node label that picks a
+    config per node."""
+
+    default: str | None
+    fallbacks: tuple[str, ...]
+    node_selector: dict[str, str]
+    label: str
 
 
 class Vendor(Protocol):
@@ -191,6 +225,76 @@ class Vendor(Protocol):
 
     def unsupported(self, verb: str) -> str | None:
         """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
+        ...
+
+    # --- validate (seam-migrate): what the DRA driver publishes, per release, for selector checks
+
+    def published_releases(
+        self, driver_version: str | None
+    ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, str]]:
+        """What the DRA driver publishes at release ``driver_version`` (None: every release kubedra has read):
+        release -> ``{kind: {driver, attributes: {name: [types]}, capacities: [names]}}``, and the names a
+        release no longer publishes -> what to use instead; ``({}, {})``: no release read (selectors on the
+        driver's domain are not checked). ValueError: ``driver_version`` is no release kubedra has read."""
+        ...
+
+    # --- migrate (seam-migrate): claims for partitions and shared GPUs, the device plugin's sharing config.
+    # A vendor whose driver has no sharing answers None to the sharing methods and says why in
+    # unsupported("sharing"); migrate asks them only for vendors that model sharing.
+
+    @property
+    def claim_classes(self) -> tuple[str, ...]:
+        """The DeviceClasses migrate's claims use: a whole GPU's, then a partition's where it differs
+        (``gpu.nvidia.com``, ``mig.nvidia.com``)."""
+        ...
+
+    def partition_claim(self, profile: str) -> tuple[str, list[str]] | None:
+        """The DeviceClass and CEL selectors of a claim for one partition of ``profile`` (NVIDIA: a MIG profile,
+        ``1g.10gb``; AMD: a partition profile, ``cpx_nps4``); ``None``: not one of the vendor's profiles."""
+        ...
+
+    def sharing_config(
+        self, strategy: str, *, partition: bool = False, interval: str = "Default", replicas: int = 0
+    ) -> dict[str, Any] | None:
+        """The opaque config entry (``{driver, parameters}``) that shares a claim's GPU (``partition``: a partition)
+        by ``strategy`` (TimeSlicing | MPS; ``replicas`` clients); ``None``: the driver has no sharing config."""
+        ...
+
+    def sharing_class(
+        self, name_base: str, strategy: str, *, interval: str = "Default"
+    ) -> dict[str, Any] | None:
+        """DeviceClass ``<name_base>.<driver>`` (resource.k8s.io/v1) of whole GPUs shared by ``strategy`` (a
+        platform's time-sharing node pool); ``None``: the driver has no sharing config."""
+        ...
+
+    def sharing_gate(self, strategy: str) -> str | None:
+        """The DRA driver's feature gate that ``strategy``'s sharing config needs; ``None``: none known."""
+        ...
+
+    def extended_resource_class(
+        self, gr: GpuResource, *, interval: str
+    ) -> tuple[str, dict[str, Any], str] | None:
+        """For ``--gpu-strategy extended-resource``: the DeviceClass name, spec (with ``extendedResourceName``) and
+        change note that map the device-plugin resource ``gr`` to DRA devices; ``None``: no such class."""
+        ...
+
+    def sharing_classes(
+        self, obj: Mapping[str, Any], *, extended_resource: bool, interval: str
+    ) -> tuple[list[SharedClass], list[str]] | None:
+        """The DeviceClasses equivalent to the sharing in the vendor's device-plugin config ConfigMap ``obj``, and
+        all its config keys (with or without sharing); ``None``: ``obj`` is no sharing config of this vendor."""
+        ...
+
+    def sharing_config_refs(
+        self, objects: Sequence[Mapping[str, Any]]
+    ) -> dict[tuple[str, str], SharingConfigRef]:
+        """(namespace, ConfigMap name) -> what the vendor's device-plugin DaemonSets or operator policies among
+        ``objects`` say about their config ConfigMap (namespace ``*``: matched by name in any namespace)."""
+        ...
+
+    @property
+    def sharing_node_label(self) -> str | None:
+        """The node label that picks a device-plugin config per node by default; ``None``: no per-node configs."""
         ...
 
 

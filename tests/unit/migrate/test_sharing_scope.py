@@ -11,10 +11,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubedra.migrate import sharing
 from kubedra.migrate.report import MigrationReport
 from kubedra.migrate.shared_claims import candidate
-from kubedra.migrate.sharing_scope import Scope
+from kubedra.migrate.sharing_scope import Scope, sharing_configmap
 
 from .helpers import by_kind, migrate_text
 
@@ -193,7 +192,9 @@ def test_scope_ignores_malformed_objects(ds, policy, node, pod):
         {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "spec": policy},
         {"apiVersion": "v1", "kind": "Node", "metadata": node},
     ]
-    scope = Scope.build(objs, [(cm, sharing.plan(cm, extended_resource=False), sharing.config_keys(cm))])
+    found = sharing_configmap(cm, extended_resource=False, interval="Default")
+    assert found is not None
+    scope = Scope.build(objs, [(cm, *found)])
     d = scope.decide("nvidia.com/gpu", pod if isinstance(pod, dict) else {})
     assert d.manual is None or "nvidia.com/device-plugin.config" in d.manual
     candidate(

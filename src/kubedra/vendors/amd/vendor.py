@@ -14,12 +14,20 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubedra.k8s import datafiles
 from kubedra.vendors.amd import cluster, smi
-from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeComponent, NodeLabels
+from kubedra.vendors.base import (
+    ControllerOutput,
+    DevicePluginGpus,
+    GpuResource,
+    NodeComponent,
+    NodeLabels,
+    SharedClass,
+    SharingConfigRef,
+)
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
@@ -153,6 +161,59 @@ class Amd:
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)
+
+    # --- validate (seam-migrate)
+
+    def published_releases(
+        self, driver_version: str | None
+    ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, str]]:
+        # data/amd-gpu.yaml lists the attribute names the driver publishes, not their types (the checks need
+        # both), and --driver-version names NVIDIA's releases: AMD's selectors are not checked against it
+        return {}, {}
+
+    # --- migrate (seam-migrate): partitions are claimed by partitionProfile; no sharing (_UNSUPPORTED["sharing"])
+
+    @property
+    def claim_classes(self) -> tuple[str, ...]:
+        return (self.gpu_class,)  # partitions too: the chart's one class selects every device
+
+    def partition_claim(self, profile: str) -> tuple[str, list[str]] | None:
+        gr = self.classify(self.resource_domain + profile)
+        if gr is None or gr.kind != "partition":
+            return None
+        return self.claim_selectors(gr)
+
+    def sharing_config(
+        self, strategy: str, *, partition: bool = False, interval: str = "Default", replicas: int = 0
+    ) -> dict[str, Any] | None:
+        return None  # the DRA driver's API has no opaque sharing config at the commit read
+
+    def sharing_class(
+        self, name_base: str, strategy: str, *, interval: str = "Default"
+    ) -> dict[str, Any] | None:
+        return None
+
+    def sharing_gate(self, strategy: str) -> str | None:
+        return None
+
+    def extended_resource_class(
+        self, gr: GpuResource, *, interval: str
+    ) -> tuple[str, dict[str, Any], str] | None:
+        return None  # _UNSUPPORTED["extended-resource"]
+
+    def sharing_classes(
+        self, obj: Mapping[str, Any], *, extended_resource: bool, interval: str
+    ) -> tuple[list[SharedClass], list[str]] | None:
+        return None  # no sharing config of the ROCm device plugin is modelled (data/amd-gpu.yaml: its resource names)
+
+    def sharing_config_refs(
+        self, objects: Sequence[Mapping[str, Any]]
+    ) -> dict[tuple[str, str], SharingConfigRef]:
+        return {}
+
+    @property
+    def sharing_node_label(self) -> str | None:
+        return None
 
 
 VENDOR = Amd()

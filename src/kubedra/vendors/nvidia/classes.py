@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from kubedra.vendors.base import GpuResource
 from kubedra.vendors.nvidia import names
 from kubedra.vendors.nvidia.dra import device_classes
 
@@ -54,3 +55,41 @@ def driver_class(name: str) -> dict[str, Any] | None:
         if c.get("metadata", {}).get("name") == name:
             return c
     return None
+
+
+def extended_resource_class(gr: GpuResource, *, interval: str) -> tuple[str, dict[str, Any], str] | None:
+    """The DeviceClass (name, spec, change note) that maps device-plugin resource ``gr`` to DRA devices by
+    ``extendedResourceName`` (KEP-5004): the chart's whole-GPU class, a class per MIG profile, or a time-sliced
+    class for ``nvidia.com/gpu.shared``; ``None``: no class for that kind."""
+    if gr.kind == "gpu":
+        class_name = names.GPU_CLASS
+        body = driver_class(class_name)
+        spec: dict[str, Any] = dict(body["spec"]) if body else {}
+        if not spec:
+            spec = {"selectors": [{"cel": {"expression": names.class_selector("gpu")}}]}
+        spec["extendedResourceName"] = gr.name
+        note = (
+            f"DeviceClass {class_name} maps {gr.name} to DRA GPUs; the NVIDIA DRA driver chart installs this "
+            "class with the same extendedResourceName on resource.k8s.io/v1, keep only one copy"
+        )
+    elif gr.kind == "mig":
+        assert gr.profile
+        class_name = names.mig_class_name(gr.profile)
+        spec = {
+            "selectors": [{"cel": {"expression": names.class_selector("mig", gr.profile)}}],
+            "extendedResourceName": gr.name,
+        }
+        if gr.shared:
+            spec["config"] = [{"opaque": names.opaque(names.sharing_parameters("TimeSlicing", mig=True))}]
+        note = f"DeviceClass {class_name} maps {gr.name} to MIG {gr.profile} devices"
+    elif gr.kind == "shared":
+        class_name = f"gpu-shared.{names.DRIVER}"
+        spec = {
+            "selectors": [{"cel": {"expression": names.class_selector("gpu")}}],
+            "config": [{"opaque": names.opaque(names.sharing_parameters("TimeSlicing", interval=interval))}],
+            "extendedResourceName": gr.name,
+        }
+        note = f"DeviceClass {class_name} maps {gr.name} to time-sliced GPUs"
+    else:
+        return None
+    return class_name, spec, note

@@ -12,10 +12,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubedra.k8s.dnsnames import as_dns_label
+
 DRIVER = "gpu.nvidia.com"
 GPU_CLASS = "gpu.nvidia.com"
 MIG_CLASS = "mig.nvidia.com"
 CONFIG_API_VERSION = "resource.nvidia.com/v1beta1"
+
+# The DRA driver's feature gate each sharing strategy's config needs (Helm value featureGates.<Name>; both Alpha,
+# default false: kubernetes-sigs/dra-driver-nvidia-gpu site/content/docs/reference/feature-gates.md @ 696d7b76, as
+# data/plan/common.yaml driverFeatureGates cites it).
+SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 
 # Device-plugin resource names.
 RESOURCE_DOMAIN = "nvidia.com/"
@@ -75,9 +82,7 @@ def opaque(parameters: dict[str, Any]) -> dict[str, Any]:
 
 
 def dns_label(text: str, limit: int = 63) -> str:
-    s = re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")
-    s = re.sub(r"-{2,}", "-", s)[:limit].strip("-")
-    return s or "x"
+    return as_dns_label(text, limit)
 
 
 def mig_class_name(profile: str) -> str:

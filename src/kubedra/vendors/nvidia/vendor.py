@@ -8,11 +8,19 @@ only when a verb first asks for a vendor.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubedra.errors import InputError
-from kubedra.vendors.base import ControllerOutput, DevicePluginGpus, GpuResource, NodeComponent, NodeLabels
+from kubedra.vendors.base import (
+    ControllerOutput,
+    DevicePluginGpus,
+    GpuResource,
+    NodeComponent,
+    NodeLabels,
+    SharedClass,
+    SharingConfigRef,
+)
 from kubedra.vendors.nvidia import (
     classes,
     cluster,
@@ -20,10 +28,12 @@ from kubedra.vendors.nvidia import (
     daemonsets,
     deviceplugin,
     dpnode,
+    driver_releases,
     models,
     modes,
     names,
     resources,
+    sharing,
 )
 
 _GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
@@ -116,6 +126,63 @@ class Nvidia:
 
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
+
+    # --- validate (seam-migrate)
+
+    def published_releases(
+        self, driver_version: str | None
+    ) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, str]]:
+        tables = {v: driver_releases.device_kinds(v) for v in driver_releases.resolve(driver_version)}
+        return tables, driver_releases.replaced_names()
+
+    # --- migrate (seam-migrate)
+
+    @property
+    def claim_classes(self) -> tuple[str, ...]:
+        return names.GPU_CLASS, names.MIG_CLASS
+
+    def partition_claim(self, profile: str) -> tuple[str, list[str]] | None:
+        if not names.MIG_PROFILE.fullmatch(profile):
+            return None
+        return names.MIG_CLASS, [names.profile_selector(profile)]
+
+    def sharing_config(
+        self, strategy: str, *, partition: bool = False, interval: str = "Default", replicas: int = 0
+    ) -> dict[str, Any] | None:
+        return names.opaque(
+            names.sharing_parameters(strategy, mig=partition, interval=interval, replicas=replicas)
+        )
+
+    def sharing_class(
+        self, name_base: str, strategy: str, *, interval: str = "Default"
+    ) -> dict[str, Any] | None:
+        return sharing.sharing_class(name_base, strategy, interval=interval)
+
+    def sharing_gate(self, strategy: str) -> str | None:
+        return names.SHARING_GATES.get(strategy)
+
+    def extended_resource_class(
+        self, gr: GpuResource, *, interval: str
+    ) -> tuple[str, dict[str, Any], str] | None:
+        return classes.extended_resource_class(gr, interval=interval)
+
+    def sharing_classes(
+        self, obj: Mapping[str, Any], *, extended_resource: bool, interval: str
+    ) -> tuple[list[SharedClass], list[str]] | None:
+        if not sharing.is_sharing_configmap(obj):
+            return None
+        return sharing.plan(obj, extended_resource=extended_resource, interval=interval), sharing.config_keys(
+            obj
+        )
+
+    def sharing_config_refs(
+        self, objects: Sequence[Mapping[str, Any]]
+    ) -> dict[tuple[str, str], SharingConfigRef]:
+        return sharing.config_refs(objects)
+
+    @property
+    def sharing_node_label(self) -> str | None:
+        return sharing.NODE_LABEL
 
 
 VENDOR = Nvidia()

@@ -1,4 +1,6 @@
-"""The device plugin's sharing ConfigMap (time-slicing / MPS) → DeviceClasses with the same sharing config.
+"""The NVIDIA device plugin's sharing ConfigMap (time-slicing / MPS) → DeviceClasses with the same sharing config,
+and what the plugin's DaemonSet or the GPU Operator's ClusterPolicy says about that ConfigMap (migrate's
+:mod:`kubedra.migrate.sharing_scope` decides with it which config applies to a pod).
 
 The NVIDIA device plugin reads ``sharing.timeSlicing.resources[{name, replicas}]`` (and
 ``sharing.mps.resources``), usually from a ConfigMap whose data values are the config file as a string.
@@ -9,30 +11,18 @@ oversubscription across *pods* has no per-pod equivalent, which is reported.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import yaml
 
+from kubedra.k8s import namespaces
+from kubedra.vendors.base import SharedClass, SharingConfigRef
+from kubedra.vendors.nvidia import daemonsets
 from kubedra.vendors.nvidia import names as nvidia
 
-
-@dataclass
-class SharedClass:
-    resource: str  # the advertised name (nvidia.com/gpu, nvidia.com/gpu.shared, nvidia.com/mig-...)
-    data_key: str
-    device_class: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-    replicas: int = 1  # pods the device plugin let share one GPU (sharing.*.resources[].replicas)
-    strategy: str = "TimeSlicing"  # or MPS
-    who: str = (
-        "the device plugin"  # what shared the GPUs: the device plugin's config, or a platform's node pool
-    )
-
-    @property
-    def name(self) -> str:
-        return str(self.device_class["metadata"]["name"])
+# k8s-device-plugin cmd/config-manager: the node label naming a node's config, and the Helm chart's fallbacks
+NODE_LABEL = "nvidia.com/device-plugin.config"
 
 
 def _config_of(value: Any) -> Mapping[str, Any] | None:
@@ -128,7 +118,7 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
                     "strategy): with --gpu-strategy claim-template Deployments become groups of "
                     f"{replicas} pods sharing one ResourceClaim, Jobs and StatefulSets of at most {replicas} pods "
                     "share one; other workloads of several pods are manual items",
-                    f"NVIDIA DRA driver feature gate {'TimeSlicingSettings' if strategy == 'TimeSlicing' else 'MPSSupport'}"
+                    f"NVIDIA DRA driver feature gate {nvidia.SHARING_GATES[strategy]}"
                     " (alpha, off by default) must be enabled for this config",
                 ]
                 if block.get("failRequestsGreaterThanOne"):
@@ -150,28 +140,91 @@ def plan(obj: Mapping[str, Any], *, extended_resource: bool, interval: str = "De
     return out
 
 
-def platform_class(describe: str, base: str, clients: int, *, interval: str = "Default") -> SharedClass:
-    """The DeviceClass for a platform's time-sharing node pool (GKE ``time-sharing`` with up to ``clients``
-    containers per GPU, ``data/platforms.yaml``): TimeSlicing, groups of ``clients`` pods per shared claim."""
-    class_name = f"{base}-{clients}.{nvidia.DRIVER}"
-    params = nvidia.sharing_parameters("TimeSlicing", interval=interval)
-    device_class = {
+def sharing_class(name_base: str, strategy: str, *, interval: str = "Default") -> dict[str, Any]:
+    """DeviceClass ``<name_base>.gpu.nvidia.com``: whole GPUs shared by ``strategy``."""
+    return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": "DeviceClass",
-        "metadata": {"name": class_name},
+        "metadata": {"name": f"{name_base}.{nvidia.DRIVER}"},
         "spec": {
             "selectors": [{"cel": {"expression": nvidia.class_selector("gpu")}}],
-            "config": [{"opaque": nvidia.opaque(params)}],
+            "config": [{"opaque": nvidia.opaque(nvidia.sharing_parameters(strategy, interval=interval))}],
         },
     }
-    warnings = [
-        f"{describe}: up to {clients} containers shared one GPU; with DRA only pods that reference the same "
-        f"ResourceClaim share it (DeviceClass {class_name} sets TimeSlicing): with --gpu-strategy claim-template "
-        f"Deployments become groups of {clients} pods sharing one ResourceClaim, Jobs and StatefulSets of at most "
-        f"{clients} pods share one; other workloads of several pods are manual items",
-        f"{describe}: those labels are GKE's time-sharing node pool settings, served by GKE's own device plugin; "
-        "the DRA node pool these pods move to must carry the labels, or remove them from the nodeSelector",
-    ]
-    return SharedClass(
-        nvidia.GPU_RESOURCE, "gke", device_class, warnings, clients, "TimeSlicing", "GKE time-sharing"
-    )
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _env(container: Mapping[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for e in _list(container.get("env")):
+        if isinstance(e, Mapping) and e.get("name") and isinstance(e.get("value"), str | int):
+            out[str(e["name"])] = str(e["value"])
+    for a in [*_list(container.get("args")), *_list(container.get("command"))]:
+        if isinstance(a, str) and a.startswith("--default-config="):
+            out["DEFAULT_CONFIG"] = a.split("=", 1)[1]
+        if isinstance(a, str) and a.startswith("--node-label="):
+            out["NODE_LABEL"] = a.split("=", 1)[1]
+    return out
+
+
+def config_refs(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], SharingConfigRef]:
+    """(namespace, ConfigMap name) -> what a plugin DaemonSet or ClusterPolicy in the input says about it."""
+    refs: dict[tuple[str, str], SharingConfigRef] = {}
+    for obj in objects:
+        kind = obj.get("kind")
+        ns = namespaces.effective(_map(obj.get("metadata")).get("namespace"))
+        if kind == "ClusterPolicy" and str(obj.get("apiVersion", "")).startswith(nvidia.RESOURCE_DOMAIN):
+            cfg = _map(_map(_map(obj.get("spec")).get("devicePlugin")).get("config"))
+            if cfg.get("name"):
+                # the GPU Operator puts the ConfigMap in its own namespace; match it by name in any namespace
+                refs[("*", str(cfg["name"]))] = SharingConfigRef(
+                    default=str(cfg.get("default") or "") or None,
+                    fallbacks=("empty",),
+                    node_selector={},
+                    label="",
+                )
+            continue
+        if kind != "DaemonSet":
+            continue
+        component = daemonsets.daemonset_component(obj)
+        if component is not None and component.key != "device-plugin":
+            continue  # GFD and the MPS daemon read the same configs, but the device plugin's nodes are the scope
+        pod = _map(_map(_map(obj.get("spec")).get("template")).get("spec"))
+        containers = [
+            c
+            for c in [*_list(pod.get("initContainers")), *_list(pod.get("containers"))]
+            if isinstance(c, Mapping)
+        ]
+        envs = [_env(c) for c in containers]
+        manager = [
+            e
+            for c, e in zip(containers, envs, strict=True)
+            if "config-manager" in " ".join(map(str, _list(c.get("command")))) or "CONFIG_FILE_SRCDIR" in e
+        ]
+        plugin = any(
+            "k8s-device-plugin" in str(c.get("image", "")) or "nvidia-device-plugin" in str(c.get("name", ""))
+            for c in containers
+        )
+        if not manager and not plugin:
+            continue
+        selector = _map(pod.get("nodeSelector"))
+        for v in _list(pod.get("volumes")):
+            cm = v.get("configMap") if isinstance(v, Mapping) else None
+            if not isinstance(cm, Mapping) or not cm.get("name"):
+                continue
+            env = manager[0] if manager else (envs[0] if envs else {})
+            fallbacks = [f.strip() for f in env.get("FALLBACK_STRATEGIES", "").split(",") if f.strip()]
+            refs[(ns, str(cm["name"]))] = SharingConfigRef(
+                default=env.get("DEFAULT_CONFIG") or None,
+                fallbacks=tuple(fallbacks) if manager else ("single",),
+                node_selector={str(k): str(x) for k, x in selector.items()},
+                label=env.get("NODE_LABEL") or NODE_LABEL,
+            )
+    return refs
