@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "discover": (
         "kubedra.commands.discover",
         "discover",
-        "Build the ResourceSlices NVIDIA's driver would publish.",
+        "Build the ResourceSlices a GPU vendor's DRA driver would publish.",
     ),
     "explain": ("kubedra.commands.explain", "explain", "Explain why a claim can or cannot be allocated."),
     "migrate": ("kubedra.commands.migrate", "migrate", "Rewrite manifests to DRA resource.k8s.io/v1."),

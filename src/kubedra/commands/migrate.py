@@ -235,9 +235,13 @@ def _table(report: Any, show_changes: bool, *, err: bool) -> None:
     type=click.Choice(["claim-template", "extended-resource"]),
     default="claim-template",
     show_default=True,
-    help="Rewrite nvidia.com/gpu into claims, or keep it and map it with a DeviceClass (KEP-5004).",
+    help="Rewrite device-plugin GPU requests into claims, or keep them and map them with a DeviceClass (KEP-5004).",
 )
-@click.option("--sharing", help="exclusive | time-slicing | mps | mig:<profile> for nvidia.com/gpu requests.")
+@click.option(
+    "--sharing",
+    help="exclusive | time-slicing | mps | mig:<profile> for whole-GPU requests (a manual item for a vendor whose "
+    "DRA driver has no sharing config).",
+)
 @click.option("--min-memory", help="Only GPUs with at least this much memory (e.g. 40Gi).")
 @click.option(
     "--prefer", help="Comma-separated GPU models in order of preference (firstAvailable), e.g. H100,A100."

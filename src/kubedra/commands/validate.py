@@ -79,8 +79,8 @@ class ValidateOptions:
 )
 @driver_version_option(
     all_default=True,
-    help="NVIDIA DRA driver release whose published attributes and capacities each selector is checked "
-    "against (default: every release kubedra has read, naming those where a selector breaks).",
+    help="DRA driver release whose published attributes and capacities each selector is checked against "
+    "(default: every release kubedra has read, naming those where a selector breaks).",
 )
 @output_option()
 @time_options()

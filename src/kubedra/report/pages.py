@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from kubedra import vendors
 from kubedra.report import charts
 from kubedra.report import html as h
 from kubedra.report import simulate as render
@@ -18,14 +19,18 @@ from kubedra.report.simulate_chart import svg
 from kubedra.simulate.results import TITLES, Simulation
 from kubedra.text import count
 
+# the node labels that name a node's pool, in order; then each vendor's GPU product label (GPU feature discovery's)
 POOL_LABELS = (
     "kubedra.io/node-pool",
     "eks.amazonaws.com/nodegroup",
     "cloud.google.com/gke-nodepool",
     "kubernetes.azure.com/agentpool",
     "kops.k8s.io/instancegroup",
-    "nvidia.com/gpu.product",
 )
+
+
+def _pool_labels() -> tuple[str, ...]:
+    return (*POOL_LABELS, *(v.labels.product for v in vendors.all() if v.labels.product))
 
 
 SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info", "info")}
@@ -79,10 +84,11 @@ def audit_page(report: dict[str, Any], docs: dict[str, str] | None = None) -> st
 
 def _pools(sim: Simulation) -> dict[str, str]:
     out: dict[str, str] = {}
+    keys = _pool_labels()
     for view in sim.cluster.views.values():
         for n in view.nodes:
             labels = n.labels
-            out.setdefault(n.name, next((labels[k] for k in POOL_LABELS if k in labels), "default"))
+            out.setdefault(n.name, next((labels[k] for k in keys if k in labels), "default"))
     return out
 
 

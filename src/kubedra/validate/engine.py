@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from kubedra import vendors
 from kubedra.cel import CELCompileError, SelectorEnvironment, published
 from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
@@ -33,7 +34,6 @@ from kubedra.validate.result import ValidationResult, doc_finding, doc_ref
 from kubedra.validate.rules import Issue, RuleChecker, pod_claim_issues
 from kubedra.validate.schema import BUILTIN_GROUPS, NoSchema, SchemaValidator
 from kubedra.validate.served import not_served, served_warnings
-from kubedra.vendors.nvidia import driver_releases
 
 __all__ = [
     "KNOWN_CLASSES",
@@ -89,14 +89,15 @@ def _cel_checker(version: str) -> Callable[[str], str | None]:
 
 
 def published_checker(version: str, driver_version: str | None) -> Callable[[str], list[tuple[str, bool]]]:
-    """Each selector against what the NVIDIA DRA driver publishes (:mod:`kubedra.cel.published`), at
-    ``driver_version`` or, None, at every release kubedra has read: (message, is warning) pairs."""
+    """Each selector against what each vendor's DRA driver publishes (:mod:`kubedra.cel.published`,
+    :meth:`kubedra.vendors.base.Vendor.published_releases`), at ``driver_version`` or, None, at every release
+    kubedra has read: (message, is warning) pairs."""
     env = _cel_environment(version)
-    releases = {
-        v: published.kinds_from(driver_releases.device_kinds(v))
-        for v in driver_releases.resolve(driver_version)
-    }
-    hints = driver_releases.replaced_names()
+    per_vendor = []
+    for v in vendors.all():
+        tables, hints = v.published_releases(driver_version)
+        if tables:
+            per_vendor.append(({label: published.kinds_from(t) for label, t in tables.items()}, hints))
     cache: dict[str, list[tuple[str, bool]]] = {}
 
     def check(expr: str) -> list[tuple[str, bool]]:
@@ -105,8 +106,11 @@ def published_checker(version: str, driver_version: str | None) -> Callable[[str
                 program = env.compile(expr).program
             except CELCompileError:
                 return []  # the compile error is reported already
-            found = published.check_releases(program.source.expr, releases, hints=hints)
-            cache[expr] = [(p.message, p.warning) for p in found]
+            cache[expr] = [
+                (p.message, p.warning)
+                for releases, hints in per_vendor
+                for p in published.check_releases(program.source.expr, releases, hints=hints)
+            ]
         return cache[expr]
 
     return check
