@@ -90,4 +90,22 @@ def test_v1beta1_claim_template_and_classic_dra() -> None:
     (manual,) = rep.manual
     assert manual.line == 12
     assert "DeviceClass with CEL selectors" in manual.message
+    # the classes named are those of the vendor whose classic driver the ResourceClass names
+    assert "(NVIDIA: gpu.nvidia.com / mig.nvidia.com)" in manual.message
     assert out.endswith(text.split("---\n", 1)[1])  # the classic object is left as it was
+
+
+def test_classic_mig_parameters_say_the_claim_of_their_vendor() -> None:
+    # the NVIDIA classic driver's MigDeviceClaimParameters (tests/corpus/dra, gpu-test5-dynamic-mig)
+    text = (
+        "apiVersion: gpu.resource.nvidia.com/v1alpha1\nkind: MigDeviceClaimParameters\n"
+        'metadata: {name: mig-2g}\nspec:\n  profile: "2g.10gb"\n'
+    )
+    (manual,) = migrate_text(text).manual
+    assert manual.message.endswith(
+        "(profile 2g.10gb: with the NVIDIA DRA driver request class mig.nvidia.com with selector "
+        "device.attributes['gpu.nvidia.com'].profile == '2g.10gb')"
+    )
+    # a profile that is none of the vendor's: no guess at a class
+    (manual,) = migrate_text(text.replace('"2g.10gb"', "weird")).manual
+    assert "request class" not in manual.message

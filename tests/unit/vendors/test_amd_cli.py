@@ -172,3 +172,27 @@ def test_an_unknown_model_lists_every_vendors_models(capsys: pytest.CaptureFixtu
     assert "unknown GPU model 'MI999'" in err
     assert "H100-80GB" in err
     assert "MI300X" in err
+
+
+def test_migrate_reads_an_amd_partition_request_in_a_manifest_that_never_says_gpu(tmp_path: Path) -> None:
+    # the device plugin's "mixed" naming (ROCm/k8s-device-plugin docs/user-guide/configuration.md, "Resource
+    # Naming Strategy": amd.com/cpx_nps4): a document is looked at when it names any vendor's resource domain
+    src = tmp_path / "in" / "job.yaml"
+    src.parent.mkdir()
+    src.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n      - name: train\n        image: rocm/pytorch:latest\n"
+        "        resources:\n          limits:\n            amd.com/cpx_nps4: 1\n"
+    )
+    code, _, _ = _run("migrate", str(src), "--out", str(tmp_path / "out"))
+    assert code == 0
+    docs = list(yaml.safe_load_all((tmp_path / "out" / "job.yaml").read_text()))
+    (rct,) = [d for d in docs if d["kind"] == "ResourceClaimTemplate"]
+    (req,) = rct["spec"]["spec"]["devices"]["requests"]
+    assert req["exactly"]["deviceClassName"] == "gpu.amd.com"
+
+
+def test_migrate_sharing_a_mig_profile_is_a_manual_item_for_amd(tmp_path: Path) -> None:
+    code, out, _ = _run("migrate", str(POD), "--sharing", "mig:1g.10gb", "--out", str(tmp_path))
+    assert code == 1
+    assert "--sharing applies to NVIDIA GPUs only" in out
