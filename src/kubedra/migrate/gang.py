@@ -45,41 +45,11 @@ def _already_grouped(ctx: ObjectContext, templates: list[PodTemplate]) -> bool:
     return False
 
 
-def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> list[dict[str, Any]]:  # noqa: C901 - the gang API per target release, each case with its manual item
+def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> list[dict[str, Any]]:
     """Add the gang objects for ``ctx.obj`` and link its pod templates; returns the new objects."""
     release = Version(*ctx.options.target)
-    minor = release.minor
-    gang_api: Mapping[str, str] | None = versions.api("gang", release)  # data/versions.yaml apis.gang
-    if _already_grouped(ctx, templates):
-        return []
-    if gang.problem:
-        ctx.note("manual", f"gang of {gang.min_count} pods ({gang.source}): {gang.problem}")
-        return []
-    if gang.per_group:
-        ctx.note(
-            "warning",
-            f"each group is its own gang of {gang.min_count} pods ({gang.source}); a pod template cannot name a "
-            "PodGroup per group, so no scheduling.k8s.io PodGroup is written: keep the controller's own gang "
-            "support (LWS schedulerProvider) or a gang scheduler",
-        )
-        return []
-    if gang.native:
-        return []  # the Job's own spec.scheduling: the Job controller creates its Workload and PodGroup
-    if api_group(ctx.ref.api_version) == "batch" and release >= Version.parse(
-        workloads.facts()["job_gang"]["since"]
-    ):
-        _job_scheduling(ctx, gang, release)
-        return []
+    gang_api = _gang_api(ctx, templates, gang, release)
     if gang_api is None:
-        ctx.note(
-            "warning",
-            f"gang of {gang.min_count} pods ({gang.source}): Kubernetes 1.{minor} has no scheduling.k8s.io gang "
-            "API; keep the batch scheduler's own gang (Volcano/KAI/Kueue) until 1.35+",
-        )
-        return []
-    if api_group(ctx.ref.api_version) not in BUILTIN_GROUPS and not _operator_links(
-        ctx, templates, gang, gang_api
-    ):
         return []
     meta = ctx.obj.get("metadata") if isinstance(ctx.obj.get("metadata"), Mapping) else {}
     assert isinstance(meta, Mapping)
@@ -88,42 +58,8 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
         return []
     name = str(meta["name"])
     namespace = ctx.ref.namespace
-    obj_meta: dict[str, Any] = {"name": name}
-    if namespace:
-        obj_meta["namespace"] = namespace
     kind, api = gang_api["kind"], gang_api["apiVersion"]
-    stage = (gate_info("GenericWorkload", release) or {}).get("stage", "alpha")
-    if kind == "Workload":
-        group = api_group(ctx.ref.api_version)
-        controller: dict[str, Any] = {"kind": ctx.ref.kind, "name": name}
-        if group:
-            controller = {"apiGroup": group, **controller}
-        new = {
-            "apiVersion": api,
-            "kind": kind,
-            "metadata": obj_meta,
-            "spec": {
-                "controllerRef": controller,
-                "podGroups": [{"name": "gang", "policy": {"gang": {"minCount": gang.min_count}}}],
-            },
-        }
-        link: dict[str, Any] = {"workloadRef": {"name": name, "podGroup": "gang"}}
-        gate = (
-            f"GenericWorkload is {stage} (off) in 1.{minor} and {api} must be enabled with --runtime-config"
-        )
-    else:
-        new = {
-            "apiVersion": api,
-            "kind": kind,
-            "metadata": obj_meta,
-            "spec": {"schedulingPolicy": {"gang": {"minCount": gang.min_count}}},
-        }
-        link = {"schedulingGroup": {"podGroupName": name}}
-        gate = (
-            f"GenericWorkload is {stage} and off by default in 1.{minor}: enable it on kube-apiserver and "
-            f"kube-scheduler and serve {api} with --runtime-config, or the PodGroup is rejected and "
-            f"{next(iter(link))} is dropped from pods"
-        )
+    new, link, gate = _gang_object(ctx, gang, gang_api, name, release)
     if ctx.run.taken(kind, namespace, name) and not ctx.run.made_for(ctx.obj, kind, namespace, name):
         ctx.note("warning", f"{kind} {name} already exists in the inputs; pods linked to it, nothing created")
         new_objects: list[dict[str, Any]] = []
@@ -145,6 +81,98 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             f"{ctx.ref.kind}'s operator does not create or delete {kind} {name}: apply it with the {ctx.ref.kind} and delete it after",
         )
     ctx.note("warning", gate)
+    _other_schedulers(ctx, schedulers, kind)
+    return new_objects
+
+
+def _gang_api(
+    ctx: ObjectContext, templates: list[PodTemplate], gang: Gang, release: Version
+) -> Mapping[str, str] | None:
+    """The scheduling.k8s.io gang API (kind, apiVersion) to write at the target release; ``None`` when nothing is
+    written, each case with its note (already grouped, a manual item, per-group gangs, the Job's own gang, no API
+    at the target, an operator whose pod templates cannot be linked)."""
+    gang_api: Mapping[str, str] | None = versions.api("gang", release)  # data/versions.yaml apis.gang
+    if _already_grouped(ctx, templates):
+        return None
+    if gang.problem:
+        ctx.note("manual", f"gang of {gang.min_count} pods ({gang.source}): {gang.problem}")
+        return None
+    if gang.per_group:
+        ctx.note(
+            "warning",
+            f"each group is its own gang of {gang.min_count} pods ({gang.source}); a pod template cannot name a "
+            "PodGroup per group, so no scheduling.k8s.io PodGroup is written: keep the controller's own gang "
+            "support (LWS schedulerProvider) or a gang scheduler",
+        )
+        return None
+    if gang.native:
+        return None  # the Job's own spec.scheduling: the Job controller creates its Workload and PodGroup
+    if api_group(ctx.ref.api_version) == "batch" and release >= Version.parse(
+        workloads.facts()["job_gang"]["since"]
+    ):
+        _job_scheduling(ctx, gang, release)
+        return None
+    if gang_api is None:
+        ctx.note(
+            "warning",
+            f"gang of {gang.min_count} pods ({gang.source}): Kubernetes 1.{release.minor} has no scheduling.k8s.io "
+            "gang API; keep the batch scheduler's own gang (Volcano/KAI/Kueue) until 1.35+",
+        )
+        return None
+    if api_group(ctx.ref.api_version) not in BUILTIN_GROUPS and not _operator_links(
+        ctx, templates, gang, gang_api
+    ):
+        return None
+    return gang_api
+
+
+def _gang_object(
+    ctx: ObjectContext, gang: Gang, gang_api: Mapping[str, str], name: str, release: Version
+) -> tuple[dict[str, Any], dict[str, Any], str]:
+    """The gang object of ``gang_api`` (a Workload with one pod group, or a PodGroup), the field that links a pod
+    to it, and the warning on its feature gate at the target release."""
+    minor = release.minor
+    obj_meta: dict[str, Any] = {"name": name}
+    if ctx.ref.namespace:
+        obj_meta["namespace"] = ctx.ref.namespace
+    kind, api = gang_api["kind"], gang_api["apiVersion"]
+    stage = (gate_info("GenericWorkload", release) or {}).get("stage", "alpha")
+    if kind == "Workload":
+        group = api_group(ctx.ref.api_version)
+        controller: dict[str, Any] = {"kind": ctx.ref.kind, "name": name}
+        if group:
+            controller = {"apiGroup": group, **controller}
+        new = {
+            "apiVersion": api,
+            "kind": kind,
+            "metadata": obj_meta,
+            "spec": {
+                "controllerRef": controller,
+                "podGroups": [{"name": "gang", "policy": {"gang": {"minCount": gang.min_count}}}],
+            },
+        }
+        link: dict[str, Any] = {"workloadRef": {"name": name, "podGroup": "gang"}}
+        gate = (
+            f"GenericWorkload is {stage} (off) in 1.{minor} and {api} must be enabled with --runtime-config"
+        )
+        return new, link, gate
+    new = {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": obj_meta,
+        "spec": {"schedulingPolicy": {"gang": {"minCount": gang.min_count}}},
+    }
+    link = {"schedulingGroup": {"podGroupName": name}}
+    gate = (
+        f"GenericWorkload is {stage} and off by default in 1.{minor}: enable it on kube-apiserver and "
+        f"kube-scheduler and serve {api} with --runtime-config, or the PodGroup is rejected and "
+        f"{next(iter(link))} is dropped from pods"
+    )
+    return new, link, gate
+
+
+def _other_schedulers(ctx: ObjectContext, schedulers: set[Any], kind: str) -> None:
+    """A gang object is honoured by kube-scheduler only: say so when pods name another scheduler."""
     others = sorted(str(s) for s in schedulers if s not in DEFAULT_SCHEDULERS)
     spec_obj = ctx.obj.get("spec")
     if isinstance(spec_obj, Mapping) and spec_obj.get("schedulerName") not in DEFAULT_SCHEDULERS:
@@ -155,7 +183,6 @@ def convert(ctx: ObjectContext, templates: list[PodTemplate], gang: Gang) -> lis
             f"pods are scheduled by {', '.join(sorted(set(others)))}; a scheduling.k8s.io {kind} is honoured by "
             "kube-scheduler only, keep that scheduler's own gang until you switch",
         )
-    return new_objects
 
 
 def _operator_links(
