@@ -17,16 +17,17 @@ without a cost estimate; :mod:`kubedra.validate` uses the stricter new-expressio
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import Any
 
+from kubedra import vendors
 from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
 from kubedra.cel.published import unpublished_key_hint
 from kubedra.cel.selector import NO_SUCH_KEY_HINT
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import Device
-from kubedra.vendors.nvidia import driver_releases
 
 # Runtime error texts where the CEL evaluator kubedra embeds words them differently from cel-go, which
 # upstream's allocator runs (github.com/google/cel-go common/types/err.go: errDivideByZero).
@@ -44,7 +45,9 @@ class SelectorError(Exception):
         self.expression = expression
         self.message = message
         self.runtime = runtime
-        self.hint = hint  # what a "no such key" means in the driver's terms (the NVIDIA DRA driver's)
+        self.hint = (
+            hint  # what a "no such key" means in the terms of the driver whose releases kubedra has read
+        )
 
     def describe(self, owner: str, device: str, *, names_device: bool = True) -> str:
         """Upstream's error text; without ``names_device`` (releases before
@@ -92,12 +95,26 @@ def required_drivers(selectors: Sequence[str]) -> set[str]:
     return out
 
 
+@functools.cache
+def _replaced_names() -> dict[str, dict[str, str]]:
+    """Driver -> the names its releases dropped -> what to use instead, for every driver some vendor's release
+    tables name (:meth:`kubedra.vendors.base.Vendor.published_releases`)."""
+    out: dict[str, dict[str, str]] = {}
+    for v in vendors.all():
+        tables, hints = v.published_releases(None)
+        for kinds in tables.values():
+            for kind in kinds.values():
+                out[str(kind["driver"])] = hints
+    return out
+
+
 def _driver_hint(detail: str, device: Device, driver: str) -> str | None:
-    """For a device of the NVIDIA DRA driver: a ``no such key`` said in what the driver publishes
-    (:func:`kubedra.cel.published.unpublished_key_hint`, with the names the driver's releases dropped)."""
-    if driver not in driver_releases.drivers():
+    """For a device of a driver whose releases kubedra has read: a ``no such key`` said in what the driver
+    publishes (:func:`kubedra.cel.published.unpublished_key_hint`, with the names the driver's releases dropped)."""
+    hints = _replaced_names().get(driver)
+    if hints is None:
         return None
-    return unpublished_key_hint(detail, driver, device.attributes, driver_releases.replaced_names())
+    return unpublished_key_hint(detail, driver, device.attributes, hints)
 
 
 class SelectorMatcher:
