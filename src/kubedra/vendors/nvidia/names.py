@@ -3,8 +3,8 @@
 Source of the shapes: the NVIDIA DRA driver for GPUs (``gpu.nvidia.com``, DeviceClasses ``gpu.nvidia.com``,
 ``mig.nvidia.com``, ``vfio.gpu.nvidia.com``; opaque config ``resource.nvidia.com/v1beta1`` ``GpuConfig`` and
 ``MigDeviceConfig`` with ``sharing{strategy: TimeSlicing|MPS, timeSlicingConfig{interval}, mpsConfig{...}}``).
-The driver's DeviceClasses are in :mod:`kubedra.vendors.nvidia.classes`; this module imports no other, so a
-check that needs only a name (``kubedra audit``'s) does not load the catalogue.
+The driver's DeviceClasses are in :mod:`kubedra.vendors.nvidia.classes`; this module imports none of the
+catalogue, so a check that needs only a name (``kubedra audit``'s) does not load it.
 """
 
 from __future__ import annotations
