@@ -32,9 +32,6 @@ from kubedra.model.objects import NodeSelector
 from kubedra.text import count
 from kubedra.vendors import SharedClass, SharingConfigRef, Vendor
 
-NAMED_FALLBACK = "default"
-DEFAULT_FALLBACKS = ("named", "single")  # the Helm chart's config.fallbackStrategies
-
 
 @dataclass
 class PluginConfig:
@@ -67,19 +64,6 @@ class Decision:
 
 def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _default_of(
-    keys: Sequence[str], explicit: str | None, fallbacks: Sequence[str]
-) -> tuple[str | None, str]:
-    if explicit:
-        return explicit, f"default config {explicit!r} (DEFAULT_CONFIG / config.default)"
-    for f in fallbacks:
-        if f == "named" and NAMED_FALLBACK in keys:
-            return NAMED_FALLBACK, "default config 'default' (the plugin's 'named' fallback)"
-        if f == "single" and len(keys) == 1:
-            return keys[0], f"default config {keys[0]!r} (the only config: the plugin's 'single' fallback)"
-    return None, "no default config: nodes without the label get no sharing"
 
 
 def _plugin_refs(
@@ -134,18 +118,7 @@ class Scope:
             configs: dict[str, dict[str, SharedClass]] = {k: {} for k in keys}
             for sc in classes:
                 configs.setdefault(sc.data_key, {})[sc.resource] = sc
-            if ref is not None:
-                default, why = _default_of(keys, ref.default, ref.fallbacks)
-                defaults: tuple[str | None, ...] = (default,)
-            else:  # Helm chart (fallbacks named, single) or GPU Operator (fallback empty): not in the input
-                default, why = _default_of(keys, None, DEFAULT_FALLBACKS)
-                defaults = (default,) if default is None else (default, None)
-                if default is not None:
-                    why = (
-                        f"nodes without the label use {default!r} if the plugin was installed with its Helm chart "
-                        "(fallbacks named, single) but no config if by the GPU Operator without "
-                        "devicePlugin.config.default (fallback empty); neither is in the input"
-                    )
+            defaults, why = vendor.sharing_defaults(keys, ref)
             scope.plugins.append(
                 PluginConfig(
                     namespace=ns,

@@ -292,6 +292,13 @@ class Vendor(Protocol):
         ``objects`` say about their config ConfigMap (namespace ``*``: matched by name in any namespace)."""
         ...
 
+    def sharing_defaults(
+        self, keys: Sequence[str], ref: SharingConfigRef | None
+    ) -> tuple[tuple[str | None, ...], str]:
+        """The configs (of ``keys``, a sharing ConfigMap's) a node without the config label may use (None: no
+        config), and why; ``ref``: what the input says about the ConfigMap (None: nothing)."""
+        ...
+
     @property
     def sharing_node_label(self) -> str | None:
         """The node label that picks a device-plugin config per node by default; ``None``: no per-node configs."""

@@ -211,6 +211,11 @@ class Amd:
     ) -> dict[tuple[str, str], SharingConfigRef]:
         return {}
 
+    def sharing_defaults(
+        self, keys: Sequence[str], ref: SharingConfigRef | None
+    ) -> tuple[tuple[str | None, ...], str]:
+        return (None,), "the ROCm device plugin has no sharing configs"
+
     @property
     def sharing_node_label(self) -> str | None:
         return None

@@ -23,6 +23,8 @@ from kubedra.vendors.nvidia import names as nvidia
 
 # k8s-device-plugin cmd/config-manager: the node label naming a node's config, and the Helm chart's fallbacks
 NODE_LABEL = "nvidia.com/device-plugin.config"
+NAMED_FALLBACK = "default"
+DEFAULT_FALLBACKS = ("named", "single")  # the Helm chart's config.fallbackStrategies
 
 
 def _config_of(value: Any) -> Mapping[str, Any] | None:
@@ -228,3 +230,33 @@ def config_refs(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], S
                 label=env.get("NODE_LABEL") or NODE_LABEL,
             )
     return refs
+
+
+def _default_of(
+    keys: Sequence[str], explicit: str | None, fallbacks: Sequence[str]
+) -> tuple[str | None, str]:
+    if explicit:
+        return explicit, f"default config {explicit!r} (DEFAULT_CONFIG / config.default)"
+    for f in fallbacks:
+        if f == "named" and NAMED_FALLBACK in keys:
+            return NAMED_FALLBACK, "default config 'default' (the plugin's 'named' fallback)"
+        if f == "single" and len(keys) == 1:
+            return keys[0], f"default config {keys[0]!r} (the only config: the plugin's 'single' fallback)"
+    return None, "no default config: nodes without the label get no sharing"
+
+
+def defaults(keys: Sequence[str], ref: SharingConfigRef | None) -> tuple[tuple[str | None, ...], str]:
+    """The configs (of ``keys``) a node without the config label may use (None: no config), and why: the default
+    the plugin's DaemonSet or ClusterPolicy names, else the config-manager's fallbacks."""
+    if ref is not None:
+        default, why = _default_of(keys, ref.default, ref.fallbacks)
+        return (default,), why
+    # Helm chart (fallbacks named, single) or GPU Operator (fallback empty): not in the input
+    default, why = _default_of(keys, None, DEFAULT_FALLBACKS)
+    if default is None:
+        return (default,), why
+    return (default, None), (
+        f"nodes without the label use {default!r} if the plugin was installed with its Helm chart "
+        "(fallbacks named, single) but no config if by the GPU Operator without "
+        "devicePlugin.config.default (fallback empty); neither is in the input"
+    )

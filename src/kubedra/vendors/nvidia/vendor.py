@@ -180,6 +180,11 @@ class Nvidia:
     ) -> dict[tuple[str, str], SharingConfigRef]:
         return sharing.config_refs(objects)
 
+    def sharing_defaults(
+        self, keys: Sequence[str], ref: SharingConfigRef | None
+    ) -> tuple[tuple[str | None, ...], str]:
+        return sharing.defaults(keys, ref)
+
     @property
     def sharing_node_label(self) -> str | None:
         return sharing.NODE_LABEL
