@@ -66,12 +66,10 @@ def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _plugin_refs(
-    objects: Sequence[Mapping[str, Any]],
-) -> dict[tuple[str, str], tuple[Vendor, SharingConfigRef]]:
-    """(namespace, ConfigMap name) -> the vendor and what its plugin DaemonSet or operator policy in the input says
-    about it."""
-    return {key: (v, ref) for v in vendors.all() for key, ref in v.sharing_config_refs(objects).items()}
+def _plugin_refs(objects: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], SharingConfigRef]:
+    """(namespace, ConfigMap name) -> what a vendor's plugin DaemonSet or operator policy in the input says about
+    it."""
+    return {key: ref for v in vendors.all() for key, ref in v.sharing_config_refs(objects).items()}
 
 
 def sharing_configmap(
@@ -112,8 +110,7 @@ class Scope:
         for cm, vendor, classes, keys in configmaps:
             meta = _map(cm.get("metadata"))
             ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-            found = refs.get((namespaces.effective(ns), name)) or refs.get(("*", name))
-            ref = found[1] if found is not None else None
+            ref = refs.get((namespaces.effective(ns), name)) or refs.get(("*", name))
             label = (ref.label if ref is not None else "") or vendor.sharing_node_label or ""
             configs: dict[str, dict[str, SharedClass]] = {k: {} for k in keys}
             for sc in classes:

@@ -291,3 +291,12 @@ def test_the_device_plugins_daemonset_is_the_scope_not_gfds():
     )
     rep = migrate_text("---\n".join([NAMED, gfd, deployment("unlabelled", affinity=aff)]))
     assert classes(rep) == {"unlabelled": "gpu.nvidia.com"}  # the plugin's default, config0: whole GPUs
+
+
+def test_the_manual_item_names_the_label_the_plugin_reads():
+    """A plugin DaemonSet started with another NODE_LABEL reads that label, so pinning the default one would do
+    nothing: the manual item names the one the plugin reads."""
+    named = NAMED.replace('value: "nvidia.com/device-plugin.config"', 'value: "example.com/gpu-config"')
+    assert named != NAMED
+    (msg,) = manual(migrate_text(named + "---\n" + deployment("free")))
+    assert "pin the config with nodeSelector example.com/gpu-config: <config>" in msg
