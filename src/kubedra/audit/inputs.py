@@ -155,7 +155,7 @@ def _streamed_small(name: str, rules: RuleBook) -> tuple[Scope, list[Finding]] |
 def streamed_scope(name: str, rules: RuleBook) -> tuple[Scope, list[Finding]]:
     """:func:`snapshot_scope` of a JSON snapshot too large to read whole, read item by item
     (:func:`kubedra.model.snapshotdata.streamed`); InputError when it is no snapshot or malformed."""
-    with snapshotdata.streamed(name) as stream:
+    with snapshotdata.streamed(name, trees=True) as stream:  # no check changes an item: equal parts shared
         items = [(i, obj) for i, (_, obj) in enumerate(stream.items())]
     return _scope(snapshotdata.streamed_header(stream, name), items, name, rules)
 

@@ -176,7 +176,9 @@ def is_snapshot(path: str) -> bool:
 Slim = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-def load(path: str, kinds: Collection[str] | None = None, slim: Slim | None = None) -> Snapshot:
+def load(
+    path: str, kinds: Collection[str] | None = None, slim: Slim | None = None, *, trees: bool = False
+) -> Snapshot:
     """Read a snapshot file: header plus its objects (as Documents with file:line, through sources.files).
 
     A JSON file of :data:`kubedra.model.snapshotdata.STREAM_MIN_BYTES` or more (larger than a whole read
@@ -184,14 +186,16 @@ def load(path: str, kinds: Collection[str] | None = None, slim: Slim | None = No
     text so that a field's line is composed only when asked for (the same lines as a whole read, without the
     node tree of the whole file: about 1.7 MB per node of a real cluster's snapshot); ``kinds``, when given, are the only kinds it keeps
     (every object is still checked): the caller reads no other, and ``slim`` makes of each kept object what
-    the caller reads of it. A larger YAML file is refused."""
+    the caller reads of it; ``trees``: a JSON file's items share their equal mappings and lists
+    (:func:`kubedra.sources.jsonstream.shared_tree`), for a caller that never changes an object. A larger YAML
+    file is refused."""
     if not os.path.isfile(path):
         raise InputError("no such snapshot file", Location(path))
     if snapshotdata.should_stream(path):
-        return _load_streamed(path, kinds, slim)
+        return _load_streamed(path, kinds, slim, trees=trees)
     if snapshotdata.STREAM_SMALL and jsonstream.should_stream(path):
         try:
-            return _load_streamed(path, kinds, slim, lazy_lines=True)
+            return _load_streamed(path, kinds, slim, lazy_lines=True, trees=trees)
         except InputError:
             pass  # read whole again below, so that its error reads exactly as it always has
     if os.path.getsize(path) > files.MAX_FILE_BYTES:
@@ -217,7 +221,7 @@ def load(path: str, kinds: Collection[str] | None = None, slim: Slim | None = No
 
 
 def _load_streamed(
-    path: str, kinds: Collection[str] | None, slim: Slim | None, lazy_lines: bool = False
+    path: str, kinds: Collection[str] | None, slim: Slim | None, lazy_lines: bool = False, trees: bool = False
 ) -> Snapshot:
     """A large JSON snapshot, item by item: each object is modelled as it is read (a malformed one is one line
     naming its item's line, exit 2) and its dict kept only when its kind is wanted; without ``kinds`` the model
@@ -226,7 +230,7 @@ def _load_streamed(
     inv = Inventory()
     docs: list[files.Document] = []
     checked = False
-    with snapshotdata.streamed(path, keep_text=lazy_lines) as stream:
+    with snapshotdata.streamed(path, keep_text=lazy_lines, trees=trees) as stream:
         for d in jsonstream.stream_documents(stream):
             if not checked and HEADER_KEY in stream.top:  # written before the items: checked before them
                 head = stream.top[HEADER_KEY]

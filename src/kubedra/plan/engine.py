@@ -228,7 +228,8 @@ def load_snapshots(fleet: Fleet, timeout: float = 20.0) -> dict[str, Snapshot]:
     out: dict[str, Snapshot] = {}
     for spec in fleet.clusters:
         if spec.snapshot:
-            out[spec.name] = snapfmt.load(spec.snapshot)
+            # the plan reads every object and changes none: equal parts of them are one object
+            out[spec.name] = snapfmt.load(spec.snapshot, trees=True)
             continue
         snap = capture.capture(spec.kubeconfig, spec.context, name=spec.name, timeout=timeout)
         # documents for audit/simulate: round-trip through the loader so every object has a place
