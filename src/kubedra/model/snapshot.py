@@ -177,7 +177,12 @@ Slim = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def load(
-    path: str, kinds: Collection[str] | None = None, slim: Slim | None = None, *, trees: bool = False
+    path: str,
+    kinds: Collection[str] | None = None,
+    slim: Slim | None = None,
+    *,
+    trees: bool = False,
+    model_kinds: Collection[str] | None = None,
 ) -> Snapshot:
     """Read a snapshot file: header plus its objects (as Documents with file:line, through sources.files).
 
@@ -187,15 +192,16 @@ def load(
     node tree of the whole file: about 1.7 MB per node of a real cluster's snapshot); ``kinds``, when given, are the only kinds it keeps
     (every object is still checked): the caller reads no other, and ``slim`` makes of each kept object what
     the caller reads of it; ``trees``: a JSON file's items share their equal mappings and lists
-    (:func:`kubedra.sources.jsonstream.shared_tree`), for a caller that never changes an object. A larger YAML
-    file is refused."""
+    (:func:`kubedra.sources.jsonstream.shared_tree`), for a caller that never changes an object;
+    ``model_kinds``: of a JSON file read with every kind kept, the kinds whose model :func:`inventory` keeps (every
+    object is still modelled and checked). A larger YAML file is refused."""
     if not os.path.isfile(path):
         raise InputError("no such snapshot file", Location(path))
     if snapshotdata.should_stream(path):
-        return _load_streamed(path, kinds, slim, trees=trees)
+        return _load_streamed(path, kinds, slim, trees=trees, model_kinds=model_kinds)
     if snapshotdata.STREAM_SMALL and jsonstream.should_stream(path):
         try:
-            return _load_streamed(path, kinds, slim, lazy_lines=True, trees=trees)
+            return _load_streamed(path, kinds, slim, lazy_lines=True, trees=trees, model_kinds=model_kinds)
         except InputError:
             pass  # read whole again below, so that its error reads exactly as it always has
     if os.path.getsize(path) > files.MAX_FILE_BYTES:
@@ -221,7 +227,12 @@ def load(
 
 
 def _load_streamed(
-    path: str, kinds: Collection[str] | None, slim: Slim | None, lazy_lines: bool = False, trees: bool = False
+    path: str,
+    kinds: Collection[str] | None,
+    slim: Slim | None,
+    lazy_lines: bool = False,
+    trees: bool = False,
+    model_kinds: Collection[str] | None = None,
 ) -> Snapshot:
     """A large JSON snapshot, item by item: each object is modelled as it is read (a malformed one is one line
     naming its item's line, exit 2) and its dict kept only when its kind is wanted; without ``kinds`` the model
@@ -240,7 +251,8 @@ def _load_streamed(
                 checked = True
             if HEADER_KEY in d.obj:
                 raise InputError("snapshot has no items list", d.location)
-            add_document(inv if kinds is None else Inventory(), d)
+            modelled = kinds is None and (model_kinds is None or d.kind in model_kinds)
+            add_document(inv if modelled else Inventory(), d)
             if kinds is None or d.kind in kinds:
                 if slim is not None and kinds is not None:  # the model, when kept, has the documents whole
                     d.obj = slim(d.obj)

@@ -62,9 +62,7 @@ def has_mark(path: str) -> bool:
 
 
 @contextlib.contextmanager
-def streamed(
-    path: str, keep_text: bool = False, trees: bool = False
-) -> Iterator[jsonstream.JsonListStream]:
+def streamed(path: str, keep_text: bool = False, trees: bool = False) -> Iterator[jsonstream.JsonListStream]:
     """A large JSON snapshot read item by item: ``with streamed(p) as s: for line, item in s.items(): ...``,
     then :func:`streamed_header`. Every problem (not JSON, not UTF-8, truncated, an object over the size
     bound, no snapshot header near either end) is one InputError naming the file. ``keep_text``: each item

@@ -19,7 +19,7 @@ from kubedra.model.snapshot import Snapshot
 from kubedra.plan import templates
 from kubedra.plan.blockers import audit_blockers, cluster_config_steps, gang_gate_step, rate_risk
 from kubedra.plan.fleet import ClusterSpec, Fleet
-from kubedra.plan.inventory import ClusterState, GpuNode, analyse
+from kubedra.plan.inventory import CAPACITY_KINDS, ClusterState, GpuNode, analyse
 from kubedra.plan.model import ClusterPlan, Plan, Wave
 from kubedra.plan.versions import hops, parse_pool_sizes, parse_target
 from kubedra.plan.waves import control_plane_wave, node_wave, wave_values
@@ -229,7 +229,7 @@ def load_snapshots(fleet: Fleet, timeout: float = 20.0) -> dict[str, Snapshot]:
     for spec in fleet.clusters:
         if spec.snapshot:
             # the plan reads every object and changes none: equal parts of them are one object
-            out[spec.name] = snapfmt.load(spec.snapshot, trees=True)
+            out[spec.name] = snapfmt.load(spec.snapshot, trees=True, model_kinds=CAPACITY_KINDS)
             continue
         snap = capture.capture(spec.kubeconfig, spec.context, name=spec.name, timeout=timeout)
         # documents for audit/simulate: round-trip through the loader so every object has a place

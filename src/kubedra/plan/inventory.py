@@ -43,6 +43,9 @@ STACK_LABEL = "kubedra.io/gpu-stack"
 NVIDIA_DRIVER = nvidia_names.DRIVER
 _MIG = re.compile(r"^nvidia\.com/mig-(\d+)g\.")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "ReplicaSet")
+# the kinds whose model the capacity check reads (:func:`_capacity`: ``build_cluster`` of a snapshot reads its
+# nodes, slices, device classes, taint rules and claims): the model of no other kind is kept
+CAPACITY_KINDS = ("Node", "ResourceSlice", "DeviceClass", "DeviceTaintRule", "ResourceClaim")
 
 
 @dataclass
@@ -180,6 +183,7 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
         dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}
         dra = cluster.views[DRA].physical_gpus() if DRA in cluster.views else {}
         notes.extend(n for n in cluster.notes if "derived" in n)
+        del cluster  # its views are not needed beside the derived ones
         if inv.slices:
             # nodes still on the device plugin have no slices yet: derive theirs from their GFD labels (the
             # same model without its slices, not the documents modelled again)

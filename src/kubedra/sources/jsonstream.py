@@ -209,7 +209,7 @@ def _shared(v: Any, memo: dict[str, str], get: Any) -> Any:
     return v
 
 
-TREES_MAX = 1 << 17  # entries of a :func:`shared_tree` memo (about 25 MB) before it starts afresh
+TREES_MAX = 1 << 16  # entries of a :func:`shared_tree` memo (about 40 MB) before it starts afresh
 
 
 def shared_tree(value: Any, memo: dict[Any, Any]) -> Any:
@@ -228,6 +228,7 @@ def _tree(v: Any, memo: dict[Any, Any]) -> tuple[Any, Any]:
     its parts' keys; a number's names its type (``1``, ``1.0`` and ``True`` are equal in Python, not here) and
     a float's its ``repr`` (``-0.0 == 0.0``)."""
     t = type(v)
+    out: Any
     if t is str:
         return (memo.setdefault(v, v) if len(v) <= SHARED_MAX_LEN else v), v
     if t is dict:
@@ -251,7 +252,7 @@ def _tree(v: Any, memo: dict[Any, Any]) -> tuple[Any, Any]:
     hit = memo.get(key)
     if hit is None:
         memo[key] = hit = (out, key)
-    return hit  # type: ignore[no-any-return]
+    return hit
 
 
 def should_stream(name: str, min_bytes: int = 0) -> bool:

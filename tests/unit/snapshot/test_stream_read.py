@@ -249,9 +249,9 @@ def test_audit_streams_a_small_snapshot(tmp_path: Path, monkeypatch: pytest.Monk
     opened: list[str] = []
     real = snapshotdata.streamed
 
-    def spy(name: str, keep_text: bool = False) -> Any:
+    def spy(name: str, keep_text: bool = False, trees: bool = False) -> Any:
         opened.append(name)
-        return real(name, keep_text)
+        return real(name, keep_text, trees)
 
     monkeypatch.setattr(snapshotdata, "streamed", spy)
     monkeypatch.setattr(snapshotdata, "STREAM_SMALL", False)
@@ -261,3 +261,34 @@ def test_audit_streams_a_small_snapshot(tmp_path: Path, monkeypatch: pytest.Monk
     small = run("audit", "-f", path, "-o", "json")
     assert opened == [path]
     _same(whole, small)
+
+
+@pytest.mark.parametrize("verb", ["audit", "plan"])
+def test_shared_parts_are_left_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verb: str) -> None:
+    """audit -f and plan read a streamed snapshot with equal mappings and lists shared across items
+    (``trees``): a check that changed one would change every item sharing it. After each verb's run, every item
+    it read (its kinds all, nodes, pods, claims, slices, DaemonSets) still equals the file's, and parts were
+    shared indeed."""
+    path = tmp_path / "mixed.json"
+    snapshotgen.write(str(path), 6)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(
+        "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
+        "- {name: mixed, snapshot: mixed.json, distribution: kubeadm}\n"
+    )
+    read: list[Any] = []
+    real = jsonstream.JsonListStream.items
+
+    def spy(self: jsonstream.JsonListStream) -> Any:
+        for line, item in real(self):
+            if self.trees is not None:
+                read.append(item)
+            yield line, item
+
+    monkeypatch.setattr(jsonstream.JsonListStream, "items", spy)
+    args = ("audit", "-f", str(path)) if verb == "audit" else ("plan", "--fleet", str(fleet))
+    result = run(*args, "-o", "json")
+    assert result.exit_code in (0, 1), result.stderr
+    assert read == json.loads(path.read_text())["items"]
+    pods = [o for o in read if o["kind"] == "Pod"]
+    assert len({id(p["status"]["conditions"]) for p in pods}) < len(pods) / 4

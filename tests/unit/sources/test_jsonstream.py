@@ -9,6 +9,7 @@ import os
 import pytest
 
 from kubedra.errors import InputError
+from kubedra.sources import jsonstream
 from kubedra.sources.jsonstream import JsonListStream, NotAList, should_stream, stream_documents
 from kubedra.sources.yamlread import load_json
 
@@ -128,3 +129,50 @@ def test_should_stream(tmp_path, monkeypatch):
     assert should_stream(str(other))
     assert not should_stream("-")
     assert not should_stream(str(tmp_path))
+
+
+def test_shared_tree_keeps_the_data_and_shares_equal_parts() -> None:
+    """Equal mappings and lists below the item become one object; values equal in Python but not in JSON
+    (``1``, ``1.0``, ``True``; ``0.0`` and ``-0.0``) and mappings with their keys in another order stay apart."""
+    tricky: list[object] = [
+        1,
+        1.0,
+        True,
+        0.0,
+        -0.0,
+        None,
+        2**70,
+        "1",
+        {"a": 1, "b": 2},
+        {"b": 2, "a": 1},
+        [],
+        {},
+    ]
+    memo: dict[object, object] = {}
+    items = [
+        jsonstream.shared_tree({"kind": "Pod", "n": i, "spec": {"c": [{"x": "y"}]}, "t": tricky}, memo)
+        for i in range(3)
+    ]
+    for i, item in enumerate(items):
+        assert json.dumps(item) == json.dumps(
+            {"kind": "Pod", "n": i, "spec": {"c": [{"x": "y"}]}, "t": tricky}
+        )
+        assert [type(v) for v in item["t"]] == [type(v) for v in tricky]
+    assert items[0]["spec"] is items[2]["spec"]
+    assert items[0] is not items[1]
+    first = items[0]["t"]
+    assert first[8] is not first[9]
+    assert [type(first[i]) for i in (0, 1, 2)] == [int, float, bool]
+    assert str(first[4]) == "-0.0"
+    assert jsonstream.shared_tree(["a", {"b": "c"}], {}) == ["a", {"b": "c"}]
+
+
+def test_shared_tree_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream's memo starts afresh past ``TREES_MAX`` entries (bounded memory for millions of items): the
+    items read are the same either way, and the memo is emptied when the items end."""
+    monkeypatch.setattr(jsonstream, "TREES_MAX", 5)
+    text = json.dumps(LIST, indent=1)
+    s = JsonListStream(io.StringIO(text), "f.json", chunk=64, trees=True)
+    got = [item for _, item in s.items()]
+    assert got == LIST["items"]
+    assert s.trees == {}
