@@ -23,6 +23,7 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.vendors.base import (
+    ClaimSharing,
     ControllerOutput,
     DevicePluginGpus,
     GpuResource,
@@ -34,6 +35,7 @@ from kubedra.vendors.base import (
 )
 
 __all__ = [
+    "ClaimSharing",
     "ControllerOutput",
     "DevicePluginGpus",
     "GpuResource",
@@ -46,9 +48,12 @@ __all__ = [
     "classify",
     "controller_output",
     "for_driver",
+    "for_model",
     "for_node",
+    "for_published_driver",
     "for_resource",
     "get",
+    "mode_problem",
     "node_component",
     "split_node_spec",
 ]
@@ -81,6 +86,17 @@ def for_resource(name: str) -> Vendor | None:
 def for_driver(driver: str) -> Vendor | None:
     """The vendor whose DRA driver is called ``driver``, or ``None``."""
     return next((v for v in all() if v.driver == driver), None)
+
+
+def for_published_driver(driver: str) -> Vendor | None:
+    """The vendor that publishes devices under DRA driver ``driver`` (any of its drivers: NVIDIA's
+    ``compute-domain.nvidia.com`` too), or ``None``."""
+    return next((v for v in all() if driver in v.drivers), None)
+
+
+def for_model(model: str) -> Vendor | None:
+    """The vendor whose catalogue has GPU model ``model`` (``H100-80GB``, ``MI300X``), or ``None``."""
+    return next((v for v in all() if v.owns_node_spec(f"1x1x{model}")), None)
 
 
 def for_node(labels: Mapping[str, str]) -> Vendor | None:
@@ -128,3 +144,10 @@ def node_component(obj: Mapping[str, Any]) -> NodeComponent | None:
         if out is not None:
             return out
     return None
+
+
+def mode_problem(mode: str) -> str | None:
+    """Why ``mode`` is no vendor's GPU mode (in the words of the first vendor whose parser objects); ``None``: some
+    vendor's mode."""
+    problems = [v.mode_problem(mode) for v in all()]
+    return None if None in problems else next(p for p in problems if p)

@@ -103,6 +103,63 @@ class SharingConfigRef:
     label: str
 
 
+@dataclass(frozen=True)
+class PublishedDevice:
+    """One device of a DRA driver's ResourceSlice on a node, as simulate reads it to derive the device-plugin view."""
+
+    type: str | None  # the driver's ``type`` attribute
+    memory: int  # bytes of its ``memory`` capacity (0: none)
+    profile: str | None = None  # its ``profile`` attribute (NVIDIA: the MIG profile)
+    counter_set: str | None = None  # the counter set it consumes (a partitionable device), else None
+    parent: str | None = None  # its ``parentUUID`` attribute
+
+
+@dataclass
+class DerivedView:
+    """One node's other view, derived by its vendor (simulate): the device plugin's resources and labels for a
+    node known from its DRA slices, or the DRA driver's objects for a node known from its device-plugin labels.
+    ``reason`` set: it cannot be derived, and why (the node is then left unmodelled)."""
+
+    resources: dict[str, int] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SliceIdentities:
+    """What differs between a generated node's ResourceSlices and the same hardware's on another node: attribute
+    string values (GPU UUIDs) and each slice's metadata (name, generateName, owner)."""
+
+    values: dict[str, str]  # the template node's attribute value -> this node's
+    metadata: list[dict[str, Any]]  # per slice, in order
+
+
+@dataclass(frozen=True)
+class SimulatedGroup:
+    """One ``--nodes`` group of a generated cluster, node by node, so that simulate can parse the first node's
+    slices once and copy them for the others (a fleet of 1,000 dynamic-MIG nodes has 208,000 devices)."""
+
+    names: list[str]
+    node: Callable[[str], dict[str, Any]]  # the Node (device-plugin or DRA view, as asked)
+    slices: Callable[[str], list[dict[str, Any]]]  # the ResourceSlices the driver publishes on it (DRA view)
+    clone: Callable[[str, str, int], SliceIdentities]  # (template node, node, slice count) -> what differs
+
+
+@dataclass(frozen=True)
+class ClaimSharing:
+    """How one ResourceClaim is shared by several pods (``simulate --sharing``): the opaque config it carries."""
+
+    text: str  # the mode as given: time-slicing:4
+    replicas: int  # pods per claim
+    driver: str  # the opaque config's driver
+    parameters: dict[str, Any]  # the opaque config's parameters
+
+    def __str__(self) -> str:
+        return self.text
+
+
 class Vendor(Protocol):
     """One GPU vendor's device plugin and DRA driver, as the verbs need them."""
 
@@ -302,6 +359,113 @@ class Vendor(Protocol):
     @property
     def sharing_node_label(self) -> str | None:
         """The node label that picks a device-plugin config per node by default; ``None``: no per-node configs."""
+
+    # --- simulate's two views of a cluster (seam-engine: simulate/, scheduler/, testing/) -------------------------
+
+    @property
+    def default_gpu_mode(self) -> str:
+        """The GPU mode of a generated node when ``--gpu-mode`` names none of this vendor's: ``full``, ``spx_nps1``."""
+        ...
+
+    @property
+    def drivers(self) -> frozenset[str]:
+        """Every DRA driver name the vendor's devices are published under (NVIDIA: ``gpu.nvidia.com``,
+        ``compute-domain.nvidia.com``): whose selectors and runtime errors it explains."""
+        ...
+
+    @property
+    def accounted_types(self) -> frozenset[str]:
+        """The DRA driver's device types simulate counts as GPUs or parts of one (NVIDIA: ``gpu``, ``mig``; its
+        ``vfio`` re-announces a GPU for passthrough)."""
+        ...
+
+    @property
+    def labeller(self) -> str:
+        """What writes the node labels a device-plugin node's GPUs are read from: ``GPU Feature Discovery``."""
+        ...
+
+    def simulated_groups(
+        self, spec: str, mode: str, k8s_version: str, *, device_plugin: bool
+    ) -> list[SimulatedGroup]:
+        """``simulated_cluster``'s nodes group by group (its DeviceClasses: ``simulated_device_classes``), each
+        slice of a node on its pool named after the node."""
+        ...
+
+    def simulated_node(
+        self,
+        name: str,
+        model: str,
+        gpus: int,
+        mode: str,
+        k8s_version: str,
+        *,
+        device_plugin: bool,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """One named simulated node of ``gpus`` GPUs of ``model`` in ``mode`` (the test control plane's and the
+        generated snapshots' nodes): the Node as the device plugin leaves it, or the Node and the ResourceSlices
+        the DRA driver publishes on it; ``labels`` are added to the Node's."""
+        ...
+
+    def mode_problem(self, mode: str) -> str | None:
+        """Why ``mode`` is not one of this vendor's GPU modes (its parser's words); ``None``: it is."""
+        ...
+
+    def claim_sharing(self, mode: str) -> ClaimSharing | None:
+        """The config of a claim that pods share in sharing mode ``mode`` (NVIDIA: ``time-slicing:<n>``,
+        ``mps:<n>``); ``None``: not a sharing mode of this vendor's (AMD's driver has no sharing config)."""
+        ...
+
+    def device_plugin_mode(self, mode: str) -> tuple[str, str | None]:
+        """The GPU mode the device-plugin view of a generated cluster runs when its DRA view runs ``mode`` (one of
+        this vendor's modes), and a note when the two differ (NVIDIA: ``mig-dynamic`` has no device-plugin
+        equivalent; AMD: the same partition mode)."""
+        ...
+
+    def check_mode(self, spec: str, mode: str) -> None:
+        """InputError when a GPU model of ``spec`` (this vendor's ``--nodes`` groups) cannot run ``mode``."""
+        ...
+
+    def generated_notes(self, spec: str, dra_mode: str, dp_mode: str) -> list[str]:
+        """What a simulation of ``spec`` in these modes counts unlike the hardware (simulate's notes)."""
+        ...
+
+    def simulated_device_classes(self, k8s_version: str) -> list[dict[str, Any]]:
+        """The DeviceClasses the DRA driver's chart installs, as a cluster at ``k8s_version`` serves them."""
+        ...
+
+    def device_plugin_view(self, node: str, devices: Sequence[PublishedDevice]) -> DerivedView:
+        """What the device plugin (and its feature discovery) would put on node ``node`` whose GPUs the DRA driver
+        publishes as ``devices``: extended resources, labels, notes."""
+        ...
+
+    def dra_view(
+        self,
+        node: str,
+        labels: Mapping[str, str],
+        alloc: Mapping[str, int],
+        mode: str | None,
+        k8s_version: str,
+    ) -> DerivedView:
+        """The DRA driver's ResourceSlices for device-plugin node ``node`` from its labels and allocatable GPU
+        resources (``mode``: this vendor's ``--gpu-mode``, else read from the node), or the reason it cannot."""
+        ...
+
+    @property
+    def partition_class(self) -> str | None:
+        """The DeviceClass a claim for one partition profile uses (NVIDIA: ``mig.nvidia.com``; AMD selects its
+        partitions from ``gpu_class``)."""
+        ...
+
+    def partition_profiles(self) -> dict[str, dict[str, tuple[int, int, int, int]]]:
+        """Per product name (the driver's ``productName``), the partitions a claim can ask for by profile:
+        (compute slices, memory slices, most instances per GPU, memory bytes) for ``simulate --bound``; empty where
+        partitions are a mode the whole GPU runs, not chosen claim by claim (AMD)."""
+        ...
+
+    def resource_label(self, name: str) -> str:
+        """What a pod gets from one unit of device-plugin resource ``name`` (simulate's table): ``whole GPU``,
+        ``mig-1g.10gb``."""
         ...
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.k8s import datafiles
-from kubedra.vendors.base import numbered_node_names
+from kubedra.vendors.base import SimulatedGroup, SliceIdentities, numbered_node_names
 
 MAX_GPUS_PER_NODE = 64
 _GROUP = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
@@ -192,6 +192,53 @@ def node_names(groups: list[AmdGroup]) -> list[list[str]]:
     return numbered_node_names((g.model.slug, g.nodes) for g in groups)
 
 
+def _slice(name: str, model: AmdModel, gpus: int, profile: str, memory: int | None = None) -> dict[str, Any]:
+    driver = str(_data()["draDriver"]["driver"])
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{name}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": _devices(model, gpus, profile, memory),
+        },
+    }
+
+
+def groups(spec: str, profile: str, *, device_plugin: bool) -> list[SimulatedGroup]:
+    """:func:`cluster`'s nodes group by group (simulate's typed copies): a node's one slice differs from another's
+    only in its name (no device carries a UUID)."""
+    gpu_resource = str(_data()["devicePlugin"]["gpuResource"])
+    out = []
+    for group, names in zip(parse_spec(spec), node_names(parse_spec(spec)), strict=True):
+        parts = group.model.partitions(profile)
+        extended = (
+            {gpu_resource: group.gpus_per_node * group.model.devices_per_board * parts}
+            if device_plugin
+            else {}
+        )
+        out.append(
+            SimulatedGroup(
+                names,
+                functools.partial(_node, model=group.model, gpus=group.gpus_per_node, extended=extended),
+                functools.partial(_one_slice, model=group.model, gpus=group.gpus_per_node, profile=profile),
+                _clone,
+            )
+        )
+    return out
+
+
+def _one_slice(name: str, *, model: AmdModel, gpus: int, profile: str) -> list[dict[str, Any]]:
+    return [_slice(name, model, gpus, profile)]
+
+
+def _clone(template: str, node: str, count: int) -> SliceIdentities:
+    driver = str(_data()["draDriver"]["driver"])
+    return SliceIdentities({}, [{"name": f"{node}-{driver}"} for _ in range(count)])
+
+
 def cluster(
     spec: str,
     profile: str = "spx_nps1",
@@ -217,19 +264,7 @@ def cluster(
                 nodes.append(_node(name, group.model, group.gpus_per_node, {gpu_resource: devices_per_node}))
                 continue
             nodes.append(_node(name, group.model, group.gpus_per_node, {}))
-            slices.append(
-                {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{name}-{driver['driver']}"},
-                    "spec": {
-                        "driver": driver["driver"],
-                        "nodeName": name,
-                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-                        "devices": _devices(group.model, group.gpus_per_node, profile, memory),
-                    },
-                }
-            )
+            slices.append(_slice(name, group.model, group.gpus_per_node, profile, memory))
     if device_plugin:
         return nodes
     classes = [

@@ -18,15 +18,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubedra.k8s import datafiles
-from kubedra.vendors.amd import cluster, smi
+from kubedra.vendors.amd import cluster, smi, views
 from kubedra.vendors.base import (
+    ClaimSharing,
     ControllerOutput,
+    DerivedView,
     DevicePluginGpus,
     GpuResource,
     NodeComponent,
     NodeLabels,
+    PublishedDevice,
     SharedClass,
     SharingConfigRef,
+    SimulatedGroup,
 )
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
@@ -219,6 +223,92 @@ class Amd:
     @property
     def sharing_node_label(self) -> str | None:
         return None
+
+    # --- simulate's two views of a cluster (kubedra.vendors.amd.views) ------------------------------------------
+
+    default_gpu_mode = "spx_nps1"  # whole GPUs (the driver's partitionProfile of an unpartitioned GPU)
+
+    labeller = "ROCm node labeller"
+
+    @property
+    def accounted_types(self) -> frozenset[str]:
+        return frozenset(
+            str(t) for t in _data()["draDriver"]["deviceTypes"].values()
+        )  # amdgpu, amdgpu-partition
+
+    @property
+    def drivers(self) -> frozenset[str]:
+        return frozenset({self.driver})
+
+    def simulated_groups(
+        self, spec: str, mode: str, k8s_version: str, *, device_plugin: bool
+    ) -> list[SimulatedGroup]:
+        return cluster.groups(spec, self.gpu_mode(mode) or self.default_gpu_mode, device_plugin=device_plugin)
+
+    def simulated_node(
+        self,
+        name: str,
+        model: str,
+        gpus: int,
+        mode: str,
+        k8s_version: str,
+        *,
+        device_plugin: bool,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        objects = cluster.cluster(f"1x{gpus}x{model}", mode, device_plugin=device_plugin, node=name)
+        out = [o for o in objects if o["kind"] != "DeviceClass"]
+        out[0]["metadata"]["labels"].update(labels or {})
+        return out
+
+    def mode_problem(self, mode: str) -> str | None:
+        if cluster.is_profile(mode):
+            return None
+        return f"unknown AMD partition mode {mode!r} (expected <compute>_<memory>, e.g. spx_nps1 or cpx_nps4)"
+
+    def claim_sharing(self, mode: str) -> ClaimSharing | None:
+        return None  # no sharing configuration in AMD's DRA driver API (see unsupported("sharing"))
+
+    def device_plugin_mode(self, mode: str) -> tuple[str, str | None]:
+        return (
+            mode,
+            None,
+        )  # the device plugin advertises the partitions the GPUs run, as the driver publishes them
+
+    def check_mode(self, spec: str, mode: str) -> None:
+        views.check_mode(spec, mode)
+
+    def generated_notes(self, spec: str, dra_mode: str, dp_mode: str) -> list[str]:
+        return views.generated_notes(dra_mode, dp_mode)
+
+    def simulated_device_classes(self, k8s_version: str) -> list[dict[str, Any]]:
+        return self.device_classes()  # the chart's one class, the same at every release kubedra supports
+
+    def device_plugin_view(self, node: str, devices: Sequence[PublishedDevice]) -> DerivedView:
+        return views.device_plugin_view(
+            self.gpu_resource, self.labels.memory or "", _data()["draDriver"]["deviceTypes"], devices
+        )
+
+    def dra_view(
+        self,
+        node: str,
+        labels: Mapping[str, str],
+        alloc: Mapping[str, int],
+        mode: str | None,
+        k8s_version: str,
+    ) -> DerivedView:
+        names = (self.labels.product or "", self.labels.memory or "", self.gpu_resource)
+        return views.dra_view(node, labels, alloc, self.gpu_mode(mode), names)
+
+    @property
+    def partition_class(self) -> str | None:
+        return self.gpu_class  # one class for whole GPUs and partitions; a claim selects on partitionProfile
+
+    def partition_profiles(self) -> dict[str, dict[str, tuple[int, int, int, int]]]:
+        return {}  # a partition mode is set per GPU (amd-smi), not chosen per claim
+
+    def resource_label(self, name: str) -> str:
+        return name  # amd.com/gpu is a whole GPU or a partition, which the name does not say
 
 
 VENDOR = Amd()

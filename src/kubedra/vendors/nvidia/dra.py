@@ -400,9 +400,27 @@ def _dynamic_gpu(model: GpuModel, gpu: _Gpu, driver: DriverInfo, schema: _Schema
 # ----------------------------------------------------------------- slices
 
 
-def _slice(node: str, index: int, count: int, body: dict[str, Any]) -> dict[str, Any]:
+def slice_metadata(node: str, index: int, count: int) -> dict[str, Any]:
+    """The metadata of slice ``index`` of the ``count`` the driver publishes on ``node``: the name the API server
+    makes of its generateName, owned by the Node."""
     width = max(5, len(f"{count - 1:x}"))
     generate_name = f"{index:0{width}x}-{DRIVER_NAME}-{node}-"
+    return {
+        "name": identity.generated_name(generate_name, node, index),
+        "generateName": generate_name,
+        "ownerReferences": [
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "name": node,
+                "uid": identity.node_uid(node),
+                "controller": True,
+            }
+        ],
+    }
+
+
+def _slice(node: str, index: int, count: int, body: dict[str, Any]) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "driver": DRIVER_NAME,
         "pool": {"name": node, "generation": 1, "resourceSliceCount": count},
@@ -412,19 +430,7 @@ def _slice(node: str, index: int, count: int, body: dict[str, Any]) -> dict[str,
     return {
         "apiVersion": RESOURCE_API,
         "kind": "ResourceSlice",
-        "metadata": {
-            "name": identity.generated_name(generate_name, node, index),
-            "generateName": generate_name,
-            "ownerReferences": [
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "name": node,
-                    "uid": identity.node_uid(node),
-                    "controller": True,
-                }
-            ],
-        },
+        "metadata": slice_metadata(node, index, count),
         "spec": spec,
     }
 

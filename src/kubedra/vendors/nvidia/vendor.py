@@ -13,13 +13,17 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.vendors.base import (
+    ClaimSharing,
     ControllerOutput,
+    DerivedView,
     DevicePluginGpus,
     GpuResource,
     NodeComponent,
     NodeLabels,
+    PublishedDevice,
     SharedClass,
     SharingConfigRef,
+    SimulatedGroup,
 )
 from kubedra.vendors.nvidia import (
     classes,
@@ -28,12 +32,15 @@ from kubedra.vendors.nvidia import (
     daemonsets,
     deviceplugin,
     dpnode,
+    dra,
     driver_releases,
     models,
     modes,
     names,
+    nodes,
     resources,
     sharing,
+    views,
 )
 
 _GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
@@ -188,6 +195,89 @@ class Nvidia:
     @property
     def sharing_node_label(self) -> str | None:
         return sharing.NODE_LABEL
+
+    # --- simulate's two views of a cluster (kubedra.vendors.nvidia.views) ---------------------------------------
+
+    default_gpu_mode = "full"
+
+    labeller = "GPU Feature Discovery"
+    # cmd/gpu-kubelet-plugin: types gpu and mig are GPUs and MIG devices; vfio (DeviceClass vfio.gpu.nvidia.com,
+    # from v25.12.0) publishes the same GPU again for passthrough to a VM
+    accounted_types = frozenset({"gpu", "mig"})
+
+    @property
+    def drivers(self) -> frozenset[str]:
+        return driver_releases.drivers()
+
+    def simulated_groups(
+        self, spec: str, mode: str, k8s_version: str, *, device_plugin: bool
+    ) -> list[SimulatedGroup]:
+        return views.simulated_groups(spec, mode, k8s_version, device_plugin)
+
+    def simulated_node(
+        self,
+        name: str,
+        model: str,
+        gpus: int,
+        mode: str,
+        k8s_version: str,
+        *,
+        device_plugin: bool,
+        labels: Mapping[str, str] | None = None,
+    ) -> list[dict[str, Any]]:
+        extra = dict(labels) if labels else None
+        if device_plugin:
+            return [nodes.device_plugin_node(name, model, gpus, mode, labels=extra, k8s_version=k8s_version)]
+        node = nodes.dra_node(name, model, gpus, mode, labels=extra, k8s_version=k8s_version)
+        return [node, *dra.dra_objects(name, model, gpus, mode, k8s_version)]
+
+    def mode_problem(self, mode: str) -> str | None:
+        try:
+            modes.parse_gpu_mode(mode)
+        except InputError as e:
+            return str(e)
+        return None
+
+    def claim_sharing(self, mode: str) -> ClaimSharing | None:
+        return views.claim_sharing(mode)
+
+    def device_plugin_mode(self, mode: str) -> tuple[str, str | None]:
+        return views.device_plugin_mode(mode)
+
+    def check_mode(self, spec: str, mode: str) -> None:
+        views.check_mode(spec, mode)
+
+    def generated_notes(self, spec: str, dra_mode: str, dp_mode: str) -> list[str]:
+        return views.generated_notes(spec, dra_mode)
+
+    def simulated_device_classes(self, k8s_version: str) -> list[dict[str, Any]]:
+        return dra.device_classes(k8s_version)
+
+    def device_plugin_view(self, node: str, devices: Sequence[PublishedDevice]) -> DerivedView:
+        return views.device_plugin_view(node, devices)
+
+    def dra_view(
+        self,
+        node: str,
+        labels: Mapping[str, str],
+        alloc: Mapping[str, int],
+        mode: str | None,
+        k8s_version: str,
+    ) -> DerivedView:
+        return views.dra_view(node, labels, alloc, mode, k8s_version)
+
+    partition_class = names.MIG_CLASS
+
+    def partition_profiles(self) -> dict[str, dict[str, tuple[int, int, int, int]]]:
+        return {
+            model.product_name: {
+                p.name: (p.compute_slices, p.size, p.max_count, p.memory_bytes) for p in model.mig_profiles
+            }
+            for model in models.gpu_models().values()
+        }
+
+    def resource_label(self, name: str) -> str:
+        return views.resource_label(name)
 
 
 VENDOR = Nvidia()
