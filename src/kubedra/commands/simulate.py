@@ -30,7 +30,6 @@ from kubedra.simulate.cluster import DP, DRA, MAX_NODES, MAX_PODS, MODES, Cluste
 from kubedra.simulate.results import Simulation
 from kubedra.simulate.run import SCORINGS, SimulateOptions
 from kubedra.text import count
-from kubedra.vendors.nvidia.modes import parse_gpu_mode
 
 MODE_CHOICES = ("both", DP, DRA)
 
@@ -67,11 +66,16 @@ def build_options(  # noqa: PLR0913 - one keyword per CLI option
     modes = MODES if mode == "both" else (mode,)
     if (gpu_mode or dp_gpu_mode) and not nodes and dp_gpu_mode:
         raise UsageError("--dp-gpu-mode shapes a generated cluster: use it with --nodes")
-    for m in (gpu_mode, dp_gpu_mode):
-        if m and not any(v.gpu_mode(m) for v in vendors.all()):
-            parse_gpu_mode(m)  # no vendor's mode: NVIDIA's parser says what is wrong
-    share = parse_gpu_mode(sharing) if sharing else None
-    if share is not None and not share.is_shared:
+    for m in (gpu_mode, dp_gpu_mode, sharing):
+        problem = vendors.mode_problem(m) if m else None
+        if problem:
+            raise InputError(problem)
+    share = (
+        next((s for v in vendors.all() if (s := v.claim_sharing(sharing)) is not None), None)
+        if sharing
+        else None
+    )
+    if sharing and share is None:
         raise UsageError(f"--sharing {sharing}: expected time-slicing:<pods per GPU> or mps:<pods per GPU>")
     return SimulateOptions(
         modes=modes,
@@ -239,7 +243,8 @@ def simulation_options(f: Any) -> Any:
             type=click.Choice(["gpu", "mig"]),
             default="gpu",
             show_default=True,
-            help="DRA version of nvidia.com/gpu pods: whole GPUs, or the smallest MIG profile holding "
+            help="DRA version of pods that ask the device plugin for whole GPUs: whole GPUs, or the smallest MIG "
+            "profile holding "
             "the pod's declared memory (annotation kubedra.io/gpu-memory or --gpu-memory).",
         ),
         click.option(

@@ -38,8 +38,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import InputError, Location
-from kubedra.k8s import kueue
+from kubedra.k8s import dnsnames, kueue
 from kubedra.k8s import workloads as k8s
 from kubedra.k8s.gpuschemes import annotation_schemes
 from kubedra.k8s.podadmission import refusal
@@ -58,8 +59,6 @@ from kubedra.model.parse import pod_spec
 from kubedra.scheduler import owned
 from kubedra.scheduler.daemonpods import daemon_pods, named
 from kubedra.sources.files import Document
-from kubedra.vendors.nvidia import names as nvidia_names
-from kubedra.vendors.nvidia.resources import classify
 
 DEFAULT_SCHEDULERS = ("", "default-scheduler")
 
@@ -161,7 +160,7 @@ def _has_gpu(pod: Pod) -> bool:
         return True
     for c in [*pod.init_containers, *pod.containers]:
         for name in (*c.requests, *c.limits):
-            if classify(name) is not None or name.startswith("deviceclass.resource.kubernetes.io/"):
+            if vendors.classify(name) is not None or name.startswith("deviceclass.resource.kubernetes.io/"):
                 return True
     return False
 
@@ -341,12 +340,13 @@ class _Expander:
 
     def _skip_fraction(self, location: Location | None, what: str, frac: tuple[str, str, str]) -> None:
         key, value, kind = frac
+        whole = " or ".join(v.gpu_resource for v in vendors.all())
         self.out.skipped.append(
             Skipped(
                 location,
                 what,
                 f"{kind} annotation {key}={value!r} without an extended resource: its GPU share is decided "
-                "by that scheduler, not by kube-scheduler; not simulated (request nvidia.com/gpu, or a claim, "
+                f"by that scheduler, not by kube-scheduler; not simulated (request {whole}, or a claim, "
                 "to include it)",
             )
         )
@@ -386,7 +386,7 @@ class _Expander:
                 self.out.gang_sources[gang_key] = f"{doc.describe()} {gang.source}"
         by_role: dict[tuple[str, int], list[str]] = {}  # (role, group) -> pod keys, for pods that wait
         for t, pod in _creation_order(parsed):
-            role = nvidia_names.dns_label(t.role) if t.role else ""
+            role = dnsnames.as_dns_label(t.role) if t.role else ""
             base = name if single or not role else f"{name}-{role}"
             what = f"{doc.describe()}" + (f" {t.role}" if t.role else "")
             frac = _fraction_annotation(pod)

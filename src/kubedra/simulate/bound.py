@@ -15,6 +15,7 @@ fitting). When the solver stops at its time limit it reports its proven bound, s
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 import time
@@ -22,13 +23,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import UsageError
 from kubedra.k8s.quantity import parse_quantity
 from kubedra.scheduler.pods import SimPod
 from kubedra.simulate.cluster import DP, ClusterView, is_gpu_resource
 from kubedra.simulate.results import TITLES, ModeResult, Simulation
-from kubedra.vendors.nvidia import models
-from kubedra.vendors.nvidia import names as nvidia_names
 
 MEMORY_SLICES = 8
 COMPUTE_SLICES = 7
@@ -113,11 +113,23 @@ def _dra_option(class_name: str, selectors: Sequence[str], count: int) -> Option
             profile = p.group("p")
             continue
         return None  # some other CEL: not modelled
-    if class_name == nvidia_names.GPU_CLASS and profile is None:
+    whole, partitions = _modelled_classes()
+    if class_name in whole and profile is None:
         return Option("full", "", count, need)
-    if class_name == "mig.nvidia.com" and profile is not None:
+    if class_name in partitions and profile is not None:
         return Option("mig", profile, count, need)
     return None
+
+
+@functools.cache
+def _modelled_classes() -> tuple[frozenset[str], frozenset[str]]:
+    """The whole-GPU and partition DeviceClasses of the vendors whose partition geometry the bound models (the
+    vendors with partition profiles: NVIDIA's MIG); another vendor's claims count as fitting."""
+    modelled = [v for v in vendors.all() if v.partition_profiles()]
+    return (
+        frozenset(v.gpu_class for v in modelled),
+        frozenset(v.partition_class for v in modelled if v.partition_class),
+    )
 
 
 def pod_shape(sp: SimPod, mode: str) -> tuple[Option, ...] | None:
@@ -153,12 +165,7 @@ def pod_shape(sp: SimPod, mode: str) -> tuple[Option, ...] | None:
 
 
 def _profiles_by_product() -> dict[str, dict[str, tuple[int, int, int, int]]]:
-    out = {}
-    for model in models.gpu_models().values():
-        out[model.product_name] = {
-            p.name: (p.compute_slices, p.size, p.max_count, p.memory_bytes) for p in model.mig_profiles
-        }
-    return out
+    return {product: profiles for v in vendors.all() for product, profiles in v.partition_profiles().items()}
 
 
 def dra_gpus(view: ClusterView) -> dict[str, list[Gpu]]:

@@ -1,13 +1,14 @@
-"""Typed objects of a generated cluster, fast: one node per node group goes through the catalogue and the
+"""Typed objects of a generated cluster, fast: one node per node group goes through the vendor's catalogue and the
 parser, the others are copies with their own identities.
 
-``kubedra.vendors.nvidia`` returns plain dicts, which the loader parses into the typed model; for 1,000
-dynamic-MIG nodes (208,000 devices) that is a minute of work for objects that differ only in the node's
-name, its UID and its GPUs' UUIDs. Here the first node of each group is generated and parsed; every other
-node's ResourceSlices are that node's with the names, pool, nodeName, owner reference and the
-``uuid``/``parentUUID`` attributes replaced, and every other object (capacity, counters, the other
-attributes) shared, since the engine never mutates its inputs. Nodes themselves are generated and parsed
-one by one (cheap). Tests check the copies equal what the parser makes of the catalogue's dicts.
+A vendor's catalogue returns plain dicts, which the loader parses into the typed model; for 1,000 dynamic-MIG
+nodes (208,000 devices) that is a minute of work for objects that differ only in the node's name and its GPUs'
+identities. Here the first node of each group (:class:`kubedra.vendors.base.SimulatedGroup`) is generated and
+parsed; every other node's ResourceSlices are that node's with the metadata, pool, nodeName and the attribute
+values the vendor names (:class:`kubedra.vendors.base.SliceIdentities`: NVIDIA's ``uuid``/``parentUUID``)
+replaced, and every other object (capacity, counters, the other attributes) shared, since the engine never
+mutates its inputs. Nodes themselves are generated and parsed one by one (cheap). Tests check the copies equal
+what the parser makes of the catalogue's dicts, for each vendor.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from kubedra.gcpause import paused_gc
 from kubedra.model.objects import (
     Device,
     DeviceAttribute,
@@ -25,44 +27,13 @@ from kubedra.model.objects import (
     ResourceSlice,
 )
 from kubedra.model.parse import parse_object
-from kubedra.vendors.nvidia import dra, identity, specs
-from kubedra.vendors.nvidia import nodes as nvidia_nodes
-from kubedra.vendors.nvidia.cluster import mode_for, node_names
+from kubedra.vendors.base import SliceIdentities, Vendor
 
 
 def _parse(obj: dict[str, Any]) -> Any:
     parsed = parse_object(obj)
     assert parsed is not None, obj.get("kind")
     return parsed.obj
-
-
-def _gpu_keys(slices: list[ResourceSlice]) -> tuple[set[int], set[tuple[int, int, int]]]:
-    """GPU minors and static MIG placements (minor, GI profile ID, start) named by the devices."""
-    minors: set[int] = set()
-    migs: set[tuple[int, int, int]] = set()
-    for s in slices:
-        for d in s.devices:
-            parts = d.name.split("-")
-            if len(parts) < 2 or parts[0] != "gpu" or not parts[1].isdigit():
-                continue
-            minors.add(int(parts[1]))
-            if (
-                parts[2:3] == ["mig"]
-                and "uuid" in d.attributes
-                and parts[-1].isdigit()
-                and parts[-2].isdigit()
-            ):
-                migs.add((int(parts[1]), int(parts[-2]), int(parts[-1])))
-    return minors, migs
-
-
-def _uuid_map(template: str, node: str, keys: tuple[set[int], set[tuple[int, int, int]]]) -> dict[str, str]:
-    """Template node's GPU and MIG UUIDs -> the same GPUs' UUIDs on ``node``."""
-    minors, migs = keys
-    subs = {identity.gpu_uuid(template, m): identity.gpu_uuid(node, m) for m in minors}
-    for m, pid, start in migs:
-        subs[identity.mig_uuid(template, m, pid, start)] = identity.mig_uuid(node, m, pid, start)
-    return subs
 
 
 def _with_attributes(d: Device, attributes: dict[str, DeviceAttribute]) -> Device:
@@ -98,28 +69,15 @@ def share_attributes(slices: list[ResourceSlice]) -> None:
             d.attributes = seen.setdefault(key, d.attributes)
 
 
-def clone_slices(
-    template: str,
-    slices: list[ResourceSlice],
-    node: str,
-    keys: tuple[set[int], set[tuple[int, int, int]]] | None = None,
-) -> list[ResourceSlice]:
-    """``slices`` of node ``template`` as the DRA driver publishes them on ``node`` (same hardware)."""
-    subs = _uuid_map(template, node, keys if keys is not None else _gpu_keys(slices))
-    owner = [
-        {"apiVersion": "v1", "kind": "Node", "name": node, "uid": identity.node_uid(node), "controller": True}
-    ]
+def clone_slices(slices: list[ResourceSlice], node: str, ids: SliceIdentities) -> list[ResourceSlice]:
+    """``slices`` of a template node as the DRA driver publishes them on ``node`` (same hardware), on the pool named
+    after the node."""
+    subs = ids.values
     out = []
     # template attribute map -> this node's (devices of one GPU and profile share one; see share_attributes)
     new_attrs: dict[int, dict[str, DeviceAttribute]] = {}
     new_attr: dict[tuple[str, str], DeviceAttribute] = {}
-    for i, s in enumerate(slices):
-        generate = s.meta.generate_name.replace(f"-{template}-", f"-{node}-")
-        meta = ObjectMeta(
-            name=identity.generated_name(generate, node, i),
-            generate_name=generate,
-            owner_references=[dict(o) for o in owner],
-        )
+    for s, meta in zip(slices, ids.metadata, strict=True):
         devices = []
         for d in s.devices:
             attrs = d.attributes
@@ -128,9 +86,8 @@ def clone_slices(
                 devices.append(d if made is attrs else _with_attributes(d, made))
                 continue
             changed = None
-            for key in ("uuid", "parentUUID"):
-                a = attrs.get(key)
-                if a is not None and a.value in subs:
+            for key, a in attrs.items():
+                if isinstance(a.value, str) and a.value in subs:
                     if changed is None:
                         changed = dict(attrs)
                     ak = (a.kind, a.value)
@@ -143,7 +100,11 @@ def clone_slices(
         out.append(
             dataclasses.replace(
                 s,
-                meta=meta,
+                meta=ObjectMeta(
+                    name=str(meta["name"]),
+                    generate_name=str(meta.get("generateName") or ""),
+                    owner_references=[dict(o) for o in meta.get("ownerReferences") or ()],
+                ),
                 pool=ResourcePool(node, s.pool.generation, s.pool.resource_slice_count),
                 node_name=node,
                 devices=devices,
@@ -153,43 +114,38 @@ def clone_slices(
 
 
 def typed_cluster(
-    spec: str, mode: Any, k8s_version: str, device_plugin: bool
+    vendor: Vendor, spec: str, mode: str, k8s_version: str, device_plugin: bool
 ) -> tuple[list[Node], list[ResourceSlice], list[DeviceClass]]:
-    """Nodes, slices and classes of ``nvidia_cluster(spec, mode, k8s_version, device_plugin)``, typed."""
-    groups = specs.parse_node_spec(spec)
-    names = node_names(groups)
+    """Nodes, slices and classes of :func:`vendor_objects`, typed."""
     nodes: list[Node] = []
     slices: list[ResourceSlice] = []
-    for group, group_names in zip(groups, names, strict=True):
-        gpu_mode = mode_for(mode, group.model)
+    for group in vendor.simulated_groups(spec, mode, k8s_version, device_plugin=device_plugin):
         template: list[ResourceSlice] | None = None
-        for name in group_names:
+        first = ""
+        for name in group.names:
+            nodes.append(_parse(group.node(name)))
             if device_plugin:
-                nodes.append(
-                    _parse(
-                        nvidia_nodes.device_plugin_node(
-                            name, group.model, group.gpus_per_node, gpu_mode, k8s_version=k8s_version
-                        )
-                    )
-                )
                 continue
-            nodes.append(
-                _parse(
-                    nvidia_nodes.dra_node(
-                        name, group.model, group.gpus_per_node, gpu_mode, k8s_version=k8s_version
-                    )
-                )
-            )
             if template is None:
-                template = [
-                    _parse(o)
-                    for o in dra.dra_objects(name, group.model, group.gpus_per_node, gpu_mode, k8s_version)
-                ]
+                template = [_parse(o) for o in group.slices(name)]
                 share_attributes(template)
                 slices += template
                 first = name
-                keys = _gpu_keys(template)
             else:
-                slices += clone_slices(first, template, name, keys)
-    classes = [] if device_plugin else [_parse(c) for c in dra.device_classes(k8s_version)]
+                slices += clone_slices(template, name, group.clone(first, name, len(template)))
+    classes = [] if device_plugin else [_parse(c) for c in vendor.simulated_device_classes(k8s_version)]
     return nodes, slices, classes
+
+
+def vendor_objects(
+    vendor: Vendor, spec: str, mode: str, k8s_version: str, device_plugin: bool
+) -> list[dict[str, Any]]:
+    """Every object of ``vendor``'s part ``spec`` of a generated cluster (for --save-cluster): the DRA driver's
+    DeviceClasses, then the Nodes, then each node's slices (only the Nodes for the device-plugin view)."""
+    with paused_gc():
+        groups = vendor.simulated_groups(spec, mode, k8s_version, device_plugin=device_plugin)
+        nodes = [group.node(name) for group in groups for name in group.names]
+        if device_plugin:
+            return nodes
+        slices = [o for group in groups for name in group.names for o in group.slices(name)]
+        return vendor.simulated_device_classes(k8s_version) + nodes + slices

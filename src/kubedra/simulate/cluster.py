@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,39 +30,29 @@ from kubedra.k8s.quantity import Quantity
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.inventory import Inventory, build_inventory
 from kubedra.model.objects import (
+    Device,
     DeviceClass,
     DeviceTaintRule,
     Node,
     ResourceClaim,
     ResourceSlice,
 )
-from kubedra.simulate.catalogue import typed_cluster
+from kubedra.simulate.catalogue import typed_cluster, vendor_objects
 from kubedra.simulate.devices import DeviceInfo, device_infos
 from kubedra.sources.files import Document
-from kubedra.text import count, noun
-from kubedra.vendors.nvidia import dra as nvidia_dra
-from kubedra.vendors.nvidia import gfd
-from kubedra.vendors.nvidia import modes as nvidia_modes
-from kubedra.vendors.nvidia import names as nvidia_names
-from kubedra.vendors.nvidia import nodes as nvidia_nodes
-from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
-from kubedra.vendors.nvidia.specs import parse_node_spec
+from kubedra.text import count
+from kubedra.vendors.base import PublishedDevice
 
 DP = "device-plugin"
 DRA = "dra"
 MODES = (DP, DRA)
-GPU = nvidia_names.GPU_RESOURCE
-GPU_SHARED = "nvidia.com/gpu.shared"
-MIG_PREFIX = "nvidia.com/mig-"
-NVIDIA_DRIVER = nvidia_dra.DRIVER_NAME
-MIB = 1024 * 1024
 UNLIMITED = 10**15  # cpu/memory of nodes synthesized from slices: not a constraint
 
 
 @functools.lru_cache(maxsize=4096)
 def is_gpu_resource(name: str) -> bool:
     """A GPU resource of any vendor's device plugin (``nvidia.com/gpu``, ``nvidia.com/mig-1g.10gb``, ``amd.com/gpu``)."""
-    return name in (GPU, GPU_SHARED) or name.startswith(MIG_PREFIX) or vendors.classify(name) is not None
+    return vendors.classify(name) is not None
 
 
 DpNodeInfo = vendors.DevicePluginGpus  # device-plugin facts of one node, as its vendor reads them
@@ -173,112 +163,83 @@ def _has_gpu_resources(node: Node) -> bool:
     return any(is_gpu_resource(k) and q.value() > 0 for k, q in node.allocatable.items())
 
 
-def _dp_mode_for(gpu_mode: str, dp_gpu_mode: str | None, notes: list[str]) -> str:
-    if dp_gpu_mode:
-        return dp_gpu_mode
-    mode = nvidia_modes.parse_gpu_mode(gpu_mode)
-    if mode.kind == "mig-dynamic":
-        notes.append(
-            "mig-dynamic has no device-plugin equivalent: the device-plugin view runs the GPUs whole "
-            "(MIG off, nvidia.com/gpu); set --dp-gpu-mode mig-static:<layout> to compare with a fixed MIG layout"
-        )
-        return "full"
-    return gpu_mode
+def _vendor_parts(text: str) -> list[tuple[vendors.Vendor, str]]:
+    """The node spec's groups per vendor, in the registry's order."""
+    order = vendors.all()
+    return sorted(vendors.split_node_spec(text), key=lambda part: order.index(part[0]))
 
 
-def _vendor_parts(text: str) -> tuple[str | None, list[tuple[vendors.Vendor, str]]]:
-    """The node spec's NVIDIA groups (generated through the fast typed path), and every other vendor's."""
-    nvidia_spec: str | None = None
-    others = []
-    for vendor, part in vendors.split_node_spec(text):
-        if vendor.resource_domain == nvidia_names.RESOURCE_DOMAIN:
-            nvidia_spec = part
-        else:
-            others.append((vendor, part))
-    return nvidia_spec, others
+def _modes(
+    parts: list[tuple[vendors.Vendor, str]], opts: ClusterOptions, notes: list[str]
+) -> list[tuple[vendors.Vendor, str, str, str]]:
+    """(vendor, its groups, DRA-view mode, device-plugin-view mode) per vendor of the spec: a mode for another
+    vendor's GPUs (AMD's cpx_nps4) leaves a vendor's GPUs in their default mode; a mode chosen for a model that
+    cannot run it is refused (a driver would publish such a GPU whole: a run would simulate something else than
+    what was asked, exit 0)."""
+    for chosen in (opts.gpu_mode, opts.dp_gpu_mode):
+        if chosen and not any(v.gpu_mode(chosen) for v, _ in parts):
+            parts[0][0].check_mode(parts[0][1], chosen)  # no vendor of the spec runs it: the first says why
+    out = []
+    for vendor, spec in parts:
+        dra_mode = vendor.gpu_mode(opts.gpu_mode) or vendor.default_gpu_mode
+        for chosen in (dra_mode, vendor.gpu_mode(opts.dp_gpu_mode)):
+            if chosen:
+                vendor.check_mode(spec, chosen)
+        dp_mode = vendor.gpu_mode(opts.dp_gpu_mode)
+        if dp_mode is None:
+            dp_mode, note = vendor.device_plugin_mode(dra_mode)
+            if note and DP in opts.modes:
+                notes.append(note)
+        out.append((vendor, spec, dra_mode, dp_mode))
+    return out
 
 
-def _add_objects(view: ClusterView, objects: list[dict[str, Any]], origin: str) -> None:
-    inv = build_inventory(_docs(objects, origin))
-    view.nodes += inv.nodes
-    view.slices += inv.slices
+def _add_typed(view: ClusterView, typed: tuple[list[Node], list[ResourceSlice], list[DeviceClass]]) -> None:
+    nodes, slices, classes = typed
+    view.nodes += nodes
+    view.slices += slices
     have = {c.name for c in view.classes}
-    view.classes += [c for c in inv.classes if c.name not in have]
+    view.classes += [c for c in classes if c.name not in have]
 
 
 def generated_cluster(opts: ClusterOptions) -> Cluster:
     assert opts.nodes is not None
 
-    nv_spec, others = _vendor_parts(opts.nodes)
-    groups = parse_node_spec(nv_spec) if nv_spec else []
-    total = sum(g.nodes for g in groups) + sum(
-        int(p.split("x", 1)[0]) for _, spec in others for p in spec.split(",")
-    )
+    parts = _vendor_parts(opts.nodes)
+    for vendor, spec in parts:
+        vendor.check_mode(spec, vendor.default_gpu_mode)  # parses the groups: a bad one is refused first
+    total = sum(int(p.split("x", 1)[0]) for _, spec in parts for p in spec.split(","))
     if total > opts.max_nodes:
         raise UsageError(
             f"--nodes {opts.nodes}: {total} nodes is more than the simulation bound of {opts.max_nodes} "
             "(Kubernetes supports up to 5,000 nodes per cluster); raise it with --max-nodes"
         )
     cluster = Cluster(generated=True, spec=opts.nodes)
-    # a mode for another vendor's GPUs (AMD's cpx_nps4) leaves the NVIDIA GPUs whole, and the other way round
-    foreign = [m for m in (opts.gpu_mode, opts.dp_gpu_mode) if m and any(v.gpu_mode(m) for v, _ in others)]
-    gpu_mode = opts.gpu_mode if opts.gpu_mode and opts.gpu_mode not in foreign else "full"
-    dp_chosen = opts.dp_gpu_mode if opts.dp_gpu_mode not in foreign else None
-    # a mode chosen for a model that cannot run it is refused (the driver would publish such a GPU whole
-    # under DynamicMIG: a run would simulate something else than what was asked, exit 0)
-    for chosen in (gpu_mode, dp_chosen):
-        if chosen:
-            mode = nvidia_modes.parse_gpu_mode(chosen)
-            for group in groups:
-                mode.check_model(group.model)
-
-    spec, target = nv_spec, opts.target_version
-    if DP in opts.modes:
-        dp_mode = _dp_mode_for(gpu_mode, dp_chosen, cluster.notes) if groups else "full"
-        view = ClusterView(DP)
-        if spec:
-            view.nodes, _, _ = typed_cluster(spec, dp_mode, target, device_plugin=True)
-        dp_objects = [
-            o
-            for v, part in others
-            for o in v.simulated_cluster(part, opts.dp_gpu_mode or opts.gpu_mode, device_plugin=True)
-        ]
-        _add_objects(view, dp_objects, "<generated>")
-        view.source = lambda: (
-            (nvidia_cluster(spec, dp_mode, target, device_plugin=True) if spec else []) + dp_objects
-        )
-        view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
-        cluster.views[DP] = view
-    if DRA in opts.modes:
-        view = ClusterView(DRA)
-        if spec:
-            view.nodes, view.slices, view.classes = typed_cluster(spec, gpu_mode, target, device_plugin=False)
-        dra_objects = [
-            o for v, part in others for o in v.simulated_cluster(part, opts.gpu_mode, device_plugin=False)
-        ]
-        _add_objects(view, dra_objects, "<generated>")
-        view.source = lambda: (
-            (nvidia_cluster(spec, gpu_mode, target, device_plugin=False) if spec else []) + dra_objects
-        )
-        view.devices = device_infos(view.slices)
-        cluster.views[DRA] = view
-    partitioned = [v.gpu_mode(m) for v, _ in others for m in (opts.gpu_mode, opts.dp_gpu_mode) if m]
-    if any(p and not p.startswith("spx_") for p in partitioned):
-        cluster.notes.append(
-            "partitioned AMD GPUs: each partition counts as a GPU in 'GPUs used / physical', and the device-plugin "
-            "memory figures are the whole GPU's (the device plugin does not say which GPU a partition is part of)"
-        )
-    if groups and nvidia_modes.parse_gpu_mode(gpu_mode).kind == "mig-dynamic":
-        cluster.notes.append(
-            "mig-dynamic: the NVIDIA DRA driver's DynamicMIG feature gate (alpha, off by default) announces "
-            "every MIG profile and placement and creates the instance when a claim is prepared"
-            + (
-                "; on Ampere (A100) this needs MIG mode enabled, and the full GPU is then not announced"
-                if "A100" in opts.nodes.upper()
-                else ""
-            )
-        )
+    plan = _modes(parts, opts, cluster.notes)
+    target = opts.target_version
+    for mode in (DP, DRA):
+        if mode not in opts.modes:
+            continue
+        dp = mode == DP
+        view = ClusterView(mode)
+        chosen = [(vendor, spec, dp_mode if dp else dra_mode) for vendor, spec, dra_mode, dp_mode in plan]
+        for vendor, spec, gpu_mode in chosen:
+            _add_typed(view, typed_cluster(vendor, spec, gpu_mode, target, device_plugin=dp))
+        view.source = functools.partial(_objects, chosen, target, dp)
+        if dp:
+            view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
+        else:
+            view.devices = device_infos(view.slices)
+        cluster.views[mode] = view
+    for vendor, spec, dra_mode, dp_mode in plan:
+        cluster.notes += vendor.generated_notes(spec, dra_mode, dp_mode)
     return cluster
+
+
+def _objects(
+    plan: list[tuple[vendors.Vendor, str, str]], k8s_version: str, device_plugin: bool
+) -> list[dict[str, Any]]:
+    return [o for v, spec, mode in plan for o in vendor_objects(v, spec, mode, k8s_version, device_plugin)]
 
 
 def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
@@ -304,60 +265,42 @@ def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
         if len(with_gpu) != 1 or len(without) != 1:
             raise InputError(
                 f"Node {name} is given twice; that is only allowed for the two views of a --save-cluster file "
-                "(one with nvidia.com GPU resources, one without)"
+                "(one with GPU extended resources, one without)"
             )
         dp.append(with_gpu[0])
         dra.append(without[0])
     return dp, dra
 
 
+def _published(d: Device, driver: str) -> PublishedDevice:
+    cs = d.consumes_counters[0].counter_set if d.consumes_counters else None
+    typ, profile, parent = (_attr(d.attributes, k, driver) for k in ("type", "profile", "parentUUID"))
+    return PublishedDevice(
+        type=None if typ is None else str(typ),
+        memory=_capacity_bytes(d.capacity, driver),
+        profile=None if profile is None else str(profile),
+        counter_set=cs,
+        parent=None if parent is None else str(parent),
+    )
+
+
 def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str]) -> Node:
-    """The device plugin's extended resources (and GFD memory labels) for a node known from DRA slices."""
+    """The device plugin's extended resources and labels for a node known from DRA slices, as each slice's vendor
+    derives them."""
     gpus: dict[str, int] = {}
-    sets: set[str] = set()
-    full_sets: set[str] = set()
     labels = dict(node.labels)
-    count = 0
-    for s in slices:
-        if s.driver != NVIDIA_DRIVER or (s.node_name or "") != node.name:
+    for vendor in vendors.all():
+        mine = [s for s in slices if s.driver == vendor.driver and (s.node_name or "") == node.name]
+        if not mine:
             continue
-        for d in s.devices:
-            typ = _attr(d.attributes, "type", s.driver)
-            mem = _capacity_bytes(d.capacity, s.driver)
-            if d.consumes_counters:
-                sets.add(d.consumes_counters[0].counter_set)
-                if typ == "gpu":
-                    full_sets.add(d.consumes_counters[0].counter_set)
-                    gpus[GPU] = gpus.get(GPU, 0) + 1
-                    labels.setdefault("nvidia.com/gpu.memory", str(mem // MIB))
-                continue
-            if typ == "gpu":
-                gpus[GPU] = gpus.get(GPU, 0) + 1
-                labels.setdefault("nvidia.com/gpu.memory", str(mem // MIB))
-                count += 1
-            elif typ == "mig":
-                profile = str(_attr(d.attributes, "profile", s.driver))
-                res = nvidia_nodes.mig_resource_name(profile)
-                gpus[res] = gpus.get(res, 0) + 1
-                labels.setdefault(f"{res}.memory", str(mem // MIB))
-    dynamic_only = sets - full_sets
-    if dynamic_only:
-        gpus[GPU] = gpus.get(GPU, 0) + len(dynamic_only)
-        notes.append(
-            f"node {node.name}: dynamic MIG has no device-plugin equivalent; the device-plugin view counts "
-            f"its {len(dynamic_only)} MIG-only {noun(len(dynamic_only), 'GPU')} as whole GPUs"
+        derived = vendor.device_plugin_view(
+            node.name, [_published(d, s.driver) for s in mine for d in s.devices]
         )
-    count += len(sets)
-    parents = {
-        _attr(d.attributes, "parentUUID", s.driver)
-        for s in slices
-        if s.driver == NVIDIA_DRIVER and (s.node_name or "") == node.name
-        for d in s.devices
-        if not d.consumes_counters
-    } - {None}
-    count += len(parents)
-    if "nvidia.com/gpu.count" not in labels and count:
-        labels["nvidia.com/gpu.count"] = str(count)
+        for k, v in derived.resources.items():
+            gpus[k] = gpus.get(k, 0) + v
+        for k, value in derived.labels.items():
+            labels.setdefault(k, value)
+        notes += derived.notes
     n = copy.copy(node)
     n.meta = copy.copy(node.meta)
     n.meta.labels = labels
@@ -368,45 +311,31 @@ def _dp_from_slices(node: Node, slices: Sequence[ResourceSlice], notes: list[str
 
 def _dra_from_labels(
     nodes: Sequence[Node], gpu_mode: str | None, target: str, unmodelled: dict[str, str], notes: list[str]
-) -> list[dict[str, Any]]:
-    """The DRA driver's slices for device-plugin nodes, from their GFD labels and the catalogue; a node that
-    cannot be derived goes into ``unmodelled`` with the reason."""
+) -> tuple[list[dict[str, Any]], list[vendors.Vendor]]:
+    """The DRA driver's slices for device-plugin nodes, from their labels, as each node's vendor derives them, and
+    the vendors derived; a node that cannot be derived goes into ``unmodelled`` with the reason."""
     objects: list[dict[str, Any]] = []
+    used: list[vendors.Vendor] = []
     for node in nodes:
         if not _has_gpu_resources(node):
             continue
-        product = node.labels.get("nvidia.com/gpu.product", "")
-        model = gfd.product_model(product)
-        if model is None:
-            what = (
-                f"GPU model {product!r} is not in kubedra's catalogue"
-                if product
-                else "no nvidia.com/gpu.product label (GPU Feature Discovery)"
-            )
-            unmodelled[node.name] = f"no DRA view: {what}; add its ResourceSlices, or use --nodes"
+        alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
+        vendor = vendors.for_resource(next(iter(alloc)))
+        assert vendor is not None
+        derived = vendor.dra_view(node.name, node.labels, alloc, vendor.gpu_mode(gpu_mode), target)
+        if derived.reason is not None:
+            unmodelled[node.name] = derived.reason
             continue
-        mode = gpu_mode or gfd.gpu_mode(node.labels, node.allocatable)
-        if mode is None:
-            unmodelled[node.name] = (
-                "no DRA view: its MIG layout is not known from the labels (nvidia.com/mig.config); "
-                "pass --gpu-mode for the DRA view"
-            )
-            continue
-        # under the single MIG strategy GFD counts MIG devices: the GPUs come from the layout the node runs, not
-        # from --gpu-mode's
-        gpus = gfd.physical_gpus(node.labels, node.allocatable)
-        if not isinstance(gpus, int):
-            why = gpus or "no nvidia.com/gpu.count label (GPU Feature Discovery)"
-            unmodelled[node.name] = f"no DRA view: {why}; add its ResourceSlices, or use --nodes"
-            continue
-        if gfd.single_strategy(node.labels):
-            notes.append(
-                f"node {node.name} runs mig-strategy single: its nvidia.com/gpu devices are "
-                f"{gfd.mig_profile(node.labels)} MIG instances, while a pod's DRA version asks for a whole GPU "
-                "unless --dra-sizing mig (with --gpu-memory or the kubedra.io/gpu-memory annotation)"
-            )
-        objects += nvidia_dra.dra_objects(node.name, model, gpus, mode, target)
-    return objects
+        notes += derived.notes
+        objects += derived.objects
+        if vendor not in used:
+            used.append(vendor)
+    return objects, used
+
+
+def _titles(vs: Iterable[vendors.Vendor]) -> str:
+    """The vendors' titles, once each: ``NVIDIA``, ``NVIDIA and AMD``."""
+    return " and ".join(dict.fromkeys(v.title for v in vs))
 
 
 def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
@@ -431,21 +360,25 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
     dra_view_nodes = dra_nodes
     # A cluster in the middle of its migration has both: nodes still on the device plugin and nodes whose GPUs
     # the DRA driver publishes. Each view is the whole fleet, each node derived where it is not yet there.
-    sliced = {s.node_name for s in inv.slices if s.driver == NVIDIA_DRIVER and s.node_name}
+    drivers = {v.driver: v for v in vendors.all()}
+    sliced = {s.node_name for s in inv.slices if s.driver in drivers and s.node_name}
     on_plugin = {n.name for n in dp_nodes if _has_gpu_resources(n)}
     if DP in opts.modes:
         derive = {n.name for n in dp_nodes if n.name in sliced and n.name not in on_plugin}
         if derive:
             by_node: dict[str, list[ResourceSlice]] = {}  # each node's slices: not every slice for each node
             for s in inv.slices:
-                if s.driver == NVIDIA_DRIVER and s.node_name:
+                if s.driver in drivers and s.node_name:
                     by_node.setdefault(s.node_name, []).append(s)
             dp_nodes = [
                 _dp_from_slices(n, by_node.get(n.name, []), cluster.notes) if n.name in derive else n
                 for n in dp_nodes
             ]
+            titles = _titles(
+                drivers[s.driver] for s in inv.slices if s.driver in drivers and s.node_name in derive
+            )
             cluster.notes.append(
-                "device-plugin view derived from the NVIDIA DRA driver's ResourceSlices (what the device plugin "
+                f"device-plugin view derived from the {titles} DRA driver's ResourceSlices (what the device plugin "
                 "would advertise on the same GPUs)"
                 + (f" for {count(len(derive), 'node')} on DRA" if on_plugin else "")
             )
@@ -456,21 +389,26 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
         slices = list(inv.slices)
         classes = list(inv.classes)
         pending_nodes = [n for n in dp_nodes if n.name in on_plugin and n.name not in sliced]
-        objects = _dra_from_labels(
+        objects, used = _dra_from_labels(
             pending_nodes, opts.gpu_mode, opts.target_version, cluster.unmodelled, cluster.notes
         )
         cluster.notes += [f"node {name}: {reason}" for name, reason in cluster.unmodelled.items()]
         if objects:
             derived = len(pending_nodes) - len(cluster.unmodelled)
+            labellers = " and ".join(dict.fromkeys(v.labeller for v in used))
             cluster.notes.append(
-                "DRA view derived from the Nodes' GPU Feature Discovery labels: the ResourceSlices the "
-                "NVIDIA DRA driver would publish on them"
+                f"DRA view derived from the Nodes' {labellers} labels: the ResourceSlices the "
+                f"{_titles(used)} DRA driver would publish on them"
                 + (f" ({count(derived, 'node')} still on the device plugin)" if sliced else "")
             )
         if objects or (slices and not classes):
             have = {c.name for c in classes}
+            publishing = [*used, *(drivers[s.driver] for s in slices if s.driver in drivers)]
             generated = [
-                c for c in nvidia_dra.device_classes(opts.target_version) if c["metadata"]["name"] not in have
+                c
+                for v in dict.fromkeys(publishing)
+                for c in v.simulated_device_classes(opts.target_version)
+                if c["metadata"]["name"] not in have
             ]
             objects = generated + objects
         if objects:

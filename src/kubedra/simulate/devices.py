@@ -7,10 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubedra import vendors
 from kubedra.model.objects import ResourceSlice
-from kubedra.vendors.nvidia import dra as nvidia_dra
-
-NVIDIA_DRIVER = nvidia_dra.DRIVER_NAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +55,8 @@ class DeviceInfos(Mapping[tuple[str, str, str], DeviceInfo]):
 def device_infos(slices: Iterable[ResourceSlice]) -> DeviceInfos:
     """Physical GPU and memory of every GPU device: MIG devices and partitions belong to their parent
     (``parentUUID``, else the counter set they consume), a whole GPU is itself (``uuid``, else its name).
-    NVIDIA devices of type ``vfio`` are not counted (they re-announce a GPU for passthrough). Devices that
+    A vendor's devices of a type it does not account (NVIDIA's ``vfio``: a GPU re-announced for passthrough) are
+    not counted. Devices that
     consume the same counter set are one GPU, named after the first of them."""
     out = DeviceInfos()
     by_set: dict[tuple[str, str, str], str] = {}
@@ -65,16 +64,17 @@ def device_infos(slices: Iterable[ResourceSlice]) -> DeviceInfos:
     infos: dict[tuple[str, int, str, str], DeviceInfo] = {}
     names: dict[tuple[str, str], str] = {}
     sizes: dict[int, int] = {}  # id(DeviceCapacity) -> bytes; the capacities live as long as the slices
+    accounted = {v.driver: v.accounted_types for v in vendors.all()}
     for s in slices:
         driver = s.driver
         pool = s.pool.name
-        nv = driver == NVIDIA_DRIVER
+        types = accounted.get(driver)
         prefix = f"{driver}/"
         for d in s.devices:
             attrs = d.attributes
             t = attrs.get("type") or attrs.get(prefix + "type")
             typ = t.value if t is not None else None
-            if nv and typ not in ("gpu", "mig"):
+            if types is not None and typ not in types:
                 continue
             node = s.node_name or d.node_name or ""
             parent = attrs.get("parentUUID") or attrs.get(prefix + "parentUUID")

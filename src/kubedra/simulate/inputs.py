@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.model import convert
@@ -61,11 +62,12 @@ def _paths(paths: Iterable[str]) -> Iterator[str]:
 
 def _template_reason(text: str) -> str:
     lines = text.splitlines()
+    domains = tuple(v.resource_domain for v in vendors.all())
     gpu = next(
         (
             ln.strip()
             for ln in lines
-            if "nvidia.com/" in ln and "{{" in ln and not ln.lstrip().startswith("#")
+            if "{{" in ln and any(d in ln for d in domains) and not ln.lstrip().startswith("#")
         ),
         None,
     )

@@ -36,7 +36,6 @@ from kubedra.scheduler.workloads import Skipped, Workloads
 from kubedra.simulate.cluster import DP, DRA, Cluster, ClusterView, is_gpu_resource
 from kubedra.simulate.cluster import used_gpus as gpus_in_use
 from kubedra.text import count
-from kubedra.vendors.nvidia import names as nvidia_names
 
 _MIB = 2**20
 
@@ -172,8 +171,8 @@ def _given(sp: SimPod, view: ClusterView) -> list[str]:
         out = []
         for res, n in sp.requests.items():
             if is_gpu_resource(res) and n > 0:
-                label = "whole GPU" if res == nvidia_names.GPU_RESOURCE else res.removeprefix("nvidia.com/")
-                out += [label] * n
+                vendor = vendors.for_resource(res)
+                out += [vendor.resource_label(res) if vendor is not None else res] * n
         return out
     labels = []
     claims = [*sp.claims]

@@ -15,6 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from kubedra import vendors
 from kubedra.allocator.session import EngineConfig, engine_config
 from kubedra.errors import UsageError
 from kubedra.gcpause import paused_gc
@@ -52,9 +53,6 @@ from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect, memory_basis_note
 from kubedra.simulate.served import unserved_workloads
 from kubedra.text import count
-from kubedra.vendors.nvidia import dra as nvidia_dra
-from kubedra.vendors.nvidia import names
-from kubedra.vendors.nvidia.modes import GpuMode
 
 SCORINGS = ("LeastAllocated", "MostAllocated")
 
@@ -67,7 +65,7 @@ class SimulateOptions:
     scoring: str = "LeastAllocated"
     sizing: str = "gpu"  # --dra-sizing
     gpu_memory: int | None = None  # --gpu-memory, bytes
-    sharing: GpuMode | None = None  # --sharing time-slicing:N | mps:N
+    sharing: vendors.ClaimSharing | None = None  # --sharing time-slicing:N | mps:N
     preemption: bool = True
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
     max_pods: int = MAX_PODS  # --max-pods
@@ -80,8 +78,6 @@ class SimulateOptions:
         for m in self.modes:
             if m not in MODES:
                 raise UsageError(f"unknown mode {m!r} (expected device-plugin, dra or both)")
-        if self.sharing is not None and not self.sharing.is_shared:
-            raise UsageError("--sharing must be time-slicing:<pods per GPU> or mps:<pods per GPU>")
         try:
             check_percentage(self.percentage_of_nodes_to_score)
         except ValueError as e:
@@ -113,14 +109,16 @@ def _memory_slices(d: object) -> int:
 
 
 def mig_offers(view: ClusterView) -> tuple[MigOffer, ...]:
-    """MIG profiles the DRA view publishes (NVIDIA driver), with their device memory per GPU model.
+    """MIG profiles the DRA view publishes (the drivers of vendors with partition profiles: NVIDIA's), with their
+    device memory per GPU model.
 
     Profiles with attributes (``1g.10gb+me``: media extensions, one per GPU) are left out: sizing by
     memory picks the plain profiles."""
     mems: dict[str, set[int]] = {}
     slots: dict[str, int] = {}
+    drivers = {v.driver for v in vendors.all() if v.partition_profiles()}
     for s in view.slices:
-        if s.driver != nvidia_dra.DRIVER_NAME:
+        if s.driver not in drivers:
             continue
         for d in s.devices:
             t = d.attributes.get("type")
@@ -167,6 +165,7 @@ def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: Simulate
     claims_by_key = {(namespaces.effective(c.meta.namespace), c.meta.name): c for c in inv.claims}
     classes = {c.name: c for c in inv.classes}
     converted = 0
+    domains: set[str] = set()
     for ps in sets:
         tmpl = ps.template
         need = memory_need(tmpl, opts.gpu_memory, ps.location)
@@ -177,6 +176,12 @@ def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: Simulate
                 new, reason = to_device_plugin(tmpl, specs, classes)
                 if reason is None:
                     converted += 1
+                    domains.update(
+                        v.resource_domain.rstrip("/")
+                        for c in (*new.containers, *new.init_containers)
+                        for name in (*c.requests, *c.limits)
+                        if (v := vendors.for_resource(name)) is not None
+                    )
                     ps = dataclasses.replace(ps, template=new)
         for pod in _instantiate(ps):
             prep.pods.append(pod)
@@ -190,7 +195,7 @@ def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: Simulate
     if converted:
         prep.notes.append(
             f"device-plugin view: {count(converted, 'pod template')} written with ResourceClaims converted to "
-            "nvidia.com extended resources"
+            f"{' and '.join(sorted(domains))} extended resources"
         )
     return prep
 
@@ -223,6 +228,7 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
     sharing = opts.sharing
     shared_claims = 0
     gpu_shared_pods = 0
+    shared_names: set[str] = set()
 
     def free(ns: str, base: str) -> str:
         name, k = base, 2
@@ -240,18 +246,18 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
                 whole_without_need += len(pods_of_set)
             if version.shared_resource and sharing is None:
                 gpu_shared_pods += len(pods_of_set)
+                shared_names.update(w.resource.name for w in version.wants if w.resource.kind == "shared")
             group = sharing.replicas if sharing is not None and version.shareable and not ps.existing else 0
             if group > 1:
                 spec = version.spec
-                cfg = nvidia_dra.dra_sharing_config(str(sharing))
-                assert cfg is not None
+                assert sharing is not None
                 spec = DeviceClaim(
                     requests=spec.requests,
                     constraints=spec.constraints,
                     config=[
                         DeviceClaimConfiguration(
                             requests=[],
-                            opaque=OpaqueDeviceConfiguration(names.DRIVER, cfg["opaque"]["parameters"]),
+                            opaque=OpaqueDeviceConfiguration(sharing.driver, sharing.parameters),
                         )
                     ],
                 )
@@ -302,7 +308,8 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
         )
     if gpu_shared_pods:
         prep.notes.append(
-            f"{count(gpu_shared_pods, 'pod')} ask for time-sliced nvidia.com/gpu.shared: in DRA pods share a GPU only "
+            f"{count(gpu_shared_pods, 'pod')} ask for time-sliced {', '.join(sorted(shared_names))}: in DRA pods share "
+            "a GPU only "
             "through one ResourceClaim; pass --sharing time-slicing:<pods per GPU> to model that"
         )
     if shared_claims:

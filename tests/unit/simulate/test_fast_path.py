@@ -136,9 +136,12 @@ PROFILES = ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "7g.80gb"]
 
 
 def _mig_setup():
+    from kubedra import vendors
     from kubedra.simulate.catalogue import typed_cluster
 
-    nodes, slices, classes = typed_cluster("1x2xH100-80GB", "mig-dynamic", "1.37", device_plugin=False)
+    nodes, slices, classes = typed_cluster(
+        vendors.get("nvidia"), "1x2xH100-80GB", "mig-dynamic", "1.37", device_plugin=False
+    )
     templates = [
         ResourceClaimTemplate(
             meta=ObjectMeta(name=p.replace(".", "-"), namespace="default"),
@@ -196,9 +199,12 @@ def test_counter_availability_stays_exact_through_binds_and_evictions(spec):
 
 
 def _fleet_outcome(spec, reuse: bool, version: str = "1.37"):
+    from kubedra import vendors
     from kubedra.simulate.catalogue import typed_cluster
 
-    nodes, slices, classes = typed_cluster("3x2xH100-80GB", "mig-dynamic", version, device_plugin=False)
+    nodes, slices, classes = typed_cluster(
+        vendors.get("nvidia"), "3x2xH100-80GB", "mig-dynamic", version, device_plugin=False
+    )
     # a selector naming one node's GPU (its parent UUID): nodes that differ only there must not share
     parent = next(
         d.attributes["parentUUID"].value
