@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
+
 _COMPARE = {"_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"}
 _STRING_METHODS = frozenset(
     [
@@ -298,6 +300,7 @@ def check(
         return []
     pinned_drivers, pinned_values = _pins(checked_expr, accesses, var)
     own_domains = {k.driver for k in kinds}
+    driver = _driver_words(kinds)
     problems: list[Problem] = []
     relevant: list[_Access] = []
     for acc in accesses:
@@ -330,7 +333,7 @@ def check(
                     problems.append(
                         Problem(
                             ("type", acc.text, use[0], use[1]),
-                            f"{acc.text} is {_types_text(types)} on the NVIDIA DRA driver {label}; {how}",
+                            f"{acc.text} is {_types_text(types)} on {driver} {label}; {how}",
                         )
                     )
             continue
@@ -345,7 +348,7 @@ def check(
         hint = hints.get(acc.ident)
         listed = ", ".join(published) if published else "none"
         message = (
-            f"{acc.text}: the NVIDIA DRA driver {label} does not publish {what} `{acc.ident}` under "
+            f"{acc.text}: {driver} {label} does not publish {what} `{acc.ident}` under "
             f"{acc.domain} (it publishes: {listed})"
             + (f"; use {hint}" if hint else "")
             + (
@@ -369,10 +372,16 @@ def check(
     return [
         Problem(
             ("no-kind",),
-            f"no device kind of the NVIDIA DRA driver {label} satisfies this selector (kinds: {kinds_text})",
+            f"no device kind of {driver} {label} satisfies this selector (kinds: {kinds_text})",
             warning=True,
         )
     ]
+
+
+def _driver_words(kinds: Sequence[DeviceKind]) -> str:
+    """The driver the kinds are published by, as messages name it: ``the NVIDIA DRA driver``."""
+    owner = next((v for k in kinds if (v := vendors.for_published_driver(k.driver)) is not None), None)
+    return f"the {owner.title} DRA driver" if owner is not None else "the DRA driver"
 
 
 def kinds_from(table: Mapping[str, Mapping[str, Any]]) -> list[DeviceKind]:
