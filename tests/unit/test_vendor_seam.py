@@ -35,9 +35,7 @@ DEBT: dict[str, tuple[int, int]] = {
     "plan/waves.py": (1, 7),
     "scheduler/convert.py": (1, 4),
     "snapshot/capture.py": (0, 3),
-    "testing/faultapi.py": (0, 2),
     "testing/gpunodes.py": (0, 15),
-    "testing/snapshotgen.py": (2, 10),
     "vendors/base.py": (0, 1),
     "verify/checks.py": (3, 4),
 }

@@ -21,7 +21,16 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from kubedra import vendors
 from kubedra.k8s.versions import DEFAULT_TARGET, Version
+
+
+def _gpu_resource() -> str:
+    """The device plugin's whole-GPU resource on the generated nodes: the H100's vendor's."""
+    vendor = vendors.for_model("H100-80GB")
+    assert vendor is not None
+    return vendor.gpu_resource
+
 
 FAULTS = ("stall", "drip", "endless-continue", "repeated-continue", "huge", "gzip-bomb", "forbidden")
 
@@ -184,14 +193,15 @@ class FaultAPI:
     def node(self, i: int) -> dict[str, Any]:
         """The ``i``-th generated Node (as listed: without apiVersion/kind)."""
         pad = {f"example.com/label-{k}": f"{i:08d}-" + "x" * 80 for k in range(self.node_bytes // 120)}
+        gpu = _gpu_resource()
         return {
             "metadata": {
                 "name": f"node-{i:06d}",
                 "labels": {"kubernetes.io/hostname": f"node-{i:06d}", **pad},
             },
             "status": {
-                "capacity": {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8"},
-                "allocatable": {"cpu": "63", "memory": "500Gi", "nvidia.com/gpu": "8"},
+                "capacity": {"cpu": "64", "memory": "512Gi", gpu: "8"},
+                "allocatable": {"cpu": "63", "memory": "500Gi", gpu: "8"},
             },
         }
 

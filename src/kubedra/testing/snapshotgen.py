@@ -3,9 +3,10 @@
 For the scaling checks of simulate, verify, plan and audit (``benchmarks/realistic.py`` and the unit test that
 pins that no step grows with the square of the cluster). The fleet is half device plugin, half DRA:
 
-- ``nodes`` Nodes of 8 x H100-80GB as kubelet and GPU Feature Discovery report them; even-numbered ones run
-  the NVIDIA DRA driver (one ResourceSlice each, the driver's DeviceClasses), odd-numbered ones the device
-  plugin (``nvidia.com/gpu: 8`` in capacity and allocatable). A label says which.
+- ``nodes`` Nodes of 8 x H100-80GB as kubelet and GPU Feature Discovery report them (the model's vendor's
+  catalogue, through :mod:`kubedra.vendors`); even-numbered ones run the vendor's DRA driver (one ResourceSlice
+  each, the driver's DeviceClasses), odd-numbered ones the device plugin (``nvidia.com/gpu: 8`` in capacity and
+  allocatable). A label says which.
 - The DaemonSets a snapshot keeps (kube-system and GPU infrastructure): kube-proxy and dcgm-exporter on every
   node, the device plugin on the device-plugin nodes, the DRA driver's kubelet plugin on the DRA nodes (by
   nodeSelector), and their running pods, each with ``nodeName`` and the ``metadata.name`` affinity the
@@ -28,22 +29,33 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from kubedra.vendors.nvidia import dra as nvidia_dra
-from kubedra.vendors.nvidia import nodes as nvidia_nodes
+from kubedra import vendors
 
 MODEL = "H100-80GB"
+
+
+def _vendor(model: str) -> vendors.Vendor:
+    vendor = vendors.for_model(model)
+    assert vendor is not None, model
+    return vendor
+
+
+VENDOR = _vendor(MODEL)  # the vendor whose catalogue the nodes, slices and classes come from
 GPUS = 8
 PODS_PER_NODE = 20
 TARGET = "1.37"
 TRAIN_NS = "ml"
 MODE_LABEL = "example.com/gpu-stack"  # "dra" or "device-plugin"
 # (namespace, DaemonSet, cpu, memory, nodeSelector value of MODE_LABEL or None for every node)
+# The GPU DaemonSets are told apart by their names' words only (plan: a "dra-driver" namespace or name and a
+# "kubelet-plugin" name), as for any vendor; their images are placeholders.
 DAEMONS = (
     ("kube-system", "kube-proxy", "100m", "128Mi", None),
-    ("gpu-operator", "nvidia-dcgm-exporter", "100m", "512Mi", None),
-    ("gpu-operator", "nvidia-device-plugin-daemonset", "50m", "64Mi", "device-plugin"),
-    ("nvidia-dra-driver-gpu", "nvidia-dra-driver-gpu-kubelet-plugin", "100m", "256Mi", "dra"),
+    ("gpu-operator", "gpu-metrics-exporter", "100m", "512Mi", None),
+    ("gpu-operator", "gpu-device-plugin-daemonset", "50m", "64Mi", "device-plugin"),
+    ("gpu-dra-driver", "gpu-dra-driver-kubelet-plugin", "100m", "256Mi", "dra"),
 )
+TRAIN_IMAGE = "registry.example.com/ml/pytorch:25.10-py3"
 T = "2026-11-30T08:00:00Z"
 
 
@@ -71,7 +83,7 @@ def _pod_spec(
 ) -> dict[str, Any]:
     limits: dict[str, Any] = {"memory": memory}
     if gpus:
-        limits["nvidia.com/gpu"] = str(gpus)
+        limits[VENDOR.gpu_resource] = str(gpus)
     resources: dict[str, Any] = {"requests": {"cpu": cpu, "memory": memory}, "limits": limits}
     spec: dict[str, Any] = {
         "containers": [
@@ -101,7 +113,7 @@ def _pod_spec(
         resources["claims"] = [{"name": "gpus"}]
         spec["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": claim}]
     if gpus or claim is not None:
-        spec["tolerations"].append({"effect": "NoSchedule", "key": "nvidia.com/gpu", "operator": "Exists"})
+        spec["tolerations"].append({"effect": "NoSchedule", "key": VENDOR.gpu_resource, "operator": "Exists"})
     return spec
 
 
@@ -165,7 +177,7 @@ def claim_spec(count: int) -> dict[str, Any]:
                 {
                     "name": "gpus",
                     "exactly": {
-                        "deviceClassName": "gpu.nvidia.com",
+                        "deviceClassName": VENDOR.gpu_class,
                         "allocationMode": "ExactCount",
                         "count": count,
                     },
@@ -201,7 +213,7 @@ def allocated_claim(
             "allocation": {
                 "devices": {
                     "results": [
-                        {"device": d, "driver": "gpu.nvidia.com", "pool": node, "request": "gpus"}
+                        {"device": d, "driver": VENDOR.driver, "pool": node, "request": "gpus"}
                         for d in devices
                     ]
                 },
@@ -269,8 +281,10 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
     names = [node_name(i) for i in range(nodes)]
     for i, name in enumerate(names):
         stack = "dra" if _is_dra(i) else "device-plugin"
-        make = nvidia_nodes.dra_node if _is_dra(i) else nvidia_nodes.device_plugin_node
-        yield make(name, MODEL, GPUS, "full", labels={MODE_LABEL: stack}, k8s_version=TARGET)
+        dp = not _is_dra(i)
+        yield VENDOR.simulated_node(
+            name, MODEL, GPUS, "full", TARGET, device_plugin=dp, labels={MODE_LABEL: stack}
+        )[0]
     for ns, ds, cpu, mem, sel in DAEMONS:
         yield _daemonset(ns, ds, cpu, mem, sel)
     for i, name in enumerate(names):
@@ -284,7 +298,7 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
         train = 2 if i % 4 != 3 and service >= 2 else 0
         for k in range(train):
             pod, claim = _train_pod(i, k)
-            image = "nvcr.io/nvidia/pytorch:25.10-py3"
+            image = TRAIN_IMAGE
             if _is_dra(i):
                 spec = _pod_spec(image, "32", "256Gi", claim="train-4gpu")
             else:
@@ -299,16 +313,16 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
             labels = {"app": app, "pod-template-hash": "7d9c"}
             yield _pod(f"{app}-7d9c-{i:05x}{k:x}", "apps", ("ReplicaSet", f"{app}-7d9c"), spec, name, labels)
     for k in range(nodes // 20):
-        image = "nvcr.io/nvidia/pytorch:25.10-py3"
+        image = TRAIN_IMAGE
         if k % 2:
             spec = _pod_spec(image, "64", "512Gi", claim="train-8gpu")
         else:
             spec = _pod_spec(image, "64", "512Gi", gpus=8)
         yield _pod(f"pretrain-{k}", TRAIN_NS, ("Job", "pretrain"), spec, None, {"job-name": "pretrain"})
-    yield from nvidia_dra.device_classes(TARGET)
+    yield from VENDOR.simulated_device_classes(TARGET)
     for i, name in enumerate(names):
         if _is_dra(i):
-            yield from nvidia_dra.dra_objects(name, MODEL, GPUS, "full", TARGET)
+            yield from VENDOR.simulated_node(name, MODEL, GPUS, "full", TARGET, device_plugin=False)[1:]
     for i, name in enumerate(names):
         if not _is_dra(i) or i % 4 == 3 or pods_per_node - len(DAEMONS) + 1 < 2:
             continue
