@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import gc
 import json
+import operator
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -26,6 +27,7 @@ try:  # pragma: no cover - depends on how PyYAML was built
 except AttributeError:  # pragma: no cover
     SafeLoader = yaml.SafeLoader
 _Loader: Any = SafeLoader
+_CParser: Any = getattr(getattr(yaml, "cyaml", None), "CParser", None)
 
 _STR = scalars.STR
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
@@ -80,6 +82,22 @@ class _FastLoader(_Loader):  # type: ignore[misc]  # the C loader when built, el
     0.56 -> 0.45 s to compose them, fastest of 5)."""
 
     resolve = staticmethod(_resolve)
+    # The composer tells the resolver of every node it enters and leaves, for path resolvers, which kubedra
+    # registers none of (PyYAML's methods then return at once): C callables that do nothing save a Python call
+    # per node each way (10,000 manifests: 400,000 of each).
+    descend_resolver = staticmethod(operator.is_)  # (parent, index): no effect
+    ascend_resolver = staticmethod(int)  # (): no effect
+
+    if _CParser is not None and _Loader is getattr(yaml, "CSafeLoader", None):
+
+        def __init__(self, stream: str) -> None:
+            """Only the C parser's state: nodes are composed here and converted elsewhere, so the constructor's
+            and the path resolvers' state that CSafeLoader also sets up is never read (one loader per file)."""
+            _CParser.__init__(self, stream)
+
+
+# the value of a resolved non-string scalar: manifests repeat the same few numbers and booleans
+_construct = functools.lru_cache(maxsize=1 << 12)(scalars.construct)
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
@@ -88,7 +106,7 @@ def _scalar(node: yaml.ScalarNode) -> Any:
         return node.value
     if tag in (scalars.INT, scalars.FLOAT, scalars.BOOL, scalars.NULL):
         try:
-            return scalars.construct(tag, node.value)
+            return _construct(tag, node.value)
         except scalars.ScalarError as e:
             raise _NodeError(str(e), node) from e
     raise _Unusual(tag)
@@ -137,7 +155,7 @@ _intern = sys.intern
 def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...] | None]:
     """:func:`_convert` and the node's line table (:func:`kubedra.sources.documents.line_table`'s tuples) in
     one walk of a tree without aliases: audit reads 10,000 manifests' lines, and walking each tree twice cost
-    a sixth of reading them."""
+    a sixth of reading them. A string scalar (most keys and values) is taken in line, without a call."""
     cls = node.__class__
     if cls is _ScalarNode:
         value = _scalar(node)  # type: ignore[arg-type]
@@ -146,6 +164,7 @@ def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...
         raise _NodeError(f"nesting deeper than {yamlbounds.MAX_DEPTH} levels", node)
     lines: list[int] = []
     kids: list[tuple[Any, ...] | None] = []
+    table: tuple[Any, ...] | None
     if cls is _MappingNode:
         if node.tag != _MAP:
             raise _Unusual(node.tag)
@@ -154,10 +173,19 @@ def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...
         for k, v in node.value:
             if k.__class__ is not _ScalarNode or k.tag == _MERGE:
                 raise _Unusual("complex or merge key")
-            value, table = _convert_lines(v, depth + 1)
+            if v.__class__ is _ScalarNode:
+                value = v.value if v.tag == _STR else _scalar(v)
+                if value.__class__ is str and len(value) < 64:
+                    value = _intern(value)
+                table = None
+            else:
+                value, table = _convert_lines(v, depth + 1)
             raw = _intern(k.value)  # one copy of each key across documents (as the JSON decoder keeps them)
-            key = _key(k, _scalar(k))
-            out[raw if key == raw else key] = value
+            if k.tag == _STR:
+                out[raw] = value
+            else:
+                key = _key(k, _scalar(k))
+                out[raw if key == raw else key] = value
             keys.append(raw)
             lines.append(k.start_mark.line + 1)
             kids.append(table)
@@ -167,7 +195,13 @@ def _convert_lines(node: yaml.Node, depth: int = 1) -> tuple[Any, tuple[Any, ...
             raise _Unusual(node.tag)
         items = []
         for v in node.value:
-            value, table = _convert_lines(v, depth + 1)
+            if v.__class__ is _ScalarNode:
+                value = v.value if v.tag == _STR else _scalar(v)
+                if value.__class__ is str and len(value) < 64:
+                    value = _intern(value)
+                table = None
+            else:
+                value, table = _convert_lines(v, depth + 1)
             items.append(value)
             lines.append(v.start_mark.line + 1)
             kids.append(table)
@@ -243,8 +277,10 @@ def iter_documents_lines(
     try:
         loader = _FastLoader(text)
         # Without an alias the graph is a tree as large as the text (and _convert bounds its depth): the
-        # expansion walk is needed only with aliases, or for text long enough to hold too many nodes.
-        walk = "*" in text or len(text) > 2 * yamlbounds.MAX_DOCUMENT_NODES
+        # expansion walk is needed only with aliases, or for text long enough to hold too many nodes. An
+        # alias needs an anchor (the composer refuses an undefined one), so a text without "&" has none
+        # (a cron schedule's "*" alone is no alias).
+        walk = ("*" in text and "&" in text) or len(text) > 2 * yamlbounds.MAX_DOCUMENT_NODES
         try:
             while loader.check_node():
                 node = loader.get_node()

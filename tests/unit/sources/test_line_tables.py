@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kubedra.errors import InputError
 from kubedra.sources.documents import line_table
 from kubedra.sources.files import Lines, parse_text, read_text
-from kubedra.sources.yamlread import iter_documents, iter_documents_lines
+from kubedra.sources.yamlread import construct, iter_documents, iter_documents_lines
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -145,3 +147,105 @@ def test_equal_documents_share_keys_values_and_tables() -> None:
     assert isinstance(b.node_source, Lines)
     assert a.node_source.root is b.node_source.root
     assert b.line_of(("metadata", "labels", "app")) == 5
+
+
+# Scalars the one-walk reader takes in line (strings) or through the resolver (everything else), keys that
+# resolve to other strings, explicit tags, and a cron schedule's "*" (no alias without an anchor).
+_SCALARS = [
+    "web",
+    '"quoted: yes"',
+    "'1'",
+    "1",
+    "0x1F",
+    "010",
+    "1_000",
+    "1e3",
+    "1.5",
+    ".5",
+    "y",
+    "no",
+    "~",
+    "null",
+    "",
+    "2026-12-07",
+    "'0 2 * * *'",
+    "0 2 * * *",
+    "!!str 7",
+    "!!int '8'",
+    "!!float 2",
+    "99999999999999999999",
+    "x" * 70,
+]
+_KEYS = ["name", "y", "1", "on", "'quoted'", "image", "0x10", "1.5"]
+
+
+@st.composite
+def _block_yaml(draw: st.DrawFn, indent: int = 0, depth: int = 0) -> str:
+    """A block mapping of scalars, nested mappings and sequences (flow ones too), as manifests are written."""
+    pad = " " * indent
+    lines = []
+    for key in draw(st.lists(st.sampled_from(_KEYS), min_size=1, max_size=4)):
+        shape = draw(st.sampled_from(["scalar", "map", "seq", "flow"] if depth < 3 else ["scalar", "flow"]))
+        if shape == "scalar":
+            lines.append(f"{pad}{key}: {draw(st.sampled_from(_SCALARS))}".rstrip())
+        elif shape == "flow":
+            items = draw(st.lists(st.sampled_from(_SCALARS[:16]), max_size=3))
+            lines.append(f"{pad}{key}: [{', '.join(i or '~' for i in items)}]")
+        elif shape == "map":
+            lines.append(f"{pad}{key}:")
+            lines.append(draw(_block_yaml(indent + 2, depth + 1)))
+        else:
+            lines.append(f"{pad}{key}:")
+            for _ in range(draw(st.integers(1, 3))):
+                if draw(st.booleans()):
+                    lines.append(f"{pad}- {draw(st.sampled_from(_SCALARS))}".rstrip())
+                else:
+                    inner = draw(_block_yaml(indent + 2, depth + 1))
+                    lines.append(f"{pad}- {inner.lstrip()}")
+    return "\n".join(lines)
+
+
+def _read(text: str, *, lines: bool) -> tuple[list[Any] | None, str | None]:
+    try:
+        return list(iter_documents_lines(text, "gen.yaml", lines=lines)), None
+    except InputError as e:
+        return None, str(e)
+
+
+def _walked_like_the_reference(text: str) -> int:
+    """Objects and line tables of the one-walk reader equal those of the reference: the full constructor's
+    conversion (``lines=False``) and line_table of the node tree, the same error where either refuses the
+    text; returns how many tables the walk built."""
+    docs, err = _read(text, lines=True)
+    reference, ref_err = _read(text, lines=False)
+    assert err == ref_err
+    if docs is None or reference is None:
+        return 0
+    built = 0
+    assert len(docs) == len(reference)
+    for (node, obj, table), (_, ref_obj, _) in zip(docs, reference, strict=True):
+        assert obj == ref_obj == construct(node)
+        assert repr(obj) == repr(ref_obj)  # 1 and 1.0, True and 1 are told apart
+        if table is not None:
+            assert table == line_table(node).root
+            built += 1
+    return built
+
+
+@settings(max_examples=300, deadline=None)
+@given(_block_yaml())
+def test_generated_documents_read_in_one_walk_as_the_reference(text: str) -> None:
+    _walked_like_the_reference("apiVersion: v1\nkind: ConfigMap\n" + text + "\n")
+
+
+def test_a_cron_schedule_is_no_alias() -> None:
+    """A "*" without any "&" in the text cannot be an alias (the composer refuses an undefined one): the
+    table is built in the walk; with an anchor, the alias is expanded and the table read from the nodes."""
+    cron = 'apiVersion: batch/v1\nkind: CronJob\nspec:\n  schedule: "0 2 * * *"\n  suspend: no\n'
+    assert _walked_like_the_reference(cron) == 1
+    aliased = cron + "metadata:\n  labels: &l {a: b}\n  annotations: *l\n"
+    assert _walked_like_the_reference(aliased) == 0
+    ((_, obj, _),) = iter_documents_lines(aliased, "a.yaml")
+    assert obj["metadata"]["annotations"] == {"a": "b"}
+    doc = parse_text(aliased, "a.yaml", keep_nodes="lines").documents[0]
+    assert doc.line_of(("metadata", "annotations", "a")) == 7  # the anchored node's own line
