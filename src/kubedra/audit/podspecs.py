@@ -51,32 +51,58 @@ def _is_pod_spec(d: dict[str, Any]) -> bool:
 
 
 def find_pod_specs(obj: dict[str, Any]) -> Iterator[PodSpecAt]:
+    """Every pod spec in ``obj``, in document order: the Pod's own, else every mapping with a ``containers``
+    list of mappings below the root (not inside another pod spec, metadata or data), at most 14 levels deep."""
     if obj.get("kind") == "Pod":
         spec = obj.get("spec")
         if isinstance(spec, dict) and _is_pod_spec(spec):
             meta = obj.get("metadata")
             yield PodSpecAt(("spec",), spec, ("metadata",), meta if isinstance(meta, dict) else {})
         return
-    stack: list[tuple[Path, Any, dict[str, Any] | None]] = [((), obj, None)]
-    while stack:
-        path, node, parent = stack.pop()
-        if len(path) > _MAX_DEPTH:
+    out: list[PodSpecAt] = []
+    _in_mapping(obj, [], out)
+    yield from out
+
+
+def _in_mapping(node: dict[str, Any], path: list[str | int], out: list[PodSpecAt]) -> None:
+    """The pod specs below mapping ``node`` at ``path``, recursively: the path is one list, made a tuple only
+    for a hit (a stack of tuples, one per collection visited, cost 0.1 s of 10,000 manifests)."""
+    if len(path) >= _MAX_DEPTH:
+        return  # its children would be deeper than _MAX_DEPTH
+    for k, v in node.items():
+        if not isinstance(v, _COLLECTIONS) or k in _SKIP_KEYS:
             continue
-        if isinstance(node, dict):
-            if path and _is_pod_spec(node):
-                meta_path: Path = (*path[:-1], "metadata")
-                meta = parent.get("metadata") if parent is not None else None
-                yield PodSpecAt(path, node, meta_path, meta if isinstance(meta, dict) else {})
-                continue
-            # reversed, so that the stack pops them in the object's order (a tuple of types: faster than dict | list)
-            for k, v in reversed(node.items()):
-                if isinstance(v, _COLLECTIONS) and k not in _SKIP_KEYS:
-                    stack.append(((*path, k), v, node))
-        elif isinstance(node, list):
-            for i in range(len(node) - 1, -1, -1):
-                v = node[i]
-                if isinstance(v, _COLLECTIONS):
-                    stack.append(((*path, i), v, None))
+        path.append(k)
+        if isinstance(v, dict):
+            if _is_pod_spec(v):
+                meta = node.get("metadata")
+                out.append(
+                    PodSpecAt(
+                        tuple(path), v, (*path[:-1], "metadata"), meta if isinstance(meta, dict) else {}
+                    )
+                )
+            else:
+                _in_mapping(v, path, out)
+        else:
+            _in_sequence(v, path, out)
+        path.pop()
+
+
+def _in_sequence(node: list[Any], path: list[str | int], out: list[PodSpecAt]) -> None:
+    if len(path) >= _MAX_DEPTH:
+        return
+    for i, v in enumerate(node):
+        if not isinstance(v, _COLLECTIONS):
+            continue
+        path.append(i)
+        if isinstance(v, dict):
+            if _is_pod_spec(v):
+                out.append(PodSpecAt(tuple(path), v, (*path[:-1], "metadata"), {}))
+            else:
+                _in_mapping(v, path, out)
+        else:
+            _in_sequence(v, path, out)
+        path.pop()
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from kubedra.audit.model import Item
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.model.identity import Key, duplicate_message, duplicates, key_of
@@ -14,7 +16,8 @@ def duplicate_objects(ctx: Context, scope: Scope) -> None:
         key = key_of(it.doc) if it.doc is not None else None
         if key is not None:
             named.append((key, it))
-    for group in duplicates((key, it.where(), (key, it)) for key, it in named):
+    defined = Counter(key for key, _ in named)  # places only for the keys defined more than once
+    for group in duplicates((key, it.where(), (key, it)) for key, it in named if defined[key] > 1):
         key, first = group[0][1]
         ctx.emit(
             "input.duplicate-object",
