@@ -70,3 +70,5 @@ inferred
 pty
 _helm
 agreed
+_.descend_resolver  # called by PyYAML's composer (src/kubedra/sources/yamlread.py)
+_.ascend_resolver  # called by PyYAML's composer (src/kubedra/sources/yamlread.py)
