@@ -137,3 +137,97 @@ def test_manifest_values_parse_by_v037_rules_whatever_the_context() -> None:
     # Model objects cache their parse; the release's view is Quantity.at, never the ambient rules.
     with quantity_rules(True):
         assert parse_quantity("9223372036854775807").as_int64() is None
+
+
+# Add and Sub, each line checked against k8s.io/apimachinery v0.37.2 and v0.38.0-beta.0 (resource.ParseQuantity,
+# Quantity.Add/Sub, AsDec().String()): v0.38 rounds an operand more than 29 orders of magnitude finer than the
+# other (the base-10 exponents of their representations) away from zero to 10**(coarser - 29); v0.37 is exact.
+@pytest.mark.parametrize(
+    ("a", "op", "b", "v037", "v038"),
+    [
+        (
+            "1e40",
+            "add",
+            "1n",
+            "10000000000000000000000000000000000000000.000000001",
+            "10000000000000000000000000000100000000000",
+        ),
+        (
+            "1e40",
+            "sub",
+            "1n",
+            "9999999999999999999999999999999999999999.999999999",
+            "9999999999999999999999999999900000000000",
+        ),
+        (
+            "1n",
+            "sub",
+            "1e40",
+            "-9999999999999999999999999999999999999999.999999999",
+            "-9999999999999999999999999999900000000000",
+        ),
+        (
+            "1e39",
+            "add",
+            "-1",
+            "999999999999999999999999999999999999999",
+            "999999999999999999999999999990000000000",
+        ),
+        ("1e21", "add", "3n", "1000000000000000000000.000000003", "1000000000000000000000.00000001"),
+        ("1e20", "add", "1n", "100000000000000000000.000000001", "100000000000000000000.000000001"),  # gap 29
+        ("1.5e30", "add", "1m", "1500000000000000000000000000000.001", "1500000000000000000000000000001"),
+        # parsing already rounded the 40 digits to 29 (exponent 11): 1n is 20 orders finer, added exactly
+        (
+            "1000000000000000000000000000000000000019",
+            "add",
+            "1n",
+            "1000000000000000000000000000000000000019.000000001",
+            "1000000000000000000000000000100000000000.000000001",
+        ),
+        (
+            "1e40",
+            "add",
+            "0",
+            "10000000000000000000000000000000000000000",
+            "10000000000000000000000000000000000000000",
+        ),
+        (
+            "0",
+            "sub",
+            "1e40",
+            "-10000000000000000000000000000000000000000",
+            "-10000000000000000000000000000000000000000",
+        ),
+    ],
+)
+def test_add_and_sub_bound_the_scale_gap_at_1_38(a: str, op: str, b: str, v037: str, v038: str) -> None:
+    from fractions import Fraction
+
+    for since_138, want in ((False, v037), (True, v038)):
+        with quantity_rules(since_138):
+            x, y = Quantity.parse(a), Quantity.parse(b)
+            got = x.add(y) if op == "add" else x.sub(y)
+            assert got.exact == Fraction(want), (since_138, got)
+
+
+def test_sums_chain_on_the_exponent_they_leave() -> None:
+    # (1n + 1e39) - 1e39: v0.38's sum has exponent 10 (1n rounded to 1e10), so 1e10 is left, where v0.37 gives 1n
+    # back; the allocator's rollback of a shared device's capacity (ConsumedCapacity.Sub) does exactly this.
+    for since_138, left in ((False, Quantity.parse("1n")), (True, Quantity.parse("1e10"))):
+        with quantity_rules(since_138):
+            big = Quantity.parse("1e39")
+            assert Quantity.parse("1n").add(big).sub(big) == left
+
+
+def test_parsed_values_are_re_read_by_the_release_that_adds_them() -> None:
+    # 30 digits: a manifest value parses by v0.37's rules, and 1.38's Add reads it as v0.38 parses it
+    thirty = parse_quantity("100000000000000000000000000011")
+    with quantity_rules(True):
+        assert thirty.add(Quantity.parse("0")).exact == 100000000000000000000000000020
+    assert thirty.add(Quantity.parse("0")).exact == 100000000000000000000000000011
+
+
+def test_an_exponent_of_min_int32_is_a_suffix_error_at_1_38() -> None:
+    # v0.38 canInfScale: math.MinInt32 has no inf.Scale (v0.37 tries to compute it)
+    with pytest.raises(QuantityError, match=r"^unable to parse quantity's suffix$"):
+        Quantity.parse("1e-2147483648", True)

@@ -234,9 +234,15 @@ class SelectorMatcher:
             attr = device.attributes[qname]
             v = attr.value
             attrs.append((qname, attr.kind, tuple(v) if isinstance(v, list) else v))
-        # the representation too: isInteger()/asInteger() answer from it (2000m is not an integer, 2 is)
+        # the representation too: isInteger()/asInteger() answer from it (2000m is not an integer, 2 is), and
+        # the text, which a release re-reads (Quantity.at: 1.38 rounds past 29 digits, add/sub use exponents)
         caps = [
-            (qname, device.capacity[qname].value.nanos, device.capacity[qname].value.scale)
+            (
+                qname,
+                device.capacity[qname].value.nanos,
+                device.capacity[qname].value.scale,
+                device.capacity[qname].value.source,
+            )
             for qname in cap_names
         ]
         return (

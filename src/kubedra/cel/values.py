@@ -33,12 +33,20 @@ CIDRMsg: Any = _cls(_protos.CIDR_TYPE)
 
 
 def quantity_to_msg(q: Quantity) -> Any:
-    return QuantityMsg(nanos=str(q.nanos), scale="dec" if q.scale is None else str(q.scale))
+    """The value and its representation: an int64Amount's scale, or ``dec`` and the inf.Dec's exponent (which
+    v0.38's add/sub read)."""
+    if q.scale is None:
+        scale = "dec" if q.exp is None else f"dec{q.exp}"
+    else:
+        scale = str(q.scale)
+    return QuantityMsg(nanos=str(q.nanos), scale=scale)
 
 
 def msg_to_quantity(m: Any) -> Quantity:
-    scale = None if m.scale == "dec" else int(m.scale or "-9")
-    return Quantity(int(m.nanos), "DecimalSI", scale)
+    if m.scale.startswith("dec"):
+        rest = m.scale[3:]
+        return Quantity(int(m.nanos), "DecimalSI", None, exp=int(rest) if rest else None)
+    return Quantity(int(m.nanos), "DecimalSI", int(m.scale or "-9"))
 
 
 def semver_to_msg(v: Semver) -> Any:

@@ -20,6 +20,12 @@ Upstream behaviours reproduced on purpose:
   integer there, and the ``inf.Dec`` path keeps at most 29 significant digits (70 before a binary suffix),
   rounding the rest away from zero. :func:`quantity_rules` selects them for CEL's ``quantity()``;
   :meth:`Quantity.at` re-reads a parsed value (``source``) under them.
+- ``add``/``sub`` per release (``quantity.boundedScaleGap``, apimachinery v0.38.0-beta.0 amount.go
+  addDecBoundedScale): on the ``inf.Dec`` path, an operand more than 29 orders of magnitude finer than the other
+  (base-10 exponents of their representations, ``maxScaleGap``) is first rounded away from zero to
+  ``10**(coarser - 29)``, and the operands are re-read as the release parses them (:meth:`Quantity.at`); v0.37
+  adds exactly. So the inf.Dec's exponent is tracked too (``exp``): v0.37 ParseQuantity rounds every inf.Dec to
+  scale 9 (exponent -9), v0.38 keeps the digits' own exponent unless finer than 1n (``AsScale(Nano)``).
 - ``String()`` is the canonical form: trailing zeros moved into a suffix whose exponent is a multiple of 3
   (``1500m`` → ``1500m``, ``1000m`` → ``1``, ``1024Mi`` → ``1Gi``, ``1.5Gi`` → ``1536Mi``).
 """
@@ -143,6 +149,21 @@ def _fits(v: int) -> bool:
     return _MIN_INT64 <= v <= _MAX_INT64
 
 
+_MAX_SCALE_GAP = 29  # v0.38 amount.go maxScaleGap
+
+
+def _dec_exponent(num: str, denom: str, base: int, exponent: int, max_digits: int | None) -> int:
+    """The base-10 exponent of the inf.Dec ParseQuantity builds from these digits (v0.38 decFromDigits, the
+    suffix's exponent for a decimal suffix, then ``AsScale(Nano)``, which only rounds a finer one to -9)."""
+    digits = (num + denom).lstrip("0") or "0"
+    point = -len(denom)
+    if max_digits is not None and len(digits) > max_digits:
+        point += len(digits) - max_digits
+    if base == 10:
+        point += exponent
+    return max(point, -9)
+
+
 def _fast_path_scale(
     num: str, denom: str, exponent: int, fmt: Format, positive: bool, since_138: bool
 ) -> int | None:
@@ -181,13 +202,16 @@ def _bounded_digits(num: str, denom: str, max_digits: int) -> Fraction:
 
 
 @functools.lru_cache(maxsize=65536)
-def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None]:
+def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None, int | None]:
+    """(nanos, format, int64Amount scale or DEC, inf.Dec exponent or None)."""
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
-        return 0, "DecimalSI", 0
+        return 0, "DecimalSI", 0, None
     positive, num, denom, suffix = _split(text)
     base, exponent, fmt = _interpret(suffix)
+    if since_138 and fmt == "DecimalExponent" and exponent == -(2**31):
+        raise QuantityError(ERR_SUFFIX)  # v0.38: math.MinInt32 has no inf.Scale (canInfScale)
     fast_scale = _fast_path_scale(num, denom, exponent, fmt, positive, since_138)
     # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
     # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
@@ -195,9 +219,11 @@ def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None]
         # The inf.Dec path needs a digit: v0.37's inf.Dec.SetString("-") fails ("no digits read"), v0.38 checks
         # defaultedNum first; both are ErrNumeric ("Pi", "-Ei", ".e-10"). The fast path reads "0" ("Ki", "-").
         raise QuantityError(ERR_NUMERIC)
+    dec_exp = -9  # v0.37: amount.Round(amount, Nano.infScale(), inf.RoundUp)
     if fast_scale is None and since_138:
         bound = _MAX_BINARY_SIGNIFICANT_DIGITS if base == 2 else _MAX_SIGNIFICANT_DIGITS
         magnitude = _bounded_digits(num, denom, bound)
+        dec_exp = _dec_exponent(num, denom, base, exponent, bound)
     else:
         magnitude = Fraction(int(num + denom or "0"), 10 ** len(denom))
     if base == 10:
@@ -207,11 +233,12 @@ def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None]
     nanos = _ceil_div(magnitude.numerator * NANO, magnitude.denominator)  # round up to 1n
     if fmt == "BinarySI" and nanos > _MAX_INT64 * NANO:
         nanos = _MAX_INT64 * NANO
+        dec_exp = 0  # amount.Set(maxAllowed.Dec): inf.NewDec(2^63-1, 0)
     if fast_scale is not None:
-        return (nanos if positive else -nanos), fmt, fast_scale
+        return (nanos if positive else -nanos), fmt, fast_scale, None
     if fmt == "BinarySI" and 0 < nanos < NANO:
         fmt = "DecimalSI"
-    return (nanos if positive else -nanos), fmt, DEC
+    return (nanos if positive else -nanos), fmt, DEC, dec_exp
 
 
 def _strip_factors(value: int, base: int) -> tuple[int, int]:
@@ -235,6 +262,8 @@ class Quantity:
     scale: int | None = -9
     # The text this value was parsed from (None when computed), so :meth:`at` can re-read it at 1.38.
     source: str | None = field(default=None, compare=False)
+    # The base-10 exponent of the inf.Dec representation (scale DEC); None: -9, as v0.37 ParseQuantity leaves it.
+    exp: int | None = field(default=None, compare=False)
 
     # ----------------------------------------------------------------- construction
     @staticmethod
@@ -244,8 +273,8 @@ class Quantity:
         if not isinstance(text, str):
             raise QuantityError(ERR_FORMAT_WRONG)
         rules = current_rules() if since_138 is None else since_138
-        nanos, fmt, scale = _parse(text, rules)
-        return Quantity(nanos, fmt, scale, text)
+        nanos, fmt, scale, exp = _parse(text, rules)
+        return Quantity(nanos, fmt, scale, text, exp)
 
     def at(self, since_138: bool) -> Quantity:
         """This quantity as the apimachinery of a release would hold it: a parsed one re-read under v0.38's
@@ -292,6 +321,16 @@ class Quantity:
         value = amount[0] * 10 ** amount[1]
         return value if _fits(value) else None
 
+    def exponent(self) -> int:
+        """The base-10 exponent of this value as an ``inf.Dec`` (``Quantity.ToDec``/``AsDec``): the
+        int64Amount's scale, or the inf.Dec's own exponent."""
+        amount = self.amount()
+        if amount is not None:
+            return amount[1]
+        if self.scale is not None and self.scale >= -9 and self.nanos % 10 ** (9 + self.scale) == 0:
+            return self.scale  # an int64Amount scale whose value overflowed int64: ToDec keeps the scale
+        return -9 if self.exp is None else self.exp
+
     def sign(self) -> int:
         return (self.nanos > 0) - (self.nanos < 0)
 
@@ -300,14 +339,37 @@ class Quantity:
 
     # ----------------------------------------------------------------- arithmetic
     def add(self, other: Quantity) -> Quantity:
-        fmt = other.format if self.nanos == 0 else self.format
-        return Quantity(self.nanos + other.nanos, fmt, _sum_scale(self.amount(), other.amount()))
+        """``Quantity.Add`` of the release :func:`quantity_rules` selects (operands re-read as it parses them)."""
+        return self._combine(other, 1)
 
     def sub(self, other: Quantity) -> Quantity:
-        fmt = other.format if self.nanos == 0 else self.format
-        b = other.amount()
-        negated = (-b[0], b[1]) if b is not None else None
-        return Quantity(self.nanos - other.nanos, fmt, _sum_scale(self.amount(), negated))
+        """``Quantity.Sub`` of the release :func:`quantity_rules` selects."""
+        return self._combine(other, -1)
+
+    def _combine(self, other: Quantity, sign: int) -> Quantity:
+        since_138 = current_rules()
+        a, b = (self.at(True), other.at(True)) if since_138 else (self, other)
+        fmt = b.format if a.nanos == 0 else a.format
+        x, y = a.amount(), b.amount()
+        if x is not None and y is not None and not (since_138 and sign < 0 and y[0] == _MIN_INT64):
+            # int64Amount.Add (Sub adds the negation; v0.38 sends -math.MinInt64 to the inf.Dec path)
+            scale = _sum_scale(x, (sign * y[0], y[1]))
+            if scale is not DEC:
+                return Quantity(a.nanos + sign * b.nanos, fmt, scale)
+        if b.nanos == 0:
+            return Quantity(a.nanos, fmt, DEC, exp=a.exponent())
+        if a.nanos == 0:
+            return Quantity(sign * b.nanos, fmt, DEC, exp=b.exponent())
+        ea, eb = a.exponent(), b.exponent()
+        an, bn = a.nanos, b.nanos
+        if since_138:  # boundScaleGap: the finer operand rounded away from zero to 10**(coarser - 29)
+            if ea - eb > _MAX_SCALE_GAP:
+                eb = ea - _MAX_SCALE_GAP
+                bn = _round_away(bn, 10 ** (eb + 9))
+            elif eb - ea > _MAX_SCALE_GAP:
+                ea = eb - _MAX_SCALE_GAP
+                an = _round_away(an, 10 ** (ea + 9))
+        return Quantity(an + sign * bn, fmt, DEC, exp=min(ea, eb))
 
     def cmp(self, other: Quantity) -> int:
         return (self.nanos > other.nanos) - (self.nanos < other.nanos)
@@ -358,6 +420,12 @@ class Quantity:
         if exponent not in _DEC_BY_EXP and current_rules():
             return f"{amount}e{exponent}"  # v0.38: no SI suffix above E, so "e" (v0.37 dropped the exponent)
         return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
+
+
+def _round_away(nanos: int, unit: int) -> int:
+    """``nanos`` rounded away from zero to a multiple of ``unit`` (inf.RoundUp)."""
+    magnitude = _ceil_div(abs(nanos), unit) * unit
+    return magnitude if nanos >= 0 else -magnitude
 
 
 def _sum_scale(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | None:
