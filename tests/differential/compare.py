@@ -29,7 +29,7 @@ from kubedra.allocator import (
     apply_taint_rules,
 )
 from kubedra.errors import InputError
-from kubedra.k8s.quantity import parse_quantity
+from kubedra.k8s.quantity import parse_quantity, quantity_rules
 from kubedra.k8s.versions import Version
 from kubedra.model.parse import parse_object
 from kubedra.model.serialize import allocation_dict
@@ -247,9 +247,11 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     if results is None:
         return {"kind": "unsatisfiable", "error": None, "claims": []}
     out = []
-    for r in results:
-        a = allocation_dict(r)
-        out.append(_claim(a["devices"]["results"], a.get("nodeSelector"), a["devices"].get("config")))
+    # consumed capacity is written as the release's Quantity.String() does (v0.38 writes an exponent past E)
+    with quantity_rules(allocator.quantity_since_138):
+        for r in results:
+            a = allocation_dict(r)
+            out.append(_claim(a["devices"]["results"], a.get("nodeSelector"), a["devices"].get("config")))
     return {"kind": "allocated", "error": None, "claims": out}
 
 

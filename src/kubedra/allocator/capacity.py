@@ -12,6 +12,12 @@ Follows upstream ``consumable_capacity.go`` (k8s.io/dynamic-resource-allocation 
 - the device fits when already-consumed + being-allocated + consumed ≤ capacity for every name and no
   consumed amount violates the policy.
 
+Quantities follow the target release's apimachinery (``quantity.nineteenDigitInt64`` in data/versions.yaml,
+selected by :func:`kubedra.k8s.quantity.quantity_rules` around the search): each value is read as that release
+parses it (1.38 keeps 29 significant digits) and the totals are summed in upstream's order (already consumed,
+plus this request's amount, plus what this attempt is allocating), where 1.38's ``Add`` rounds an operand more
+than 29 orders of magnitude finer than the other.
+
 Upstream compares a consumed amount with the policy default by Go struct equality (value *and*
 representation); kubedra compares value and format, which only differs for defaults written in a
 non-canonical form.
@@ -21,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubedra.k8s.quantity import NANO, Quantity
+from kubedra.k8s.quantity import NANO, Quantity, current_rules
 from kubedra.model.objects import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
 
 Consumed = dict[str, Quantity]
@@ -31,6 +37,11 @@ NOT_REPRESENTABLE = "capacity request cannot be represented in the device's rang
 
 class CapacityError(Exception):
     """Upstream returns an error here: the whole allocation attempt fails."""
+
+
+def _r(q: Quantity) -> Quantity:
+    """``q`` as the selected release's ParseQuantity reads it (:meth:`Quantity.at`)."""
+    return q.at(True) if current_rules() else q
 
 
 def _go_div(a: int, b: int) -> int:
@@ -44,10 +55,13 @@ def _go_mod(a: int, b: int) -> int:
 
 
 def _milli(q: Quantity) -> int | None:
-    """upstream ``safeMilliValue``: the value in milli units if exactly representable."""
+    """upstream ``safeMilliValue``: the value in milli units if exactly representable (``MilliValue`` is an
+    int64: a value past it does not read back, whether the release wraps or saturates it)."""
+    q = _r(q)
     if q.nanos % (NANO // 1000):
         return None
-    return q.nanos // (NANO // 1000)
+    milli = q.nanos // (NANO // 1000)
+    return milli if -MAX_INT64 - 1 <= milli <= MAX_INT64 else None
 
 
 def _use_milli(rng: CapacityRequestPolicyRange, fractional: bool) -> bool:
@@ -65,8 +79,8 @@ def _use_milli(rng: CapacityRequestPolicyRange, fractional: bool) -> bool:
 
 
 def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange, fractional: bool) -> Quantity:
-    if req < rng.min:
-        return rng.min
+    if req < _r(rng.min):
+        return _r(rng.min)
     if rng.step is None:
         return req
     fmt = rng.step.format
@@ -74,20 +88,23 @@ def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange, fractional: 
         rm = _milli(req)
         if rm is None:
             raise CapacityError(f"{NOT_REPRESENTABLE}: request {req} is not a representable milli value")
-        step = rng.step.milli_value()
-        lo = rng.min.milli_value()
+        step = _r(rng.step).milli_value()
+        lo = _r(rng.min).milli_value()
         added = rm - lo
         n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
         if n > _go_div(MAX_INT64 - lo, step):
             raise CapacityError(
                 f"{NOT_REPRESENTABLE}: rounding request {req} up to the next step passes the milli-value range"
             )
-        return Quantity((lo + step * n) * (NANO // 1000), fmt)
+        value = lo + step * n
+        if value % 1000 == 0:
+            return Quantity.from_int(value // 1000, fmt)  # resource.NewQuantity: int64Amount{v, 0}
+        return Quantity(value * (NANO // 1000), fmt, -3)  # resource.NewMilliQuantity: int64Amount{v, -3}
     if req.nanos > MAX_INT64 * NANO:
         raise CapacityError(f"{NOT_REPRESENTABLE}: request {req} exceeds MaxInt64")
     requested = req.value()
-    step = rng.step.value()
-    lo = rng.min.value()
+    step = _r(rng.step).value()
+    lo = _r(rng.min).value()
     if step == 0:
         return req
     added = requested - lo
@@ -101,8 +118,8 @@ def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange, fractional: 
 
 def _round_up_values(req: Quantity, values: list[Quantity]) -> Quantity:
     for v in values:
-        if req <= v:
-            return v
+        if req <= _r(v):
+            return _r(v)
     return req
 
 
@@ -110,8 +127,9 @@ def consumed_amount(requested: Quantity | None, cap: DeviceCapacity, fractional:
     """upstream ``calculateConsumedCapacity``; raises :class:`CapacityError`."""
     if requested is None:
         if cap.request_policy is not None and cap.request_policy.default is not None:
-            return cap.request_policy.default
-        return cap.value
+            return _r(cap.request_policy.default)
+        return _r(cap.value)
+    requested = _r(requested)
     pol = cap.request_policy
     if pol is None:
         return requested
@@ -125,28 +143,28 @@ def consumed_amount(requested: Quantity | None, cap: DeviceCapacity, fractional:
 def violates_policy(value: Quantity, pol: CapacityRequestPolicy | None, fractional: bool = False) -> bool:
     if pol is None:
         return False
-    if pol.default is not None and value == pol.default and value.format == pol.default.format:
+    if pol.default is not None and value == _r(pol.default) and value.format == pol.default.format:
         return False
     if pol.valid_range is not None:
         rng = pol.valid_range
-        if rng.max is not None and value > rng.max:
+        if rng.max is not None and value > _r(rng.max):
             return True
         if rng.step is not None:
             if _use_milli(rng, fractional):
                 requested = _milli(value)
                 if requested is None:
                     return True
-                step = rng.step.milli_value()
-                lo = rng.min.milli_value()
+                step = _r(rng.step).milli_value()
+                lo = _r(rng.min).milli_value()
             else:
                 requested = value.value()
-                step = rng.step.value()
-                lo = rng.min.value()
+                step = _r(rng.step).value()
+                lo = _r(rng.min).value()
             if step != 0 and _go_mod(requested - lo, step) != 0:
                 return True
         return False
     if pol.valid_values:
-        return not any(value == v for v in pol.valid_values)
+        return not any(value == _r(v) for v in pol.valid_values)
     return False
 
 
@@ -175,12 +193,11 @@ def fits(
         amount = consumed[name]
         if violates_policy(amount, cap.request_policy, fractional):
             return False
-        total = amount.nanos
-        if current and name in current:
-            total += current[name].nanos
+        # clone := current.Clone(); clone[name].Add(consumed) (or consumed alone); .Add(allocating); Cmp
+        total = current[name].add(amount) if current and name in current else amount
         if allocating and name in allocating:
-            total += allocating[name].nanos
-        if total > cap.value.nanos:
+            total = total.add(allocating[name])
+        if total > _r(cap.value):
             return False
     return True
 

@@ -42,6 +42,7 @@ from kubedra.allocator.search import Search
 from kubedra.allocator.selectors import SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features
 from kubedra.k8s import versions
+from kubedra.k8s.quantity import quantity_rules
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import (
     AllocationResult,
@@ -103,6 +104,8 @@ class Allocator:
         self.exclusive_waits_for_shares = versions.holds_at(
             "allocator.exclusiveWaitsForShares", target_version
         )
+        # consumable capacity reads and sums quantities as the release's apimachinery does (data/versions.yaml)
+        self.quantity_since_138 = versions.holds_at("quantity.nineteenDigitInt64", target_version)
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()
@@ -317,4 +320,5 @@ class Allocator:
         """
         run = Search(self, node, list(claims), self.pools_for(node))
         run.deadline = deadline
-        return run.allocate()
+        with quantity_rules(self.quantity_since_138):
+            return run.allocate()

@@ -4,6 +4,7 @@ as a fact of data/versions.yaml (``since``) and checked at the releases on eithe
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -131,3 +132,33 @@ def test_all_devices_leave_out_a_full_shared_device_until_137(target, picked_d1)
         assert picked(res) == [[("req-0", "d1")]]
     else:
         assert res is None
+
+
+def _shared(units: str) -> Any:
+    return dev("d0", allow_multiple_allocations=True, capacity=capacity(units=units))
+
+
+def _units(amount: str) -> dict[str, Any]:
+    return {"capacity": {"units": q(amount)}}
+
+
+@pytest.mark.parametrize(("target", "allocates"), [("1.37", False), ("1.38", True)])
+def test_capacities_past_29_digits_are_read_rounded_at_138(target, allocates):
+    # quantity.nineteenDigitInt64: v0.38 ParseQuantity keeps 29 significant digits, rounding away from zero, so
+    # both 30-digit values read as 100000000000000000000000000020 and the request fits; v0.37 reads them exactly
+    d0 = _shared("100000000000000000000000000011")
+    a = Allocator(INCUBATING, [cls()], [slice_("s", [d0])], target_version=target)
+    res = a.allocate(node(), [claim("c", req(**_units("100000000000000000000000000019")))])
+    assert (res is not None) == allocates
+
+
+@pytest.mark.parametrize(("target", "allocates"), [("1.37", True), ("1.38", False)])
+def test_capacity_sums_round_an_operand_29_orders_finer_at_138(target, allocates):
+    # cmpRequestOverCapacity: consumed so far (1e39) + this request (1e11 - 1) + what the claim's first request
+    # already takes (1n) against 1e39 + 1e11. v0.38's Add rounds 1e11 - 1 to 1e11 (39 orders finer than 1e39),
+    # and the 1n then passes the capacity; v0.37 adds exactly.
+    d0 = _shared("10000000000000000000000000001e11")
+    used = AllocatedState(capacity={("driver-a", "pool-1", "d0"): {"units": q("1e39")}})
+    a = Allocator(INCUBATING, [cls()], [slice_("s", [d0])], used, target_version=target)
+    res = a.allocate(node(), [claim("c", req("r0", **_units("1n")), req("r1", **_units("99999999999")))])
+    assert (res is not None) == allocates
