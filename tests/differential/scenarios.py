@@ -81,7 +81,25 @@ QUANTITY_TEXTS = (
     "100000Gi",
     "123456789012345678",
     "1234567890123456789",
+    "100000000000000000000000000011",
+    "100000000000000000000000000019",
 )
+# Quantities past int64 and past 29 significant digits, where apimachinery v0.38 differs from v0.37
+# (quantity.nineteenDigitInt64 in data/versions.yaml): 19 digits within int64 are an int64Amount at 1.38, 30 digits
+# parse rounded to 29, and Add/Sub round an operand more than 29 orders of magnitude finer than the other. A shared
+# device's ``units`` capacity, the requests for it and what allocated claims consume of it are drawn from these in
+# a few scenarios (:func:`_big_quantities`); each pool is small so that the combinations that tell the releases
+# apart come up: 1e39 consumed + 99999999999 requested + 1n being allocated against 1e39 + 1e11 fits at 1.37
+# only; 100000000000000000000000000019 requested of 100000000000000000000000000011 fits at 1.38 only.
+BIG_CAPACITIES = (
+    "100000000000000000000000000011",
+    "10000000000000000000000000001e11",
+    "1e39",
+    "9223372036854775807",
+    "1e21",
+)
+BIG_REQUESTS = ("1n", "99999999999", "1e39", "100000000000000000000000000019", "1234567890123456789", "1e10")
+BIG_CONSUMED = ("1e39", "1n", "1e21", "9223372036854775807")
 STRING_FUNCTIONS = ("contains", "startsWith", "endsWith", "matches")
 REGEXES = ("[0-9]+", "^h", "a.", "(a|h)1", "x*", "^(a+)+$", "4$")
 TAINT_KEYS = ("example.com/broken", "example.com/maintenance")
@@ -760,7 +778,33 @@ def scenarios(draw: Draw) -> Doc:
     }
     if features["DeviceTaints"] and g.chance(10):
         doc["deviceTaintRules"] = _taint_rules(genes(draw), drivers)
+    bg = genes(draw)
+    if features["ConsumableCapacity"] and bg.chance(8):
+        _big_quantities(bg, doc)
     return doc
+
+
+def _big_quantities(g: Genes, doc: Doc) -> None:
+    """Give every shared device a ``units`` capacity from :data:`BIG_CAPACITIES`, about half of the requests a
+    ``units`` request and some allocated shared devices a ``units`` consumption from the pools above."""
+    for s in doc["slices"]:
+        for d in s["spec"].get("devices") or []:
+            if d.get("allowMultipleAllocations"):
+                d.setdefault("capacity", {})["units"] = {"value": g.pick(BIG_CAPACITIES)}
+    for body in _request_bodies(doc["claims"]):
+        if g.chance(50):
+            body.setdefault("capacity", {}).setdefault("requests", {})["units"] = g.pick(BIG_REQUESTS)
+    for caps in doc["allocatedCapacity"].values():
+        if g.chance(60):
+            caps["units"] = g.pick(BIG_CONSUMED)
+
+
+def _request_bodies(claims: list[Doc]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for c in claims:
+        for r in c["spec"]["devices"]["requests"]:
+            out.extend([r["exactly"]] if "exactly" in r else r.get("firstAvailable") or [])
+    return out
 
 
 def sample(n: int, the_seed: int) -> list[Doc]:
