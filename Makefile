@@ -61,11 +61,12 @@ image:
 TESTBED_VERSIONS ?= 1.37 1.36 1.38
 # helm and the peers do not depend on the release: built once, into the default release's folder. The modules of
 # all builds download in the background meanwhile (testbed/prefetch.sh): on a new machine much of a build's time is
-# waiting on the network.
+# waiting on the network. Then the Go tests of each release's launcher and oracle, each linked as its build links it.
 testbed:
 	@testbed/prefetch.sh $(TESTBED_VERSIONS) & prefetch=$$!; \
 	for v in $(TESTBED_VERSIONS); do $(MAKE) -C testbed K8S_VERSION=$$v k8s local || exit 1; done; \
-	$(MAKE) -C testbed tools peers test; wait $$prefetch
+	$(MAKE) -C testbed tools peers || exit 1; \
+	for v in $(TESTBED_VERSIONS); do $(MAKE) -C testbed K8S_VERSION=$$v test || exit 1; done; wait $$prefetch
 
 # CI as a new machine runs it: .ci/run in a fresh clone of HEAD (with ../shared beside it when this checkout has
 # one), an empty KUBEDRA_CACHE and, with COLD_GO=1, empty Go module and build caches too. Prints the wall time.
