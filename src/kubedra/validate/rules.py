@@ -291,6 +291,16 @@ class RuleChecker:
             e = self.quantity(v)
             if e:
                 self.err((*p, "capacity", "requests", k), e)
+        if _seq(ex.get("derivedAttributes")):
+            # k8s.io/kubernetes v1.37.2 pkg/api/resourceclaimspec/util.go dropDisabledDRADerivedAttributesFields: a
+            # new claim's (or template's) derivedAttributes are cleared while the gate is off
+            gate = gate_info("DRADerivedAttributes", self.release)  # data/feature-gates.yaml
+            if gate is not None and not gate.get("default"):
+                self.warn(
+                    (*p, "derivedAttributes"),
+                    f"DRADerivedAttributes is {gate.get('stage', 'alpha')} and off by default in 1.{self.minor}: "
+                    "the apiserver drops derivedAttributes unless the feature gate is enabled",
+                )
 
     def selector(self, p: Path, s: Any) -> None:
         cel = _map(s).get("cel")

@@ -292,6 +292,39 @@ def test_device_class_extended_resource_name() -> None:
     assert any("alpha and off" in w.message for w in check(dc, "1.35").warnings)
 
 
+@pytest.mark.parametrize("target", ["1.37", "1.38"])
+def test_derived_attributes_are_dropped_while_their_gate_is_off(target: str) -> None:
+    # pkg/api/resourceclaimspec/util.go dropDisabledDRADerivedAttributesFields; DRADerivedAttributes alpha, off
+    derived = [{"name": "example.com/numa", "expression": "device.attributes['example.com'].numa"}]
+    obj = rct_with(
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "derivedAttributes": derived}}
+    )
+    hit = [(w.path, w.message) for w in check(obj, target).warnings if "DRADerivedAttributes" in w.message]
+    assert len(hit) == 1, hit
+    assert hit[0][0] == "spec.spec.devices.requests[0].exactly.derivedAttributes"
+    assert f"alpha and off by default in {target}: the apiserver drops derivedAttributes" in hit[0][1]
+    sub = {
+        "name": "gpu",
+        "firstAvailable": [{"name": "a", "deviceClassName": "gpu.example.com", "derivedAttributes": derived}],
+    }
+    assert any("DRADerivedAttributes" in w.message for w in check(rct_with(sub), target).warnings)
+    plain = rct_with({"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}})
+    assert not any("DRADerivedAttributes" in w.message for w in check(plain, target).warnings)
+
+
+def test_derived_attributes_do_not_exist_before_1_37() -> None:
+    derived = [{"name": "example.com/numa", "expression": "1"}]
+    obj = rct_with(
+        {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "derivedAttributes": derived}}
+    )
+    result = check(obj, "1.36")
+    assert (
+        "spec.spec.devices.requests[0].exactly.derivedAttributes",
+        "unknown field 'derivedAttributes'",
+    ) in [(e.path, e.message) for e in result.errors]
+    assert not any("DRADerivedAttributes" in w.message for w in result.warnings)
+
+
 POD = textwrap.dedent(
     """\
     apiVersion: v1
