@@ -778,9 +778,10 @@ def scenarios(draw: Draw) -> Doc:
     }
     if features["DeviceTaints"] and g.chance(10):
         doc["deviceTaintRules"] = _taint_rules(genes(draw), drivers)
-    bg = genes(draw)
-    if features["ConsumableCapacity"] and bg.chance(8):
-        _big_quantities(bg, doc)
+    # from the genes already drawn (what is left of the scenario's and the allocations'), so that the draws, and
+    # with them every other scenario of a seed, stay as they were
+    if features["ConsumableCapacity"] and g.chance(8):
+        _big_quantities(Genes(g.value | ag.value << 128), doc)
     return doc
 
 
