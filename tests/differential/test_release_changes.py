@@ -76,6 +76,21 @@ def scenario(
 
 
 ONE = {"allocationMode": "ExactCount", "count": 1}
+
+
+def _shared_units(capacity: str, *amounts: str, consumed: str | None = None) -> Doc:
+    """A shared device with a ``units`` capacity, one request per amount asking for that much of it, and what
+    allocated claims already consume of it."""
+    extra = {"allocatedCapacity": {"driver-a/pool-a/dev-0": {"units": consumed}}} if consumed else {}
+    shared = _device("dev-0", allowMultipleAllocations=True, capacity={"units": {"value": capacity}})
+    doc = scenario([shared], {**ONE, "capacity": {"requests": {"units": amounts[0]}}}, **extra)
+    requests = doc["claims"][0]["spec"]["devices"]["requests"]
+    for i, amount in enumerate(amounts[1:], 1):
+        body = {"deviceClassName": "class-0", **ONE, "capacity": {"requests": {"units": amount}}}
+        requests.append({"name": f"req-{i}", "exactly": body})
+    return doc
+
+
 SCENARIOS: dict[str, Doc] = {
     # kubernetes#141898: 1.37 error for the whole attempt, 1.38 the same message failing this node only
     "all-devices-on-an-incomplete-pool": scenario(
@@ -95,6 +110,16 @@ SCENARIOS: dict[str, Doc] = {
         {"allocationMode": "ExactCount", "count": 2},
         features={},
         constraints=[{"distinctAttribute": "driver-a/x"}],
+    ),
+    # k8s.io/apimachinery v0.38.0-beta.0 ParseQuantity keeps 29 significant digits (quantity.nineteenDigitInt64):
+    # both 30-digit values read as 100000000000000000000000000020, so 1.38 allocates; 1.37 reads 19 > 11
+    "capacity-of-30-digits": _shared_units(
+        "100000000000000000000000000011", "100000000000000000000000000019"
+    ),
+    # v0.38 Quantity.Add rounds an operand more than 29 orders of magnitude finer away from zero (boundScaleGap):
+    # consumed 1e39 + req-1's 1e11 - 1 (rounded to 1e11) + req-0's 1n passes 1e39 + 1e11 at 1.38 only
+    "capacity-sum-past-29-orders": _shared_units(
+        "10000000000000000000000000001e11", "1n", "99999999999", consumed="1e39"
     ),
 }
 
