@@ -81,7 +81,9 @@ ONE = {"allocationMode": "ExactCount", "count": 1}
 def _shared_units(capacity: str, *amounts: str, consumed: str | None = None) -> Doc:
     """A shared device with a ``units`` capacity, one request per amount asking for that much of it, and what
     allocated claims already consume of it."""
-    extra = {"allocatedCapacity": {"driver-a/pool-a/dev-0": {"units": consumed}}} if consumed else {}
+    extra: dict[str, Any] = (
+        {"allocatedCapacity": {"driver-a/pool-a/dev-0": {"units": consumed}}} if consumed else {}
+    )
     shared = _device("dev-0", allowMultipleAllocations=True, capacity={"units": {"value": capacity}})
     doc = scenario([shared], {**ONE, "capacity": {"requests": {"units": amounts[0]}}}, **extra)
     requests = doc["claims"][0]["spec"]["devices"]["requests"]
