@@ -65,6 +65,15 @@ def fixed_files() -> dict[str, bytes]:
         "digits.yaml": DEPLOYMENT.format(replicas="9" * 5000),
         "replicas-huge.yaml": DEPLOYMENT.format(replicas=1_000_000_000),
         "replicas-float.yaml": DEPLOYMENT.format(replicas="1e+18"),
+        # Quantities Go keeps small (int64Amount{1, 10000000}) but whose exact value is astronomically large or
+        # small: each must be answered or refused in bounded time, never computed digit by digit.
+        **{
+            f"quantity-{name}.yaml": DEPLOYMENT.format(replicas=1).replace(
+                "{limits: {nvidia.com/gpu: 1}}",
+                f'{{requests: {{cpu: "{value}"}}, limits: {{nvidia.com/gpu: 1}}}}',
+            )
+            for name, value in (("huge", "1e10000000"), ("tiny", "1e-2147483647"), ("zero", "0e2147483647"))
+        },
         "nan.json": '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": NaN}}',
         "json-digits.json": '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "n": '
         + "7" * 5000

@@ -83,6 +83,17 @@ class QuantityError(ValueError):
     """The text is not a valid Kubernetes quantity; the message is upstream's."""
 
 
+# Exact nano-unit integers grow with a value's order of magnitude, and Python converts them to text in
+# quadratic time with a 4,300-digit cap, so "1e10000000" (which Go keeps as int64Amount{1, 10000000}) would
+# never finish. Beyond these bounds kubedra says it cannot model the value instead of hanging; values finer
+# than 1n need no bound, they round up to 1n exactly as ParseQuantity does.
+MAX_MODELLED_DIGITS = 1000
+
+
+class QuantityNotModelled(QuantityError):
+    """A quantity upstream may accept but kubedra does not model (its magnitude or digits are too large)."""
+
+
 def _split(s: str) -> tuple[bool, str, str, str]:
     """Port of apimachinery's parseQuantityString: (positive, num, denom, suffix)."""
     positive = True
@@ -201,6 +212,25 @@ def _bounded_digits(num: str, denom: str, max_digits: int) -> Fraction:
     return Fraction(mantissa * 10 ** len(dropped), 10 ** len(denom))
 
 
+def _bounded_magnitude(text: str, num: str, denom: str, base: int, exponent: int) -> int | None:
+    """1 (nano-unit) for a non-zero value far below 1n, which ParseQuantity rounds up to 1n whatever its digits
+    (inf.RoundUp to scale 9; the inf.Dec path, exponent -9, at every release); None to parse it in full. Raises
+    :class:`QuantityNotModelled` past :data:`MAX_MODELLED_DIGITS` digits or orders of magnitude."""
+    digits = (num + denom).lstrip("0")
+    if len(digits) > MAX_MODELLED_DIGITS:
+        raise QuantityNotModelled(
+            f"quantity {text[:40]!r}... has {len(digits)} digits: kubedra models at most {MAX_MODELLED_DIGITS}"
+        )
+    if not digits or base != 10:  # a binary suffix's exponent is at most 60 (Ei)
+        return None
+    order = len(digits) - len(denom) + exponent  # the value is below 10**order
+    if order > MAX_MODELLED_DIGITS:
+        raise QuantityNotModelled(
+            f"quantity {text[:40]!r} is about 10^{order}: kubedra models values up to 10^{MAX_MODELLED_DIGITS}"
+        )
+    return 1 if order < -64 else None
+
+
 @functools.lru_cache(maxsize=65536)
 def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None, int | None]:
     """(nanos, format, int64Amount scale or DEC, inf.Dec exponent or None)."""
@@ -212,6 +242,9 @@ def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None,
     base, exponent, fmt = _interpret(suffix)
     if since_138 and fmt == "DecimalExponent" and exponent == -(2**31):
         raise QuantityError(ERR_SUFFIX)  # v0.38: math.MinInt32 has no inf.Scale (canInfScale)
+    tiny = _bounded_magnitude(text, num, denom, base, exponent)
+    if tiny is not None:
+        return (tiny if positive else -tiny), fmt, DEC, -9
     fast_scale = _fast_path_scale(num, denom, exponent, fmt, positive, since_138)
     # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
     # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
@@ -226,7 +259,9 @@ def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None,
         dec_exp = _dec_exponent(num, denom, base, exponent, bound)
     else:
         magnitude = Fraction(int(num + denom or "0"), 10 ** len(denom))
-    if base == 10:
+    if not magnitude:
+        pass  # zero stays zero at any exponent (no 10**2147483647 for "0e2147483647")
+    elif base == 10:
         magnitude *= Fraction(10) ** exponent
     else:
         magnitude *= 2**exponent
