@@ -103,6 +103,7 @@ class RuleMeta:
     title: str
     fix: str
     docs: str
+    migrate: bool = False  # `kubedra migrate` rewrites what the rule finds (the rule book's `migrate: true`)
 
     def render_fix(self, params: dict[str, Any]) -> str:
         names = _fix_fields(self.fix)
@@ -156,7 +157,14 @@ class RuleBook:
         for r in data["rules"]:
             if r["severity"] not in SEVERITIES:  # pragma: no cover - guarded by a unit test on the data file
                 raise ValueError(f"rule {r['id']}: bad severity {r['severity']}")
-            book.rules[r["id"]] = RuleMeta(r["id"], r["severity"], r["title"], r["fix"], r.get("docs", ""))
+            book.rules[r["id"]] = RuleMeta(
+                r["id"],
+                r["severity"],
+                r["title"],
+                r["fix"],
+                r.get("docs", ""),
+                migrate=r.get("migrate") is True,
+            )
         return book
 
     def __getitem__(self, rule_id: str) -> RuleMeta:

@@ -87,8 +87,11 @@ class Context:
         severity: str | None = None,
         source: Location | None = None,
         obj: ObjectRef | None = None,
+        migrate: bool | None = None,
         **params: Any,
     ) -> None:
+        """Record a finding of RULE; MIGRATE says whether ``kubedra migrate`` rewrites it (None: the rule
+        book's ``migrate`` for the rule)."""
         meta = self.rules[rule]
         if source is None:
             source = item.where(path) if item is not None else Location()
@@ -107,5 +110,6 @@ class Context:
                 source=source,
                 message=message,
                 fix=meta.render_fix(params),
+                fixed_by_migrate=meta.migrate if migrate is None else migrate,
             )
         )

@@ -261,9 +261,15 @@ def run(options: AuditOptions) -> None:
             f"kubedra: error: {count(len(unread), 'input')} could not be read (see {unread[0].rule} in the report)",
             err=True,
         )
-    # a next step only when every input was read: an input error is the one line stderr carries then
-    if c.files and not (o.charts or o.live or unread or read.unreachable):
-        hint(output, "rewrite these manifests to DRA (a diff; --out DIR writes them)", ["migrate", *c.files])
+    # a next step only when every input was read (an input error is the one line stderr carries then), and only
+    # when migrate has something to rewrite: a finding it fixes (an already-migrated tree gets no such advice)
+    migratable = any(f.fixed_by_migrate for f in findings)
+    if migratable and c.files and not (o.charts or o.live or unread or read.unreachable):
+        hint(
+            output,
+            "rewrite these manifests to DRA (a diff; --out DIR writes them)",
+            ["migrate", *c.files, "--target-version", str(target)],
+        )
     # a finding at or above --fail-on is the answer (1) even when some input was not read; incomplete is exit 2
     # only when nothing at the threshold was found, and never clean (0)
     if report.worst_at_least(o.fail_on, except_rules=_INCOMPLETE_RULES):

@@ -9,7 +9,9 @@ own JSON (serialised by the verb: ``audit.model.finding_dict``, ``migrate.report
 - ``rule`` and ``fix``: the audit rule id and its rendered fix (empty where a verb has no rule book);
 - ``object``: the object the finding is about, ``None`` when it is about a file or a cluster as a whole;
 - ``source``: where it was found (a file and line, or a cluster);
-- ``path``: the dotted field path inside the object (migrate, validate), when there is one.
+- ``path``: the dotted field path inside the object (migrate, validate), when there is one;
+- ``fixed_by_migrate``: audit: ``kubedra migrate`` rewrites what was found (the rule's ``migrate: true`` in the
+  rule book, or the API version's ``convertible: kubedra-migrate``), so audit's ``next:`` hint may name it.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class Finding:
     rule: str = ""
     fix: str = ""
     path: str | None = None
+    fixed_by_migrate: bool = False
 
     @property
     def level(self) -> str:

@@ -5,6 +5,8 @@ checked against the real checks, not just written next to them."""
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -69,3 +71,47 @@ def test_bad_example_fires_and_good_example_does_not(rule: dict[str, Any], tmp_p
     example = rule["example"]
     assert rule["id"] in audit_rules(example, "bad", tmp_path), "the bad example does not fire the rule"
     assert rule["id"] not in audit_rules(example, "good", tmp_path), "the good example fires the rule"
+
+
+NEXT_MIGRATE = re.compile(r"^kubedra: next: [^`]+: `(kubedra migrate [^`]+)`$", re.M)
+SUMMARY = re.compile(r"(\d+) changed, (\d+) new objects?")
+
+
+def _audit_table(example: dict[str, Any], tmp: Path) -> tuple[Path, str]:
+    """Audit the bad example as a person does (the table): its path and what stderr said."""
+    path = _write(tmp, "bad", example["bad"])
+    args = example.get("bad_args", example.get("args", ["{path}"]))
+    if "{path}" not in args:
+        args = [*args, "{path}"]
+    return path, run("audit", *[a.replace("{path}", str(path)) for a in args]).stderr
+
+
+def _migrate_changes(args: list[str]) -> int:
+    """How many files and new objects `kubedra migrate ARGS` writes (its stderr summary); 0: nothing to do."""
+    r = run("migrate", *args)
+    if r.exit_code == 2:  # input migrate refuses (a file that does not parse): nothing rewritten
+        assert "Usage:" not in r.stderr, r.stderr
+        return 0
+    assert r.exit_code in (0, 1), (args, r.exit_code, r.stderr)  # 1: manual items left
+    m = SUMMARY.search(r.stderr)
+    assert m, (args, r.stderr)
+    return int(m.group(1)) + int(m.group(2))
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r["id"] for r in RULES])
+def test_next_hint_names_migrate_only_when_migrate_has_work(rule: dict[str, Any], tmp_path: Path) -> None:
+    """audit's `next:` hint suggests `kubedra migrate` after a finding migrate fixes, never otherwise: the printed
+    command runs as printed and rewrites something, and where no hint is printed migrate has nothing to rewrite."""
+    example = rule["example"]
+    if not isinstance(example["bad"], str):
+        return  # a chart: audit suggests nothing for --helm-chart input
+    path, stderr = _audit_table(example, tmp_path)
+    hints = NEXT_MIGRATE.findall(stderr)
+    args = example.get("bad_args", example.get("args", []))
+    target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a == "--target-version"), None)
+    if hints:
+        assert _migrate_changes(shlex.split(hints[0])[2:]) > 0, hints[0]
+    else:
+        assert rule.get("migrate") is not True, (rule["id"], stderr)
+        same = [str(path), *(["--target-version", target] if target else [])]
+        assert _migrate_changes(same) == 0, rule["id"]

@@ -200,7 +200,7 @@ def test_next_hints_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert "next:" not in r.stdout
         printed.append(hints[0])
     assert [p.split()[1] for p in printed] == ["migrate", "validate", "simulate", "explain"]
-    assert printed[0] == f"kubedra migrate {legacy}"
+    assert printed[0] == f"kubedra migrate {legacy} --target-version 1.37"
     assert printed[1].startswith(f"kubedra validate {out} ")
     check(printed[3], "next: hint", tmp_path)  # explain pod/...: parsed (it reads a cluster)
     for command in printed[:3]:
@@ -210,6 +210,10 @@ def test_next_hints_run_as_printed(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert not any(m in r.stderr for m in USAGE_MARKERS), (command, r.stderr)
         assert "Usage:" not in r.stderr, (command, r.stderr)
         assert r.exit_code in (0, 1) or "incomplete" in r.stderr, (command, r.exit_code, r.stderr)
+    # the migrated tree has nothing left for migrate: audit names no migrate step there
+    r = run("audit", out)
+    assert r.exit_code == 0, r.stderr
+    assert "next:" not in r.stderr, r.stderr
     for args in steps[:1] + steps[2:]:  # never with machine-readable output
         r = run(*args, "-o", "json")
         assert "next:" not in r.stderr, args

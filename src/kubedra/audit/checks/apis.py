@@ -131,7 +131,8 @@ def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -
     path = ("apiVersion",)
     obj = ObjectRef(entry.api_version, item.kind, item.namespace, item.name)
     repl, repl_api = _replacement_text(ctx, entry)
-    convert = " with `kubedra migrate`" if entry.convertible == "kubedra-migrate" else ""
+    migrates = entry.convertible == "kubedra-migrate"
+    convert = " with `kubedra migrate`" if migrates else ""
     params: dict[str, Any] = {
         "replacement": repl,
         "convert": convert,
@@ -167,6 +168,7 @@ def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -
             f"{prefix}{entry.api_version} {item.kind} is not served at {t} ({_span(entry)}){_current_note(ctx, entry)}",
             path=path,
             obj=obj,
+            migrate=migrates,
             **params,
         )
     elif entry.is_deprecated(t):
@@ -176,6 +178,7 @@ def _judge(ctx: Context, scope: Scope, item: Item, entry: Lifecycle, how: str) -
             f"{prefix}{entry.api_version} {item.kind}: {entry.story(t)}{_current_note(ctx, entry)}",
             path=path,
             obj=obj,
+            migrate=migrates,
             **params,
         )
     elif entry.off_by_default:

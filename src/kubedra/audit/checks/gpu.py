@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any
 
@@ -16,6 +17,7 @@ from kubedra.audit.model import Item
 from kubedra.audit.podspecs import format_path, owned_by_listed_controller, resource_uses
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.k8s import kueue, platforms
+from kubedra.k8s.findings import Finding
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields
 from kubedra.text import count
@@ -101,6 +103,7 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
             continue
         if owners and owned_by_listed_controller(item, owners):
             continue
+        first = len(ctx.findings)
         for at in item.pod_specs:
             where = "pod" if at.path == ("spec",) else "pod template at " + format_path(at.path)
             for use in resource_uses(at):
@@ -144,6 +147,15 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
                     annotation=sch.key,
                     scheduler=sch.scheme,
                 )
+        _manual_object(ctx.findings, first)
+
+
+def _manual_object(findings: list[Finding], first: int) -> None:
+    """migrate leaves every GPU request of an object unchanged when one of them needs a manual decision (a HAMi
+    memory share beside nvidia.com/gpu): then none of the object's findings (from FIRST on) is one it fixes."""
+    mine = findings[first:]
+    if any(f.fixed_by_migrate for f in mine) and not all(f.fixed_by_migrate for f in mine):
+        findings[first:] = [replace(f, fixed_by_migrate=False) for f in mine]
 
 
 @check(CUSTOM_RESOURCE_RULE)
