@@ -9,6 +9,7 @@ n replicatedJobs" is counted as the k smallest.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from kubedra.k8s import datafiles
 
 _INT32_MAX = 2**31 - 1
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,9 @@ class KaiGang:
     min_count: int
     source: str
     problem: str | None = None
+    held: bool = (
+        False  # the pod-grouper makes no PodGroup: the pods exist and are never scheduled (problem: why)
+    )
 
 
 @functools.cache
@@ -43,10 +48,11 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _parse(value: Any) -> int | None:
-    """Go's strconv.ParseInt(value, 10, 32) on the annotation's string."""
+def parse_int32(value: Any) -> int | None:
+    """Go's strconv.ParseInt(value, 10, 32) on the annotation's string (None: Go's error): one optional sign,
+    ASCII digits, within int32."""
     text = str(value)
-    if not text or not text.lstrip("+-").isdigit():
+    if not _DECIMAL.fullmatch(text):
         return None
     n = int(text)
     return n if -_INT32_MAX - 1 <= n <= _INT32_MAX else None
@@ -83,7 +89,7 @@ def jobset_gang(obj: Mapping[str, Any]) -> KaiGang | None:
         raw = (_get(rj, "template", "metadata", "annotations") or {}).get(key)
         leaf = parallelism
         if raw is not None:
-            n = _parse(raw)
+            n = parse_int32(raw)
             if n is None or n < 1:
                 return _refused(
                     f"replicatedJob {rj.get('name')!r} template annotation {key}: {str(raw)[:40]!r}"
@@ -101,7 +107,7 @@ def jobset_gang(obj: Mapping[str, Any]) -> KaiGang | None:
         return None
     raw = (_get(obj, "metadata", "annotations") or {}).get(key)
     if raw is not None:
-        n = _parse(raw)
+        n = parse_int32(raw)
         if n is None or n < 1:
             return _refused(f"JobSet annotation {key}: {str(raw)[:40]!r}")
         k, why = min(n, len(needs)), f"annotation {key}"
@@ -128,4 +134,5 @@ def _refused(what: str) -> KaiGang:
         "KAI pod-grouper",
         problem=f"{what} is not a whole number of at least 1: KAI's pod-grouper refuses it and makes no "
         "PodGroup, so the pods are never scheduled",
+        held=True,
     )

@@ -45,6 +45,9 @@ class Gang:
     source: str  # what the size came from
     per_group: bool = False  # one gang per template group (LeaderWorkerSet)
     problem: str | None = None  # the gang as written can never start, and why
+    held: bool = (
+        False  # no PodGroup is made for it (KAI's pod-grouper refused it): its pods are never scheduled
+    )
     native: bool = (
         False  # declared by the workload's own Kubernetes field (Job spec.scheduling): nothing to write
     )
@@ -342,7 +345,7 @@ def gang(obj: Mapping[str, Any], templates: list[PodTemplate]) -> Gang | None:
     if group == "jobset.x-k8s.io" and kind == "JobSet":
         if kaigangs.under_kai(obj):  # KAI's pod-grouper sizes the gang (kubedra.k8s.kaigangs)
             kai = kaigangs.jobset_gang(obj)
-            return Gang(kai.min_count, kai.source, problem=kai.problem) if kai else None
+            return Gang(kai.min_count, kai.source, problem=kai.problem, held=kai.held) if kai else None
         first = sum(t.replicas for t in templates if not t.after)
         why = "replicatedJobs replicas x parallelism" + (" (jobs created at start)" if first < total else "")
         return Gang(first, why) if first > 1 else None
@@ -399,15 +402,21 @@ def job_gang(obj: Mapping[str, Any]) -> Gang | None:
     value = annotations.get(f["kai_min_member"]) if isinstance(annotations, Mapping) else None
     if value is None:
         return None
-    n = as_int(value)
+    n = kaigangs.parse_int32(value)
     source = f"annotation {f['kai_min_member']} (KAI pod-grouper)"
     if n is None:
         problem = (
             f"{f['kai_min_member']}: {str(value)[:40]!r} is not a whole number: KAI's pod-grouper refuses it "
             "(invalid min-member annotation value) and makes no PodGroup, so the pods are never scheduled"
         )
-        return Gang(max(pods, 1), source, problem=problem)
-    return Gang(n, source) if n > 1 else None
+        return Gang(max(pods, 1), source, problem=problem, held=True)
+    if n < 0:
+        problem = (
+            f"{f['kai_min_member']}: {n} is negative: the apiserver refuses KAI's PodGroup (minMember minimum 0), "
+            "so the pods are never scheduled"
+        )
+        return Gang(max(pods, 1), source, problem=problem, held=True)
+    return Gang(n, source) if n > 1 else None  # 0: KAI's "no gang requirement", the pods go one by one
 
 
 def _kubeflow_gang(obj: Mapping[str, Any], templates: list[PodTemplate], total: int) -> Gang | None:

@@ -111,6 +111,7 @@ class Workloads:
     gangs: dict[str, int] = field(default_factory=dict)  # "ns/group" -> minCount
     gang_sources: dict[str, str] = field(default_factory=dict)  # "ns/group" -> where minCount came from
     podgroups: set[str] = field(default_factory=set)  # "ns/group" of PodGroup/Workload objects (incl. basic)
+    held: dict[str, str] = field(default_factory=dict)  # "ns/group" -> why its pods are never scheduled
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     schedulers: dict[str, int] = field(default_factory=dict)  # non-default schedulerName -> pods
@@ -169,10 +170,6 @@ def _fraction_annotation(pod: Pod) -> tuple[str, str, str] | None:
     for sch in annotation_schemes(pod.meta.annotations):
         return sch.key, pod.meta.annotations[sch.key], f"{sch.reason} ({sch.scheme})"
     return None
-
-
-def _unknown_kind_gpu(doc: Document) -> list[tuple[tuple[str | int, ...], Any]]:
-    return custom_resource_gpu_fields(doc.obj)
 
 
 def _map(value: Any) -> Mapping[str, Any]:
@@ -378,9 +375,11 @@ class _Expander:
         single = len(templates) == 1 and not templates[0].role
         gang_key: str | None = None
         if gang is not None and not any(p.scheduling_group for _, p in parsed):
-            if gang.problem:
-                self.out.notes.append(f"{doc.location}: {doc.describe()}: {gang.problem}")
             gang_key = f"{ns}/{name}"
+            if gang.held and gang.problem:  # pending with the reason, not a note beside pods placed anyway
+                self.out.held[gang_key] = gang.problem
+            elif gang.problem:
+                self.out.notes.append(f"{doc.location}: {doc.describe()}: {gang.problem}")
             if not gang.per_group:
                 self.out.gangs[gang_key] = gang.min_count
                 self.out.gang_sources[gang_key] = f"{doc.describe()} {gang.source}"
@@ -509,7 +508,7 @@ class _Expander:
     def unknown(self, doc: Document, runtime: bool = False) -> None:
         if quotas := kueue.gpu_quotas(doc.obj):  # configuration, not a pod creator: noted, never skipped
             self.out.notes.append(f"{doc.location}: {doc.describe()} {kueue.not_simulated(quotas)}")
-        hits = _unknown_kind_gpu(doc)
+        hits = custom_resource_gpu_fields(doc.obj)
         if not hits:
             return
         path, value = hits[0]

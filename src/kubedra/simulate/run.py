@@ -324,7 +324,9 @@ def _gang_reasons(pods: Sequence[SimPod], workloads: Workloads) -> None:
     for sp in pods:
         if sp.pod.scheduling_group is None or sp.reason is not None or sp.pod.node_name:
             continue
-        if sp.gang not in workloads.podgroups and sp.gang not in workloads.gangs:
+        if sp.gang in workloads.held:
+            sp.reason = workloads.held[sp.gang]
+        elif sp.gang not in workloads.podgroups and sp.gang not in workloads.gangs:
             sp.reason = (
                 f"waiting for PodGroup {sp.gang}, which is not in the input (kube-scheduler keeps the pod "
                 "out of the scheduling queue until it exists)"
