@@ -118,7 +118,9 @@ def child(argv: list[str]) -> tuple[float, float, float, str]:
 def _runs(argv: list[str], runs: int) -> tuple[float, float, float, set[int]]:
     """Medians of CPU, wall and peak RSS over ``runs`` fresh processes, and the pods each placed."""
     out = [child(argv) for _ in range(runs)]
-    cpu, wall, rss = (statistics.median(r[i] for r in out) for i in range(3))
+    cpu = statistics.median(r[0] for r in out)
+    wall = statistics.median(r[1] for r in out)
+    rss = statistics.median(r[2] for r in out)
     return cpu, wall, rss, {json.loads(r[3])["modes"]["dra"]["placed"] for r in out}
 
 

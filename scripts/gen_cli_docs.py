@@ -27,7 +27,9 @@ def _commands() -> Iterator[tuple[list[str], click.Command, click.Context]]:
     """(path, command, context) for the root and every command under it, groups before their members."""
     from kubedra import cli
 
-    def walk(path: list[str], cmd: click.Command, parent: click.Context | None) -> Iterator:
+    def walk(
+        path: list[str], cmd: click.Command, parent: click.Context | None
+    ) -> Iterator[tuple[list[str], click.Command, click.Context]]:
         settings = {**cmd.context_settings, "terminal_width": WIDTH, "max_content_width": WIDTH}
         ctx = click.Context(cmd, info_name=path[-1], parent=parent, **settings)
         yield path, cmd, ctx

@@ -38,7 +38,8 @@ PINS = ROOT / "scripts" / "crd-sources.yaml"
 
 def sources() -> dict[str, dict[str, Any]]:
     """operator name -> {repository, tag, licence, paths}, from scripts/crd-sources.yaml."""
-    return yaml.safe_load(PINS.read_text())
+    data: dict[str, dict[str, Any]] = yaml.safe_load(PINS.read_text())
+    return data
 
 
 def pin(name: str, tag: str) -> None:
