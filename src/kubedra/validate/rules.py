@@ -463,7 +463,9 @@ class RuleChecker:
                 if e:
                     self.err((*cp, "counters", k, "value"), e)
 
-    def device(self, p: Path, d: Mapping[str, Any], seen: set[str], per_device: bool) -> None:  # noqa: C901 - validation.go's rules for a device, one branch per rule
+    def device(self, p: Path, d: Mapping[str, Any], seen: set[str], per_device: bool) -> None:
+        """validation.go's rules for one device of a slice (name, attributes, capacities, counters, taints,
+        nodes, binding conditions), a helper for each part that has rules of its own."""
         name = d.get("name")
         self.check_name((*p, "name"), name, dns_label)
         if isinstance(name, str):
@@ -474,6 +476,21 @@ class RuleChecker:
         caps = _map(d.get("capacity"))
         if len(attrs) + len(caps) > MAX_ATTRS_AND_CAPACITIES:
             self.err(p, f"too many attributes and capacities: {len(attrs) + len(caps)}, the limit is 32")
+        self._attributes(p, attrs)
+        self._capacities(p, caps, bool(d.get("allowMultipleAllocations")))
+        self._consumes_counters(p, _seq(d.get("consumesCounters")))
+        taints = _seq(d.get("taints"))
+        self.limit((*p, "taints"), taints, MAX_TAINTS, "taints")
+        for i, t in enumerate(taints):
+            self.taint((*p, "taints", i), t)
+        self._device_nodes(p, d, per_device)
+        for k in ("bindingConditions", "bindingFailureConditions"):
+            if len(_seq(d.get(k))) > MAX_BINDING_CONDITIONS:
+                self.err((*p, k), f"too many entries, the limit is {MAX_BINDING_CONDITIONS}")
+
+    def _attributes(self, p: Path, attrs: Mapping[str, Any]) -> None:
+        """Each attribute: a qualified name and exactly one typed value (a list form from DRAListTypeAttributes);
+        the values of all of them together within MAX_ATTRIBUTE_VALUES."""
         values = 0
         for k, v in attrs.items():
             ap: Path = (*p, "attributes", k)
@@ -497,32 +514,41 @@ class RuleChecker:
                     f"list attributes need {since('dra.listTypeAttributes')}+ (DRAListTypeAttributes), "
                     f"target is 1.{self.minor}",
                 )
-            for item in items:
-                if f.startswith("string") and isinstance(item, str) and len(item) > MAX_ATTRIBUTE_LENGTH:
-                    self.err((*ap, f), f"must be no more than {MAX_ATTRIBUTE_LENGTH} characters")
-                if f.startswith("version") and (
-                    not isinstance(item, str) or len(item) > MAX_ATTRIBUTE_LENGTH or not _SEMVER.match(item)
-                ):
-                    self.err((*ap, f), f"{item!r} is not a semantic version (semver 2.0.0, e.g. 575.57.8)")
+            self._attribute_items((*ap, f), f, items)
         if values > MAX_ATTRIBUTE_VALUES:
             self.err(
                 (*p, "attributes"),
                 f"too many attribute values: {values}, the limit is {MAX_ATTRIBUTE_VALUES}",
             )
+
+    def _attribute_items(self, p: Path, f: str, items: Sequence[Any]) -> None:
+        """One attribute's values (field ``f``): strings and versions not too long, versions semver."""
+        for item in items:
+            if f.startswith("string") and isinstance(item, str) and len(item) > MAX_ATTRIBUTE_LENGTH:
+                self.err(p, f"must be no more than {MAX_ATTRIBUTE_LENGTH} characters")
+            if f.startswith("version") and (
+                not isinstance(item, str) or len(item) > MAX_ATTRIBUTE_LENGTH or not _SEMVER.match(item)
+            ):
+                self.err(p, f"{item!r} is not a semantic version (semver 2.0.0, e.g. 575.57.8)")
+
+    def _capacities(self, p: Path, caps: Mapping[str, Any], multiple_allocations: bool) -> None:
+        """Each capacity: a qualified name, a quantity, a requestPolicy only with allowMultipleAllocations."""
         for k, v in caps.items():
             cp: Path = (*p, "capacity", k)
             self.check_name(cp, k, qualified_name)
             e = self.quantity(_map(v).get("value"))
             if e:
                 self.err((*cp, "value"), e)
-            if _map(v).get("requestPolicy") is not None and not d.get("allowMultipleAllocations"):
+            if _map(v).get("requestPolicy") is not None and not multiple_allocations:
                 self.err((*cp, "requestPolicy"), "only allowed when allowMultipleAllocations is true")
-        consumes = _seq(d.get("consumesCounters"))
+
+    def _consumes_counters(self, p: Path, consumes: Sequence[Any]) -> None:
+        """At most MAX_CONSUMPTIONS_PER_DEVICE entries, each naming a counter set and quantities of its counters."""
         if len(consumes) > MAX_CONSUMPTIONS_PER_DEVICE:
             self.err((*p, "consumesCounters"), f"too many entries: {len(consumes)}, the limit is 2")
         for i, c in enumerate(consumes):
             c = _map(c)
-            cp = (*p, "consumesCounters", i)
+            cp: Path = (*p, "consumesCounters", i)
             self.check_name((*cp, "counterSet"), c.get("counterSet"), dns_label)
             cmap = _map(c.get("counters"))
             if len(cmap) > MAX_COUNTERS_PER_CONSUMPTION:
@@ -531,10 +557,9 @@ class RuleChecker:
                 e = self.quantity(_map(v).get("value"))
                 if e:
                     self.err((*cp, "counters", k, "value"), e)
-        taints = _seq(d.get("taints"))
-        self.limit((*p, "taints"), taints, MAX_TAINTS, "taints")
-        for i, t in enumerate(taints):
-            self.taint((*p, "taints", i), t)
+
+    def _device_nodes(self, p: Path, d: Mapping[str, Any], per_device: bool) -> None:
+        """With perDeviceNodeSelection one of nodeName, nodeSelector, allNodes per device; else none."""
         node_fields = [k for k in ("nodeName", "nodeSelector", "allNodes") if d.get(k)]
         if per_device and len(node_fields) != 1:
             self.err(
@@ -543,9 +568,6 @@ class RuleChecker:
             )
         elif not per_device and node_fields:
             self.err((*p, node_fields[0]), "only allowed when spec.perDeviceNodeSelection is true")
-        for k in ("bindingConditions", "bindingFailureConditions"):
-            if len(_seq(d.get(k))) > MAX_BINDING_CONDITIONS:
-                self.err((*p, k), f"too many entries, the limit is {MAX_BINDING_CONDITIONS}")
 
 
 def pod_claim_issues(spec_path: Path, pod_spec: Mapping[str, Any]) -> list[Issue]:
