@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
+from tests.differential.corpus import DEFAULT_NODE  # upstream's node(node1, region1)
 
 from kubedra import allocator as api
 from kubedra.errors import InputError
@@ -82,12 +83,6 @@ DEVICE_RESULT_KEYS = {
     "shareID",
     "consumedCapacity",
     "skipNodeOperations",
-}
-# Upstream's default node when a case leaves it unset: node(node1, region1).
-DEFAULT_NODE: dict[str, Any] = {
-    "apiVersion": "v1",
-    "kind": "Node",
-    "metadata": {"name": "node-1", "labels": {"region": "region-1", "planet": "earth"}},
 }
 # Upstream tables: TestAllocator in allocator_testing.go at v0.37.2 has 275 cases plus the 4 "interrupt"
 # subtests (kept here as interrupt-*), TestLexicographicalAllocator has 4.

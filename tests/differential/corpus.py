@@ -13,7 +13,7 @@ import yaml
 from .compare import implementation
 
 CORPUS = Path(__file__).resolve().parent.parent / "conformance" / "allocator"
-# upstream's node(node1, region1), used when a case has no node (test_allocator_corpus.DEFAULT_NODE)
+# upstream's node(node1, region1), used when a case has no node (here and in tests/conformance)
 DEFAULT_NODE: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "Node",

@@ -174,15 +174,11 @@ def fresh_namespace(cp: ControlPlane, prefix: str = "t") -> str:
     serviceaccount-controller creates it)."""
     import uuid
 
-    from kubedra.testing.kubeapi import resource_path
+    from kubedra.testing.fakecluster import wait_for_service_account
 
     name = f"{prefix}-{uuid.uuid4().hex[:8]}"
     cp.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    cp.api.wait_for(
-        f"ServiceAccount {name}/default",
-        lambda: cp.api.get(resource_path("v1", "ServiceAccount", "default", name)),
-        timeout=30,
-    )
+    wait_for_service_account(cp.api, name)
     return name
 
 

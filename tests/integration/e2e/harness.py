@@ -28,14 +28,20 @@ from kubedra.model.parse import parse_object
 from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.testing.controlplane import ControlPlane
-from kubedra.testing.fakecluster import GROUP_LABEL, create_ignore_exists
+from kubedra.testing.fakecluster import (
+    GROUP_LABEL,
+    create_ignore_exists,
+    listed,
+    pod_state,
+    ready_node,
+    wait_for_service_account,
+)
 from kubedra.testing.kubeapi import ApiError, KubeAPI, resource_path
 from kubedra.vendors.nvidia.dra import device_classes, dra_objects
 from kubedra.vendors.nvidia.nodes import dra_node
 
 RESOURCE = "resource.k8s.io/v1"
 CLASS_LABEL = "kubedra.dev/e2e-class"
-_NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 _run_ids = itertools.count()
 
 
@@ -132,11 +138,7 @@ class Testbed:
             }
             self.rules.append(self.api.create(rule))
         self.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
-        self.api.wait_for(
-            f"ServiceAccount {self.namespace}/default",
-            lambda: self.api.get(resource_path("v1", "ServiceAccount", "default", self.namespace)),
-            timeout=30,
-        )
+        wait_for_service_account(self.api, self.namespace)
         for name, spec in self.scenario.templates.items():
             self.api.create(
                 {
@@ -155,10 +157,7 @@ class Testbed:
         node = dra_node(name, g.model, g.gpus, g.mode, labels={GROUP_LABEL: self.prefix, CLASS_LABEL: g.cls})
         status = node.pop("status")
         node["metadata"].pop("uid", None)
-        stored = self.api.create(node)
-        self.api.apply_status(stored, status)
-        taints = [t for t in stored.get("spec", {}).get("taints") or [] if t.get("key") != _NOT_READY_TAINT]
-        self.api.merge_patch(stored, {"spec": {"taints": taints or None}})
+        ready_node(self.api, self.api.create(node), status)
         for s in dra_objects(name, g.model, g.gpus, g.mode, self.cp.version):
             s["metadata"] = {"name": s["metadata"]["name"]}  # no ownerReference to a node UID we do not know
             self.slices.append(self.api.create(s))
@@ -208,12 +207,12 @@ class Testbed:
     def _settle(self, names: list[str], timeout: float = 90) -> None:
         def settled() -> bool:
             pods = self._pods()
-            return all(n in pods and _state(pods[n]) != "waiting" for n in names)
+            return all(n in pods and pod_state(pods[n]) != "waiting" for n in names)
 
         try:
             self.api.wait_for(f"pods {names} to be bound or unschedulable", settled, timeout=timeout)
         except TimeoutError:
-            states = {n: _state(p) for n, p in self._pods().items()}
+            states = {n: pod_state(p) for n, p in self._pods().items()}
             raise AssertionError(
                 f"pods did not settle: {states}\nscheduler log:\n{self.cp.log_tail('kube-scheduler', 40)}"
             ) from None
@@ -257,20 +256,18 @@ class Testbed:
         api = self.api
         nodes = [_typed(api.get(resource_path("v1", "Node", n))) for n in self.node_class]
         names = set(self.node_class)
-        raw_slices = [
-            s for s in _listed(api, RESOURCE, "ResourceSlice") if s["spec"].get("nodeName") in names
-        ]
+        raw_slices = [s for s in listed(api, RESOURCE, "ResourceSlice") if s["spec"].get("nodeName") in names]
         slices = [_typed(s) for s in raw_slices]
-        classes = [_typed(c) for c in _listed(api, RESOURCE, "DeviceClass")]
+        classes = [_typed(c) for c in listed(api, RESOURCE, "DeviceClass")]
         mine = {r["metadata"]["name"] for r in self.rules}
         rules = (
             [  # DeviceTaintRule is not served at resource.k8s.io/v1 before 1.37: listed only when used
-                _typed(r) for r in _listed(api, RESOURCE, "DeviceTaintRule") if r["metadata"]["name"] in mine
+                _typed(r) for r in listed(api, RESOURCE, "DeviceTaintRule") if r["metadata"]["name"] in mine
             ]
             if mine
             else []
         )
-        templates = [_typed(t) for t in _listed(api, RESOURCE, "ResourceClaimTemplate", self.namespace)]
+        templates = [_typed(t) for t in listed(api, RESOURCE, "ResourceClaimTemplate", self.namespace)]
         sim = Scheduler(engine_config(self.cp.version), nodes, classes, slices, rules)
         order = 0
         sim_pods = []
@@ -336,31 +333,10 @@ def _ignore_missing(call: Any) -> None:
             raise
 
 
-def _listed(api: KubeAPI, api_version: str, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
-    """List items with their apiVersion and kind (a list response leaves them out of its items)."""
-    return [
-        {**o, "apiVersion": api_version, "kind": kind}
-        for o in api.list(api_version, kind, namespace=namespace)
-    ]
-
-
 def _typed(obj: dict[str, Any]) -> Any:
     parsed = parse_object(copy.deepcopy(obj))
     assert parsed is not None, f"kubedra does not parse {obj.get('kind')}"
     return parsed.obj
-
-
-def _state(pod: dict[str, Any]) -> str:
-    if pod["spec"].get("nodeName"):
-        return "bound"
-    for c in pod.get("status", {}).get("conditions") or []:
-        if (
-            c.get("type") == "PodScheduled"
-            and c.get("status") == "False"
-            and c.get("reason") == "Unschedulable"
-        ):
-            return "unschedulable"
-    return "waiting"
 
 
 def _device_kinds(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import functools
 import itertools
 import json
 import tempfile
@@ -38,7 +37,13 @@ from tests.realworld import live, outcomes
 from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.testing import binaries
 from kubedra.testing.controlplane import DEFAULT_CONTROLLERS, WORKLOAD_CONTROLLERS, ControlPlane
-from kubedra.testing.fakecluster import create_ignore_exists
+from kubedra.testing.fakecluster import (
+    create_ignore_exists,
+    listed,
+    pod_state,
+    ready_node,
+    wait_for_service_account,
+)
 from kubedra.testing.kubeapi import ApiError, KubeAPI, object_path, resource_path
 from kubedra.testing.require import unavailable
 
@@ -46,7 +51,6 @@ pytestmark = pytest.mark.integration
 
 NODES = outcomes.NODES  # the cluster the expected outcomes are computed on
 VERSION = outcomes.TARGET
-_NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 _SETTLED_FOR = 1.5  # seconds without any pod change: the controllers are done
 _WAITING_FOR = 10  # seconds a pod may wait, neither bound nor unschedulable, before it counts as pending
 _files = itertools.count()
@@ -114,21 +118,13 @@ class Cluster:
                 continue
             stored = self.api.create(obj)
             if obj["kind"] == "Node":
-                stored = self.api.apply_status(stored, status or {})
-                taints = [t for t in stored["spec"].get("taints") or [] if t.get("key") != _NOT_READY_TAINT]
-                stored = self.api.merge_patch(stored, {"spec": {"taints": taints or None}})
+                stored = ready_node(self.api, stored, status or {})
             self.created.append(stored)
         # what the apiserver stored is what simulate is given
-        given = [
-            {**o, "apiVersion": o.get("apiVersion") or av, "kind": o.get("kind") or kind}
-            for av, kind in (("v1", "Node"), ("resource.k8s.io/v1", "ResourceSlice"))
-            for o in self.api.list(av, kind)
-        ]
+        kinds = [("v1", "Node"), ("resource.k8s.io/v1", "ResourceSlice")]
         if mode == "dra":
-            given += [
-                {**o, "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass"}
-                for o in self.api.list("resource.k8s.io/v1", "DeviceClass")
-            ]
+            kinds.append(("resource.k8s.io/v1", "DeviceClass"))
+        given = [o for av, kind in kinds for o in listed(self.api, av, kind)]
         self.cluster_file.write_text(yaml.safe_dump_all(given))
         self.mode = mode
 
@@ -185,11 +181,7 @@ class Run:
             with contextlib.suppress(ApiError):
                 create_ignore_exists(api, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
         for ns in sorted(self.namespaces()):
-            api.wait_for(
-                f"ServiceAccount {ns}/default",
-                functools.partial(api.get, resource_path("v1", "ServiceAccount", "default", ns)),
-                timeout=30,
-            )
+            wait_for_service_account(api, ns)
         declared = {(d["kind"], self._ns(d), d["metadata"].get("name")) for d in self.docs}
         for d in self.docs:
             for spec in live.pod_specs(d):
@@ -274,7 +266,7 @@ class Run:
                 if p["spec"].get("nodeName") and p.get("status", {}).get("phase") != "Running":
                     with contextlib.suppress(ApiError):
                         self.api.apply_status(p, _running())
-            state = sorted((p["metadata"]["namespace"], p["metadata"]["name"], _state(p)) for p in pods)
+            state = sorted((p["metadata"]["namespace"], p["metadata"]["name"], pod_state(p)) for p in pods)
             now = time.monotonic()
             if state != last:
                 last, since = state, now
@@ -344,19 +336,6 @@ class Run:
 def _running() -> dict[str, Any]:
     conditions = ("PodScheduled", "Initialized", "ContainersReady", "Ready")
     return {"phase": "Running", "conditions": [{"type": c, "status": "True"} for c in conditions]}
-
-
-def _state(pod: dict[str, Any]) -> str:
-    if pod["spec"].get("nodeName"):
-        return "bound"
-    for c in pod.get("status", {}).get("conditions") or []:
-        if (
-            c.get("type") == "PodScheduled"
-            and c.get("status") == "False"
-            and c.get("reason") == "Unschedulable"
-        ):
-            return "unschedulable"
-    return "waiting"
 
 
 # ------------------------------------------------------------------------------------------ kubedra

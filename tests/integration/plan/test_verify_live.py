@@ -60,10 +60,7 @@ def _namespace(api: KubeAPI, name: str) -> None:
     fakecluster.create_ignore_exists(
         api, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     )
-    api.wait_for(
-        f"ServiceAccount {name}/default",
-        lambda: api.get(resource_path("v1", "ServiceAccount", "default", name)),
-    )
+    fakecluster.wait_for_service_account(api, name)
 
 
 def _running(api: KubeAPI, pod: dict[str, Any], ready: bool = True) -> None:

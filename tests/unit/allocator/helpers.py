@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+from kubedra.allocator import Features
 from kubedra.k8s.quantity import Quantity
 from kubedra.model.objects import (
     AttributeKind,
@@ -26,6 +28,19 @@ from kubedra.model.objects import (
     ResourcePool,
     ResourceSlice,
 )
+
+# The allocator switches most tests run with: every feature the structured allocator's incubating variant has
+# through 1.37 (admin access, prioritized lists, partitionable devices, taints, binding conditions, consumable
+# capacity); WITH_FRACTIONS adds 1.38's FractionalCapacityRange.
+ALL = Features(
+    admin_access=True,
+    prioritized_list=True,
+    partitionable_devices=True,
+    device_taints=True,
+    device_binding_and_status=True,
+    consumable_capacity=True,
+)
+WITH_FRACTIONS = dataclasses.replace(ALL, fractional_capacity_range=True)
 
 DRIVER = "driver-a"
 

@@ -11,6 +11,7 @@ from kubedra.allocator import AllocatedState, AllocationError, Allocator, Featur
 from kubedra.model.objects import DeviceConstraint, DeviceRequest
 
 from .helpers import (
+    ALL,
     all_req,
     capacity,
     claim,
@@ -26,15 +27,6 @@ from .helpers import (
     sub,
     taint,
     toleration,
-)
-
-ALL = Features(
-    admin_access=True,
-    prioritized_list=True,
-    partitionable_devices=True,
-    device_taints=True,
-    device_binding_and_status=True,
-    consumable_capacity=True,
 )
 
 

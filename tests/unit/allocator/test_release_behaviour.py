@@ -8,18 +8,23 @@ from typing import Any
 
 import pytest
 
-from kubedra.allocator import AllocatedState, AllocationError, Allocator, Features
+from kubedra.allocator import AllocatedState, AllocationError, Allocator
 from kubedra.model.objects import DeviceConstraint
 
-from .helpers import all_req, capacity, claim, cls, consumes, counter_set, dev, node, picked, q, req, slice_
-
-INCUBATING = Features(
-    admin_access=True,
-    prioritized_list=True,
-    partitionable_devices=True,
-    device_taints=True,
-    device_binding_and_status=True,
-    consumable_capacity=True,
+from .helpers import (
+    ALL,
+    all_req,
+    capacity,
+    claim,
+    cls,
+    consumes,
+    counter_set,
+    dev,
+    node,
+    picked,
+    q,
+    req,
+    slice_,
 )
 
 
@@ -43,7 +48,7 @@ def test_two_drivers_pools_of_one_name_share_counters_until_1364(target, allocat
     # allocator.countersKeyedByDriverAndPool: v0.35 and v0.36.0-v0.36.3 key their counter caches by pool name,
     # so driver-b's device draws on the slot driver-a's device took; from v0.36.4 they are keyed by driver and
     # pool (a bare minor is its newest patch)
-    a = Allocator(INCUBATING, [cls()], [*_pool("driver-a"), *_pool("driver-b")], target_version=target)
+    a = Allocator(ALL, [cls()], [*_pool("driver-a"), *_pool("driver-b")], target_version=target)
     res = a.allocate(node(), [claim("c", req(count=2))])
     if allocates:
         assert res is not None
@@ -63,7 +68,7 @@ def test_distinct_attribute_compares_with_every_device_from_137(target, allocate
     # a request is compared only with the second and a bool attribute admits three devices
     devices = [dev("d0", {"fast": True}), dev("d1", {"fast": False}), dev("d2", {"fast": True})]
     distinct = [DeviceConstraint(distinct_attribute="driver-a/fast")]
-    a = Allocator(INCUBATING, [cls()], [slice_("s", devices)], target_version=target)
+    a = Allocator(ALL, [cls()], [slice_("s", devices)], target_version=target)
     res = a.allocate(node(), [claim("c", req(count=3), constraints=distinct)])
     if allocates:
         assert picked(res) == [[("req-0", "d0"), ("req-0", "d1"), ("req-0", "d2")]]
@@ -85,7 +90,7 @@ def test_distinct_attribute_compares_with_every_device_from_137(target, allocate
 def test_selector_runtime_error_text_per_release(target, message):
     # allocator.selectorErrorNamesDevice: v0.36 names neither the device nor adds cel.EnhanceRuntimeError's advice
     klass = [cls("class-a", "device.attributes['driver-a'].model == 'a100'")]
-    a = Allocator(INCUBATING, klass, [slice_("s", [dev("d0")])], target_version=target)
+    a = Allocator(ALL, klass, [slice_("s", [dev("d0")])], target_version=target)
     with pytest.raises(AllocationError) as e:
         a.allocate(node(), [claim("c", req())])
     assert str(e.value).startswith(message)
@@ -114,7 +119,7 @@ PER_REQUEST = (
 def test_claim_limit_text_per_patch(target, message):
     # allocator.claimLimitPerRequest: a fix backported to a patch of every minor (v0.35.10, v0.36.5, v0.37.1);
     # before it every request is summed first
-    a = Allocator(INCUBATING, [cls()], [slice_("s", [dev("d0")])], target_version=target)
+    a = Allocator(ALL, [cls()], [slice_("s", [dev("d0")])], target_version=target)
     with pytest.raises(AllocationError, match=re.escape(message)):
         a.allocate(node(), [claim("c", req("req-0", count=16), req("req-1", count=17))])
 
@@ -126,7 +131,7 @@ def test_all_devices_leave_out_a_full_shared_device_until_137(target, picked_d1)
     d0 = dev("d0", allow_multiple_allocations=True, capacity=capacity(memory="16Gi"))
     d1 = dev("d1", capacity=capacity(memory="16Gi"))
     used = AllocatedState(capacity={("driver-a", "pool-1", "d0"): {"memory": q("4Gi")}})
-    a = Allocator(INCUBATING, [cls()], [slice_("s", [d0, d1])], used, target_version=target)
+    a = Allocator(ALL, [cls()], [slice_("s", [d0, d1])], used, target_version=target)
     res = a.allocate(node(), [claim("c", all_req())])
     if picked_d1:
         assert picked(res) == [[("req-0", "d1")]]

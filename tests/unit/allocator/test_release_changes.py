@@ -8,20 +8,10 @@ import pytest
 
 from kubedra.allocator import AllocatedState, AllocationError, Allocator, FailedOnNodeError, Features
 
-from .helpers import all_req, claim, cls, dev, node, picked, req, slice_
-
-DEFAULTS = Features(
-    admin_access=True,
-    prioritized_list=True,
-    partitionable_devices=True,
-    device_taints=True,
-    device_binding_and_status=True,
-    consumable_capacity=True,
-    fractional_capacity_range=True,
-)
+from .helpers import WITH_FRACTIONS, all_req, claim, cls, dev, node, picked, req, slice_
 
 
-def alloc(slices, release, *, features=DEFAULTS, allocated=None):
+def alloc(slices, release, *, features=WITH_FRACTIONS, allocated=None):
     return Allocator(
         features, [cls()], slices, allocated, share_id_factory=lambda: "share-1", target_version=release
     )
@@ -82,9 +72,9 @@ def test_which_variant_runs_and_whose_code(release: str, variant: str, code: str
     """v0.38 moved each variant's code a step (allocator.variantCode): the stable one runs v0.37's incubating."""
     basic = Features(admin_access=True, prioritized_list=True)
     assert (basic.variant(release), basic.implementation(release)) == (variant, code)
-    assert DEFAULTS.variant("1.38") == "stable"
-    assert DEFAULTS.variant("1.37") == "incubating"
-    assert DEFAULTS.implementation("1.38") == DEFAULTS.implementation("1.37") == "incubating"
+    assert WITH_FRACTIONS.variant("1.38") == "stable"
+    assert WITH_FRACTIONS.variant("1.37") == "incubating"
+    assert WITH_FRACTIONS.implementation("1.38") == WITH_FRACTIONS.implementation("1.37") == "incubating"
     lists = Features(list_type_attributes=True)
     assert lists.variant("1.38") == "incubating"
     assert lists.implementation("1.38") == "experimental"

@@ -4,9 +4,8 @@ as with the node trees kept."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
+from tests.unit.sources.paths import all_paths
 
 from kubedra.sources.files import LazyNode, parse_text
 
@@ -65,17 +64,6 @@ JSON = """{
 """
 
 
-def _paths(obj: Any, prefix: tuple[str | int, ...] = ()) -> list[tuple[str | int, ...]]:
-    out = [prefix]
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 @pytest.mark.parametrize(("text", "name"), [(MULTI, "multi.yaml"), (JSON, "list.json")])
 def test_lazy_gives_the_same_lines_as_kept_nodes(text: str, name: str) -> None:
     eager = parse_text(text, name)
@@ -86,7 +74,7 @@ def test_lazy_gives_the_same_lines_as_kept_nodes(text: str, name: str) -> None:
     assert all(isinstance(d.node_source, LazyNode) for d in lazy.documents)
     checked = 0
     for e, z in zip(eager.documents, lazy.documents, strict=True):
-        for path in [*_paths(e.obj), ("spec", "absent"), ("metadata", "name", "deeper")]:
+        for path in [*all_paths(e.obj), ("spec", "absent"), ("metadata", "name", "deeper")]:
             assert z.line_of(path) == e.line_of(path), (e.describe(), path)
             checked += 1
     assert checked > 10

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.unit.sources.paths import all_paths
 
 from kubedra.errors import InputError
 from kubedra.sources.documents import line_table
@@ -53,22 +54,11 @@ items:
 """
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 def _probes(obj: Any) -> list[tuple[Any, ...]]:
     extra = [("absent",), ("spec", "absent", 0), ("metadata", 0), ("spec", "list", -1), ("spec", "list", 99)]
     extra += [("data", "y"), ("data", "true"), ("data", "1"), ("data", 1), ("spec", "list", True)]
-    extra += [(*p, "deeper", 0) for p in _paths(obj)[:50]]
-    return _paths(obj) + extra
+    extra += [(*p, "deeper", 0) for p in all_paths(obj)[:50]]
+    return all_paths(obj) + extra
 
 
 def _same_lines(text: str, name: str) -> int:
