@@ -152,7 +152,7 @@ def test_capacities_past_29_digits_are_read_rounded_at_138(target, allocates):
     # quantity.nineteenDigitInt64: v0.38 ParseQuantity keeps 29 significant digits, rounding away from zero, so
     # both 30-digit values read as 100000000000000000000000000020 and the request fits; v0.37 reads them exactly
     d0 = _shared("100000000000000000000000000011")
-    a = Allocator(INCUBATING, [cls()], [slice_("s", [d0])], target_version=target)
+    a = Allocator(ALL, [cls()], [slice_("s", [d0])], target_version=target)
     res = a.allocate(node(), [claim("c", req(**_units("100000000000000000000000000019")))])
     assert (res is not None) == allocates
 
@@ -164,6 +164,6 @@ def test_capacity_sums_round_an_operand_29_orders_finer_at_138(target, allocates
     # and the 1n then passes the capacity; v0.37 adds exactly.
     d0 = _shared("10000000000000000000000000001e11")
     used = AllocatedState(capacity={("driver-a", "pool-1", "d0"): {"units": q("1e39")}})
-    a = Allocator(INCUBATING, [cls()], [slice_("s", [d0])], used, target_version=target)
+    a = Allocator(ALL, [cls()], [slice_("s", [d0])], used, target_version=target)
     res = a.allocate(node(), [claim("c", req("r0", **_units("1n")), req("r1", **_units("99999999999")))])
     assert (res is not None) == allocates
