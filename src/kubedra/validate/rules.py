@@ -464,8 +464,7 @@ class RuleChecker:
                     self.err((*cp, "counters", k, "value"), e)
 
     def device(self, p: Path, d: Mapping[str, Any], seen: set[str], per_device: bool) -> None:
-        """validation.go's rules for one device of a slice (name, attributes, capacities, counters, taints,
-        nodes, binding conditions), a helper for each part that has rules of its own."""
+        """validation.go's rules for one device of a slice, a helper per part with rules of its own."""
         name = d.get("name")
         self.check_name((*p, "name"), name, dns_label)
         if isinstance(name, str):
@@ -489,8 +488,7 @@ class RuleChecker:
                 self.err((*p, k), f"too many entries, the limit is {MAX_BINDING_CONDITIONS}")
 
     def _attributes(self, p: Path, attrs: Mapping[str, Any]) -> None:
-        """Each attribute: a qualified name and exactly one typed value (a list form from DRAListTypeAttributes);
-        the values of all of them together within MAX_ATTRIBUTE_VALUES."""
+        """Each attribute: a qualified name, exactly one typed value; all values within MAX_ATTRIBUTE_VALUES."""
         values = 0
         for k, v in attrs.items():
             ap: Path = (*p, "attributes", k)
@@ -516,13 +514,10 @@ class RuleChecker:
                 )
             self._attribute_items((*ap, f), f, items)
         if values > MAX_ATTRIBUTE_VALUES:
-            self.err(
-                (*p, "attributes"),
-                f"too many attribute values: {values}, the limit is {MAX_ATTRIBUTE_VALUES}",
-            )
+            limit = MAX_ATTRIBUTE_VALUES
+            self.err((*p, "attributes"), f"too many attribute values: {values}, the limit is {limit}")
 
     def _attribute_items(self, p: Path, f: str, items: Sequence[Any]) -> None:
-        """One attribute's values (field ``f``): strings and versions not too long, versions semver."""
         for item in items:
             if f.startswith("string") and isinstance(item, str) and len(item) > MAX_ATTRIBUTE_LENGTH:
                 self.err(p, f"must be no more than {MAX_ATTRIBUTE_LENGTH} characters")
@@ -532,7 +527,6 @@ class RuleChecker:
                 self.err(p, f"{item!r} is not a semantic version (semver 2.0.0, e.g. 575.57.8)")
 
     def _capacities(self, p: Path, caps: Mapping[str, Any], multiple_allocations: bool) -> None:
-        """Each capacity: a qualified name, a quantity, a requestPolicy only with allowMultipleAllocations."""
         for k, v in caps.items():
             cp: Path = (*p, "capacity", k)
             self.check_name(cp, k, qualified_name)
@@ -543,7 +537,6 @@ class RuleChecker:
                 self.err((*cp, "requestPolicy"), "only allowed when allowMultipleAllocations is true")
 
     def _consumes_counters(self, p: Path, consumes: Sequence[Any]) -> None:
-        """At most MAX_CONSUMPTIONS_PER_DEVICE entries, each naming a counter set and quantities of its counters."""
         if len(consumes) > MAX_CONSUMPTIONS_PER_DEVICE:
             self.err((*p, "consumesCounters"), f"too many entries: {len(consumes)}, the limit is 2")
         for i, c in enumerate(consumes):
@@ -559,7 +552,6 @@ class RuleChecker:
                     self.err((*cp, "counters", k, "value"), e)
 
     def _device_nodes(self, p: Path, d: Mapping[str, Any], per_device: bool) -> None:
-        """With perDeviceNodeSelection one of nodeName, nodeSelector, allNodes per device; else none."""
         node_fields = [k for k in ("nodeName", "nodeSelector", "allNodes") if d.get(k)]
         if per_device and len(node_fields) != 1:
             self.err(
