@@ -56,7 +56,7 @@ def device_infos(slices: Iterable[ResourceSlice]) -> DeviceInfos:
     """Physical GPU and memory of every GPU device: MIG devices and partitions belong to their parent
     (``parentUUID``, else the counter set they consume), a whole GPU is itself (``uuid``, else its name).
     A vendor's devices of a type it does not account (NVIDIA's ``vfio``: a GPU re-announced for passthrough) are
-    not counted. Devices that
+    not counted, nor any device of a vendor's other drivers (``Vendor.drivers`` beside its GPU driver). Devices that
     consume the same counter set are one GPU, named after the first of them."""
     out = DeviceInfos()
     by_set: dict[tuple[str, str, str], str] = {}
@@ -65,8 +65,12 @@ def device_infos(slices: Iterable[ResourceSlice]) -> DeviceInfos:
     names: dict[tuple[str, str], str] = {}
     sizes: dict[int, int] = {}  # id(DeviceCapacity) -> bytes; the capacities live as long as the slices
     accounted = {v.driver: v.accounted_types for v in vendors.all()}
+    # a vendor's other drivers publish no GPUs (NVIDIA's compute-domain.nvidia.com: IMEX channels and daemons)
+    not_gpus = {d for v in vendors.all() for d in v.drivers if d != v.driver}
     for s in slices:
         driver = s.driver
+        if driver in not_gpus:
+            continue
         pool = s.pool.name
         types = accounted.get(driver)
         prefix = f"{driver}/"

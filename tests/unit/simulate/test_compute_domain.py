@@ -7,13 +7,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from click.testing import CliRunner
 
+from kubedra import vendors
 from kubedra.cli import cli
 
 INPUTS = Path(__file__).resolve().parents[2] / "realworld" / "inputs"
 CD = INPUTS / "dra-driver--imex-channel-injection.yaml"  # NVIDIA's ComputeDomain quickstart
 KAI_CD = INPUTS / "kai--dra-gpu-imex-pod.yaml"  # a GPU and a ComputeDomain channel, under KAI
+STAGING = (
+    Path(__file__).resolve().parents[1] / "plan" / "data" / "staging.yaml"
+)  # a snapshot, one node on DRA
 
 
 def run(*args: str):
@@ -63,3 +68,30 @@ def test_one_channel_per_node(tmp_path):
     assert (d["modes"]["dra"]["placed"], d["modes"]["dra"]["pending"]) == (1, 1)
     d = _modes("-f", str(f), "--nodes", "2x8xH100-80GB")
     assert (d["modes"]["dra"]["placed"], d["modes"]["dra"]["pending"]) == (2, 0)
+
+
+def test_compute_domain_devices_in_a_snapshot_are_no_gpus(tmp_path):
+    """A snapshot's compute-domain.nvidia.com slices (channel-0, daemon-0 on each GPU node) add no GPU: the
+    vendor's other drivers publish no GPUs, so 'GPUs used / physical' stays the GPUs' own."""
+    snap = yaml.safe_load(STAGING.read_text())
+    gpu_nodes = sorted(
+        {
+            o["spec"]["nodeName"]
+            for o in snap["items"]
+            if o["kind"] == "ResourceSlice" and o["spec"].get("nodeName")
+        }
+    )
+    assert gpu_nodes
+    out = vendors.controller_output(
+        next(o for o in yaml.safe_load_all(CD.read_text()) if o["kind"] == "ComputeDomain"), "1.37"
+    )
+    assert out is not None
+    assert out.node_slice is not None
+    slices = [out.node_slice(n) for n in gpu_nodes]
+    assert {d["name"] for s in slices for d in s["spec"]["devices"]} == {"channel-0", "daemon-0"}
+    with_cd = tmp_path / "staging-cd.yaml"
+    with_cd.write_text(yaml.safe_dump({**snap, "items": [*snap["items"], *slices]}))
+    before = _modes(str(STAGING), "--mode", "dra")["modes"]["dra"]["gpus"]
+    after = _modes(str(with_cd), "--mode", "dra")["modes"]["dra"]["gpus"]
+    assert before["physical"] > 0
+    assert after == before
