@@ -402,9 +402,8 @@ def _runs_device_plugin(ds: dict[str, Any]) -> bool:
         for c in spec.get(key) or []:
             if not isinstance(c, dict) or not isinstance(c.get("image"), str):
                 continue
-            command = c.get("command")
-            first = str(command[0]) if isinstance(command, list) and command else ""
-            if any(v.device_plugin_component(c["image"], first) == "device plugin" for v in vendors.all()):
+            found = (v.node_component(c) for v in vendors.all())
+            if any(comp is not None and comp.key == "device-plugin" for comp in found):
                 return True
     return False
 

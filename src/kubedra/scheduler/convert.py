@@ -147,7 +147,8 @@ def _classify(name: str) -> GpuResource | None:
     if gr is not None and gr.kind == "manual":
         m = _MIG_DOTTED.match(name)
         if m:
-            return GpuResource(name, "mig", profile=f"{m.group('p')}+{m.group('attrs').replace('.', '+')}")
+            profile = f"{m.group('p')}+{m.group('attrs').replace('.', '+')}"
+            return dataclasses.replace(gr, kind="mig", profile=profile, reason="", shared=False)
     return gr
 
 

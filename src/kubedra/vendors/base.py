@@ -4,8 +4,8 @@ Designed from two vendors (NVIDIA: :mod:`kubedra.vendors.nvidia`, AMD: :mod:`kub
 verbs use. A vendor names its device-plugin resources and says what each is (a whole GPU, a partition, a shared
 GPU, or a manual item), its DRA driver and the DeviceClass a whole GPU is claimed from, the node labels its
 feature discovery writes, the CEL it accepts for memory and product, its simulated nodes (``--nodes`` groups,
-GPU modes, the objects), a device-plugin node's GPU accounting, its device-plugin image, the DRA objects from
-its SMI JSON, and, per verb, what it cannot do yet
+GPU modes, the objects), a device-plugin node's GPU accounting, what its node DaemonSets run, the DRA objects
+from its SMI JSON, and, per verb, what it cannot do yet
 (:meth:`Vendor.unsupported`), so a verb says "cannot, because" instead of ignoring the vendor's GPUs.
 """
 
@@ -25,7 +25,7 @@ class GpuResource:
     profile: str | None = None  # the MIG profile (NVIDIA) or partition profile (AMD: cpx_nps4)
     shared: bool = False
     reason: str = ""
-    vendor: str = "nvidia"  # the Vendor.name that owns the name
+    vendor: str = field(kw_only=True)  # the Vendor.name that owns the name
 
 
 @dataclass(frozen=True)
@@ -250,12 +250,6 @@ class Vendor(Protocol):
         the device plugin leaves them, or the DRA driver's DeviceClasses, the Nodes and their ResourceSlices."""
         ...
 
-    def device_plugin_component(self, image: str, command: str) -> str | None:
-        """What a container of the vendor's device-plugin image runs ('device plugin', or another component of the
-        same image such as 'GPU feature discovery'), from its image and the first word of its command; ``None``:
-        not the vendor's device-plugin image."""
-        ...
-
     def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
         """A device-plugin Node's GPUs from its labels and allocatable GPU resources (name -> count)."""
         ...
@@ -276,8 +270,10 @@ class Vendor(Protocol):
         ...
 
     def node_component(self, obj: Mapping[str, Any]) -> NodeComponent | None:
-        """What the vendor's DaemonSet (or, given a container, that container) ``obj`` runs; ``None``: not one of
-        the vendor's node components."""
+        """What one of the vendor's node components ``obj`` runs: a DaemonSet (by what its containers run, then by
+        anything else of the vendor's that says, such as the GPU Operator's per-component node selector), or one
+        container (its command, image and name); the device plugin is key ``device-plugin`` for every vendor.
+        ``None``: not one of the vendor's node components (another vendor's image of the same name included)."""
         ...
 
     def unsupported(self, verb: str) -> str | None:

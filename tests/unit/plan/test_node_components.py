@@ -39,12 +39,33 @@ def _one(name: str) -> dict:
         ("gpu-operator--gfd-daemonset.yaml", "gpu-feature-discovery"),
         ("gpu-operator--mps-control-daemonset.yaml", "mps-control-daemon"),
         ("vllm-stack--azure-nvidia-device-plugin-ds.yaml", "device-plugin"),
-        ("amd--device-plugin-daemonset.yaml", None),  # rocm/k8s-device-plugin is AMD's
+        ("amd--device-plugin-daemonset.yaml", "device-plugin"),  # rocm/k8s-device-plugin: AMD's, below
     ],
 )
 def test_each_real_daemonset_is_what_it_runs(name: str, key: str | None) -> None:
     found = vendors.node_component(_one(name))
     assert (found.key if found else None) == key
+
+
+def test_each_vendor_answers_for_its_own_daemonsets_only() -> None:
+    amd, nvidia = vendors.get("amd"), vendors.get("nvidia")
+    amd_ds, nvidia_ds = (
+        _one("amd--device-plugin-daemonset.yaml"),
+        _one("device-plugin--nvidia-device-plugin.yaml"),
+    )
+    assert nvidia.node_component(amd_ds) is None  # an image of the same name (k8s-device-plugin) from rocm/
+    assert amd.node_component(nvidia_ds) is None
+    found = amd.node_component(amd_ds)
+    assert found is not None
+    assert found.key == "device-plugin"
+    # AMD's node labeller runs from the device plugin's image repository (k8s-ds-amdgpu-labeller.yaml)
+    labeller = {"image": "rocm/k8s-device-plugin:labeller-latest", "command": ["./k8s-node-labeller"]}
+    found = amd.node_component(labeller)
+    assert found is not None
+    assert found.key == "node-labeller"
+    found = amd.node_component({"image": "docker.io/rocm/k8s-device-plugin@sha256:00"})
+    assert found is not None
+    assert found.key == "device-plugin"
 
 
 def test_plan_patches_the_device_plugin_not_gfd_or_the_mps_daemon(tmp_path: Path) -> None:

@@ -195,54 +195,69 @@ def kueue_quotas(ctx: Context, scope: Scope) -> None:
             )
 
 
-def _images(item: Item) -> list[tuple[tuple[str | int, ...], str, str]]:
-    """(path, image, first word of the command) of each container."""
+def _containers(item: Item) -> list[tuple[tuple[str | int, ...], dict[str, Any]]]:
+    """(path, container) of each init and main container of the item's pod specs."""
     out = []
     for at in item.pod_specs:
         for field in ("initContainers", "containers"):
             for i, c in enumerate(at.spec.get(field) or []):
-                if isinstance(c, dict) and isinstance(c.get("image"), str):
-                    command = c.get("command")
-                    first = str(command[0]) if isinstance(command, list) and command else ""
-                    out.append(((*at.path, field, i, "image"), c["image"], first))
+                if isinstance(c, dict):
+                    out.append(((*at.path, field, i), c))
     return out
 
 
-def device_plugin_images(item: Item) -> list[tuple[tuple[str | int, ...], str, str, str]]:
-    """(path, image, component, vendor title) of each container running a vendor's device-plugin image
-    (the component: 'device plugin', or another one of the same image, as the vendor tells)."""
+def _images(item: Item) -> list[tuple[tuple[str | int, ...], str, str]]:
+    """(path, image, first word of the command) of each container."""
     out = []
-    for path, image, command in _images(item):
+    for path, c in _containers(item):
+        if isinstance(c.get("image"), str):
+            command = c.get("command")
+            first = str(command[0]) if isinstance(command, list) and command else ""
+            out.append(((*path, "image"), c["image"], first))
+    return out
+
+
+def node_components(item: Item) -> list[tuple[tuple[str | int, ...], str, str, str]]:
+    """(path, image, component key, vendor title) of each container running one of a vendor's node components
+    (``device-plugin``, or another one such as GPU feature discovery from the same image, as the vendor tells by
+    the container's command, image and name)."""
+    out = []
+    for path, c in _containers(item):
         for vendor in vendors.all():
-            component = vendor.device_plugin_component(image, command)
+            component = vendor.node_component(c)
             if component is not None:
-                out.append((path, image, component, vendor.title))
+                out.append(((*path, "image"), str(c.get("image") or ""), component.key, vendor.title))
                 break
     return out
 
 
-def is_device_plugin(item: Item) -> tuple[tuple[str | int, ...], str, str] | None:
-    """(path, image, vendor title) of the container running a device plugin itself (not GFD or the MPS control
-    daemon from the same image)."""
-    for path, image, component, title in device_plugin_images(item):
-        if component == "device plugin":
-            return path, image, title
+def _by_daemonset(item: Item) -> tuple[tuple[str | int, ...], str, str] | None:
+    """(path, image, vendor title) when no container says but the vendor tells the DaemonSet a device plugin (the
+    GPU Operator's per-component node selector)."""
+    for vendor in vendors.all():
+        component = vendor.node_component(item.obj)
+        if component is not None and component.key == "device-plugin" and item.pod_specs:
+            at = item.pod_specs[0]
+            images = [
+                str(c.get("image") or "") for c in at.spec.get("containers") or [] if isinstance(c, dict)
+            ]
+            return (*at.path, "nodeSelector"), ", ".join(i for i in images if i) or "no image", vendor.title
     return None
 
 
 @check("gpu.device-plugin-daemonset", "gpu.mps-sharing")
 def device_plugin_daemonsets(ctx: Context, scope: Scope) -> None:
     for item in scope.kind("DaemonSet"):
-        components = {c: (p, i) for p, i, c, _ in reversed(device_plugin_images(item))}
-        if "MPS control daemon" in components and "device plugin" not in components:
-            path, image = components["MPS control daemon"]
+        components = {c: (p, i, t) for p, i, c, t in reversed(node_components(item))}
+        if "mps-control-daemon" in components and "device-plugin" not in components:
+            path, image, _ = components["mps-control-daemon"]
             ctx.emit(
                 "gpu.mps-sharing",
                 item,
                 f"the device plugin's MPS control daemon ({image}) serves MPS-shared GPUs on its nodes",
                 path=path,
             )
-        hit = is_device_plugin(item)
+        hit = components.get("device-plugin") or _by_daemonset(item)
         if hit is None:
             continue
         path, image, title = hit

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubedra.k8s import datafiles
-from kubedra.vendors.amd import cluster, smi, views
+from kubedra.vendors.amd import cluster, daemonsets, smi, views
 from kubedra.vendors.base import (
     ClaimSharing,
     ControllerOutput,
@@ -131,16 +131,6 @@ class Amd:
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, self.gpu_mode(mode) or "spx_nps1", device_plugin=device_plugin)
 
-    def device_plugin_component(self, image: str, command: str) -> str | None:
-        repo = image.lower().split("@", 1)[0]
-        name, tag = repo, ""
-        if ":" in repo.rsplit("/", 1)[-1]:
-            name, _, tag = repo.rpartition(":")
-        want = str(_data()["devicePlugin"]["image"])
-        if (name != want and not name.endswith("/" + want)) or tag.startswith("labeller"):
-            return None
-        return "device plugin"
-
     def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
         # every advertised device is a GPU (a partition too: the device plugin does not say which GPU it is part
         # of), each with the memory the node labeller reports (amd.com/gpu.vram, GiB: "192G")
@@ -161,7 +151,9 @@ class Amd:
         return None  # no AMD custom resource whose controller creates objects is modelled
 
     def node_component(self, obj: Mapping[str, Any]) -> NodeComponent | None:
-        return None  # AMD's DaemonSets are not told apart yet
+        if obj.get("kind") == "DaemonSet":
+            return daemonsets.daemonset_component(obj, _data()["devicePlugin"])
+        return daemonsets.container_component(obj, _data()["devicePlugin"])
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

@@ -7,6 +7,8 @@ from kubedra.k8s.gpuschemes import resource_scheme
 from kubedra.vendors.base import GpuResource
 from kubedra.vendors.nvidia import names as nvidia
 
+_VENDOR = "nvidia"  # the Vendor.name (kubedra.vendors.nvidia.vendor.Nvidia.name)
+
 __all__ = ["GpuResource", "classify"]
 
 
@@ -15,16 +17,16 @@ def classify(name: str) -> GpuResource | None:
     if not name.startswith(nvidia.RESOURCE_DOMAIN):
         return None
     if name == nvidia.GPU_RESOURCE:
-        return GpuResource(name, "gpu")
+        return GpuResource(name, "gpu", vendor=_VENDOR)
     if name == nvidia.GPU_RESOURCE + nvidia.SHARED_SUFFIX:
-        return GpuResource(name, "shared", shared=True)
+        return GpuResource(name, "shared", shared=True, vendor=_VENDOR)
     base, shared = (
         (name[: -len(nvidia.SHARED_SUFFIX)], True) if name.endswith(nvidia.SHARED_SUFFIX) else (name, False)
     )
     m = nvidia.MIG_RESOURCE.match(base)
     if m:
-        return GpuResource(name, "mig", profile=m.group("profile"), shared=shared)
+        return GpuResource(name, "mig", profile=m.group("profile"), shared=shared, vendor=_VENDOR)
     other = resource_scheme(name)
     if other is not None:
-        return GpuResource(name, "manual", reason=other.manual())
-    return GpuResource(name, "manual", reason="unknown NVIDIA resource name")
+        return GpuResource(name, "manual", reason=other.manual(), vendor=_VENDOR)
+    return GpuResource(name, "manual", reason="unknown NVIDIA resource name", vendor=_VENDOR)

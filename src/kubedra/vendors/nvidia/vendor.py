@@ -30,7 +30,6 @@ from kubedra.vendors.nvidia import (
     cluster,
     computedomain,
     daemonsets,
-    deviceplugin,
     dpnode,
     dra,
     driver_releases,
@@ -110,9 +109,6 @@ class Nvidia:
 
     def simulated_cluster(self, spec: str, mode: str | None, *, device_plugin: bool) -> list[dict[str, Any]]:
         return cluster.cluster(spec, mode or "full", device_plugin=device_plugin)
-
-    def device_plugin_component(self, image: str, command: str) -> str | None:
-        return deviceplugin.component(image, command)
 
     def device_plugin_gpus(self, labels: Mapping[str, str], alloc: Mapping[str, int]) -> DevicePluginGpus:
         return dpnode.device_plugin_gpus(labels, alloc)
