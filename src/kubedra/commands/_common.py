@@ -173,22 +173,26 @@ def _driver_version_callback(
     all_default: bool, keep_all: bool = False
 ) -> Callable[[click.Context, click.Parameter, Any], Any]:
     def callback(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
-        from kubedra.vendors.nvidia import driver_releases
+        from kubedra import vendors
 
         if value is None:
             return None
         if all_default and value == "all":
             return "all" if keep_all else None
-        try:
-            return driver_releases.resolve(value)[0]
-        except ValueError as e:
-            raise click.BadParameter(str(e)) from None
+        errors = []
+        for vendor in vendors.all():
+            if vendor.driver_releases:  # a vendor none of whose releases kubedra has read has none to name
+                try:
+                    return vendor.resolve_driver_release(value)
+                except ValueError as e:
+                    errors.append(str(e))
+        raise click.BadParameter("; ".join(errors)) from None
 
     return callback
 
 
 def driver_version_option(*, all_default: bool, help: str, keep_all: bool = False) -> Callable[[F], F]:
-    """``--driver-version``: an NVIDIA DRA driver release kubedra has read (exit 2 naming them otherwise);
+    """``--driver-version``: a DRA driver release kubedra has read (of a vendor that has any) (exit 2 naming them otherwise);
     with ``all_default`` its absence (or ``all``) means every release read, passed on as None; with ``keep_all``
     too, ``all`` is passed on as "all" (audit: absent means the releases the cluster runs)."""
     return click.option(

@@ -130,7 +130,7 @@ class AuditOptions:
 @driver_version_option(
     all_default=True,
     keep_all=True,
-    help="NVIDIA DRA driver release whose published attributes dra.selector-unpublished checks selectors against "
+    help="GPU DRA driver release whose published attributes dra.selector-unpublished checks selectors against "
     "(all: every release kubedra has read; default: the releases the audited cluster runs, else all).",
 )
 @click.option("--deprecations", "deprecation_files", multiple=True, help="Extra lifecycle entries (CRDs...).")

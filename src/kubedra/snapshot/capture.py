@@ -2,7 +2,7 @@
 
 The listing reuses :mod:`kubedra.sources.cluster` (raw JSON, discovery, pagination). What is captured:
 Nodes; GPU workloads (Pods, Deployments, StatefulSets, DaemonSets, Jobs, CronJobs and operator CRs whose pod
-specs ask for ``nvidia.com/*`` resources or ResourceClaims), GPU infrastructure (device plugin, DRA driver,
+specs ask for a GPU vendor's device-plugin resources or ResourceClaims), GPU infrastructure (device plugin, DRA driver,
 GPU operator) and kube-system workloads; every DRA object; admission webhooks; CRDs (without their schemas);
 PriorityClasses; the ConfigMaps kubedra reads; DRA-related Events; Helm release metadata; the feature-gate
 lines of ``/metrics``; versions. Every object goes through :func:`kubedra.snapshot.scrub.scrub`.
@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
-from kubedra import __version__
+from kubedra import __version__, vendors
 from kubedra.errors import ClusterError, UsageError
 from kubedra.k8s import clusterreads, gpuschemes
 from kubedra.k8s.featuregates import parse_feature_metrics
@@ -32,9 +32,8 @@ from kubedra.sources import files, helm
 RESOURCES = clusterreads.resources("snapshot")
 WORKLOAD_KINDS = frozenset({"Pod", "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"})
 SYSTEM_NAMESPACES = frozenset({"kube-system"})
-_INFRA = re.compile(
-    r"nvidia|device-plugin|dra-driver|gpu-operator|gpu-feature-discovery|kubelet-plugin", re.I
-)
+# names and images of GPU infrastructure whatever the vendor; each vendor adds its own (Vendor.names_component)
+_INFRA = re.compile(r"device-plugin|dra-driver|gpu-operator|gpu-feature-discovery|kubelet-plugin", re.I)
 _METRIC_LINES = re.compile(r"^(kubernetes_feature_enabled|apiserver_requested_deprecated_apis)\{", re.M)
 DRA_EVENT_REASONS = frozenset(
     {
@@ -46,7 +45,23 @@ DRA_EVENT_REASONS = frozenset(
         "DeviceTaint",
     }
 )
-_CLAIM_WORDS = re.compile(r"resourceclaim|claim|dynamic resource|device class|deviceclass|nvidia\.com", re.I)
+_CLAIM_WORDS = re.compile(r"resourceclaim|claim|dynamic resource|device class|deviceclass", re.I)
+
+
+@functools.cache
+def _resource_domains() -> tuple[str, ...]:
+    """Every vendor's device-plugin resource prefix (``amd.com/``, ...)."""
+    return tuple(v.resource_domain for v in vendors.all())
+
+
+@functools.cache
+def _domain_words() -> re.Pattern[str]:
+    """An event about a vendor's device-plugin resources (``Insufficient amd.com/gpu``) mentions its domain."""
+    return re.compile("|".join(re.escape(d.rstrip("/")) for d in _resource_domains()), re.I)
+
+
+def _infrastructure(text: str) -> bool:
+    return bool(_INFRA.search(text)) or any(v.names_component(text) for v in vendors.all())
 
 
 def _walk_pod_specs(obj: Any, depth: int = 0) -> Iterable[dict[str, Any]]:
@@ -66,7 +81,7 @@ def _walk_pod_specs(obj: Any, depth: int = 0) -> Iterable[dict[str, Any]]:
 
 
 def uses_gpu(obj: dict[str, Any]) -> bool:
-    """A pod spec inside asks for ``nvidia.com/*`` resources or DRA ResourceClaims."""
+    """A pod spec inside asks for a GPU vendor's device-plugin resources or DRA ResourceClaims."""
     for spec in _walk_pod_specs(obj.get("spec") if obj.get("kind") == "Pod" else obj):
         if spec.get("resourceClaims"):
             return True
@@ -77,18 +92,18 @@ def uses_gpu(obj: dict[str, Any]) -> bool:
             if res.get("claims"):
                 return True
             for part in ("limits", "requests"):
-                if any(str(k).startswith("nvidia.com/") for k in (res.get(part) or {})):
+                if any(str(k).startswith(_resource_domains()) for k in (res.get(part) or {})):
                     return True
     return False
 
 
 def is_gpu_infrastructure(obj: dict[str, Any]) -> bool:
     meta = obj.get("metadata") or {}
-    if _INFRA.search(str(meta.get("name") or "")):
+    if _infrastructure(str(meta.get("name") or "")):
         return True
     for spec in _walk_pod_specs(obj.get("spec") if obj.get("kind") == "Pod" else obj):
         for c in spec.get("containers") or []:
-            if _INFRA.search(str(c.get("image") or "")):
+            if _infrastructure(str(c.get("image") or "")):
                 return True
     return False
 
@@ -103,7 +118,10 @@ def keep(obj: dict[str, Any]) -> bool:
         reason = str(obj.get("reason") or "")
         if reason not in DRA_EVENT_REASONS and not reason.startswith("Failed"):
             return False
-        return reason != "FailedScheduling" or bool(_CLAIM_WORDS.search(str(obj.get("message") or "")))
+        message = str(obj.get("message") or "")
+        return reason != "FailedScheduling" or bool(
+            _CLAIM_WORDS.search(message) or _domain_words().search(message)
+        )
     return True
 
 

@@ -276,6 +276,46 @@ class Vendor(Protocol):
         ``None``: not one of the vendor's node components (another vendor's image of the same name included)."""
         ...
 
+    # --- seam-ops (issue 22): the DRA driver's releases (audit's preflight and selector checks, the
+    # --driver-version option), which labels say a node has the vendor's GPUs, and what names the vendor's
+    # cluster components (snapshot keeps them). AMD answers from data/amd-gpu.yaml: no release read yet. ---
+
+    @property
+    def driver_releases(self) -> tuple[str, ...]:
+        """The DRA driver releases whose published devices kubedra has read, oldest first; ``()``: none."""
+        ...
+
+    def resolve_driver_release(self, version: str) -> str:
+        """``version`` (``25.8.0``, ``v25.8.0``) as one of :attr:`driver_releases`; ValueError saying which there
+        are otherwise."""
+        ...
+
+    def published_devices(self, release: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        """What each kind of device of driver ``release`` publishes (``{kind: {driver, attributes: {name: [types]},
+        capacities: [names]}}``) and the attribute names releases replaced (old -> new, for hints)."""
+        ...
+
+    def driver_image_release(self, image: str) -> str | None:
+        """The tag of the DRA driver's image that ``image`` is (``v25.8.0-ubi9``); ``None``: not its image."""
+        ...
+
+    def driver_preflight(self, tag: str, k8s_minor: int) -> list[str]:
+        """Why driver image tag ``tag`` cannot run on Kubernetes 1.<k8s_minor> (a release kubedra does not know
+        is itself a line: it cannot say); ``[]``: nothing against it."""
+        ...
+
+    def gpu_node_labels(self) -> tuple[tuple[str, str], ...]:
+        """(label, value) pairs that mark a node with the vendor's GPUs before or besides :attr:`labels`
+        (the operator's or node feature discovery's)."""
+        ...
+
+    def names_component(self, text: str) -> bool:
+        """Whether a name or image reference is one of the vendor's cluster components (operator, plugins,
+        exporters): what a snapshot keeps as GPU infrastructure."""
+        ...
+
+    # --- end of seam-ops ---
+
     def unsupported(self, verb: str) -> str | None:
         """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
         ...

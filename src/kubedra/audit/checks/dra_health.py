@@ -10,17 +10,14 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from kubedra import vendors
 from kubedra.audit.checks.gpu import node_gpu_allocatable, slices_by_node
 from kubedra.audit.model import Item
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.text import count, noun
-from kubedra.vendors.nvidia import driver_releases
+from kubedra.vendors import Vendor
 
 _DRA_DRIVER_IMAGE = re.compile(r"dra-driver|dra-example-driver|dra-plugin|kubelet-plugin")
-_GPU_NODE_LABELS = (
-    ("nvidia.com/gpu.present", "true"),
-    ("feature.node.kubernetes.io/pci-10de.present", "true"),
-)
 
 
 def _captured(item: Item, scope: Scope) -> bool:
@@ -77,48 +74,69 @@ def driver_not_ready(ctx: Context, scope: Scope) -> None:
         )
 
 
-_NVIDIA_DRIVER_IMAGE = re.compile(r"(k8s-dra-driver-gpu|dra-driver-nvidia-gpu)[^:@]*:([^@\s]+)")
-
-
-def nvidia_driver_versions(scope: Scope) -> list[str]:
-    """The NVIDIA DRA driver releases the scope's DaemonSets run (normalised image tags), in order seen."""
-    out: list[str] = []
+def _driver_images(scope: Scope) -> list[tuple[Item, Vendor, str]]:
+    """(DaemonSet, vendor, image tag) of each container running a vendor's DRA driver image, in order seen."""
+    out = []
     for ds in scope.kind("DaemonSet"):
         for at in ds.pod_specs:
             for c in at.spec.get("containers") or []:
-                m = _NVIDIA_DRIVER_IMAGE.search(str(c.get("image") or "")) if isinstance(c, dict) else None
-                v = driver_releases.normalise(m.group(2)) if m else None
-                if v is not None and v not in out:
-                    out.append(v)
+                image = str(c.get("image") or "") if isinstance(c, dict) else ""
+                for vendor in vendors.all():
+                    tag = vendor.driver_image_release(image) if image else None
+                    if tag is not None:
+                        out.append((ds, vendor, tag))
+    return out
+
+
+def driver_versions(scope: Scope, vendor: Vendor) -> list[str]:
+    """The releases of ``vendor``'s DRA driver (among those kubedra has read) the scope's DaemonSets run, in
+    order seen."""
+    out: list[str] = []
+    for _, v, tag in _driver_images(scope):
+        if v is not vendor:
+            continue
+        try:
+            release = vendor.resolve_driver_release(tag)
+        except ValueError:
+            continue
+        if release not in out:
+            out.append(release)
     return out
 
 
 @check("dra.driver-release")
 def driver_release(ctx: Context, scope: Scope) -> None:
-    """The NVIDIA DRA driver's release (its DaemonSet's image tag) against the target: minimum Kubernetes,
+    """A DRA driver's release (its DaemonSet's image tag) against the target: minimum Kubernetes,
     resource.k8s.io versions, or a release kubedra's table does not know (it cannot say)."""
 
-    seen: set[str] = set()
-    for ds in scope.kind("DaemonSet"):
-        for at in ds.pod_specs:
-            for c in at.spec.get("containers") or []:
-                m = _NVIDIA_DRIVER_IMAGE.search(str(c.get("image") or "")) if isinstance(c, dict) else None
-                if m is None or m.group(2) in seen:
-                    continue
-                seen.add(m.group(2))
-                for problem in driver_releases.preflight(m.group(2), ctx.target.minor):
-                    ctx.emit("dra.driver-release", ds, problem, target=ctx.target)
+    seen: set[tuple[str, str]] = set()
+    for ds, vendor, tag in _driver_images(scope):
+        if (vendor.name, tag) in seen:
+            continue
+        seen.add((vendor.name, tag))
+        for problem in vendor.driver_preflight(tag, ctx.target.minor):
+            ctx.emit("dra.driver-release", ds, problem, target=ctx.target)
 
 
 def _is_gpu_node(node: Item) -> bool:
     labels = node.meta.get("labels")
     if isinstance(labels, dict):
-        for k, v in _GPU_NODE_LABELS:
-            if str(labels.get(k, "")).lower() == v:
+        for vendor in vendors.all():
+            for k, v in vendor.gpu_node_labels():
+                if str(labels.get(k, "")).lower() == v:
+                    return True
+            if vendor.labels.product and vendor.labels.product in labels:
                 return True
-        if "nvidia.com/gpu.product" in labels:
-            return True
-    return node_gpu_allocatable(node) is not None
+    return _allocatable(node) is not None
+
+
+def _allocatable(node: Item) -> tuple[str, str] | None:
+    """(resource, count) of the first vendor's whole-GPU resource the node advertises, or None."""
+    for vendor in vendors.all():
+        qty = node_gpu_allocatable(node, vendor.gpu_resource)
+        if qty is not None:
+            return vendor.gpu_resource, qty
+    return None
 
 
 @check("dra.gpu-node-without-slices")
@@ -130,12 +148,12 @@ def gpu_nodes_without_slices(ctx: Context, scope: Scope) -> None:
     for node in scope.kind("Node"):
         if not _is_gpu_node(node) or node.name in by_node:
             continue
-        qty = node_gpu_allocatable(node)
-        if qty is not None:
+        found = _allocatable(node)
+        if found is not None:
             ctx.emit(
                 "dra.gpu-node-without-slices",
                 node,
-                f"GPU node still on the device plugin (nvidia.com/gpu: {qty}), no ResourceSlice: not migrated yet",
+                f"GPU node still on the device plugin ({found[0]}: {found[1]}), no ResourceSlice: not migrated yet",
                 severity="info",
                 node=node.name,
             )

@@ -380,9 +380,8 @@ def gpu_operator(ctx: Context, scope: Scope) -> None:
                 break
 
 
-def node_gpu_allocatable(node: Item, resource: str | None = None) -> str | None:
-    """The node's allocatable count of ``resource`` (default: NVIDIA's whole GPU), or None when it has none."""
-    resource = resource or vendors.get("nvidia").gpu_resource
+def node_gpu_allocatable(node: Item, resource: str) -> str | None:
+    """The node's allocatable count of ``resource`` (a vendor's whole GPU), or None when it has none."""
     alloc = node.status.get("allocatable") or node.status.get("capacity")
     if isinstance(alloc, dict):
         q = alloc.get(resource)

@@ -1,4 +1,5 @@
-"""Device selectors against what the NVIDIA DRA driver publishes (:mod:`kubedra.cel.published`).
+"""Device selectors against what a vendor's DRA driver publishes (:mod:`kubedra.cel.published`), for each vendor
+with releases kubedra has read (``Vendor.driver_releases``).
 
 The release: the one the cluster runs (its kubelet plugin's image tag) when the scope shows it and kubedra has
 read it, else every release kubedra has read (the message names those where the selector breaks).
@@ -10,11 +11,12 @@ import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubedra.audit.checks.dra_health import nvidia_driver_versions
+from kubedra import vendors
+from kubedra.audit.checks.dra_health import driver_versions
 from kubedra.audit.scope import Context, Scope, check
 from kubedra.cel import CELCompileError, SelectorEnvironment, published
 from kubedra.k8s.versions import SUPPORTED
-from kubedra.vendors.nvidia import driver_releases
+from kubedra.vendors import Vendor
 
 Path = tuple[str | int, ...]
 
@@ -66,43 +68,52 @@ def _environment(target: str) -> SelectorEnvironment:
 
 
 @functools.lru_cache(maxsize=16)
-def _releases(versions: tuple[str, ...]) -> dict[str, list[published.DeviceKind]]:
-    return {v: published.kinds_from(driver_releases.device_kinds(v)) for v in versions}
+def _releases(vendor: str, versions: tuple[str, ...]) -> dict[str, list[published.DeviceKind]]:
+    return {v: published.kinds_from(vendors.get(vendor).published_devices(v)[0]) for v in versions}
 
 
 @functools.lru_cache(maxsize=4096)
-def _problems(expr: str, target: str, versions: tuple[str, ...]) -> tuple[published.Problem, ...]:
+def _problems(
+    expr: str, target: str, vendor: str, versions: tuple[str, ...]
+) -> tuple[published.Problem, ...]:
     """The problems of one selector text: a fleet repeats the same few selectors across thousands of objects, so
     each distinct text is compiled and walked once per run."""
+    if not versions:
+        return ()
     try:
         program = _environment(target).compile(expr).program
     except CELCompileError:
         return ()  # validate and the apiserver say why
-    hints = driver_releases.replaced_names()
-    return tuple(published.check_releases(program.source.expr, _releases(versions), hints=hints))
+    hints = vendors.get(vendor).published_devices(versions[0])[1]
+    return tuple(published.check_releases(program.source.expr, _releases(vendor, versions), hints=hints))
+
+
+def _versions(ctx: Context, scope: Scope, vendor: Vendor) -> tuple[str, ...]:
+    """The vendor's releases to check against: --driver-version (one, or all), else those the scope runs, else
+    all it has read."""
+    read = vendor.driver_releases
+    if ctx.driver_version == "all":
+        return read
+    if ctx.driver_version is not None:
+        return (ctx.driver_version,) if ctx.driver_version in read else ()
+    running = [v for v in driver_versions(scope, vendor) if v in read]
+    return tuple(sorted(set(running), key=read.index)) or read
 
 
 @check("dra.selector-unpublished")
 def unpublished_selectors(ctx: Context, scope: Scope) -> None:
-    if ctx.driver_version == "all":
-        versions = tuple(driver_releases.with_schema())
-    elif ctx.driver_version is not None:
-        versions = (ctx.driver_version,)
-    else:
-        running = [v for v in nvidia_driver_versions(scope) if v in driver_releases.with_schema()]
-        versions = tuple(sorted(set(running), key=driver_releases.with_schema().index)) or tuple(
-            driver_releases.with_schema()
-        )
+    checked = [(v.name, _versions(ctx, scope, v)) for v in vendors.all() if v.driver_releases]
     for item in scope.kind("DeviceClass", "ResourceClaim", "ResourceClaimTemplate"):
         if not item.api_version.startswith("resource.k8s.io/"):
             continue
         for path, expr in selector_expressions(item.obj):
-            for p in _problems(expr, str(ctx.target), versions):
-                ctx.emit(
-                    "dra.selector-unpublished",
-                    item,
-                    p.message,
-                    path=path,
-                    severity="warning" if p.warning else None,
-                    namespace=item.home,
-                )
+            for vendor, versions in checked:
+                for p in _problems(expr, str(ctx.target), vendor, versions):
+                    ctx.emit(
+                        "dra.selector-unpublished",
+                        item,
+                        p.message,
+                        path=path,
+                        severity="warning" if p.warning else None,
+                        namespace=item.home,
+                    )

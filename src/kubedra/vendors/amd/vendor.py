@@ -46,6 +46,15 @@ _UNSUPPORTED = {
 }
 
 
+def _repo_tag(image: str) -> tuple[str, str]:
+    """An image reference's repository and tag, lower case, without a digest."""
+    repo = image.lower().split("@", 1)[0]
+    if ":" in repo.rsplit("/", 1)[-1]:
+        name, _, tag = repo.rpartition(":")
+        return name, tag
+    return repo, ""
+
+
 @functools.cache
 def _data() -> dict[str, Any]:
     data = datafiles.load("amd-gpu.yaml")
@@ -154,6 +163,37 @@ class Amd:
         if obj.get("kind") == "DaemonSet":
             return daemonsets.daemonset_component(obj, _data()["devicePlugin"])
         return daemonsets.container_component(obj, _data()["devicePlugin"])
+
+    @property
+    def driver_releases(self) -> tuple[str, ...]:
+        return tuple(_data()["draDriver"]["releases"])
+
+    def _no_release(self, what: str) -> str:
+        src = _data()["draDriver"]["source"]
+        return (
+            f"AMD DRA driver {what}: kubedra has read no release of it (only {src['repo']} at commit "
+            f"{src['commit'][:8]})"
+        )
+
+    def resolve_driver_release(self, version: str) -> str:
+        raise ValueError(self._no_release(repr(version)))
+
+    def published_devices(self, release: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        raise ValueError(self._no_release(release))
+
+    def driver_image_release(self, image: str) -> str | None:
+        name, tag = _repo_tag(image)
+        want = str(_data()["draDriver"]["image"])
+        return tag if name == want or name.endswith("/" + want) else None
+
+    def driver_preflight(self, tag: str, k8s_minor: int) -> list[str]:
+        return [self._no_release(tag or "(untagged)") + ": check its Kubernetes and API support by hand"]
+
+    def gpu_node_labels(self) -> tuple[tuple[str, str], ...]:
+        return ((str(_data()["devicePlugin"]["labels"]["present"]), "true"),)
+
+    def names_component(self, text: str) -> bool:
+        return re.search(_data()["devicePlugin"]["componentNames"], text, re.I) is not None
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

@@ -25,6 +25,17 @@ def normalise(version: str) -> str | None:
     return f"v{m.group(1)}.{m.group(2)}.{m.group(3)}" if m else None
 
 
+# the driver's image, under the repository's old and new names (NVIDIA/k8s-dra-driver-gpu, moved to
+# kubernetes-sigs/dra-driver-nvidia-gpu)
+_IMAGE = re.compile(r"(k8s-dra-driver-gpu|dra-driver-nvidia-gpu)[^:@]*:([^@\s]+)")
+
+
+def image_tag(image: str) -> str | None:
+    """The tag of an image of the DRA driver (``v25.8.0-ubi9``); None: not the driver's image."""
+    m = _IMAGE.search(image)
+    return m.group(2) if m else None
+
+
 def known() -> list[str]:
     """Every release in the table, oldest first."""
     return list(_data()["releases"])

@@ -33,6 +33,12 @@ SHARED_SUFFIX = ".shared"
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 COUNT_LABEL = "nvidia.com/gpu.count"
 MEMORY_LABEL = "nvidia.com/gpu.memory"
+# Labels on a node with NVIDIA GPUs besides GFD's: the GPU Operator's nvidia.com/gpu.present (its state-label
+# step) and node feature discovery's PCI vendor label (10de: NVIDIA's PCI vendor ID).
+GPU_NODE_LABELS = (
+    ("nvidia.com/gpu.present", "true"),
+    ("feature.node.kubernetes.io/pci-10de.present", "true"),
+)
 # a MIG profile as nvidia.com/mig-<profile> and the GKE partition-size label spell it (1g.5gb, 1c.2g.10gb, 1g.10gb+me)
 MIG_PROFILE = re.compile(r"\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?")
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?)$")

@@ -127,6 +127,30 @@ class Nvidia:
             return daemonsets.daemonset_component(obj)
         return daemonsets.container_component(obj)
 
+    @property
+    def driver_releases(self) -> tuple[str, ...]:
+        return tuple(driver_releases.with_schema())
+
+    def resolve_driver_release(self, version: str) -> str:
+        return driver_releases.resolve(version)[0]
+
+    def published_devices(self, release: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
+        return driver_releases.device_kinds(release), driver_releases.replaced_names()
+
+    def driver_image_release(self, image: str) -> str | None:
+        return driver_releases.image_tag(image)
+
+    def driver_preflight(self, tag: str, k8s_minor: int) -> list[str]:
+        return driver_releases.preflight(tag, k8s_minor)
+
+    def gpu_node_labels(self) -> tuple[tuple[str, str], ...]:
+        return names.GPU_NODE_LABELS
+
+    def names_component(self, text: str) -> bool:
+        return (
+            self.name in text.lower()
+        )  # every NVIDIA image and chart says so (nvcr.io/nvidia/..., nvidia-...)
+
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
 
