@@ -160,6 +160,19 @@ class ClaimSharing:
         return self.text
 
 
+# --- audit: what a vendor's GPU operator custom resources deploy ---
+
+
+@dataclass(frozen=True)
+class OperatorNote:
+    """What one of a vendor's GPU operator custom resources deploys, as audit's gpu.operator says it (seam-ops)."""
+
+    index: int  # which of the objects given to Vendor.operator_notes
+    message: str
+    path: tuple[str, ...]  # the field that says
+    severity: str | None = None  # None: the rule's
+
+
 class Vendor(Protocol):
     """One GPU vendor's device plugin and DRA driver, as the verbs need them."""
 
@@ -312,6 +325,16 @@ class Vendor(Protocol):
     def names_component(self, text: str) -> bool:
         """Whether a name or image reference is one of the vendor's cluster components (operator, plugins,
         exporters): what a snapshot keeps as GPU infrastructure."""
+        ...
+
+    def operator_notes(self, objs: Sequence[Mapping[str, Any]]) -> list[OperatorNote]:
+        """What the vendor's GPU operator custom resources among ``objs`` deploy (device plugin, DRA driver) and
+        what they cannot do together; ``[]``: none of its custom resources."""
+        ...
+
+    def shared_resource(self, resource: str) -> str | None:
+        """The name the device plugin advertises time-sliced ``resource`` under when its config renames shared
+        resources; ``None``: the vendor's plugin does not share."""
         ...
 
     # --- end of seam-ops ---

@@ -87,3 +87,45 @@ def test_no_driver_release_is_named_for_a_vendor_without_one() -> None:
     assert amd.driver_releases == ()
     with pytest.raises(ValueError, match=r"AMD DRA driver '1\.0': kubedra has read no release"):
         amd.resolve_driver_release("1.0")
+
+
+def _operator(image: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "gpu-operator", "namespace": "gpu-operator"},
+        "spec": {"template": {"spec": {"containers": [{"name": "gpu-operator", "image": image}]}}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("image", "message"),
+    [
+        (
+            "nvcr.io/nvidia/gpu-operator:v25.3.0",
+            "NVIDIA GPU operator deployment (nvcr.io/nvidia/gpu-operator:v25.3.0)",
+        ),
+        (
+            "mirror.example/gpu-operator:v25.3.0",
+            "GPU operator deployment (mirror.example/gpu-operator:v25.3.0)",
+        ),
+    ],
+)
+def test_the_operator_deployment_is_named_by_the_vendor_its_image_names(image: str, message: str) -> None:
+    (f,) = [f for f in _audit([_operator(image)]) if f.rule == "gpu.operator"]
+    assert f.message == message
+
+
+def test_renamed_shared_resources_are_named_per_resource() -> None:
+    config = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "ts", "namespace": "kube-system"},
+        "data": {
+            "any": "version: v1\nsharing:\n  timeSlicing:\n    renameByDefault: true\n    resources:\n"
+            "    - name: nvidia.com/mig-1g.10gb\n      replicas: 2\n    - name: amd.com/gpu\n      replicas: 2\n"
+        },
+    }
+    (f,) = [f for f in _audit([config]) if f.rule == "gpu.time-slicing-config"]
+    # NVIDIA's plugin appends .shared; AMD's shares nothing, so it is not named
+    assert f.message.endswith("(renameByDefault: advertised as nvidia.com/mig-1g.10gb.shared)")

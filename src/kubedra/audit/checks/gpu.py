@@ -319,8 +319,12 @@ def time_slicing_configmaps(ctx: Context, scope: Scope) -> None:
             for r in ts.get("resources") or []:
                 if isinstance(r, dict):
                     parts.append(f"{r.get('name')} x{r.get('replicas')}")
+            shared = [_shared_name(r.get("name")) for r in ts.get("resources") or [] if isinstance(r, dict)]
+            renamed = ", ".join(n for n in shared if n)
             rename = (
-                " (renameByDefault: advertised as nvidia.com/gpu.shared)" if ts.get("renameByDefault") else ""
+                f" (renameByDefault: advertised as {renamed})"
+                if ts.get("renameByDefault") and renamed
+                else ""
             )
             ctx.emit(
                 "gpu.time-slicing-config",
@@ -330,53 +334,22 @@ def time_slicing_configmaps(ctx: Context, scope: Scope) -> None:
             )
 
 
+def _shared_name(resource: Any) -> str | None:
+    vendor = vendors.for_resource(str(resource or ""))
+    return vendor.shared_resource(str(resource)) if vendor is not None else None
+
+
 @check("gpu.operator")
 def gpu_operator(ctx: Context, scope: Scope) -> None:
-    policies = [i for i in scope.kind("ClusterPolicy") if i.api_version.startswith("nvidia.com/")]
-    for item in scope.kind("GPUCluster"):
-        if not item.api_version.startswith("nvidia.com/"):
-            continue
-        dra = item.spec.get("draDriver")
-        version = str(dra.get("version") or "") if isinstance(dra, dict) else ""
-        what = f"DRA driver {version}" if version else "DRA driver (version not set)"
-        if policies:
-            # GPU Operator v26.7.0 controllers/gpucluster_controller.go and clusterpolicy_controller.go: each
-            # refuses to reconcile while the other kind exists
-            ctx.emit(
-                "gpu.operator",
-                item,
-                f"NVIDIA GPU operator GPUCluster ({what}) next to ClusterPolicy {policies[0].name}: GPU Operator 26.7 "
-                "reconciles neither while both exist (a cluster uses one or the other); remove the GPUCluster and "
-                "install the DRA driver with its Helm chart, keeping the ClusterPolicy",
-                path=("kind",),
-                severity="error",
-            )
-            continue
-        ctx.emit(
-            "gpu.operator",
-            item,
-            f"NVIDIA GPU operator GPUCluster ({what}, Technology Preview): the operator deploys the DRA driver and "
-            "no device plugin",
-            path=("spec", "draDriver") if isinstance(dra, dict) else ("spec",),
-        )
-    for item in policies:
-        dp = item.spec.get("devicePlugin")
-        enabled = not (isinstance(dp, dict) and dp.get("enabled") is False)
-        dra = item.spec.get("draDriver") or item.spec.get("dra")
-        state = "device plugin enabled" if enabled else "device plugin disabled"
-        if isinstance(dra, dict) and dra.get("enabled"):
-            state += ", DRA driver enabled"
-        ctx.emit(
-            "gpu.operator",
-            item,
-            f"NVIDIA GPU operator ClusterPolicy ({state})",
-            path=("spec", "devicePlugin") if isinstance(dp, dict) else ("spec",),
-            severity="warning" if enabled else None,
-        )
+    for vendor in vendors.all():  # what each vendor's GPU operator custom resources deploy
+        items = scope.items
+        for note in vendor.operator_notes([it.obj for it in items]):
+            ctx.emit("gpu.operator", items[note.index], note.message, path=note.path, severity=note.severity)
     for item in scope.kind("Deployment"):
         for path, image, _ in _images(item):
             if re.search(r"(^|/)gpu-operator(:|@|$)", image):
-                ctx.emit("gpu.operator", item, f"NVIDIA GPU operator deployment ({image})", path=path)
+                owner = next((v.title + " " for v in vendors.all() if v.names_component(image)), "")
+                ctx.emit("gpu.operator", item, f"{owner}GPU operator deployment ({image})", path=path)
                 break
 
 

@@ -27,6 +27,7 @@ from kubedra.vendors.base import (
     GpuResource,
     NodeComponent,
     NodeLabels,
+    OperatorNote,
     PublishedDevice,
     SharedClass,
     SharingConfigRef,
@@ -194,6 +195,12 @@ class Amd:
 
     def names_component(self, text: str) -> bool:
         return re.search(_data()["devicePlugin"]["componentNames"], text, re.I) is not None
+
+    def operator_notes(self, objs: Sequence[Mapping[str, Any]]) -> list[OperatorNote]:
+        return []  # AMD's GPU operator (ROCm/gpu-operator, DeviceConfig) is not modelled: its objects pass unread
+
+    def shared_resource(self, resource: str) -> str | None:
+        return None  # the ROCm device plugin does not share GPUs (see "sharing" in _UNSUPPORTED)
 
     def unsupported(self, verb: str) -> str | None:
         return _UNSUPPORTED.get(verb)

@@ -20,6 +20,7 @@ from kubedra.vendors.base import (
     GpuResource,
     NodeComponent,
     NodeLabels,
+    OperatorNote,
     PublishedDevice,
     SharedClass,
     SharingConfigRef,
@@ -37,6 +38,7 @@ from kubedra.vendors.nvidia import (
     modes,
     names,
     nodes,
+    operator,
     resources,
     sharing,
     views,
@@ -150,6 +152,13 @@ class Nvidia:
         return (
             self.name in text.lower()
         )  # every NVIDIA image and chart says so (nvcr.io/nvidia/..., nvidia-...)
+
+    def operator_notes(self, objs: Sequence[Mapping[str, Any]]) -> list[OperatorNote]:
+        return operator.notes(objs)
+
+    def shared_resource(self, resource: str) -> str | None:
+        # the device plugin's renameByDefault: time-sliced resources are advertised as <name>.shared
+        return resource + names.SHARED_SUFFIX if resources.classify(resource) is not None else None
 
     def unsupported(self, verb: str) -> str | None:
         return None  # every verb was built on NVIDIA's driver
