@@ -26,11 +26,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubedra import vendors
 from kubedra.allocator.selectors import required_drivers
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
 from kubedra.vendors.gpurequest import asks_for_a_gpu
-from kubedra.vendors.nvidia import driver_releases, gfd
+from kubedra.vendors.nvidia import gfd
 from kubedra.vendors.nvidia import names as nvidia_names
 from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.verify.taints import judge as taint_findings
@@ -253,18 +254,16 @@ def _is_plugin_pod(p: dict[str, Any]) -> bool:
 
 def _driver_preflight(chk: Check, plugin_pods: list[dict[str, Any]], server_version: str) -> None:
     """The driver release of the kubelet-plugin pods (image tag) against the cluster's Kubernetes version
-    (:mod:`kubedra.vendors.nvidia.driver_releases`); problems warn."""
+    (each vendor's ``driver_preflight``); problems warn."""
     m = re.match(r"v?1\.(\d+)", server_version or "")
-    tags = {
-        str(c.get("image") or "").rpartition(":")[2]
-        for p in plugin_pods
-        for c in (p.get("spec") or {}).get("containers") or []
-        if "dra-driver" in str(c.get("image") or "")
+    images = {
+        str(c.get("image") or "") for p in plugin_pods for c in (p.get("spec") or {}).get("containers") or []
     }
+    found = {(v.name, tag) for v in vendors.all() for i in images if (tag := v.driver_image_release(i))}
     if not m:
         return
-    for tag in sorted(t for t in tags if t):
-        for problem in driver_releases.preflight(tag, int(m.group(1))):
+    for vendor, tag in sorted(found):
+        for problem in vendors.get(vendor).driver_preflight(tag, int(m.group(1))):
             chk.warn(problem)
 
 
