@@ -165,7 +165,7 @@ class ClaimSharing:
 
 @dataclass(frozen=True)
 class OperatorNote:
-    """What one of a vendor's GPU operator custom resources deploys, as audit's gpu.operator says it (seam-ops)."""
+    """What one of a vendor's GPU operator custom resources deploys, as audit's gpu.operator says it."""
 
     index: int  # which of the objects given to Vendor.operator_notes
     message: str
@@ -289,9 +289,10 @@ class Vendor(Protocol):
         ``None``: not one of the vendor's node components (another vendor's image of the same name included)."""
         ...
 
-    # --- seam-ops (issue 22): the DRA driver's releases (audit's preflight and selector checks, the
-    # --driver-version option), which labels say a node has the vendor's GPUs, and what names the vendor's
-    # cluster components (snapshot keeps them). AMD answers from data/amd-gpu.yaml: no release read yet. ---
+    # --- One block, added together: the DRA driver's releases (audit's preflight and selector checks, verify's
+    # preflight, the --driver-version option), which labels say a node has the vendor's GPUs, what names the
+    # vendor's cluster components (snapshot keeps them), and what its GPU operator's custom resources deploy.
+    # AMD answers from data/amd-gpu.yaml: no driver release read yet, its operator not modelled. ---
 
     @property
     def driver_releases(self) -> tuple[str, ...]:
@@ -337,7 +338,7 @@ class Vendor(Protocol):
         resources; ``None``: the vendor's plugin does not share."""
         ...
 
-    # --- end of seam-ops ---
+    # --- end of the block: DRA driver releases, GPU-node labels, component names, operators ---
 
     def unsupported(self, verb: str) -> str | None:
         """Why ``verb`` cannot handle this vendor's GPUs yet (the text of its manual item); ``None``: it can."""
