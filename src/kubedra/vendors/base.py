@@ -304,11 +304,6 @@ class Vendor(Protocol):
         are otherwise."""
         ...
 
-    def published_devices(self, release: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-        """What each kind of device of driver ``release`` publishes (``{kind: {driver, attributes: {name: [types]},
-        capacities: [names]}}``) and the attribute names releases replaced (old -> new, for hints)."""
-        ...
-
     def driver_image_release(self, image: str) -> str | None:
         """The tag of the DRA driver's image that ``image`` is (``v25.8.0-ubi9``); ``None``: not its image."""
         ...

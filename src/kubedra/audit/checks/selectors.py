@@ -69,7 +69,8 @@ def _environment(target: str) -> SelectorEnvironment:
 
 @functools.lru_cache(maxsize=16)
 def _releases(vendor: str, versions: tuple[str, ...]) -> dict[str, list[published.DeviceKind]]:
-    return {v: published.kinds_from(vendors.get(vendor).published_devices(v)[0]) for v in versions}
+    tables, _ = vendors.get(vendor).published_releases(None)
+    return {v: published.kinds_from(tables[v]) for v in versions}
 
 
 @functools.lru_cache(maxsize=4096)
@@ -84,7 +85,7 @@ def _problems(
         program = _environment(target).compile(expr).program
     except CELCompileError:
         return ()  # validate and the apiserver say why
-    hints = vendors.get(vendor).published_devices(versions[0])[1]
+    _, hints = vendors.get(vendor).published_releases(versions[0])
     return tuple(published.check_releases(program.source.expr, _releases(vendor, versions), hints=hints))
 
 

@@ -179,9 +179,6 @@ class Amd:
     def resolve_driver_release(self, version: str) -> str:
         raise ValueError(self._no_release(repr(version)))
 
-    def published_devices(self, release: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-        raise ValueError(self._no_release(release))
-
     def driver_image_release(self, image: str) -> str | None:
         name, tag = _repo_tag(image)
         want = str(_data()["draDriver"]["image"])

@@ -136,9 +136,6 @@ class Nvidia:
     def resolve_driver_release(self, version: str) -> str:
         return driver_releases.resolve(version)[0]
 
-    def published_devices(self, release: str) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
-        return driver_releases.device_kinds(release), driver_releases.replaced_names()
-
     def driver_image_release(self, image: str) -> str | None:
         return driver_releases.image_tag(image)
 
