@@ -138,9 +138,9 @@ def run(options: VerifyOptions) -> None:
     # one short-lived process: no cyclic collection while the snapshot is read and checked (a large one is a
     # million acyclic objects that each collection would rescan: 16 s of CPU instead of 4 at 500 nodes)
     with paused_gc(freeze=True):
-        base = snapfmt.load(baseline, kinds=vc.KINDS, slim=vc.slim_pod) if baseline else None
+        base = snapfmt.load(baseline, kinds=vc.KINDS, slim=vc.PodShare()) if baseline else None
         if snapshot_file:
-            state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=vc.slim_pod)
+            state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=vc.PodShare())
             now = vc.parse_time(state.header.captured_at) or dt.datetime.now(dt.UTC)
         else:
             from kubedra.snapshot import capture
