@@ -188,7 +188,11 @@ class Scheduler:
             if claim.allocation is not None:
                 devices += [f"{r.driver}/{r.pool}/{r.device}" for r in claim.allocation.results]
         sp.devices = devices
-        sp.extra["own_claims"] = [c for c in fit.claims if c in sp.claims]
+        own = [c for c in fit.claims if c in sp.claims]
+        if own:  # read with a default: a cluster's running pods, most of them, keep no empty list
+            sp.extra["own_claims"] = own
+        else:
+            sp.extra.pop("own_claims", None)
         self.bound.append(sp)
 
     def unbind(self, sp: SimPod) -> None:

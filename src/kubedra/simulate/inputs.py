@@ -11,18 +11,19 @@ modelling the documents again."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from kubedra import vendors
 from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.model import convert
 from kubedra.model.inventory import Inventory, add_document
-from kubedra.model.objects import Pod
+from kubedra.model.objects import Container, Pod
 from kubedra.scheduler.workloads import Skipped
 from kubedra.sources import jsonstream
 from kubedra.sources.files import (
@@ -42,6 +43,7 @@ STREAM_MIN_BYTES = 8 * 1024 * 1024
 # smaller JSON Lists are streamed too, each item keeping its text so its lines are composed only when asked
 # (about half the CPU and a third of the memory of reading them whole: the node tree is never built)
 STREAM_SMALL_LISTS = True
+_T = TypeVar("_T")
 # what the workload expansion reads of a modelled object's document (kubedra.scheduler.workloads)
 _KEEP_META = ("name", "namespace", "generateName", "labels")
 
@@ -177,24 +179,65 @@ def _stream(name: str, out: Inputs, lazy_lines: bool = False) -> bool:
 
 def _intern_pod(pod: Pod, shared: dict[Any, Any]) -> None:
     """One copy of what repeats across a cluster's running pods: strings (namespaces, node names, labels),
-    and the owner references and tolerations of the pods of one workload (never changed once modelled)."""
+    and the labels, owner references, tolerations, containers, claims and affinity of the pods of one
+    workload, each list and map whole (never changed once modelled: a view's version of a pod is a new
+    Pod, a field set later is set to a new value). Most of a large cluster's objects are such pods."""
     i = sys.intern
     m = pod.meta
     m.namespace, m.generate_name = i(m.namespace), i(m.generate_name)
     m.creation_timestamp = i(m.creation_timestamp)
-    if m.labels:
-        m.labels = {i(k): i(v) for k, v in m.labels.items()}
+    m.labels = _one(shared, "labels", m.labels, tuple((i(k), i(v)) for k, v in m.labels.items()))
+    m.annotations = _one(shared, "annotations", m.annotations, tuple(m.annotations.items()))
     refs = m.owner_references
     for n, ref in enumerate(refs):
         with contextlib.suppress(TypeError):  # a value that is not hashable: keep it as it is
             refs[n] = shared.setdefault(tuple(ref.items()), ref)
+    m.owner_references = _one(shared, "owners", refs, tuple(id(r) for r in refs))
     pod.node_name, pod.phase = i(pod.node_name), i(pod.phase)
     pod.scheduler_name, pod.priority_class_name = i(pod.scheduler_name), i(pod.priority_class_name)
     tols = pod.tolerations
     for n, t in enumerate(tols):
         tols[n] = shared.setdefault((t.key, t.operator, t.value, t.effect, t.toleration_seconds), t)
-    for c in pod.containers:
+    pod.tolerations = _one(shared, "tolerations", tols, tuple(id(t) for t in tols))
+    for c in (*pod.containers, *pod.init_containers):
         c.name = i(c.name)
+    pod.containers = _one(shared, "containers", pod.containers, _containers_key(pod.containers))
+    pod.init_containers = _one(shared, "init", pod.init_containers, _containers_key(pod.init_containers))
+    pod.overhead = _one(shared, "overhead", pod.overhead, tuple((k, id(q)) for k, q in pod.overhead.items()))
+    pod.node_selector = _one(shared, "selector", pod.node_selector, tuple(pod.node_selector.items()))
+    pod.claim_statuses = _one(shared, "statuses", pod.claim_statuses, tuple(pod.claim_statuses.items()))
+    pod.resource_claims = _one(
+        shared,
+        "claims",
+        pod.resource_claims,
+        tuple((r.name, r.resource_claim_name, r.resource_claim_template_name) for r in pod.resource_claims),
+    )
+    if pod.affinity:
+        with contextlib.suppress(TypeError, ValueError):  # not JSON data: kept as it is
+            pod.affinity = shared.setdefault(("affinity", json.dumps(pod.affinity)), pod.affinity)
+
+
+def _one(shared: dict[Any, Any], what: str, value: _T, key: tuple[Any, ...]) -> _T:
+    """The first ``value`` seen with this ``key`` (``what`` keeps the kinds of keys apart). A key that holds
+    ids names objects ``shared`` keeps alive, so it stands for their content."""
+    try:
+        return cast("_T", shared.setdefault((what, key), value))
+    except TypeError:  # a value that is not hashable: kept as it is
+        return value
+
+
+def _containers_key(containers: list[Container]) -> tuple[Any, ...]:
+    """Equal containers have equal keys: their names, the ids of their (shared) quantities, claims, policy."""
+    return tuple(
+        (
+            c.name,
+            tuple((k, id(q)) for k, q in c.requests.items()),
+            tuple((k, id(q)) for k, q in c.limits.items()),
+            tuple(c.claims),
+            c.restart_policy,
+        )
+        for c in containers
+    )
 
 
 def _slim(obj: dict[str, Any], model: Any) -> dict[str, Any]:
