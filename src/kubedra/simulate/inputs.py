@@ -186,6 +186,7 @@ def _intern_pod(pod: Pod, shared: dict[Any, Any]) -> None:
     m = pod.meta
     m.namespace, m.generate_name = i(m.namespace), i(m.generate_name)
     m.creation_timestamp = i(m.creation_timestamp)
+    m.uid = ""  # no part of the simulation reads a pod's uid (a unique string per pod)
     m.labels = _one(shared, "labels", m.labels, tuple((i(k), i(v)) for k, v in m.labels.items()))
     m.annotations = _one(shared, "annotations", m.annotations, tuple(m.annotations.items()))
     refs = m.owner_references
@@ -242,16 +243,20 @@ def _containers_key(containers: list[Container]) -> tuple[Any, ...]:
 
 def _slim(obj: dict[str, Any], model: Any) -> dict[str, Any]:
     """What the workload expansion reads of a modelled object (the model has the rest)."""
-    slim: dict[str, Any] = {"apiVersion": obj.get("apiVersion"), "kind": obj.get("kind")}
+    slim: dict[str, Any] = {"apiVersion": _interned(obj.get("apiVersion")), "kind": _interned(obj.get("kind"))}
     meta = obj.get("metadata")
     if isinstance(meta, dict):
-        slim["metadata"] = {k: meta[k] for k in _KEEP_META if k in meta}
+        slim["metadata"] = {k: _interned(meta[k]) if k != "name" else meta[k] for k in _KEEP_META if k in meta}
         if isinstance(model, Pod) and "labels" in meta:
             slim["metadata"]["labels"] = model.meta.labels  # the interned copy
     spec = obj.get("spec")
     if isinstance(spec, dict) and "workloadRef" in spec:
         slim["spec"] = {"workloadRef": spec["workloadRef"]}
     return slim
+
+
+def _interned(v: Any) -> Any:
+    return sys.intern(v) if type(v) is str else v
 
 
 def _merge(into: Inventory, part: Inventory) -> None:
