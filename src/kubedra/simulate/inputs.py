@@ -243,10 +243,15 @@ def _containers_key(containers: list[Container]) -> tuple[Any, ...]:
 
 def _slim(obj: dict[str, Any], model: Any) -> dict[str, Any]:
     """What the workload expansion reads of a modelled object (the model has the rest)."""
-    slim: dict[str, Any] = {"apiVersion": _interned(obj.get("apiVersion")), "kind": _interned(obj.get("kind"))}
+    slim: dict[str, Any] = {
+        "apiVersion": _interned(obj.get("apiVersion")),
+        "kind": _interned(obj.get("kind")),
+    }
     meta = obj.get("metadata")
     if isinstance(meta, dict):
-        slim["metadata"] = {k: _interned(meta[k]) if k != "name" else meta[k] for k in _KEEP_META if k in meta}
+        slim["metadata"] = {
+            k: _interned(meta[k]) if k != "name" else meta[k] for k in _KEEP_META if k in meta
+        }
         if isinstance(model, Pod) and "labels" in meta:
             slim["metadata"]["labels"] = model.meta.labels  # the interned copy
     spec = obj.get("spec")
