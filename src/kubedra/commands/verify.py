@@ -130,6 +130,7 @@ def run(options: VerifyOptions) -> None:
     from kubedra.model import snapshot as snapfmt
     from kubedra.report import output as out
     from kubedra.verify import checks as vc
+    from kubedra.verify.podshare import PodShare
 
     common = options.common
     output, baseline, metrics_file = common.output, options.baseline, options.metrics_file
@@ -138,9 +139,9 @@ def run(options: VerifyOptions) -> None:
     # one short-lived process: no cyclic collection while the snapshot is read and checked (a large one is a
     # million acyclic objects that each collection would rescan: 16 s of CPU instead of 4 at 500 nodes)
     with paused_gc(freeze=True):
-        base = snapfmt.load(baseline, kinds=vc.KINDS, slim=vc.PodShare()) if baseline else None
+        base = snapfmt.load(baseline, kinds=vc.KINDS, slim=PodShare()) if baseline else None
         if snapshot_file:
-            state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=vc.PodShare())
+            state = snapfmt.load(snapshot_file, kinds=vc.KINDS, slim=PodShare())
             now = vc.parse_time(state.header.captured_at) or dt.datetime.now(dt.UTC)
         else:
             from kubedra.snapshot import capture
