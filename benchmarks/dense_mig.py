@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from kubedra.k8s.versions import DEFAULT_TARGET
+from kubedra.testing.fakecluster import pod_state
 from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
 NODES = "8x8xH100-80GB"
@@ -175,14 +176,14 @@ def real_scheduler(cluster: list[dict[str, Any]], objects: list[dict[str, Any]])
         last = (0, t0)  # (pods bound, when that count was first seen)
         deadline = t0 + 900
         while time.monotonic() < deadline:
-            states = Counter(_state(p) for p in api.list("v1", "Pod", NAMESPACE))
+            states = Counter(pod_state(p) for p in api.list("v1", "Pod", NAMESPACE))
             now = time.monotonic()
             if states["bound"] > last[0]:
                 last = (states["bound"], now)
             if sum(states.values()) == len(pods) and not states["waiting"]:
                 # pods left unschedulable are retried on cluster events: a last look after a pause
                 time.sleep(2)
-                states = Counter(_state(p) for p in api.list("v1", "Pod", NAMESPACE))
+                states = Counter(pod_state(p) for p in api.list("v1", "Pod", NAMESPACE))
                 if states["bound"] == last[0] and not states["waiting"]:
                     cpu = _cpu_seconds("kube-scheduler", cp.workdir) - cpu0
                     return Real(last[1] - t0, cpu, states["bound"], states["unschedulable"])
@@ -202,19 +203,6 @@ def _cpu_seconds(component: str, workdir: Path) -> float:
         except (OSError, IndexError, ValueError):
             continue
     return float("nan")
-
-
-def _state(pod: dict[str, Any]) -> str:
-    if pod["spec"].get("nodeName"):
-        return "bound"
-    for c in pod.get("status", {}).get("conditions") or []:
-        if (
-            c.get("type") == "PodScheduled"
-            and c.get("status") == "False"
-            and c.get("reason") == "Unschedulable"
-        ):
-            return "unschedulable"
-    return "waiting"
 
 
 def main() -> None:
