@@ -118,7 +118,12 @@ class Scheduler:
         self.node_local_pools = {(s.driver, s.pool.name): s.node_name for s in the_slices if s.node_name}
         self.shared_version = 0
         self._cache: dict[tuple[Any, int], tuple[int, int, Fit]] = {}
-        self.bound: list[SimPod] = []
+        # bound pods in bind order; a dict so that unbinding a preemption victim is O(1), not a scan of every
+        # bound pod (a cluster's running pods are most of them)
+        self.bound: dict[SimPod, None] = {}
+        # claim key -> bound pods holding a claim of that key: equal claims share their key, so this finds
+        # every pod _claim_in_use_elsewhere must look at without walking all bound pods
+        self._claim_holders: dict[str, dict[SimPod, None]] = {}
         self.evicted: list[SimPod] = []
         self.recreated: list[SimPod] = []  # controllers' replacements of pods evicted for device taints
         self.taints = (
@@ -193,7 +198,9 @@ class Scheduler:
             sp.extra["own_claims"] = own
         else:
             sp.extra.pop("own_claims", None)
-        self.bound.append(sp)
+        self.bound[sp] = None
+        for c in sp.claims:
+            self._claim_holders.setdefault(c.key, {})[sp] = None
 
     def unbind(self, sp: SimPod) -> None:
         node = self.by_name[sp.node] if sp.node else None
@@ -213,8 +220,13 @@ class Scheduler:
         self._release(sp, sp.extra.get("own_claims", []))
         sp.node = None
         sp.devices = []
-        if sp in self.bound:
-            self.bound.remove(sp)
+        if self.bound.pop(sp, ...) is None:  # it was bound: it no longer holds its claims
+            for c in sp.claims:
+                holders = self._claim_holders.get(c.key)
+                if holders is not None:
+                    holders.pop(sp, None)
+                    if not holders:
+                        del self._claim_holders[c.key]
 
     def _release(self, sp: SimPod, claims: Iterable[ResourceClaim]) -> None:
         """Deallocate those of ``claims`` no other bound pod uses."""
@@ -230,7 +242,8 @@ class Scheduler:
         self._touch(released)
 
     def _claim_in_use_elsewhere(self, claim: ResourceClaim, sp: SimPod) -> bool:
-        return any(claim in other.claims for other in self.bound if other is not sp)
+        holders = self._claim_holders.get(claim.key, {})
+        return any(claim in other.claims for other in holders if other is not sp)
 
     # ------------------------------------------------------------------ filtering
     def _pod_claims_for_node(self, sp: SimPod, node: SimNode) -> tuple[list[ResourceClaim], frozenset[str]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from allocator.helpers import cls, dev, node, req, slice_
+from allocator.helpers import claim, cls, dev, node, req, slice_
 
 from kubedra.allocator.session import engine_config
 from kubedra.k8s.quantity import Quantity
@@ -272,3 +272,41 @@ def test_filter_timeout_is_an_error_status_like_kube_scheduler():
     s.run(pods)
     assert pods[0].node is None
     assert pods[0].reason == "error: node n0: timed out trying to allocate devices"
+
+
+def _two_users_of_a_shared_claim():
+    nodes, slices = dra_cluster(1, 1)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    users = [
+        Pod(
+            meta=ObjectMeta(name=name, namespace="default"),
+            containers=[Container(name="c", requests={"cpu": Quantity.parse("1")}, claims=["gpu"])],
+            resource_claims=[PodResourceClaim(name="gpu", resource_claim_name="shared")],
+        )
+        for name in ("a", "b")
+    ]
+    a, b = build_sim_pods(users, [], [claim("shared", req("gpu"))])
+    s.run([a, b])
+    assert (a.node, b.node) == ("n0", "n0")
+    assert a.claims[0] is b.claims[0]
+    assert a.claims[0].allocation is not None
+    assert list(s.bound) == [a, b]
+    return s, a, b
+
+
+def test_a_shared_claim_stays_allocated_while_another_bound_pod_holds_it():
+    """Unbinding asks which other bound pods hold the claim (an index by claim key, not a walk over every
+    bound pod): the pod that allocated it goes, the allocation stays for the other holder."""
+    s, a, b = _two_users_of_a_shared_claim()
+    s.unbind(a)
+    assert list(s.bound) == [b]
+    assert b.claims[0].allocation is not None
+
+
+def test_a_shared_claim_is_released_with_its_last_holder():
+    s, a, b = _two_users_of_a_shared_claim()
+    s.unbind(b)
+    assert b.claims[0].allocation is not None  # a, which allocated it, still holds it
+    s.unbind(a)
+    assert a.claims[0].allocation is None
+    assert not s.bound
