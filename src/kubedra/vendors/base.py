@@ -524,6 +524,22 @@ class Vendor(Protocol):
         ...
 
 
+def single_node_slice(node: str, driver: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one ResourceSlice a node-local driver publishes on ``node`` (its pool named after the node, one slice
+    in generation 1), as the simulated clusters of every vendor write it."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
 def numbered_node_names(groups: Iterable[tuple[str, int]]) -> list[list[str]]:
     """Simulated node names per group of (model slug, node count): ``<slug>-<i>``, numbered across the groups of
     one model, for every vendor alike."""

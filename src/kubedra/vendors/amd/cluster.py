@@ -17,7 +17,7 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.k8s import datafiles
-from kubedra.vendors.base import SimulatedGroup, SliceIdentities, numbered_node_names
+from kubedra.vendors.base import SimulatedGroup, SliceIdentities, numbered_node_names, single_node_slice
 
 MAX_GPUS_PER_NODE = 64
 _GROUP = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
@@ -193,18 +193,9 @@ def node_names(groups: list[AmdGroup]) -> list[list[str]]:
 
 
 def _slice(name: str, model: AmdModel, gpus: int, profile: str, memory: int | None = None) -> dict[str, Any]:
-    driver = str(_data()["draDriver"]["driver"])
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{name}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "nodeName": name,
-            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
-            "devices": _devices(model, gpus, profile, memory),
-        },
-    }
+    return single_node_slice(
+        name, str(_data()["draDriver"]["driver"]), _devices(model, gpus, profile, memory)
+    )
 
 
 def groups(spec: str, profile: str, *, device_plugin: bool) -> list[SimulatedGroup]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.k8s import datafiles
-from kubedra.vendors.base import ControllerOutput
+from kubedra.vendors.base import ControllerOutput, single_node_slice
 from kubedra.vendors.nvidia.dra import device_classes
 
 RESOURCE_API = "resource.k8s.io/v1"
@@ -87,17 +87,7 @@ def node_slice(node_name: str) -> dict[str, Any]:
         }
         for d in f["nodeDevices"]
     ]
-    return {
-        "apiVersion": RESOURCE_API,
-        "kind": "ResourceSlice",
-        "metadata": {"name": f"{node_name}-{driver}"},
-        "spec": {
-            "driver": driver,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
-            "devices": devices,
-        },
-    }
+    return single_node_slice(node_name, driver, devices)
 
 
 def controller_output(obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
