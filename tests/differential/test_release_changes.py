@@ -93,6 +93,15 @@ def _shared_units(capacity: str, *amounts: str, consumed: str | None = None) -> 
     return doc
 
 
+def _stepped(step: str) -> Doc:
+    """A shared device whose ``units`` (capacity 10^30) step from 0 by ``step``, one request asking for 1."""
+    policy = {"default": "0", "validRange": {"min": "0", "step": step}}
+    shared = _device(
+        "dev-0", allowMultipleAllocations=True, capacity={"units": {"value": "1e30", "requestPolicy": policy}}
+    )
+    return scenario([shared], {**ONE, "capacity": {"requests": {"units": "1"}}})
+
+
 SCENARIOS: dict[str, Doc] = {
     # kubernetes#141898: 1.37 error for the whole attempt, 1.38 the same message failing this node only
     "all-devices-on-an-incomplete-pool": scenario(
@@ -123,6 +132,12 @@ SCENARIOS: dict[str, Doc] = {
     "capacity-sum-past-29-orders": _shared_units(
         "10000000000000000000000000001e11", "1n", "99999999999", consumed="1e39"
     ),
+    # v0.38 Quantity.Value() saturates past int64 where v0.37 wraps (quantity.nineteenDigitInt64,
+    # tests/conformance/quantity/scaled-value.yaml). A step of 2^63 reads MinInt64 at 1.37, so rounding 1 up
+    # "passes MaxInt64" (an error); 1.38 reads MaxInt64 and consumes that much
+    "step-of-2^63": _stepped("9223372036854775808"),
+    # 2^64 + 1 reads 1 at 1.37 (the request is consumed as asked), MaxInt64 at 1.38 (rounded up to it)
+    "step-of-2^64+1": _stepped("18446744073709551617"),
 }
 
 

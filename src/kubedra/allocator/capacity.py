@@ -16,7 +16,10 @@ Quantities follow the target release's apimachinery (``quantity.nineteenDigitInt
 selected by :func:`kubedra.k8s.quantity.quantity_rules` around the search): each value is read as that release
 parses it (1.38 keeps 29 significant digits) and the totals are summed in upstream's order (already consumed,
 plus this request's amount, plus what this attempt is allocating), where 1.38's ``Add`` rounds an operand more
-than 29 orders of magnitude finer than the other.
+than 29 orders of magnitude finer than the other. The integer path reads step, min and the request with the
+release's ``Quantity.Value()`` (:meth:`~kubedra.k8s.quantity.Quantity.scaled_value`): 1.38 saturates past
+int64, 1.36/1.37 wrap (a step of 2^64 + 1 reads 1), and Go's int64 arithmetic wraps after it; a step that reads
+0 makes upstream divide by zero, which kubedra reports as an error it cannot model.
 
 Upstream compares a consumed amount with the policy default by Go struct equality (value *and*
 representation); kubedra compares value and format, which only differs for defaults written in a
@@ -27,7 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubedra.k8s.quantity import NANO, Quantity, current_rules
+from kubedra.k8s.quantity import NANO, Quantity, current_rules, wrap_int64
 from kubedra.model.objects import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
 
 Consumed = dict[str, Quantity]
@@ -45,9 +48,9 @@ def _r(q: Quantity) -> Quantity:
 
 
 def _go_div(a: int, b: int) -> int:
-    """Go integer division truncates toward zero."""
+    """Go int64 division: truncates toward zero (MinInt64 / -1 wraps to MinInt64)."""
     q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
+    return wrap_int64(q if (a >= 0) == (b >= 0) else -q)
 
 
 def _go_mod(a: int, b: int) -> int:
@@ -102,18 +105,29 @@ def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange, fractional: 
         return Quantity(value * (NANO // 1000), fmt, -3)  # resource.NewMilliQuantity: int64Amount{v, -3}
     if req.nanos > MAX_INT64 * NANO:
         raise CapacityError(f"{NOT_REPRESENTABLE}: request {req} exceeds MaxInt64")
-    requested = req.value()
-    step = _r(rng.step).value()
-    lo = _r(rng.min).value()
-    if step == 0:
-        return req
-    added = requested - lo
-    n = _go_div(added, step) + (1 if _go_mod(added, step) else 0)
-    if lo >= 0 and n > _go_div(MAX_INT64 - lo, step):
+    requested, step, lo = _int_reads(req, rng)
+    added = wrap_int64(requested - lo)
+    n = wrap_int64(_go_div(added, step) + (1 if _go_mod(added, step) else 0))
+    if lo >= 0 and n > _go_div(wrap_int64(MAX_INT64 - lo), step):
         raise CapacityError(
             f"{NOT_REPRESENTABLE}: rounding request {req} up to the next step passes MaxInt64"
         )
-    return Quantity.from_int(lo + step * n, fmt)
+    return Quantity.from_int(wrap_int64(lo + step * n), fmt)
+
+
+def _int_reads(value: Quantity, rng: CapacityRequestPolicyRange) -> tuple[int, int, int]:
+    """``value.Value()``, ``step.Value()``, ``min.Value()`` as the release's apimachinery reads them (1.38
+    saturates past int64, 1.36/1.37 wrap: :meth:`Quantity.scaled_value`). A step that reads 0 (1.36/1.37: a
+    multiple of 2^64, or a value of 10^19 and up written with a scale that is not 1, 2, 3, 6 or 9 below it) makes
+    upstream divide by zero, a panic in kube-scheduler rather than an answer: kubedra says so instead."""
+    assert rng.step is not None
+    step = _r(rng.step).scaled_value(0)
+    if step == 0:
+        raise CapacityError(
+            f"step {rng.step} reads as 0 with Quantity.Value() at this release (it wraps past int64): "
+            "kube-scheduler divides by zero here (a panic, not an allocation result); kubedra cannot model it"
+        )
+    return value.scaled_value(0), step, _r(rng.min).scaled_value(0)
 
 
 def _round_up_values(req: Quantity, values: list[Quantity]) -> Quantity:
@@ -157,10 +171,8 @@ def violates_policy(value: Quantity, pol: CapacityRequestPolicy | None, fraction
                 step = _r(rng.step).milli_value()
                 lo = _r(rng.min).milli_value()
             else:
-                requested = value.value()
-                step = _r(rng.step).value()
-                lo = _r(rng.min).value()
-            if step != 0 and _go_mod(requested - lo, step) != 0:
+                requested, step, lo = _int_reads(value, rng)
+            if _go_mod(wrap_int64(requested - lo), step) != 0:
                 return True
         return False
     if pol.valid_values:

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 
 from kubedra.allocator import AllocatedState, AllocationError, Allocator
-from kubedra.model.objects import DeviceConstraint
+from kubedra.model.objects import (
+    CapacityRequestPolicy,
+    CapacityRequestPolicyRange,
+    DeviceCapacity,
+    DeviceConstraint,
+)
 
 from .helpers import (
     ALL,
@@ -167,3 +172,36 @@ def test_capacity_sums_round_an_operand_29_orders_finer_at_138(target, allocates
     a = Allocator(ALL, [cls()], [slice_("s", [d0])], used, target_version=target)
     res = a.allocate(node(), [claim("c", req("r0", **_units("1n")), req("r1", **_units("99999999999")))])
     assert (res is not None) == allocates
+
+
+def _stepped(step: str) -> Any:
+    policy = CapacityRequestPolicy(
+        default=q("0"), valid_range=CapacityRequestPolicyRange(min=q("0"), step=q(step))
+    )
+    units = DeviceCapacity(q("1e30"), request_policy=policy)
+    return dev("d0", allow_multiple_allocations=True, capacity={"units": units})
+
+
+@pytest.mark.parametrize(
+    ("target", "step", "consumed"),
+    [
+        # quantity.nineteenDigitInt64: v0.37 Value() keeps the low 64 bits (2^64 + 1 reads 1, 2^63 MinInt64),
+        # v0.38 saturates at MaxInt64 (tests/conformance/quantity/scaled-value.yaml)
+        ("1.37", "18446744073709551617", "1"),
+        ("1.38", "18446744073709551617", "9223372036854775807"),
+        ("1.37", "9223372036854775808", None),  # step MinInt64: rounding 1 up "passes MaxInt64"
+        ("1.38", "9223372036854775808", "9223372036854775807"),
+        ("1.37", "18446744073709551616", "divides by zero"),  # 2^64 reads 0: upstream panics
+        ("1.38", "18446744073709551616", "9223372036854775807"),
+    ],
+)
+def test_a_step_past_int64_reads_as_each_release_reads_it(target, step, consumed):
+    a = Allocator(ALL, [cls()], [slice_("s", [_stepped(step)])], target_version=target)
+    claims = [claim("c", req(**_units("1")))]
+    if consumed is None or not consumed.isdigit():
+        with pytest.raises(AllocationError, match=consumed or "passes MaxInt64"):
+            a.allocate(node(), claims)
+        return
+    res = a.allocate(node(), claims)
+    assert res is not None
+    assert res[0].results[0].consumed_capacity == {"units": q(consumed)}
