@@ -100,6 +100,11 @@ BIG_CAPACITIES = (
 )
 BIG_REQUESTS = ("1n", "99999999999", "1e39", "100000000000000000000000000019", "1234567890123456789", "1e10")
 BIG_CONSUMED = ("1e39", "1n", "1e21", "9223372036854775807")
+# Partitionable devices' counters past int64 and 29 orders of magnitude apart (:func:`_big_counters`): 1.38's
+# Quantity.Sub and Add round the finer operand (boundScaleGap), so 1e40 less an allocated 1 no longer holds
+# (1e40 - 1e11) + 1, and 1e39 + (1e11 - 1) + 1n passes 1e39 + 1e11 there only.
+BIG_COUNTERS = ("1e40", "10000000000000000000000000001e11", "1e21")
+BIG_COUNTER_USES = ("1", "1n", "99999999999999999999999999999e11", "1e39", "99999999999")
 STRING_FUNCTIONS = ("contains", "startsWith", "endsWith", "matches")
 REGEXES = ("[0-9]+", "^h", "a.", "(a|h)1", "x*", "^(a+)+$", "4$")
 TAINT_KEYS = ("example.com/broken", "example.com/maintenance")
@@ -782,6 +787,8 @@ def scenarios(draw: Draw) -> Doc:
     # with them every other scenario of a seed, stay as they were
     if features["ConsumableCapacity"] and g.chance(8):
         _big_quantities(Genes(g.value | ag.value << 128), doc)
+    if features["PartitionableDevices"] and g.chance(8):
+        _big_counters(Genes(g.value | ag.value << 128), doc)
     return doc
 
 
@@ -798,6 +805,20 @@ def _big_quantities(g: Genes, doc: Doc) -> None:
     for caps in doc["allocatedCapacity"].values():
         if g.chance(60):
             caps["units"] = g.pick(BIG_CONSUMED)
+
+
+def _big_counters(g: Genes, doc: Doc) -> None:
+    """Give every shared counter a value from :data:`BIG_COUNTERS` and most device consumptions one from
+    :data:`BIG_COUNTER_USES`."""
+    for s in doc["slices"]:
+        for cs in s["spec"].get("sharedCounters") or []:
+            for counter in cs["counters"].values():
+                counter["value"] = g.pick(BIG_COUNTERS)
+        for d in s["spec"].get("devices") or []:
+            for cc in d.get("consumesCounters") or []:
+                for counter in cc["counters"].values():
+                    if g.chance(80):
+                        counter["value"] = g.pick(BIG_COUNTER_USES)
 
 
 def _request_bodies(claims: list[Doc]) -> list[dict[str, Any]]:

@@ -4,6 +4,7 @@ each release's oracle, and the two oracles disagree with each other, so the scen
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -102,6 +103,25 @@ def _stepped(step: str) -> Doc:
     return scenario([shared], {**ONE, "capacity": {"requests": {"units": "1"}}})
 
 
+def _partitions(total: str, *amounts: str, allocated: int = 0) -> Doc:
+    """A pool whose counter set ``cs`` holds ``total`` of counter ``c`` (in a slice of its own) and one device
+    per amount consuming that much of it; the first ``allocated`` devices are allocated already and the claim
+    asks for all the others."""
+    devices = [
+        _device(f"dev-{i}", consumesCounters=[{"counterSet": "cs", "counters": {"c": {"value": amount}}}])
+        for i, amount in enumerate(amounts)
+    ]
+    wanted = {"allocationMode": "ExactCount", "count": len(amounts) - allocated}
+    doc = scenario(devices, wanted, features={"PartitionableDevices": True}, slice_count=2)
+    counters = copy.deepcopy(doc["slices"][0])
+    counters["metadata"]["name"] = "slice-counters"
+    del counters["spec"]["devices"]
+    counters["spec"]["sharedCounters"] = [{"name": "cs", "counters": {"c": {"value": total}}}]
+    doc["slices"].append(counters)
+    doc["allocatedDevices"] = [f"driver-a/pool-a/dev-{i}" for i in range(allocated)]
+    return doc
+
+
 SCENARIOS: dict[str, Doc] = {
     # kubernetes#141898: 1.37 error for the whole attempt, 1.38 the same message failing this node only
     "all-devices-on-an-incomplete-pool": scenario(
@@ -138,6 +158,16 @@ SCENARIOS: dict[str, Doc] = {
     "step-of-2^63": _stepped("9223372036854775808"),
     # 2^64 + 1 reads 1 at 1.37 (the request is consumed as asked), MaxInt64 at 1.38 (rounded up to it)
     "step-of-2^64+1": _stepped("18446744073709551617"),
+    # partitionable devices' counters are summed with the same Add and Sub (allocator_incubating.go
+    # checkAvailableCounters): 1e40 less the allocated dev-0's 1 is 1e40 - 1e11 at 1.38 (1 is 40 orders finer),
+    # less than dev-1 + dev-2 (1e40 - 1e11 + 1); exactly, 1e40 - 1 holds them
+    "counters-available-past-29-orders": _partitions(
+        "1e40", "1", "99999999999999999999999999999e11", "1", allocated=1
+    ),
+    # what the claim consumes: 1e39, then + (1e11 - 1) rounded to 1e11 at 1.38, then + 1n passes 1e39 + 1e11
+    "counters-consumed-past-29-orders": _partitions(
+        "10000000000000000000000000001e11", "1e39", "99999999999", "1n"
+    ),
 }
 
 

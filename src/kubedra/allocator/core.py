@@ -42,7 +42,7 @@ from kubedra.allocator.search import Search
 from kubedra.allocator.selectors import SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features
 from kubedra.k8s import versions
-from kubedra.k8s.quantity import quantity_rules
+from kubedra.k8s.quantity import Quantity, quantity_rules
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.model.objects import (
     AllocationResult,
@@ -124,6 +124,10 @@ class Allocator:
             else:
                 self.slices_shared.append(s)
         self._available_counters: dict[str, dict[str, dict[str, int]]] = {}
+        # 1.38: counter key -> whether its counters need v0.38's Quantity arithmetic (Search._wide), and the
+        # available counters of those pools as Quantity (rebuilt, never updated in place, when allocations change)
+        self._wide_counters: dict[str, bool] = {}
+        self._available_wide: dict[str, dict[str, dict[str, Quantity]]] = {}
         self._overdrawn: set[str] = set()  # counter caches with a negative counter (full check needed)
         # pool ID -> compatibility-group intersections of its allocated devices (upstream's
         # compatibilityGroupsBaseline: once per allocator, dropped with the counters when allocations change)
@@ -167,16 +171,21 @@ class Allocator:
         Upstream builds a new allocator per scheduling cycle; the simulator keeps one and drops only what
         a bind or an eviction made stale. Counter caches are keyed by :meth:`counter_key`."""
         self._available_counters.pop(pool_name, None)  # keyed by pool name (1.35/1.36)
+        self._available_wide.pop(pool_name, None)
         if driver is not None:
             self._available_counters.pop(f"{driver}/{pool_name}", None)
+            self._available_wide.pop(f"{driver}/{pool_name}", None)
             self._group_baselines.pop(f"{driver}/{pool_name}", None)
         else:
             for key in [k for k in self._available_counters if k.endswith(f"/{pool_name}")]:
                 del self._available_counters[key]
+            for key in [k for k in self._available_wide if k.endswith(f"/{pool_name}")]:
+                del self._available_wide[key]
             for key in [k for k in self._group_baselines if k.endswith(f"/{pool_name}")]:
                 del self._group_baselines[key]
         for name in self._pool_slice_names.get(pool_name, ()):
             self._available_counters.pop(name, None)
+            self._available_wide.pop(name, None)
 
     def counters_changed(self, results: Iterable[DeviceRequestAllocationResult], sign: int) -> None:
         """Devices of ``results`` just became allocated (``sign`` -1) or free (+1) in ``self.allocated``:
@@ -184,6 +193,7 @@ class Allocator:
         :meth:`invalidate_pool` does, and still does for shared or capacity-consuming results)."""
         for r in results:
             self._group_baselines.pop(f"{r.driver}/{r.pool}", None)
+            self._available_wide.pop(f"{r.driver}/{r.pool}", None)  # 1.38 Quantity sums: rebuilt in order
             if r.share_id or r.consumed_capacity:
                 self.invalidate_pool(r.pool, r.driver)
                 continue

@@ -14,10 +14,12 @@ from kubedra.model.objects import (
     CapacityRequestPolicyRange,
     DeviceCapacity,
     DeviceConstraint,
+    DeviceRequestAllocationResult,
 )
 
 from .helpers import (
     ALL,
+    DRIVER,
     all_req,
     capacity,
     claim,
@@ -205,3 +207,57 @@ def test_a_step_past_int64_reads_as_each_release_reads_it(target, step, consumed
     res = a.allocate(node(), claims)
     assert res is not None
     assert res[0].results[0].consumed_capacity == {"units": q(consumed)}
+
+
+def _partitions(total: str, *amounts: str) -> list[Any]:
+    """A pool with counter set ``cs`` (``c`` = ``total``, in a slice of its own) and devices d0, d1, ... each
+    consuming one of ``amounts`` of it."""
+    devices = [dev(f"d{i}", consumes_counters=consumes("cs", c=a)) for i, a in enumerate(amounts)]
+    return [
+        slice_("devices", devices, count=2),
+        slice_("counters", [], count=2, counters=[counter_set("cs", c=total)]),
+    ]
+
+
+@pytest.mark.parametrize(("target", "allocates"), [("1.37", True), ("1.38", False)])
+def test_available_counters_round_an_operand_29_orders_finer_at_138(target, allocates):
+    # allocator_incubating.go: available = counter.Sub(what allocated devices consume). v0.38 rounds d0's 1 to
+    # 1e11 (40 orders below 1e40), leaving 1e40 - 1e11, less than d1 + d2; exactly, 1e40 - 1 holds them
+    pool = _partitions("1e40", "1", "99999999999999999999999999999e11", "1")
+    used = AllocatedState(devices={(DRIVER, "pool-1", "d0")})
+    a = Allocator(ALL, [cls()], pool, used, target_version=target)
+    res = a.allocate(node(), [claim("c", req(count=2))])
+    assert (res is not None) == allocates
+
+
+@pytest.mark.parametrize(("target", "allocates"), [("1.37", True), ("1.38", False)])
+def test_consumed_counters_round_an_operand_29_orders_finer_at_138(target, allocates):
+    # consumed = d0's 1e39, + d1's 1e11 - 1 (rounded to 1e11 at 1.38), + d2's 1n: past 1e39 + 1e11 at 1.38 only
+    pool = _partitions("10000000000000000000000000001e11", "1e39", "99999999999", "1n")
+    a = Allocator(ALL, [cls()], pool, target_version=target)
+    res = a.allocate(node(), [claim("c", req(count=3))])
+    assert (res is not None) == allocates
+
+
+def test_a_bind_rebuilds_the_138_counter_sums_in_upstream_order():
+    # the simulator keeps one allocator: once d1 is bound, 1.38's available 1e40 - 1 reads 1e40 - 1e11 and no
+    # longer holds d0 + d2; a cache updated in exact nano-units would still allocate them
+    pool = _partitions("1e40", "99999999999999999999999999999e11", "1", "1")
+    a = Allocator(ALL, [cls()], pool, target_version="1.38")
+    assert a.allocate(node(), [claim("warm", req(count=1))]) is not None
+    a.allocated.devices.add((DRIVER, "pool-1", "d1"))
+    a.counters_changed([DeviceRequestAllocationResult("req-0", DRIVER, "pool-1", "d1")], -1)
+    assert a.allocate(node(), [claim("c", req(count=2))]) is None
+    exact = Allocator(
+        ALL, [cls()], pool, AllocatedState(devices={(DRIVER, "pool-1", "d1")}), target_version="1.37"
+    )
+    assert exact.allocate(node(), [claim("c", req(count=2))]) is not None
+
+
+def test_narrow_counters_keep_exact_sums_at_138():
+    # no counter past exponent 20: the exact nano-unit sums are upstream's, and no Quantity sum is built
+    pool = _partitions("3", "1", "1", "1")
+    a = Allocator(ALL, [cls()], pool, target_version="1.38")
+    assert a.allocate(node(), [claim("c", req(count=3))]) is not None
+    assert a._wide_counters == {f"{DRIVER}/pool-1": False}
+    assert not a._available_wide
