@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator import capacity as cap
 from kubedra.allocator import groups as grp
 from kubedra.allocator.constraints import Constraint, build
+from kubedra.allocator.counters import CounterTracking
 from kubedra.allocator.derived import DerivedAttributes, check_request
 from kubedra.allocator.errors import (
     MAX_RESULTS,
@@ -31,7 +32,6 @@ from kubedra.model.objects import (
     ALLOCATION_MODE_ALL,
     ALLOCATION_MODE_EXACT,
     AllocationResult,
-    CounterSet,
     Device,
     Node,
     ResourceClaim,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 NODE_FEATURE = "DRAOptionalNodeOperations"
 
 
-class Search:
+class Search(CounterTracking):
     """State of one Allocate call (upstream's ``allocator`` struct)."""
 
     def __init__(self, a: Allocator, node: Node, claims: list[ResourceClaim], pools: list[Pool]) -> None:
@@ -322,149 +322,6 @@ class Search:
         return (
             did in self.a.allocated.capacity or did in self.a._shared_index or did in self.allocating_capacity
         )
-
-    # ------------------------------------------------------------------ counters
-    def _counter_key(self, dev: Dev) -> str:
-        """The counter caches' key (:meth:`Allocator.counter_key`)."""
-        return self.a.counter_key(dev.slice.driver, dev.slice.pool.name, dev.slice.name)
-
-    def _scope(self, dev: Dev) -> tuple[Iterable[CounterSet], list[ResourceSlice]]:
-        """The counter sets a device's consumption is checked against and the slices whose devices consume
-        them (upstream: the pool's DeviceSlicesTargetingNode then DeviceSlicesNotTargetingNode)."""
-        if self.a.pool_counters:
-            return dev.pool.counter_sets.values(), [*dev.pool.slices, *dev.pool.slices_not_targeting_node]
-        return dev.slice.shared_counters, [dev.slice]
-
-    def _wide(self, dev: Dev) -> bool:
-        """Whether this pool's counters must be summed with apimachinery v0.38's Quantity (1.38,
-        quantity.nineteenDigitInt64), not as exact nano-units. v0.38's Add and Sub round an operand whose
-        base-10 exponent is more than 29 below the other's (boundScaleGap), and every exponent is at least -9,
-        so exact sums are upstream's while no counter or consumption has an exponent above 20 and each reads
-        the same under v0.38's ParseQuantity (29 significant digits); a pool with one that does not is
-        summed with :meth:`Quantity.add`/:meth:`Quantity.sub` in upstream's order."""
-        if not self.a.quantity_since_138:
-            return False
-        key = self._counter_key(dev)
-        hit = self.a._wide_counters.get(key)
-        if hit is None:
-            sets, scan = self._scope(dev)
-            leaves = [q for cs in sets for q in cs.counters.values()]
-            leaves += [
-                q
-                for sl in scan
-                for d in sl.devices
-                for cc in d.consumes_counters
-                for q in cc.counters.values()
-            ]
-            hit = self.a._wide_counters[key] = any(
-                (r := q.at(True)).nanos != q.nanos or r.exponent() > 20 for q in leaves
-            )
-        return hit
-
-    def _available(self, dev: Dev) -> dict[str, dict[str, int]]:
-        key = self._counter_key(dev)
-        cache = self.a._available_counters
-        avail = cache.get(key)
-        if avail is not None:
-            return avail
-        sets, scan = self._scope(dev)
-        avail = {cs.name: {n: q.nanos for n, q in cs.counters.items()} for cs in sets}
-        for s in scan:
-            for d in s.devices:
-                if not d.consumes_counters or not self.a.is_allocated((s.driver, s.pool.name, d.name)):
-                    continue
-                for cc in d.consumes_counters:
-                    cset = avail.get(cc.counter_set)
-                    if cset is None:
-                        continue
-                    for n, q in cc.counters.items():
-                        if n in cset:
-                            cset[n] -= q.nanos
-        cache[key] = avail
-        if any(v < 0 for c in avail.values() for v in c.values()):
-            self.a._overdrawn.add(key)
-        else:
-            self.a._overdrawn.discard(key)
-        return avail
-
-    def _available_wide(self, dev: Dev) -> dict[str, dict[str, Quantity]]:
-        """:meth:`_available` with v0.38's Quantity: each counter's value, minus (``Quantity.Sub``) what every
-        allocated device consumes of it, in upstream's order (slices, devices, consumptions as listed)."""
-        key = self._counter_key(dev)
-        cache = self.a._available_wide
-        avail = cache.get(key)
-        if avail is not None:
-            return avail
-        sets, scan = self._scope(dev)
-        avail = {cs.name: {n: q.at(True) for n, q in cs.counters.items()} for cs in sets}
-        for s in scan:
-            for d in s.devices:
-                if not d.consumes_counters or not self.a.is_allocated((s.driver, s.pool.name, d.name)):
-                    continue
-                for cc in d.consumes_counters:
-                    cset = avail.get(cc.counter_set)
-                    if cset is None:
-                        continue
-                    for n, q in cc.counters.items():
-                        if n in cset:
-                            cset[n] = cset[n].sub(q.at(True))
-        cache[key] = avail
-        return avail
-
-    def _take_counters(self, dev: Dev) -> bool:
-        if self._wide(dev):
-            return self._take_counters_wide(dev)
-        avail = self._available(dev)
-        consumed = self.consumed_counters.setdefault(self._counter_key(dev), {})
-        for cc in dev.device.consumes_counters:
-            cset = consumed.setdefault(cc.counter_set, {})
-            for n, q in cc.counters.items():
-                cset[n] = cset.get(n, 0) + q.nanos
-        # every other counter set passed this check when its consumption last changed; without a counter
-        # that was negative to begin with, only the sets this device consumes can fail now
-        if self._counter_key(dev) in self.a._overdrawn:
-            check: Iterable[str] = avail
-        else:
-            check = [cc.counter_set for cc in dev.device.consumes_counters if cc.counter_set in avail]
-        for set_name in check:
-            counters = avail[set_name]
-            used = consumed.get(set_name, {})
-            for n, v in counters.items():
-                if v < used.get(n, 0):
-                    self._release_counters(dev)
-                    return False
-        return True
-
-    def _take_counters_wide(self, dev: Dev) -> bool:
-        """upstream's checkAvailableCounters with v0.38's Quantity: the first consumption of a counter is
-        stored as written, later ones added (``Quantity.Add``), then every counter of the pool compared."""
-        avail = self._available_wide(dev)
-        consumed = self.consumed_wide.setdefault(self._counter_key(dev), {})
-        for cc in dev.device.consumes_counters:
-            cset = consumed.setdefault(cc.counter_set, {})
-            for n, q in cc.counters.items():
-                cset[n] = cset[n].add(q.at(True)) if n in cset else q.at(True)
-        for set_name, counters in avail.items():
-            used = consumed.get(set_name, {})
-            for n, v in counters.items():
-                if v.nanos < (used[n].nanos if n in used else 0):
-                    self._release_counters(dev)
-                    return False
-        return True
-
-    def _release_counters(self, dev: Dev) -> None:
-        if self._wide(dev):  # upstream's deallocateCountersForDevice: Quantity.Sub of each consumption
-            wide = self.consumed_wide.get(self._counter_key(dev), {})
-            for cc in dev.device.consumes_counters:
-                wset = wide.setdefault(cc.counter_set, {})
-                for n, q in cc.counters.items():
-                    wset[n] = wset[n].sub(q.at(True)) if n in wset else Quantity(0).sub(q.at(True))
-            return
-        consumed = self.consumed_counters.get(self._counter_key(dev), {})
-        for cc in dev.device.consumes_counters:
-            cset = consumed.setdefault(cc.counter_set, {})
-            for n, q in cc.counters.items():
-                cset[n] = cset.get(n, 0) - q.nanos
 
     # ------------------------------------------------------------------ one device
     def _allocate_device(self, ci: int, ri: int, si: int, dev: Dev, must: bool) -> Callable[[], None] | None:  # noqa: C901 - port of upstream allocateDevice with its rollbacks, kept step for step
