@@ -28,7 +28,6 @@ DEBT: dict[str, tuple[int, int]] = {
     "k8s/workloads.py": (0, 2),
     "plan/inventory.py": (2, 8),
     "plan/waves.py": (1, 7),
-    "scheduler/convert.py": (1, 4),
     "testing/gpunodes.py": (0, 15),
     "verify/checks.py": (3, 4),
 }

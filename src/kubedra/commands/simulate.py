@@ -70,12 +70,7 @@ def build_options(  # noqa: PLR0913 - one keyword per CLI option
         problem = vendors.mode_problem(m) if m else None
         if problem:
             raise InputError(problem)
-    share = (
-        next((s for v in vendors.all() if (s := v.claim_sharing(sharing)) is not None), None)
-        if sharing
-        else None
-    )
-    if sharing and share is None:
+    if sharing and all(v.claim_sharing(sharing) is None for v in vendors.all()):
         raise UsageError(f"--sharing {sharing}: expected time-slicing:<pods per GPU> or mps:<pods per GPU>")
     return SimulateOptions(
         modes=modes,
@@ -84,7 +79,7 @@ def build_options(  # noqa: PLR0913 - one keyword per CLI option
         scoring=scoring,
         sizing=dra_sizing,
         gpu_memory=parse_memory(gpu_memory),
-        sharing=share,
+        sharing=sharing or None,
         preemption=preemption,
         cluster=ClusterOptions(nodes=nodes, gpu_mode=gpu_mode, dp_gpu_mode=dp_gpu_mode, max_nodes=max_nodes),
         max_pods=max_pods,

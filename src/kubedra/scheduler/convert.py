@@ -1,30 +1,29 @@
 """Each pod in both worlds: the DRA version of a device-plugin pod, the device-plugin version of a DRA pod.
 
-Pure functions on the typed model; the resource names are classified by :func:`kubedra.vendors.nvidia.resources.classify`
-(the same rules as ``kubedra migrate``).
+Pure functions on the typed model; what each resource and request means is the vendor's
+(:meth:`~kubedra.vendors.base.Vendor.pod_resource`, :meth:`~kubedra.vendors.base.Vendor.claim_request`,
+:meth:`~kubedra.vendors.base.Vendor.device_plugin_request`: the same classification as ``kubedra migrate``).
 
-Device plugin → DRA (:func:`to_dra`): every ``nvidia.com/...`` GPU resource of a container becomes one
-request of one claim named ``gpu`` on the pod:
-
-- ``nvidia.com/gpu: N``      → ``exactly {deviceClassName: gpu.nvidia.com, count: N}``;
-- ``nvidia.com/mig-<p>: N``  → ``exactly {deviceClassName: mig.nvidia.com, count: N}`` with the selector
-  ``profile == '<p>'``;
-- ``nvidia.com/gpu.shared``  → whole GPUs with a time-slicing ``GpuConfig`` (pods share a GPU only when
-  they share a claim, see ``--sharing``).
+Device plugin → DRA (:func:`to_dra`): every GPU resource of a container becomes one request of one claim named
+``gpu`` on the pod, with the DeviceClass, selectors and opaque config its vendor gives (NVIDIA:
+``nvidia.com/gpu: N`` → ``exactly {deviceClassName: gpu.nvidia.com, count: N}``; ``nvidia.com/mig-<p>: N`` →
+``mig.nvidia.com`` with the selector ``profile == '<p>'``; ``nvidia.com/gpu.shared`` → whole GPUs with a
+time-slicing ``GpuConfig``). Pods share a GPU only when they share a claim, see ``--sharing``, whose config is the
+claim's own vendor's (:meth:`~kubedra.vendors.base.Vendor.claim_sharing`).
 
 GPU memory is explicit, never guessed: a pod declares what each of its GPUs must hold with the annotation
 ``kubedra.io/gpu-memory: 20Gi`` (or the run sets a default with ``--gpu-memory``). With sizing ``gpu`` (the
 default) the declared memory only becomes a selector ``memory >= need`` on whole GPUs. With sizing ``mig``
-the request becomes a prioritised list (``firstAvailable``): the MIG profiles the cluster publishes whose
-memory holds the need, smallest first (fewest memory slices, then fewest compute slices), and a whole GPU
+the request becomes a prioritised list (``firstAvailable``): the partition (MIG) profiles the cluster publishes
+whose memory holds the need, smallest first (fewest memory slices, then fewest compute slices), and a whole GPU
 last; a pod without a declared need keeps whole GPUs (and is counted in the notes).
 
-DRA → device plugin (:func:`to_device_plugin`): a request for ``gpu.nvidia.com`` without selectors becomes
-``nvidia.com/gpu``, a request for ``mig.nvidia.com`` whose only selector names a profile becomes
-``nvidia.com/mig-<profile>``; a class of the input that selects exactly what those select (``kubedra migrate``'s
-time-slicing and MPS classes) counts as them. Everything else (other drivers, CEL on attributes or capacity, prioritised
-lists, constraints, ``allocationMode: All``, admin access) is "not expressible with the device plugin", and
-the pod stays pending in device-plugin mode with that reason.
+DRA → device plugin (:func:`to_device_plugin`): a request that a vendor reads as one of its device-plugin resources
+(NVIDIA: ``gpu.nvidia.com`` without selectors is ``nvidia.com/gpu``, ``mig.nvidia.com`` whose only selector names a
+profile is ``nvidia.com/mig-<profile>``; a class of the input that selects exactly what those select, such as
+``kubedra migrate``'s time-slicing and MPS classes, counts as them). Everything else (other drivers, CEL on
+attributes or capacity, prioritised lists, constraints, ``allocationMode: All``, admin access) is "not
+expressible with the device plugin", and the pod stays pending in device-plugin mode with that reason.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from dataclasses import dataclass, field
 
 from kubedra import vendors
 from kubedra.errors import InputError, Location
+from kubedra.k8s.dnsnames import as_dns_label
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.model.objects import (
     ALLOCATION_MODE_EXACT,
@@ -50,21 +50,12 @@ from kubedra.model.objects import (
     Pod,
     PodResourceClaim,
 )
-from kubedra.vendors import GpuResource, classify
+from kubedra.vendors import GpuResource, Vendor
 from kubedra.vendors.gpurequest import device_count
-from kubedra.vendors.nvidia import names
 
 GPU_MEMORY_ANNOTATION = "kubedra.io/gpu-memory"
 MAX_SUBREQUESTS = 8  # FirstAvailableDeviceRequestMaxSize
-DEVICEPLUGIN_MIG = "nvidia.com/mig-"
 
-_CLASS_MIG = re.compile(
-    r"^device\.driver == 'gpu\.nvidia\.com' && device\.attributes\['gpu\.nvidia\.com'\]\.type == 'mig' && "
-    r"device\.attributes\['gpu\.nvidia\.com'\]\.profile == '(?P<p>[^']+)'$"
-)
-_PROFILE_SELECTOR = re.compile(
-    r"""^\s*device\.attributes\[\s*['"]gpu\.nvidia\.com['"]\s*\]\.profile\s*==\s*['"](?P<p>[^'"]+)['"]\s*$"""
-)
 _G = re.compile(r"^(\d+)g\.")
 
 
@@ -108,8 +99,11 @@ class DraVersion:
     key: tuple[object, ...] = ()  # equal keys have equal specs (to share one ResourceClaimTemplate)
     wants: list[GpuWant] = field(default_factory=list)
     need_bytes: int | None = None  # declared GPU memory per device
-    shareable: bool = False  # only whole GPUs: --sharing may give several pods one claim
-    shared_resource: bool = False  # nvidia.com/gpu.shared (time-sliced by the device plugin)
+    shareable: bool = (
+        False  # one whole GPU: --sharing may give several pods one claim (with its vendor's config)
+    )
+    shared_resource: bool = False  # a time-sliced resource of the device plugin (nvidia.com/gpu.shared)
+    vendor: str | None = None  # the Vendor.name of the claim's one request (None: none, or several)
     error: str | None = None  # not expressible in DRA
 
     @property
@@ -137,19 +131,11 @@ def memory_need(pod: Pod, default: int | None, location: Location | None = None)
     return q.value()
 
 
-_MIG_DOTTED = re.compile(r"^nvidia\.com/mig-(?P<p>\d+g\.\d+gb)\.(?P<attrs>[a-z][a-z.]*)$")
-
-
 def _classify(name: str) -> GpuResource | None:
-    """migrate's classification, plus the device plugin's spelling of MIG profiles with attributes:
-    ``nvidia.com/mig-1g.10gb.me`` is profile ``1g.10gb+me`` (the plugin turns ``+`` into ``.``)."""
-    gr = classify(name)
-    if gr is not None and gr.kind == "manual":
-        m = _MIG_DOTTED.match(name)
-        if m:
-            profile = f"{m.group('p')}+{m.group('attrs').replace('.', '+')}"
-            return dataclasses.replace(gr, kind="mig", profile=profile, reason="", shared=False)
-    return gr
+    """What resource ``name`` on a pod is, as its vendor reads it (migrate's classification, plus the device
+    plugin's own spellings: :meth:`~kubedra.vendors.base.Vendor.pod_resource`)."""
+    v = vendors.for_resource(name)
+    return v.pod_resource(name) if v is not None else None
 
 
 def _count(q: Quantity) -> int | None:
@@ -197,16 +183,14 @@ def _strip_gpus(c: Container) -> Container:
     return dataclasses.replace(c, requests=keep(c.requests), limits=keep(c.limits))
 
 
-def _memory_selector(need: int) -> str:
-    return names.min_memory_selector(str(need))
-
-
 def _g(profile: str) -> int:
     m = _G.match(profile)
     return int(m.group(1)) if m else 0
 
 
-def _mig_alternatives(count: int, need: int, offers: Sequence[MigOffer]) -> list[DeviceSubRequest]:
+def _partition_alternatives(
+    vendor: Vendor, count: int, need: int, offers: Sequence[MigOffer]
+) -> list[DeviceSubRequest]:
     fitting = [o for o in offers if o.fits(need)]
     fitting.sort(
         key=lambda o: (
@@ -216,34 +200,28 @@ def _mig_alternatives(count: int, need: int, offers: Sequence[MigOffer]) -> list
             o.profile,
         )
     )
+    memory = vendor.min_memory_selector(str(need))
     subs: list[DeviceSubRequest] = []
     used: set[str] = set()
     for o in fitting[: MAX_SUBREQUESTS - 1]:
-        label = names.dns_label("mig-" + o.profile.replace(".", "-").replace("+", "-"))
-        if label in used:
+        claim = vendor.partition_claim(o.profile)
+        label = as_dns_label("mig-" + o.profile.replace(".", "-").replace("+", "-"))
+        if claim is None or label in used:
             continue
         used.add(label)
+        cls, selectors = claim
         subs.append(
-            DeviceSubRequest(
-                name=label,
-                device_class_name=names.MIG_CLASS,
-                selectors=[names.profile_selector(o.profile), _memory_selector(need)],
-                count=count,
-            )
+            DeviceSubRequest(name=label, device_class_name=cls, selectors=[*selectors, memory], count=count)
         )
     subs.append(
-        DeviceSubRequest(
-            name="gpu", device_class_name=names.GPU_CLASS, selectors=[_memory_selector(need)], count=count
-        )
+        DeviceSubRequest(name="gpu", device_class_name=vendor.gpu_class, selectors=[memory], count=count)
     )
     return subs
 
 
 def _request_name(want: GpuWant, index: int, total: int, used: set[str]) -> str:
     base = (
-        "gpu"
-        if total == 1
-        else names.dns_label(want.container if index == 0 else f"{want.container}-{index}")
+        "gpu" if total == 1 else as_dns_label(want.container if index == 0 else f"{want.container}-{index}")
     )
     name, k = base, 2
     while name in used:
@@ -258,11 +236,6 @@ def _free_claim_name(pod: Pod) -> str:
     while name in taken:
         name, k = f"gpu-{k}", k + 1
     return name
-
-
-_SHARING_CONFIG = OpaqueDeviceConfiguration(
-    driver=names.DRIVER, parameters=names.sharing_parameters("TimeSlicing")
-)
 
 
 def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraVersion:
@@ -287,51 +260,25 @@ def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraV
         gr = w.resource
         key.append((rname, gr.name, w.count, need))
         vendor = vendors.get(gr.vendor)
-        if vendor.driver != names.DRIVER:  # another vendor's GPU or partition: its DeviceClass and selectors
-            shareable = shareable and w.count == 1
-            cls, selectors = vendor.claim_selectors(gr)
-            if need is not None:
-                selectors = [*selectors, vendor.min_memory_selector(str(need))]
-            requests.append(
-                DeviceRequest(rname, exactly=ExactDeviceRequest(cls, selectors=selectors, count=w.count))
-            )
-            continue
-        if gr.kind == "mig":
-            assert gr.profile is not None
-            shareable = False
-            requests.append(
-                DeviceRequest(
-                    rname,
-                    exactly=ExactDeviceRequest(
-                        names.MIG_CLASS, selectors=[names.profile_selector(gr.profile)], count=w.count
-                    ),
-                )
-            )
-            if gr.shared:
-                config.append(
-                    DeviceClaimConfiguration(
-                        requests=[rname],
-                        opaque=OpaqueDeviceConfiguration(
-                            names.DRIVER, names.sharing_parameters("TimeSlicing", mig=True)
-                        ),
-                    )
-                )
-            continue
+        req = vendor.claim_request(gr)
         if gr.kind == "shared":
             shared_resource = True
-            config.append(DeviceClaimConfiguration(requests=[rname], opaque=_SHARING_CONFIG))
-        if w.count != 1:
+        if req.config is not None:  # the device plugin's own sharing of the resource, in the driver's words
+            opaque = OpaqueDeviceConfiguration(req.config["driver"], req.config["parameters"])
+            config.append(DeviceClaimConfiguration(requests=[rname], opaque=opaque))
+        if not req.shareable or w.count != 1:
             shareable = False
-        if opts.sizing == "mig" and need is not None and not gr.shared:
+        if req.partitions and opts.sizing == "mig" and need is not None:
             shareable = False
-            requests.append(
-                DeviceRequest(rname, first_available=_mig_alternatives(w.count, need, opts.offers))
-            )
+            alternatives = _partition_alternatives(vendor, w.count, need, opts.offers)
+            requests.append(DeviceRequest(rname, first_available=alternatives))
             continue
-        selectors = [_memory_selector(need)] if need is not None else []
+        selectors = list(req.selectors)
+        if need is not None and req.sized:
+            selectors.append(vendor.min_memory_selector(str(need)))
         requests.append(
             DeviceRequest(
-                rname, exactly=ExactDeviceRequest(names.GPU_CLASS, selectors=selectors, count=w.count)
+                rname, exactly=ExactDeviceRequest(req.device_class, selectors=selectors, count=w.count)
             )
         )
     claim_name = _free_claim_name(pod)
@@ -353,24 +300,11 @@ def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraV
         need_bytes=need,
         shareable=shareable and len(wants) == 1,
         shared_resource=shared_resource,
+        vendor=wants[0].resource.vendor if len(wants) == 1 else None,
     )
 
 
 # --------------------------------------------------------------------------- DRA -> device plugin
-
-
-def _class_alias(name: str, classes: Mapping[str, DeviceClass]) -> tuple[str, str | None]:
-    """A DeviceClass that selects what the driver's ``gpu``/``mig`` class selects (migrate's time-slicing and MPS
-    classes: the same devices with a sharing config) stands for that class: (class, profile or None)."""
-    dc = classes.get(name)
-    if dc is None or len(dc.selectors) != 1:
-        return name, None
-    if dc.selectors[0].strip() == names.class_selector("gpu"):
-        return names.GPU_CLASS, None
-    m = _CLASS_MIG.match(dc.selectors[0].strip())
-    if m:
-        return names.MIG_CLASS, m.group("p")
-    return name, None
 
 
 def _explain_request(
@@ -387,23 +321,14 @@ def _explain_request(
         return f"{where} asks for admin access"
     if ex.capacity:
         return f"{where} asks for a share of a device's capacity"
-    other = next(
-        (v for v in vendors.all() if v.gpu_class == ex.device_class_name and v.driver != names.DRIVER), None
-    )
-    if other is not None and not ex.selectors:
-        return other.gpu_resource, ex.count
-    cls, profile = _class_alias(ex.device_class_name, classes or {})
-    if profile is not None and not ex.selectors:
-        return DEVICEPLUGIN_MIG + profile.replace("+", "."), ex.count
-    if cls == names.GPU_CLASS and not ex.selectors:
-        return names.GPU_RESOURCE, ex.count
-    if ex.device_class_name == names.MIG_CLASS and len(ex.selectors) == 1:
-        m = _PROFILE_SELECTOR.match(ex.selectors[0])
-        if m:
-            return DEVICEPLUGIN_MIG + m.group("p").replace("+", "."), ex.count
-    if ex.device_class_name in (names.GPU_CLASS, names.MIG_CLASS):
-        sel = "; ".join(ex.selectors)
-        return f"{where} selects devices with CEL ({sel})"
+    dc = (classes or {}).get(ex.device_class_name)
+    class_selectors = [sel.strip() for sel in dc.selectors] if dc is not None else None
+    for v in vendors.all():
+        got = v.device_plugin_request(ex.device_class_name, ex.selectors, class_selectors)
+        if got is not None and got.resource is not None:
+            return got.resource, ex.count
+        if got is not None:
+            return f"{where} {got.reason}"
     return f"{where} uses DeviceClass {ex.device_class_name}"
 
 

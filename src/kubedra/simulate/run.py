@@ -65,7 +65,7 @@ class SimulateOptions:
     scoring: str = "LeastAllocated"
     sizing: str = "gpu"  # --dra-sizing
     gpu_memory: int | None = None  # --gpu-memory, bytes
-    sharing: vendors.ClaimSharing | None = None  # --sharing time-slicing:N | mps:N
+    sharing: str | None = None  # --sharing time-slicing:N | mps:N: each claim's vendor gives its config
     preemption: bool = True
     cluster: ClusterOptions = field(default_factory=ClusterOptions)
     max_pods: int = MAX_PODS  # --max-pods
@@ -227,6 +227,8 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
     whole_without_need = 0
     sharing = opts.sharing
     shared_claims = 0
+    shared_as: vendors.ClaimSharing | None = None  # the config of the claims shared (the note's replicas)
+    unshared: dict[str, int] = {}  # Vendor.name -> pods whose claims --sharing cannot share (no such config)
     gpu_shared_pods = 0
     shared_names: set[str] = set()
 
@@ -247,17 +249,23 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
             if version.shared_resource and sharing is None:
                 gpu_shared_pods += len(pods_of_set)
                 shared_names.update(w.resource.name for w in version.wants if w.resource.kind == "shared")
-            group = sharing.replicas if sharing is not None and version.shareable and not ps.existing else 0
-            if group > 1:
+            share = None
+            if sharing is not None and version.shareable and version.vendor is not None and not ps.existing:
+                # the claim's own vendor's config: another vendor's driver would not read it
+                share = vendors.get(version.vendor).claim_sharing(sharing)
+                if share is None:
+                    unshared[version.vendor] = unshared.get(version.vendor, 0) + len(pods_of_set)
+            group = share.replicas if share is not None else 0
+            if share is not None and group > 1:
+                shared_as = share
                 spec = version.spec
-                assert sharing is not None
                 spec = DeviceClaim(
                     requests=spec.requests,
                     constraints=spec.constraints,
                     config=[
                         DeviceClaimConfiguration(
                             requests=[],
-                            opaque=OpaqueDeviceConfiguration(sharing.driver, sharing.parameters),
+                            opaque=OpaqueDeviceConfiguration(share.driver, share.parameters),
                         )
                     ],
                 )
@@ -312,10 +320,17 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
             "a GPU only "
             "through one ResourceClaim; pass --sharing time-slicing:<pods per GPU> to model that"
         )
-    if shared_claims:
+    if shared_claims and shared_as is not None:
         prep.notes.append(
-            f"--sharing {sharing}: {count(shared_claims, 'shared ResourceClaim')}, each used by up to "
-            f"{sharing.replicas if sharing else 0} pods of one workload"
+            f"--sharing {shared_as}: {count(shared_claims, 'shared ResourceClaim')}, each used by up to "
+            f"{shared_as.replicas} pods of one workload"
+        )
+    for name, pods in sorted(unshared.items()):
+        vendor = vendors.get(name)
+        why = vendor.unsupported("sharing") or f"{vendor.title}'s DRA driver has no config for it"
+        prep.notes.append(
+            f"--sharing {sharing}: not applied to the claims of {count(pods, 'pod')} on {vendor.title} GPUs "
+            f"(one claim per pod): {why}"
         )
     return prep
 

@@ -160,6 +160,35 @@ class ClaimSharing:
         return self.text
 
 
+@dataclass(frozen=True)
+class ClaimRequest:
+    """One device-plugin resource as one request of a pod's DRA claim (simulate's DRA version of a pod), model-free:
+    the DeviceClass and CEL selectors a device of it is claimed with, the opaque config (``{driver, parameters}``)
+    that keeps the device plugin's own sharing of it (``nvidia.com/gpu.shared``: time-slicing), and how the run's
+    options may reshape the request."""
+
+    device_class: str
+    selectors: tuple[str, ...] = ()
+    config: dict[str, Any] | None = None
+    sized: bool = (
+        True  # a declared GPU memory adds the vendor's min_memory_selector (False: the profile fixes it)
+    )
+    shareable: bool = True  # one device per claim of it may be shared by several pods (--sharing)
+    partitions: bool = (
+        False  # --dra-sizing mig may offer the vendor's partition profiles instead (firstAvailable)
+    )
+
+
+@dataclass(frozen=True)
+class DevicePluginRequest:
+    """One DRA request (its DeviceClass and selectors) as the device plugin would hand it out (simulate's
+    device-plugin version of a pod): the resource one device of it is, or why the device plugin cannot express it
+    (the words after "claim <c> request <r>")."""
+
+    resource: str | None = None
+    reason: str | None = None
+
+
 # --- audit: what a vendor's GPU operator custom resources deploy ---
 
 
@@ -521,6 +550,28 @@ class Vendor(Protocol):
     def resource_label(self, name: str) -> str:
         """What a pod gets from one unit of device-plugin resource ``name`` (simulate's table): ``whole GPU``,
         ``mig-1g.10gb``."""
+        ...
+
+    # --- seam-engine: each pod in both worlds (scheduler.convert), without the model's types --------------------
+
+    def pod_resource(self, name: str) -> GpuResource | None:
+        """What resource ``name`` on a pod means to the scheduler: :meth:`classify`, plus the spellings the device
+        plugin itself advertises that migrate leaves manual (NVIDIA: ``nvidia.com/mig-1g.10gb.me`` is profile
+        ``1g.10gb+me``); ``None``: not the vendor's."""
+        ...
+
+    def claim_request(self, gr: GpuResource) -> ClaimRequest:
+        """The request of a pod's DRA claim that stands for device-plugin resource ``gr`` (kind ``gpu``, ``shared``,
+        ``mig`` or ``partition``)."""
+        ...
+
+    def device_plugin_request(
+        self, device_class: str, selectors: Sequence[str], class_selectors: Sequence[str] | None
+    ) -> DevicePluginRequest | None:
+        """What a DRA request for ``device_class`` with CEL ``selectors`` is as this vendor's device-plugin resource;
+        ``class_selectors``: the selectors of the input's DeviceClass of that name (None: not in the input), so a
+        class that selects what the driver's own class selects (migrate's sharing classes) counts as it. ``None``:
+        not one of the vendor's classes."""
         ...
 
 

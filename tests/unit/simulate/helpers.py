@@ -6,7 +6,6 @@ from kubedra.simulate.cluster import ClusterOptions
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.run import SimulateOptions, simulate
 from kubedra.sources.files import parse_text
-from kubedra.vendors.nvidia.vendor import VENDOR as NVIDIA
 
 MIB = 2**20
 GI = 2**30
@@ -19,9 +18,8 @@ def inputs(text: str) -> Inputs:
 
 
 def run(text: str, nodes: str | None = "1x2xA100-80GB", gpu_mode: str | None = None, **kw):
-    sharing = kw.pop("sharing", None)
     cluster = ClusterOptions(nodes=nodes, gpu_mode=gpu_mode, dp_gpu_mode=kw.pop("dp_gpu_mode", None))
-    opts = SimulateOptions(cluster=cluster, sharing=NVIDIA.claim_sharing(sharing) if sharing else None, **kw)
+    opts = SimulateOptions(cluster=cluster, **kw)
     return simulate(inputs(text), opts)
 
 

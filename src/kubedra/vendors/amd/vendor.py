@@ -20,10 +20,12 @@ from typing import Any
 from kubedra.k8s import datafiles
 from kubedra.vendors.amd import cluster, daemonsets, smi, views
 from kubedra.vendors.base import (
+    ClaimRequest,
     ClaimSharing,
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
+    DevicePluginRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -345,6 +347,26 @@ class Amd:
 
     def resource_label(self, name: str) -> str:
         return name  # amd.com/gpu is a whole GPU or a partition, which the name does not say
+
+    # --- seam-engine: each pod in both worlds ---------------------------------------------------------------
+
+    def pod_resource(self, name: str) -> GpuResource | None:
+        return self.classify(name)  # the ROCm device plugin advertises no other spelling
+
+    def claim_request(self, gr: GpuResource) -> ClaimRequest:
+        # a partition's memory is not fixed by its name (cpx_nps4 is a style, not a size): a declared need selects
+        # on the memory capacity as for a whole GPU; no partition profiles to offer (partition_profiles is empty);
+        # no opaque config: the driver's API has none (unsupported("sharing"))
+        cls, selectors = self.claim_selectors(gr)
+        return ClaimRequest(cls, tuple(selectors), shareable=gr.kind == "gpu")
+
+    def device_plugin_request(
+        self, device_class: str, selectors: Sequence[str], class_selectors: Sequence[str] | None
+    ) -> DevicePluginRequest | None:
+        # amd.com/gpu is whatever one device of the class is; a selector (a partitionProfile) the plugin cannot say
+        if device_class == self.gpu_class and not selectors:
+            return DevicePluginRequest(self.gpu_resource)
+        return None
 
 
 VENDOR = Amd()

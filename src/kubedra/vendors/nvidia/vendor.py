@@ -13,10 +13,12 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.vendors.base import (
+    ClaimRequest,
     ClaimSharing,
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
+    DevicePluginRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -39,6 +41,7 @@ from kubedra.vendors.nvidia import (
     names,
     nodes,
     operator,
+    requests,
     resources,
     sharing,
     views,
@@ -304,6 +307,19 @@ class Nvidia:
 
     def resource_label(self, name: str) -> str:
         return views.resource_label(name)
+
+    # --- seam-engine: each pod in both worlds (kubedra.vendors.nvidia.requests) ----------------------------------
+
+    def pod_resource(self, name: str) -> GpuResource | None:
+        return requests.pod_resource(name)
+
+    def claim_request(self, gr: GpuResource) -> ClaimRequest:
+        return requests.claim_request(gr)
+
+    def device_plugin_request(
+        self, device_class: str, selectors: Sequence[str], class_selectors: Sequence[str] | None
+    ) -> DevicePluginRequest | None:
+        return requests.device_plugin_request(device_class, selectors, class_selectors)
 
 
 VENDOR = Nvidia()
