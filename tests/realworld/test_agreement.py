@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from kubedra import vendors
 from kubedra.audit.checks.gpu import CUSTOM_RESOURCE_RULE, REQUEST_RULES
 from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import custom_resource_gpu_fields, get_path, pod_templates
@@ -85,7 +86,9 @@ def simulate_gpu_objects(path: Path) -> set[str]:
         if _outside_dra(s.template):
             kind, _, name = s.owner.split("/", 2)
             out.add(_ref(kind, name))
-    hides_gpus = {d.describe() for d in inputs.documents if custom_resource_gpu_fields(d.obj)}
+    hides_gpus = {
+        d.describe() for d in inputs.documents if custom_resource_gpu_fields(d.obj, vendors.gpu_names())
+    }
     # refused by the apiserver (never created) while its pods ask for GPUs outside DRA
     refused_gpus = {d.describe() for d in inputs.documents if _template_gpus(d.obj)}
     for skipped in workloads.skipped:

@@ -24,8 +24,6 @@ DEBT: dict[str, tuple[int, int]] = {
     "discover/build.py": (6, 3),
     "discover/drain.py": (1, 0),
     "discover/inventory.py": (1, 9),
-    "k8s/gpuschemes.py": (0, 2),
-    "k8s/workloads.py": (0, 2),
     "plan/inventory.py": (2, 8),
     "plan/waves.py": (1, 7),
     "testing/gpunodes.py": (0, 15),

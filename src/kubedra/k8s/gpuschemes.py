@@ -22,18 +22,16 @@ class Scheme:
     rule: str = ""  # audit rule id (resources)
     driver: str = ""  # the vendor's DRA driver, when one exists
 
-    def manual(self) -> str:
-        """Why migrate cannot rewrite it: the migrate manual item's text."""
+    def manual(self, migrates_to: str, alternatives: str) -> str:
+        """Why migrate cannot rewrite it: the migrate manual item's text. The vendors' words come from the caller
+        (k8s sits below the vendors): ``migrates_to`` names the DRA drivers kubedra migrates to ("NVIDIA's DRA
+        driver"), ``alternatives`` what they offer instead of a sharing scheme (``Vendor.scheme_alternatives``)."""
         if self.driver:
             return (
-                f"{self.reason} through the {self.scheme}: kubedra migrates to NVIDIA's DRA driver only; move it "
+                f"{self.reason} through the {self.scheme}: kubedra migrates to {migrates_to} only; move it "
                 f"to that vendor's DRA driver ({self.driver}) by hand"
             )
-        return (
-            f"{self.reason} ({self.scheme}): the NVIDIA DRA driver has no mechanical equivalent; choose a "
-            "sharing strategy (a shared claim with a TimeSlicing or MPS GpuConfig, MIG, or consumable capacity) "
-            "and rewrite by hand"
-        )
+        return f"{self.reason} ({self.scheme}): {alternatives} and rewrite by hand"
 
 
 @functools.cache

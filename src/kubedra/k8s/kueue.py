@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubedra.k8s.workloads import Path, api_group, deep_gpu_fields, facts, get_path
+from kubedra.k8s.workloads import GpuNames, Path, api_group, deep_gpu_fields, facts, get_path
 
 
 @dataclass(frozen=True)
@@ -37,13 +37,13 @@ def is_config(obj: Mapping[str, Any]) -> bool:
     )
 
 
-def gpu_quotas(obj: Mapping[str, Any]) -> list[GpuQuota]:
+def gpu_quotas(obj: Mapping[str, Any], names: GpuNames) -> list[GpuQuota]:
     """The GPU quotas of a ClusterQueue or Cohort: each ``spec.resourceGroups[i].flavors[j].resources[k]``
     whose ``name`` is a GPU resource (the names :func:`~kubedra.k8s.workloads.deep_gpu_fields` flags)."""
     if not is_config(obj) or obj.get("kind") not in facts()["kueue"]["quota_kinds"]:
         return []
     out = []
-    for path, value in deep_gpu_fields(obj):
+    for path, value in deep_gpu_fields(obj, names):
         if (
             len(path) != 8
             or path[:2] != ("spec", "resourceGroups")

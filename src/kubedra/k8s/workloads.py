@@ -16,8 +16,7 @@ from __future__ import annotations
 import copy
 import functools
 import math
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -533,7 +532,17 @@ def ceil_div(a: int, b: int) -> int:
 
 # --- GPU settings in a custom resource's own fields ------------------------------------------------------------
 
-_GPU_TEXT = re.compile(r"nvidia\.com/(gpu|mig-)")
+
+@dataclass(frozen=True)
+class GpuNames:
+    """How the vendors' GPUs are named in a custom resource's own fields: their device-plugin resource domains (a key
+    ``nvidia.com/...``) and whether a string value names one of their GPU resources. The vendors know both; callers
+    pass :func:`kubedra.vendors.gpu_names` (k8s sits below the vendors)."""
+
+    domains: tuple[str, ...]
+    names_gpu: Callable[[str], bool]
+
+
 _CRD_GPU_KEYS = frozenset(
     {"gpu", "gpus", "numgpus", "num_gpus", "num-gpus", "gpucount", "gpu_count", "gpunum", "numgpu"}
 )
@@ -546,20 +555,21 @@ _NOT_A_REQUEST = frozenset(
 )
 
 
-def deep_gpu_fields(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
-    """(path, value) of every field of an unknown custom resource that looks like a GPU setting: an
-    ``nvidia.com/...`` key, a string naming ``nvidia.com/gpu``/``mig-``, or a positive ``gpus``-like count.
-    Tolerations, node selectors, affinity, labels and annotations are placement, not requests: skipped."""
+def deep_gpu_fields(obj: Any, names: GpuNames, path: Path = ()) -> Iterator[tuple[Path, Any]]:
+    """(path, value) of every field of an unknown custom resource that looks like a GPU setting: a key in a vendor's
+    resource domain (``nvidia.com/...``), a string naming a vendor's GPU resource (``nvidia.com/gpu``/``mig-``), or
+    a positive ``gpus``-like count. Tolerations, node selectors, affinity, labels and annotations are placement,
+    not requests: skipped."""
     if isinstance(obj, Mapping):
         for k, v in obj.items():
             key = str(k)
             p = (*path, key)
             if key in _NOT_A_REQUEST:
                 continue
-            if key.startswith("nvidia.com/"):
+            if key.startswith(names.domains):
                 yield p, v
                 continue
-            if isinstance(v, str) and _GPU_TEXT.search(v):
+            if isinstance(v, str) and names.names_gpu(v):
                 yield p, v
                 continue
             if key.lower() in _CRD_GPU_KEYS and not isinstance(v, Mapping | list):
@@ -569,13 +579,13 @@ def deep_gpu_fields(obj: Any, path: Path = ()) -> Iterator[tuple[Path, Any]]:
                         continue
                 except ValueError:
                     pass
-            yield from deep_gpu_fields(v, p)
+            yield from deep_gpu_fields(v, names, p)
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
-            yield from deep_gpu_fields(v, (*path, i))
+            yield from deep_gpu_fields(v, names, (*path, i))
 
 
-def custom_resource_gpu_fields(obj: Mapping[str, Any]) -> list[tuple[Path, Any]]:
+def custom_resource_gpu_fields(obj: Mapping[str, Any], names: GpuNames) -> list[tuple[Path, Any]]:
     """GPU settings in the fields of a custom resource whose pods kubedra cannot derive (no pod template it
     knows: a TrainJob's ``resourcesPerNode``, a vLLM runtime CR). Built-in kinds never hide one, and neither do
     Kueue's configuration objects (a ClusterQueue's GPU quota is a quota: :mod:`kubedra.k8s.kueue`).
@@ -585,4 +595,4 @@ def custom_resource_gpu_fields(obj: Mapping[str, Any]) -> list[tuple[Path, Any]]
         return []
     if group == facts()["kueue"]["group"] and obj.get("kind") in facts()["kueue"]["config_kinds"]:
         return []  # a queue, flavor or quota: configuration (kubedra.k8s.kueue), not a request
-    return list(deep_gpu_fields(obj))
+    return list(deep_gpu_fields(obj, names))

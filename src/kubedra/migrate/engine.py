@@ -471,11 +471,11 @@ class Migrator:
         )
 
     def _unknown_kind(self, ctx: ObjectContext, obj: Mapping[str, Any]) -> None:
-        quotas = kueue_config.gpu_quotas(obj)
+        quotas = kueue_config.gpu_quotas(obj, vendors.gpu_names())
         if quotas:  # a quota, not a request: nothing to rewrite, but a migration to claims needs its mapping
             ctx.note("warning", kueue_config.quota_message(ctx.ref.kind, quotas), quotas[0].path)
             return
-        for path, value in custom_resource_gpu_fields(obj):
+        for path, value in custom_resource_gpu_fields(obj, vendors.gpu_names()):
             ctx.note(
                 "manual",
                 f"GPU setting in a field of {ctx.ref.kind} ({dotted(path)} = {value!r}): kubedra does not know how "

@@ -25,7 +25,7 @@ from typing import Any
 from kubedra import vendors
 from kubedra.k8s import platforms
 from kubedra.k8s.dnsnames import as_dns_label
-from kubedra.k8s.gpuschemes import annotation_schemes, resource_scheme
+from kubedra.k8s.gpuschemes import Scheme, annotation_schemes, resource_scheme
 from kubedra.k8s.workloads import Path, PodTemplate, containers, get_path
 from kubedra.migrate.context import ObjectContext
 from kubedra.sources.yamldoc import remove_empty, remove_key, to_ruamel
@@ -61,7 +61,7 @@ def scan_template(  # noqa: C901 - one branch per place a pod template can ask f
         assert isinstance(annotations, Mapping)
         manual.append(
             (
-                f"annotation {sch.key}={annotations[sch.key]!r}: {sch.manual()}",
+                f"annotation {sch.key}={annotations[sch.key]!r}: {_scheme_manual(sch)}",
                 (*tmpl.metadata, "annotations", sch.key),
             )
         )
@@ -83,7 +83,7 @@ def scan_template(  # noqa: C901 - one branch per place a pod template can ask f
                     other = resource_scheme(str(rname))  # another vendor's or scheme's GPU: cannot, because
                     if other is not None and _count(value) != 0 and str(rname) not in other_seen:
                         other_seen.add(str(rname))
-                        manual.append((f"{rname}: {other.manual()}", (*cpath, section, str(rname))))
+                        manual.append((f"{rname}: {_scheme_manual(other)}", (*cpath, section, str(rname))))
                     continue
                 per_name.setdefault(str(rname), {})[section] = value
         for rname, sections in per_name.items():
@@ -123,6 +123,18 @@ def scan_template(  # noqa: C901 - one branch per place a pod template can ask f
     if not found and not manual:
         return None
     return found, manual
+
+
+def _scheme_manual(scheme: Scheme) -> str:
+    """The manual item of a request no vendor's DRA driver takes as it is, in the vendors' words: the drivers
+    kubedra migrates to, and what those with sharing offer instead of the scheme's."""
+    titles = [v.title for v in vendors.all()]
+    migrates_to = " and ".join(f"{t}'s" for t in titles) + (
+        " DRA drivers" if len(titles) > 1 else " DRA driver"
+    )
+    offers = [a for v in vendors.all() if (a := v.scheme_alternatives)]
+    alternatives = "; ".join(offers) or "no DRA driver kubedra migrates to has a mechanical equivalent"
+    return scheme.manual(migrates_to, alternatives)
 
 
 def _vendor_manual(ctx: ObjectContext, gr: GpuResource) -> str | None:

@@ -506,9 +506,11 @@ class _Expander:
         self.workload(doc, templates, jobset)
 
     def unknown(self, doc: Document, runtime: bool = False) -> None:
-        if quotas := kueue.gpu_quotas(doc.obj):  # configuration, not a pod creator: noted, never skipped
+        if quotas := kueue.gpu_quotas(
+            doc.obj, vendors.gpu_names()
+        ):  # configuration, not a pod creator: noted, never skipped
             self.out.notes.append(f"{doc.location}: {doc.describe()} {kueue.not_simulated(quotas)}")
-        hits = custom_resource_gpu_fields(doc.obj)
+        hits = custom_resource_gpu_fields(doc.obj, vendors.gpu_names())
         if not hits:
             return
         path, value = hits[0]

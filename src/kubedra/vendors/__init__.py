@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
+from kubedra.k8s.workloads import GpuNames
 from kubedra.vendors.base import (
     ClaimSharing,
     ControllerOutput,
@@ -55,6 +56,7 @@ __all__ = [
     "for_published_driver",
     "for_resource",
     "get",
+    "gpu_names",
     "mode_problem",
     "node_component",
     "split_node_spec",
@@ -153,3 +155,14 @@ def mode_problem(mode: str) -> str | None:
     vendor's mode."""
     problems = [v.mode_problem(mode) for v in all()]
     return None if None in problems else next(p for p in problems if p)
+
+
+@functools.cache
+def gpu_names() -> GpuNames:
+    """How any vendor's GPU is named in a custom resource's own fields (its resource domain as a key, its GPU
+    resources in a string): what :func:`kubedra.k8s.workloads.custom_resource_gpu_fields` looks for."""
+    vendors = all()
+    return GpuNames(
+        domains=tuple(v.resource_domain for v in vendors),
+        names_gpu=lambda text: any(v.names_gpu_resource(text) for v in vendors),
+    )

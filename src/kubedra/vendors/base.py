@@ -574,6 +574,18 @@ class Vendor(Protocol):
         not one of the vendor's classes."""
         ...
 
+    def names_gpu_resource(self, text: str) -> bool:
+        """Whether free text (a value in a custom resource's own fields) names one of the vendor's device-plugin GPU
+        resources (``nvidia.com/gpu``, ``nvidia.com/mig-1g.10gb``): a GPU request kubedra cannot see through."""
+        ...
+
+    @property
+    def scheme_alternatives(self) -> str | None:
+        """What the vendor's DRA driver offers instead of a GPU-sharing scheme's request (HAMi, KAI fractions): the
+        clause of migrate's manual item (:meth:`kubedra.k8s.gpuschemes.Scheme.manual`); ``None``: its driver has
+        no sharing to offer."""
+        ...
+
 
 def single_node_slice(node: str, driver: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
     """The one ResourceSlice a node-local driver publishes on ``node`` (its pool named after the node, one slice

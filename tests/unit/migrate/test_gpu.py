@@ -6,6 +6,7 @@ import textwrap
 
 import pytest
 
+from kubedra import vendors
 from kubedra.errors import UsageError
 from kubedra.migrate.context import MigrateOptions, Sharing
 from kubedra.vendors.base import GpuResource
@@ -331,6 +332,20 @@ def test_other_vendors_and_schemes_are_manual_never_silent(resource: str, says: 
     (m,) = [m for m in rep.manual if resource.split(":")[0] in m.message]
     assert says in m.message
     assert "by hand" in m.message
+
+
+def test_a_scheme_manual_item_names_the_drivers_kubedra_migrates_to() -> None:
+    """The words are the vendors' (k8s.gpuschemes spells none): an Intel GPU names every driver kubedra writes
+    claims for; a sharing scheme gets what the drivers with sharing offer instead."""
+    rep = migrate_text(DEPLOYMENT.replace("memory: 8Gi", "gpu.intel.com/i915: 1"))
+    (m,) = [m for m in rep.manual if "gpu.intel.com/i915" in m.message]
+    titles = [v.title for v in vendors.all()]
+    assert "kubedra migrates to " + " and ".join(f"{t}'s" for t in titles) + " DRA drivers only" in m.message
+    rep = migrate_text(DEPLOYMENT.replace("memory: 8Gi", "aliyun.com/gpu-mem: 2"))
+    (m,) = [m for m in rep.manual if "aliyun.com/gpu-mem" in m.message]
+    offers = [a for v in vendors.all() if (a := v.scheme_alternatives)]
+    assert offers
+    assert m.message.endswith(f"(Alibaba Cloud gpushare): {'; '.join(offers)} and rewrite by hand")
 
 
 def test_zero_other_vendor_gpus_are_quiet() -> None:

@@ -163,7 +163,7 @@ def custom_resource_gpus(ctx: Context, scope: Scope) -> None:
     """GPUs requested in a custom resource's own fields (TrainJob resourcesPerNode, a vLLM runtime CR, a Kueue
     quota): the same fields migrate leaves as manual items and simulate skips."""
     for item in scope.items:
-        fields = custom_resource_gpu_fields(item.obj)
+        fields = custom_resource_gpu_fields(item.obj, vendors.gpu_names())
         if not fields:
             continue
         in_pod_specs = [at.path for at in item.pod_specs]  # reported per container by gpu_requests already
@@ -184,7 +184,7 @@ def kueue_quotas(ctx: Context, scope: Scope) -> None:
     """A Kueue ClusterQueue's (or Cohort's) GPU quota: configuration, which a migration to claims leaves
     uncharged unless the Kueue Configuration maps the DeviceClass (deviceClassMappings)."""
     for item in scope.items:
-        quotas = kueue.gpu_quotas(item.obj)
+        quotas = kueue.gpu_quotas(item.obj, vendors.gpu_names())
         if quotas:
             ctx.emit(
                 "gpu.kueue-quota",

@@ -368,5 +368,17 @@ class Amd:
             return DevicePluginRequest(self.gpu_resource)
         return None
 
+    def names_gpu_resource(self, text: str) -> bool:
+        return _gpu_text().search(text) is not None
+
+    scheme_alternatives = None  # no sharing in the driver's API (_UNSUPPORTED["sharing"])
+
+
+@functools.cache
+def _gpu_text() -> re.Pattern[str]:
+    """amd.com/gpu or a mixed-strategy partition resource (amd.com/cpx_nps4) anywhere in a text."""
+    partition = str(_data()["devicePlugin"]["partitionResource"]).removeprefix("^").removesuffix("$")
+    return re.compile(re.escape(str(_data()["devicePlugin"]["gpuResource"])) + "|" + partition)
+
 
 VENDOR = Amd()

@@ -24,6 +24,13 @@ CONFIG_API_VERSION = "resource.nvidia.com/v1beta1"
 # data/plan/common.yaml driverFeatureGates cites it).
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 
+# What the driver offers instead of a GPU-sharing scheme's request (HAMi, Volcano vGPU, gpushare, KAI fractions):
+# migrate's manual item says it (kubedra.k8s.gpuschemes.Scheme.manual)
+SCHEME_ALTERNATIVES = (
+    "the NVIDIA DRA driver has no mechanical equivalent; choose a sharing strategy (a shared claim with a "
+    "TimeSlicing or MPS GpuConfig, MIG, or consumable capacity)"
+)
+
 # Device-plugin resource names.
 RESOURCE_DOMAIN = "nvidia.com/"
 GPU_RESOURCE = "nvidia.com/gpu"

@@ -23,6 +23,8 @@ MIG_RESOURCE_PREFIX = names.RESOURCE_DOMAIN + "mig-"
 
 # the device plugin's own spelling of a MIG profile with attributes: nvidia.com/mig-1g.10gb.me (profile 1g.10gb+me)
 _MIG_DOTTED = re.compile(r"^nvidia\.com/mig-(?P<p>\d+g\.\d+gb)\.(?P<attrs>[a-z][a-z.]*)$")
+# a whole GPU or a MIG device named in free text (a custom resource's field)
+_GPU_TEXT = re.compile(r"nvidia\.com/(gpu|mig-)")
 _CLASS_MIG = re.compile(
     r"^device\.driver == 'gpu\.nvidia\.com' && device\.attributes\['gpu\.nvidia\.com'\]\.type == 'mig' && "
     r"device\.attributes\['gpu\.nvidia\.com'\]\.profile == '(?P<p>[^']+)'$"
@@ -79,3 +81,7 @@ def device_plugin_request(
     if device_class in (names.GPU_CLASS, names.MIG_CLASS):
         return DevicePluginRequest(reason=f"selects devices with CEL ({'; '.join(selectors)})")
     return None
+
+
+def names_gpu_resource(text: str) -> bool:
+    return _GPU_TEXT.search(text) is not None

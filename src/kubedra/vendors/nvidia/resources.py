@@ -28,5 +28,6 @@ def classify(name: str) -> GpuResource | None:
         return GpuResource(name, "mig", profile=m.group("profile"), shared=shared, vendor=_VENDOR)
     other = resource_scheme(name)
     if other is not None:
-        return GpuResource(name, "manual", reason=other.manual(), vendor=_VENDOR)
+        reason = other.manual("NVIDIA's DRA driver", nvidia.SCHEME_ALTERNATIVES)
+        return GpuResource(name, "manual", reason=reason, vendor=_VENDOR)
     return GpuResource(name, "manual", reason="unknown NVIDIA resource name", vendor=_VENDOR)

@@ -321,5 +321,10 @@ class Nvidia:
     ) -> DevicePluginRequest | None:
         return requests.device_plugin_request(device_class, selectors, class_selectors)
 
+    def names_gpu_resource(self, text: str) -> bool:
+        return requests.names_gpu_resource(text)
+
+    scheme_alternatives = names.SCHEME_ALTERNATIVES
+
 
 VENDOR = Nvidia()
