@@ -26,7 +26,6 @@ DEBT: dict[str, tuple[int, int]] = {
     "discover/inventory.py": (1, 9),
     "plan/inventory.py": (2, 8),
     "plan/waves.py": (1, 7),
-    "testing/gpunodes.py": (0, 15),
     "verify/checks.py": (3, 4),
 }
 

@@ -586,6 +586,12 @@ class Vendor(Protocol):
         no sharing to offer."""
         ...
 
+    @property
+    def dra_plugin_node_labels(self) -> Mapping[str, str]:
+        """The node labels the vendor's documented DRA driver install selects its kubelet plugin's nodes by (what
+        the test control plane's DRA nodes carry); empty: none known."""
+        ...
+
 
 def single_node_slice(node: str, driver: str, devices: list[dict[str, Any]]) -> dict[str, Any]:
     """The one ResourceSlice a node-local driver publishes on ``node`` (its pool named after the node, one slice

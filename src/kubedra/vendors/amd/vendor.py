@@ -373,6 +373,10 @@ class Amd:
 
     scheme_alternatives = None  # no sharing in the driver's API (_UNSUPPORTED["sharing"])
 
+    @property
+    def dra_plugin_node_labels(self) -> Mapping[str, str]:
+        return {}  # no node selector of the kubelet plugin read in AMD's chart (data/amd-gpu.yaml)
+
 
 @functools.cache
 def _gpu_text() -> re.Pattern[str]:

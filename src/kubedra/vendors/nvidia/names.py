@@ -31,6 +31,12 @@ SCHEME_ALTERNATIVES = (
     "TimeSlicing or MPS GpuConfig, MIG, or consumable capacity)"
 )
 
+# The label NVIDIA's install guide puts on the nodes whose GPUs the DRA driver allocates, and sets as the kubelet
+# plugin's nodeSelector (kubeletPlugin.nodeSelector) and the driver manager's NODE_LABEL_FOR_GPU_POD_EVICTION:
+# NVIDIA/cloud-native-docs gpu-operator/dra-intro-install.rst, the page for DRA driver v25.12.0 and later
+# ("kubectl label node $HOSTNAME nvidia.com/dra-kubelet-plugin=true").
+DRA_PLUGIN_NODE_LABELS = {"nvidia.com/dra-kubelet-plugin": "true"}
+
 # Device-plugin resource names.
 RESOURCE_DOMAIN = "nvidia.com/"
 GPU_RESOURCE = "nvidia.com/gpu"

@@ -326,5 +326,9 @@ class Nvidia:
 
     scheme_alternatives = names.SCHEME_ALTERNATIVES
 
+    @property
+    def dra_plugin_node_labels(self) -> Mapping[str, str]:
+        return names.DRA_PLUGIN_NODE_LABELS
+
 
 VENDOR = Nvidia()
