@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubedra.k8s.workloads import GpuNames, Path, api_group, deep_gpu_fields, facts, get_path
+from kubedra.k8s.gpunames import GpuNames
+from kubedra.k8s.workloads import Path, api_group, deep_gpu_fields, facts, get_path
 
 
 @dataclass(frozen=True)

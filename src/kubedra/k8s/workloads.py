@@ -16,11 +16,12 @@ from __future__ import annotations
 import copy
 import functools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kubedra.k8s import datafiles, kaigangs
+from kubedra.k8s.gpunames import GpuNames
 
 Path = tuple[str | int, ...]
 
@@ -531,16 +532,6 @@ def ceil_div(a: int, b: int) -> int:
 
 
 # --- GPU settings in a custom resource's own fields ------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class GpuNames:
-    """How the vendors' GPUs are named in a custom resource's own fields: their device-plugin resource domains (a key
-    ``nvidia.com/...``) and whether a string value names one of their GPU resources. The vendors know both; callers
-    pass :func:`kubedra.vendors.gpu_names` (k8s sits below the vendors)."""
-
-    domains: tuple[str, ...]
-    names_gpu: Callable[[str], bool]
 
 
 _CRD_GPU_KEYS = frozenset(

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.errors import InputError
-from kubedra.k8s.workloads import GpuNames
+from kubedra.k8s.gpunames import GpuNames
 from kubedra.vendors.base import (
     ClaimSharing,
     ControllerOutput,

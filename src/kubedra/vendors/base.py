@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
+
 
 @dataclass(frozen=True)
 class GpuResource:
@@ -158,35 +160,6 @@ class ClaimSharing:
 
     def __str__(self) -> str:
         return self.text
-
-
-@dataclass(frozen=True)
-class ClaimRequest:
-    """One device-plugin resource as one request of a pod's DRA claim (simulate's DRA version of a pod), model-free:
-    the DeviceClass and CEL selectors a device of it is claimed with, the opaque config (``{driver, parameters}``)
-    that keeps the device plugin's own sharing of it (``nvidia.com/gpu.shared``: time-slicing), and how the run's
-    options may reshape the request."""
-
-    device_class: str
-    selectors: tuple[str, ...] = ()
-    config: dict[str, Any] | None = None
-    sized: bool = (
-        True  # a declared GPU memory adds the vendor's min_memory_selector (False: the profile fixes it)
-    )
-    shareable: bool = True  # one device per claim of it may be shared by several pods (--sharing)
-    partitions: bool = (
-        False  # --dra-sizing mig may offer the vendor's partition profiles instead (firstAvailable)
-    )
-
-
-@dataclass(frozen=True)
-class DevicePluginRequest:
-    """One DRA request (its DeviceClass and selectors) as the device plugin would hand it out (simulate's
-    device-plugin version of a pod): the resource one device of it is, or why the device plugin cannot express it
-    (the words after "claim <c> request <r>")."""
-
-    resource: str | None = None
-    reason: str | None = None
 
 
 # --- audit: what a vendor's GPU operator custom resources deploy ---

@@ -9,7 +9,8 @@ import pytest
 
 from kubedra import vendors
 from kubedra.k8s import kueue
-from kubedra.k8s.workloads import GpuNames, custom_resource_gpu_fields
+from kubedra.k8s.gpunames import GpuNames
+from kubedra.k8s.workloads import custom_resource_gpu_fields
 
 
 def _runtime(resources: dict[str, Any], accelerator: str = "") -> dict[str, Any]:

@@ -20,12 +20,10 @@ from typing import Any
 from kubedra.k8s import datafiles
 from kubedra.vendors.amd import cluster, daemonsets, smi, views
 from kubedra.vendors.base import (
-    ClaimRequest,
     ClaimSharing,
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
-    DevicePluginRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -35,6 +33,7 @@ from kubedra.vendors.base import (
     SharingConfigRef,
     SimulatedGroup,
 )
+from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {

@@ -16,7 +16,8 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
-from kubedra.vendors.base import ClaimRequest, DevicePluginRequest, GpuResource
+from kubedra.vendors.base import GpuResource
+from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
 from kubedra.vendors.nvidia import names, resources
 
 MIG_RESOURCE_PREFIX = names.RESOURCE_DOMAIN + "mig-"

@@ -13,12 +13,10 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.vendors.base import (
-    ClaimRequest,
     ClaimSharing,
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
-    DevicePluginRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -28,6 +26,7 @@ from kubedra.vendors.base import (
     SharingConfigRef,
     SimulatedGroup,
 )
+from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
 from kubedra.vendors.nvidia import (
     classes,
     cluster,
