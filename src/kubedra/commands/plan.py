@@ -72,7 +72,8 @@ class PlanOptions:
             EXIT_OK: "plan ready",
             EXIT_FINDINGS: "blockers or flagged waves; or a wave whose capacity is not checked: a node's DRA GPUs "
             "are not known (GPU model not in the catalogue, no GFD labels), stderr names it (the plan is still "
-            "printed); or a GPU node in none of the fleet's node pools, which no wave moves",
+            "printed); or a GPU node in none of the fleet's node pools, or of a vendor the plan has no steps for (AMD), "
+            "which no wave moves (stderr names it and why)",
             EXIT_INPUT: "usage or input error; or incomplete: a cluster read was forbidden, unauthorised, not "
             "served or failed (live, or when its snapshot was taken) and not accepted with --allow-missing (the "
             "plan is still printed, JSON/YAML list them under incomplete, stderr names them)",
@@ -177,6 +178,10 @@ def run(options: PlanOptions) -> None:
             "no wave moves it",
             err=True,
         )
+    for cluster, node, why in p.unsupported:
+        click.echo(f"kubedra: plan: cluster {cluster}: GPU node {node}: {why}", err=True)
     if incomplete:
         sys.exit(EXIT_INPUT)
-    sys.exit(EXIT_FINDINGS if p.blocked or p.flagged or p.unchecked or p.unplanned else EXIT_OK)
+    sys.exit(
+        EXIT_FINDINGS if p.blocked or p.flagged or p.unchecked or p.unplanned or p.unsupported else EXIT_OK
+    )

@@ -172,7 +172,7 @@ def _cluster_notes(state: ClusterState) -> list[str]:
         notes.append(
             f"{state.unplaced_demand:g} GPUs of workloads are not tied to a pool (no nodeSelector, not running)"
         )
-    if not state.gpu_nodes:
+    if not state.gpu_nodes and not state.unsupported:
         notes.append("no GPU nodes found: only the control-plane wave is planned")
     for pool in state.pools:
         if pool.gpus_after and pool.gpus_after < pool.demand:

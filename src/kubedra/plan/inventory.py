@@ -1,21 +1,25 @@
 """What the plan needs to know about one cluster, read from its snapshot.
 
-- GPU nodes, each in a node pool (the fleet's pools, else the first pool label found) and on a stack: the device
-  plugin, or DRA already (a ``gpu.nvidia.com`` ResourceSlice and no ``nvidia.com/*`` extended resources, or the
-  ``kubedra.io/gpu-stack=dra`` label).
+- GPU nodes of every registered vendor (:mod:`kubedra.vendors`), each in a node pool (the fleet's pools, else the
+  first pool label found) and on a stack: the device plugin, or DRA already (a ResourceSlice of its vendor's
+  driver and no extended resources of its vendor's, or the ``kubedra.io/gpu-stack=dra`` label). A node of a
+  vendor the plan has no steps for (:meth:`kubedra.vendors.Vendor.unsupported` ``plan``: AMD) is left out of the
+  waves and named, with the reason.
 - Physical GPUs per node before (device plugin) and after (DRA), from the simulator's two views of the cluster
   (:func:`kubedra.simulate.cluster.build_cluster`: a DRA view is derived from GPU Feature Discovery labels
   through the NVIDIA catalogue when the cluster has no slices yet).
-- GPU demand per pool: whole-GPU equivalents requested by the pods bound there (MIG profile ``<g>g`` counts g/7),
-  plus workloads without pods (replicas x GPUs per pod) pinned to the pool by nodeSelector.
+- GPU demand per pool: whole-GPU equivalents requested by the pods bound there (as each vendor counts one unit:
+  :meth:`kubedra.vendors.Vendor.gpu_fraction`, NVIDIA's MIG profile ``<g>g`` g/7), plus workloads without pods
+  (replicas x GPUs per pod) pinned to the pool by nodeSelector.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from kubedra import vendors
@@ -25,9 +29,8 @@ from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
 from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
 from kubedra.vendors.gpurequest import admitted_counts, device_count
-from kubedra.vendors.nvidia import gfd
-from kubedra.vendors.nvidia import names as nvidia_names
 
+# the labels that name a node's pool when the fleet names none, first found wins; then each vendor's product label
 POOL_LABELS = (
     "kubedra.io/node-pool",
     "eks.amazonaws.com/nodegroup",
@@ -37,11 +40,8 @@ POOL_LABELS = (
     "agentpool",
     "kops.k8s.io/instancegroup",
     "node.kubernetes.io/instance-type",
-    "nvidia.com/gpu.product",
 )
 STACK_LABEL = "kubedra.io/gpu-stack"
-NVIDIA_DRIVER = nvidia_names.DRIVER
-_MIG = re.compile(r"^nvidia\.com/mig-(\d+)g\.")
 WORKLOAD_KINDS = ("Deployment", "StatefulSet", "Job", "ReplicaSet")
 # the kinds whose model the capacity check reads (:func:`_capacity`: ``build_cluster`` of a snapshot reads its
 # nodes, slices, device classes, taint rules and claims): the model of no other kind is kept
@@ -57,6 +57,15 @@ class GpuNode:
     gpus_after: int
     stack: str  # "device-plugin" | "dra"
     model: str = ""
+
+
+@dataclass(frozen=True)
+class UnsupportedNode:
+    """A GPU node of a vendor the plan has no steps for: no wave moves it."""
+
+    name: str
+    vendor: str  # the vendor's title: AMD
+    reason: str  # Vendor.unsupported("plan")
 
 
 @dataclass
@@ -102,6 +111,8 @@ class ClusterState:
     notes: list[str] = field(default_factory=list)
     # GPU nodes in none of the fleet's node pools: no wave moves them (the plan does not cover the fleet)
     unplanned: list[str] = field(default_factory=list)
+    # GPU nodes of a vendor the plan has no steps for (Vendor.unsupported("plan")): no wave moves them either
+    unsupported: list[UnsupportedNode] = field(default_factory=list)
 
     @property
     def gpu_nodes(self) -> list[GpuNode]:
@@ -116,32 +127,35 @@ def _name(obj: dict[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
+@functools.cache
+def _pool_labels() -> tuple[str, ...]:
+    return POOL_LABELS + tuple(v.labels.product for v in vendors.all() if v.labels.product)
+
+
 def _gpu_resources(obj: dict[str, Any]) -> dict[str, int]:
+    """The node's allocatable extended resources of any vendor's device plugin (by its resource domain)."""
     alloc = _fields(_fields(obj.get("status")).get("allocatable"))
     out = {}
     for k, v in alloc.items():
         n = device_count(v)  # a quantity, read as every verb reads a GPU count (kubedra.vendors.gpurequest)
-        if str(k).startswith("nvidia.com/") and n is not None:
+        if n is not None and vendors.for_resource(str(k)) is not None:
             out[str(k)] = n
     return out
 
 
-def _is_gpu(resource: str) -> bool:
-    return bool(_MIG.match(resource)) or resource in (
-        nvidia_names.GPU_RESOURCE,
-        nvidia_names.GPU_RESOURCE + nvidia_names.SHARED_SUFFIX,
-    )
+def _fraction(resource: str) -> Fraction | None:
+    vendor = vendors.for_resource(resource)
+    return vendor.gpu_fraction(resource) if vendor is not None else None
 
 
 def gpu_equivalents(counts: dict[str, int]) -> float:
-    """Whole-GPU equivalents of device counts (a MIG profile ``<g>g`` counts g/7)."""
+    """Whole-GPU equivalents of device counts, one unit as its vendor counts it (NVIDIA: a MIG profile ``<g>g``
+    counts g/7); a resource that is no vendor's GPU counts nothing."""
     total = 0.0
     for k, n in counts.items():
-        m = _MIG.match(k)
-        if m:
-            total += n * int(m.group(1)) / 7
-        elif _is_gpu(k):
-            total += n
+        f = _fraction(k)
+        if f is not None:
+            total += n * f  # exact, then one rounding: (n * g) / 7 as a float, whatever the vendor
     return total
 
 
@@ -160,7 +174,7 @@ def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespac
     # a snapshot an API server wrote has these types; an edited one may not: a value of another type holds no GPU
     for c in _items(spec.get("containers")):
         counts = admitted_counts(c.get("resources")) if isinstance(c, dict) else {}
-        refused = sorted(k for k, n in counts.items() if n is None and _is_gpu(k))
+        refused = sorted(k for k, n in counts.items() if n is None and _fraction(k) is not None)
         if refused:
             return (
                 f"the apiserver refuses its {refused[0]} (only requested, requests unequal to limits, or not a "
@@ -203,7 +217,7 @@ def _pool_of(labels: dict[str, str], spec: ClusterSpec) -> tuple[str, dict[str, 
             return p.name, dict(p.selector)
     if spec.pools:
         return None
-    for key in POOL_LABELS:
+    for key in _pool_labels():
         if key in labels:
             return labels[key], {key: labels[key]}
     return "default", {}
@@ -227,18 +241,33 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
     return state
 
 
+def _node_vendor(
+    labels: Mapping[str, str], res: Mapping[str, int], driver: str | None
+) -> vendors.Vendor | None:
+    """The vendor of a GPU node's GPUs: by its labels, else its extended resources, else its slices' driver."""
+    vendor = vendors.for_node(labels)
+    for name in res if vendor is None else ():
+        vendor = vendors.for_resource(name)
+        if vendor is not None:
+            break
+    return vendor or (vendors.for_driver(driver) if driver else None)
+
+
 def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: str) -> dict[str, PoolState]:
     """Sorts the GPU nodes into the fleet's pools (state.pools); returns each node's pool."""
     slices_by_node: dict[str, int] = {}
+    slice_driver: dict[str, str] = {}
     for s in snap.kind("ResourceSlice"):
         sp = s.get("spec") or {}
-        if sp.get("driver") == NVIDIA_DRIVER and sp.get("nodeName"):
+        if sp.get("nodeName") and vendors.for_driver(str(sp.get("driver"))) is not None:
             slices_by_node[str(sp["nodeName"])] = slices_by_node.get(str(sp["nodeName"]), 0) + len(
                 sp.get("devices") or []
             )
+            slice_driver.setdefault(str(sp["nodeName"]), str(sp.get("driver")))
     dp_caps, dra_caps = _capacity(snap, target, state.notes)
     pools: dict[str, PoolState] = {p.name: PoolState(p.name, dict(p.selector)) for p in spec.pools}
     node_pool: dict[str, PoolState] = {}
+    marks = tuple(pair for v in vendors.all() for pair in v.gpu_node_labels())
     for node in snap.kind("Node"):
         name = _name(node)
         labels = _labels(node)
@@ -246,10 +275,16 @@ def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: s
         is_gpu = (
             any(v > 0 for v in res.values())
             or name in slices_by_node
-            or labels.get("nvidia.com/gpu.present") == "true"
-            or "nvidia.com/gpu.count" in labels
+            or vendors.for_node(labels) is not None
+            or any(labels.get(k) == v for k, v in marks)
         )
         if not is_gpu:
+            continue
+        vendor = _node_vendor(labels, res, slice_driver.get(name))
+        why = vendor.unsupported("plan") if vendor is not None else None
+        if vendor is not None and why is not None:
+            state.notes.append(f"GPU node {name} has {vendor.title} GPUs: {why}")
+            state.unsupported.append(UnsupportedNode(name, vendor.title, why))
             continue
         hit = _pool_of(labels, spec)
         if hit is None:
@@ -259,11 +294,13 @@ def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: s
             state.unplanned.append(name)
             continue
         pool = pools.setdefault(hit[0], PoolState(hit[0], hit[1]))
-        labelled = gfd.physical_gpus(labels, res)  # GFD's count is MIG devices under the single strategy
+        # the vendor's count (NVIDIA: GFD's counts MIG devices under the single strategy, turned into GPUs)
+        labelled = vendor.labelled_gpus(labels, res)[0] if vendor is not None else None
         label_gpus = labelled if isinstance(labelled, int) else 0
         before = dp_caps.get(name) or label_gpus or math.ceil(gpu_equivalents(res))
         after = dra_caps.get(name, 0)
         on_dra = labels.get(STACK_LABEL) == "dra" or (name in slices_by_node and not any(res.values()))
+        product = vendor.labels.product if vendor is not None else None
         pool.nodes.append(
             GpuNode(
                 name=name,
@@ -272,7 +309,7 @@ def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: s
                 gpus_before=int(before),
                 gpus_after=int(after),
                 stack="dra" if on_dra else "device-plugin",
-                model=labels.get("nvidia.com/gpu.product", ""),
+                model=labels.get(product, "") if product else "",
             )
         )
         node_pool[name] = pool
@@ -287,6 +324,7 @@ def _pod_demand(
 ) -> set[tuple[str, str]]:
     """Adds the GPU pods' demand to their pools; returns the (namespace, name) of the pods' owners."""
     owners_with_pods: set[tuple[str, str]] = set()
+    skipped = {n.name for n in state.unsupported}
     for pod in snap.kind("Pod"):
         meta = _fields(pod.get("metadata"))
         ns = str(meta.get("namespace") or "")
@@ -303,6 +341,8 @@ def _pod_demand(
                 owners_with_pods.add((ns, str(ref.get("name") or "")))
         phase = _fields(pod.get("status")).get("phase")
         node_name = spec_.get("nodeName")
+        if node_name and str(node_name) in skipped:
+            continue  # on a GPU node no wave moves (its vendor's, named in the notes): no pool's demand
         target_pool: PoolState | None = (
             node_pool.get(str(node_name)) if node_name else _pinned_pool(spec_, state.pools)
         )
@@ -359,7 +399,7 @@ def _workload_demand(
 
 
 def _gpu_stack(state: ClusterState, snap: Snapshot) -> None:
-    """The device plugin, DRA driver and GPU Operator (ClusterPolicy, GPUCluster) the cluster runs."""
+    """The device plugin, DRA driver and GPU operator (NVIDIA's ClusterPolicy, GPUCluster) the cluster runs."""
     for ds in snap.kind("DaemonSet"):
         text = str(ds)
         component = vendors.node_component(ds)  # not GFD or the MPS daemon, which run the plugin's image
@@ -369,12 +409,18 @@ def _gpu_stack(state: ClusterState, snap: Snapshot) -> None:
         if "dra-driver" in text and "kubelet-plugin" in _name(ds):
             state.dra_driver = True
             state.dra_driver_daemonset = (str((ds.get("metadata") or {}).get("namespace") or ""), _name(ds))
-    policies = [
-        o for o in snap.kind("ClusterPolicy") if str(o.get("apiVersion") or "").startswith("nvidia.com/")
-    ]
-    clusters = [
-        o for o in snap.kind("GPUCluster") if str(o.get("apiVersion") or "").startswith("nvidia.com/")
-    ]
+    # what each vendor's GPU operator custom resources deploy (NVIDIA: a ClusterPolicy the device plugin, a
+    # GPUCluster the DRA driver), asked once per kind and apiVersion (which decide it), in the objects' order
+    roles: dict[str, list[dict[str, Any]]] = {}
+    asked: dict[tuple[str, str], str | None] = {}
+    for o in snap.items:
+        key = (str(o.get("kind")), str(o.get("apiVersion")))  # an edited snapshot's may be unhashable
+        if key not in asked:
+            asked[key] = next((r for v in vendors.all() if (r := v.operator_role(o)) is not None), None)
+        if (role := asked[key]) is not None:
+            roles.setdefault(role, []).append(o)
+    policies = roles.get("device-plugin", [])
+    clusters = roles.get("dra-driver", [])
     state.cluster_policy = _name(policies[0]) if policies else None
     state.gpu_cluster = _name(clusters[0]) if clusters else None
     state.gpu_operator = bool(policies or clusters) or any(

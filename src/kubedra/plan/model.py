@@ -161,6 +161,11 @@ class Plan:
         return [(c.name, n) for c in self.clusters for n in c.state.unplanned]
 
     @property
+    def unsupported(self) -> list[tuple[str, str, str]]:
+        """(cluster, node, why) of the GPU nodes of a vendor the plan has no steps for: no wave moves them."""
+        return [(c.name, u.name, u.reason) for c in self.clusters for u in c.state.unsupported]
+
+    @property
     def unchecked(self) -> list[Wave]:
         """Waves whose capacity counts a node's DRA GPUs that kubedra could not derive (not decided)."""
         return [w for w in self.waves if w.unchecked]
@@ -177,7 +182,8 @@ class Plan:
             "blockers": sum(len(c.blockers) for c in self.clusters),
             "flaggedWaves": [w.number for w in self.flagged],
             "capacityUncheckedWaves": [w.number for w in self.unchecked],
-            "gpuNodesNotPlanned": [f"{c}/{n}" for c, n in self.unplanned],
+            "gpuNodesNotPlanned": [f"{c}/{n}" for c, n in self.unplanned]
+            + [f"{c}/{n}" for c, n, _ in self.unsupported],
             "estimatedCalendarDays": round(total_minutes / 60 / 24, 1),
         }
 

@@ -13,7 +13,9 @@ from typing import Any
 
 import yaml
 
+from kubedra import vendors
 from kubedra.k8s import datafiles
+from kubedra.vendors import Vendor
 
 _VAR = re.compile(r"\{\{\s*([a-z_][a-z0-9_]*)\s*\}\}")
 
@@ -27,6 +29,11 @@ def _load(name: str) -> dict[str, Any]:
 
 def common() -> dict[str, Any]:
     return _load("common.yaml")
+
+
+def vendor() -> Vendor:
+    """The vendor whose DRA driver and device plugin the steps are written for (``vendor`` in common.yaml)."""
+    return vendors.get(str(common()["vendor"]))
 
 
 def platform_rules() -> list[dict[str, Any]]:

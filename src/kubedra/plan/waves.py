@@ -12,7 +12,6 @@ from kubedra.plan.inventory import ClusterState, GpuNode, PoolState
 from kubedra.plan.model import Capacity, Step, Wave
 from kubedra.plan.versions import minor_of
 from kubedra.text import count
-from kubedra.vendors.nvidia import driver_releases
 
 
 def wave_values(state: ClusterState, target: str, target_patch: str) -> dict[str, str]:
@@ -21,7 +20,8 @@ def wave_values(state: ClusterState, target: str, target_patch: str) -> dict[str
     drv = common["driver"]
     ctx = spec.context or spec.name
     prov = spec.provider
-    dp = state.device_plugin or ("kube-system", "nvidia-device-plugin-daemonset")
+    default_ns, default_name = common["devicePlugin"]["defaultDaemonSet"]
+    dp = state.device_plugin or (str(default_ns), str(default_name))
     cur_minor = minor_of(state.version)
     label_key, _, _ = str(common["devicePlugin"]["operatorLabel"]).partition("=")
     drv_ns, drv_ds = str(drv["namespace"]), str(drv["kubeletPluginDaemonSet"])
@@ -150,12 +150,75 @@ def control_plane_wave(
             )
         )
     drv = common["driver"]
+    vendor = templates.vendor()
+    by_hand = _vendors_by_hand(state)  # GPU nodes only of vendors the steps are not written for
+    driver_steps, values_file, preflight = _driver_steps(state, values, v, by_hand)
+    steps += driver_steps
+    if len(rollback_points) > 1:
+        rollback_cmds = []
+        for hop, before, bv in reversed(rollback_points):
+            rollback_cmds.append(f"# undo {hop} (back to {before}): restore the backup taken before {hop}")
+            rollback_cmds += templates.render_all(
+                cp["rollback"], {**bv, "hop": hop, "hop_patch": f"{hop}.0", "current": before}
+            )
+    else:
+        rollback_cmds = templates.render_all(
+            cp["rollback"], {**v, "hop": values["target"], "hop_patch": values["target_patch"]}
+        )
+    if not by_hand and not (
+        state.gpu_cluster and not state.cluster_policy
+    ):  # a GPUCluster's driver is the operator's to roll back
+        rollback_cmds += templates.render_all(drv["rollback"], v)
+    rollback_minutes = int(cp["rollbackMinutes"]) if hop_list else 15
+    note = (
+        "restores the etcd snapshot taken in this wave"
+        if cp.get("downgradeSupported")
+        else "the provider cannot downgrade the control plane: this is a fix-forward plus object restore"
+    )
+    return Wave(
+        number=number,
+        cluster=state.spec.name,
+        kind="control-plane",
+        title=f"{state.spec.name}: etcd backup, control plane {' → '.join(hop_list) or 'unchanged'}, DRA driver"
+        + (" by hand" if by_hand else ""),
+        steps=steps,
+        rollback=rollback_cmds,
+        rollback_minutes=rollback_minutes,
+        rollback_note=note,
+        gate=[
+            "`kubectl get --raw=/readyz` ok and every control-plane component at the target version",
+            "`kubedra verify` exits 0 (nothing moved yet: the device plugin still serves every GPU)",
+            *(
+                []
+                if by_hand
+                else [
+                    f"the DRA driver's controller is Ready and the DeviceClasses {' / '.join(vendor.claim_classes)} "
+                    "exist"
+                ]
+            ),
+        ],
+        duration_minutes=45 + 60 * len(hop_list),
+        files={} if by_hand else {f"dra-driver-values.yaml ({state.spec.name})": values_file},
+        warnings=[] if by_hand else [f"driver preflight: {p}" for p in preflight],
+        blast_radius="control plane and API of the whole cluster; no GPU node is drained",
+    )
+
+
+def _driver_steps(
+    state: ClusterState, values: dict[str, str], v: dict[str, str], by_hand: str
+) -> tuple[list[Step], str, list[str]]:
+    """The control-plane wave's DRA driver and device-plugin steps, the driver's values file and its preflight
+    problems; one step by hand when the cluster's GPU nodes are all of vendors the steps are not written for."""
+    steps: list[Step] = []
+    common = templates.common()
+    drv = common["driver"]
     values_file = templates.render(drv["values"], v)
     gates, why = driver_feature_gates(state)
     if gates:
         values_file += "featureGates:\n" + "".join(f"  {g}: true   # {why[g]}\n" for g in gates)
     install = templates.render_all(drv["install"] + drv["check"], v)
-    preflight = driver_releases.preflight(str(drv["version"]), int(values["target"].split(".")[1]), gates)
+    vendor = templates.vendor()
+    preflight = vendor.driver_preflight(str(drv["version"]), int(values["target"].split(".")[1]), gates)
     gate_note = ""
     if gates:
         excl = templates.common()["driverFeatureGates"]["exclusiveWith"]
@@ -164,10 +227,19 @@ def control_plane_wave(
             f", which rule out {', '.join(clash)}" if clash else ""
         )
     gpu_op = common["gpuOperator"]
-    if state.gpu_cluster and not state.cluster_policy:
+    if by_hand:
         steps.append(
             Step(
-                "Check the NVIDIA DRA driver the GPU Operator's GPUCluster deploys",
+                "Install the DRA driver of the cluster's GPUs: by hand",
+                [],
+                note=f"the cluster's GPU nodes have {by_hand} GPUs: "
+                + "; ".join(sorted({u.reason for u in state.unsupported})),
+            )
+        )
+    elif state.gpu_cluster and not state.cluster_policy:
+        steps.append(
+            Step(
+                f"Check the {vendor.title} DRA driver the GPU Operator's GPUCluster deploys",
                 templates.render_all(gpu_op["gpuClusterCheck"], v),
                 note=templates.render(str(gpu_op["gpuClusterNote"]), v).strip(),
             )
@@ -180,7 +252,7 @@ def control_plane_wave(
         )
         steps.append(
             Step(
-                "Install the NVIDIA DRA driver (kubelet plugin only on nodes labelled for DRA: none yet)",
+                f"Install the {vendor.title} DRA driver (kubelet plugin only on nodes labelled for DRA: none yet)",
                 install,
                 note="writes no ResourceSlice until a wave labels nodes" + gate_note + operator_why,
             )
@@ -196,56 +268,27 @@ def control_plane_wave(
         dp_cmds = [templates.render(str(common["devicePlugin"]["excludePatch"]), v)]
         if state.device_plugin is None:
             dp_note = "no device-plugin DaemonSet found in the snapshot: adjust the namespace/name"
-    steps.append(Step("Keep the device plugin off nodes labelled for DRA", dp_cmds, note=dp_note))
-    if len(rollback_points) > 1:
-        rollback_cmds = []
-        for hop, before, bv in reversed(rollback_points):
-            rollback_cmds.append(f"# undo {hop} (back to {before}): restore the backup taken before {hop}")
-            rollback_cmds += templates.render_all(
-                cp["rollback"], {**bv, "hop": hop, "hop_patch": f"{hop}.0", "current": before}
-            )
-    else:
-        rollback_cmds = templates.render_all(
-            cp["rollback"], {**v, "hop": values["target"], "hop_patch": values["target_patch"]}
-        )
-    if not (
-        state.gpu_cluster and not state.cluster_policy
-    ):  # a GPUCluster's driver is the operator's to roll back
-        rollback_cmds += templates.render_all(drv["rollback"], v)
-    rollback_minutes = int(cp["rollbackMinutes"]) if hop_list else 15
-    note = (
-        "restores the etcd snapshot taken in this wave"
-        if cp.get("downgradeSupported")
-        else "the provider cannot downgrade the control plane: this is a fix-forward plus object restore"
-    )
-    return Wave(
-        number=number,
-        cluster=state.spec.name,
-        kind="control-plane",
-        title=f"{state.spec.name}: etcd backup, control plane {' → '.join(hop_list) or 'unchanged'}, DRA driver",
-        steps=steps,
-        rollback=rollback_cmds,
-        rollback_minutes=rollback_minutes,
-        rollback_note=note,
-        gate=[
-            "`kubectl get --raw=/readyz` ok and every control-plane component at the target version",
-            "`kubedra verify` exits 0 (nothing moved yet: the device plugin still serves every GPU)",
-            "the DRA driver's controller is Ready and the DeviceClasses gpu.nvidia.com / mig.nvidia.com exist",
-        ],
-        duration_minutes=45 + 60 * len(hop_list),
-        files={f"dra-driver-values.yaml ({state.spec.name})": values_file},
-        warnings=[f"driver preflight: {p}" for p in preflight],
-        blast_radius="control plane and API of the whole cluster; no GPU node is drained",
-    )
+    if not by_hand:
+        steps.append(Step("Keep the device plugin off nodes labelled for DRA", dp_cmds, note=dp_note))
+    return steps, values_file, preflight
+
+
+def _vendors_by_hand(state: ClusterState) -> str:
+    """The vendors (titles, "" for none) of a cluster whose GPU nodes are all of vendors the plan's steps are not
+    written for (Vendor.unsupported("plan")): its control-plane wave installs no driver of the steps' vendor."""
+    if state.gpu_nodes or not state.unsupported:
+        return ""
+    return " and ".join(sorted({u.vendor for u in state.unsupported}))
 
 
 def driver_feature_gates(state: ClusterState) -> tuple[list[str], dict[str, str]]:
-    """The NVIDIA DRA driver's feature gates the cluster's GPU sharing needs (from GFD's
-    ``nvidia.com/gpu.sharing-strategy`` on its GPU nodes), and why."""
+    """The DRA driver's feature gates the cluster's GPU sharing needs (from the sharing its GPU nodes' feature
+    discovery labels say: NVIDIA's GFD ``nvidia.com/gpu.sharing-strategy``), and why."""
     table = templates.common()["driverFeatureGates"]["sharing"]
+    vendor = templates.vendor()
     why: dict[str, str] = {}
     for n in state.gpu_nodes:
-        hit = table.get(n.labels.get("nvidia.com/gpu.sharing-strategy", ""))
+        hit = table.get(vendor.sharing_strategy(n.labels) or "")
         if hit:
             why[str(hit["gate"])] = str(hit["why"])
     return sorted(why), why
@@ -323,15 +366,17 @@ def node_wave(  # noqa: PLR0913 - a wave's cluster, pool and batch, and its plac
         Step("Uncordon", templates.render_all(w["uncordon"], v)),
     ]
     if last_of_pool:
+        vendor = templates.vendor()
         steps.append(
             Step(
                 f"Apply the migrated manifests (pool {pool.name} is now all on DRA)",
                 templates.render_all(w["migrate"], v),
-                note="with DRAExtendedResource (on by default from 1.36) pods still asking for nvidia.com/gpu run "
-                "on DRA nodes through the gpu.nvidia.com DeviceClass; claims are applied once the pool is complete"
+                note=f"with DRAExtendedResource (on by default from 1.36) pods still asking for {vendor.gpu_resource} "
+                f"run on DRA nodes through the {vendor.gpu_class} DeviceClass; claims are applied once the pool is "
+                "complete"
                 if bridge
-                else "before 1.36, pods asking for nvidia.com/gpu cannot use DRA nodes: apply the pool's migrated "
-                "manifests now",
+                else f"before 1.36, pods asking for {vendor.gpu_resource} cannot use DRA nodes: apply the pool's "
+                "migrated manifests now",
             )
         )
     if canary:

@@ -94,6 +94,8 @@ def render(plan: Plan) -> str:
         flagged=[str(w.number) for w in plan.flagged],
         unchecked=[str(w.number) for w in plan.unchecked],
         unplanned=[f"{c}/{n}" for c, n in plan.unplanned],
+        unsupported=[f"{c}/{n}" for c, n, _ in plan.unsupported],
+        unsupported_why="; ".join(sorted({why for _, _, why in plan.unsupported})),
         wave_facts=_wave_facts,
         cluster_rows=[
             (

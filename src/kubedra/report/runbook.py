@@ -96,6 +96,8 @@ def markdown(plan: Plan) -> str:
             flagged=", ".join(str(w.number) for w in plan.flagged),
             unchecked=", ".join(str(w.number) for w in plan.unchecked),
             unplanned=", ".join(f"{c}/{n}" for c, n in plan.unplanned),
+            unsupported=", ".join(f"{c}/{n}" for c, n, _ in plan.unsupported),
+            unsupported_why="; ".join(sorted({why for _, _, why in plan.unsupported})),
             wave_rows=[
                 (
                     w.number,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Protocol
 
 from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
@@ -310,14 +311,57 @@ class Vendor(Protocol):
         """The tag of the DRA driver's image that ``image`` is (``v25.8.0-ubi9``); ``None``: not its image."""
         ...
 
-    def driver_preflight(self, tag: str, k8s_minor: int) -> list[str]:
-        """Why driver image tag ``tag`` cannot run on Kubernetes 1.<k8s_minor> (a release kubedra does not know
-        is itself a line: it cannot say); ``[]``: nothing against it."""
+    def driver_preflight(self, tag: str, k8s_minor: int, gates: Sequence[str] = ()) -> list[str]:
+        """Why driver image tag ``tag`` cannot run on Kubernetes 1.<k8s_minor> with the driver's feature ``gates`` on
+        (a release kubedra does not know is itself a line: it cannot say); ``[]``: nothing against it."""
         ...
 
     def gpu_node_labels(self) -> tuple[tuple[str, str], ...]:
         """(label, value) pairs that mark a node with the vendor's GPUs before or besides :attr:`labels`
         (the operator's or node feature discovery's)."""
+        ...
+
+    # --- plan and verify (seam-plan-verify): a GPU node's labels and its published devices, compared; the demand
+    # of a device-plugin resource; what the vendor's operator custom resources deploy, for plan's steps. ---
+
+    def dra_node_labels(self) -> tuple[tuple[str, str], ...]:
+        """(label, value) pairs that put a node on the DRA driver (the node selector its kubelet plugin is
+        documented with); ``()``: the driver's chart selects no node label."""
+        ...
+
+    def gpu_fraction(self, resource: str) -> Fraction | None:
+        """Whole-GPU equivalents one unit of device-plugin resource ``resource`` holds, exactly (plan's demand;
+        NVIDIA: a MIG profile ``<g>g`` is g/7); ``None``: not one of the vendor's GPU resources."""
+        ...
+
+    def labelled_gpus(
+        self, labels: Mapping[str, str], resources: Iterable[str] = ()
+    ) -> tuple[int | str | None, str]:
+        """A node's physical GPUs as its feature discovery's labels tell them (``resources``: its allocatable
+        resource names), and what the count is read from, as a message names it: the count is None without a
+        count label, a reason (str) when the labels cannot tell."""
+        ...
+
+    def labelled_product(self, value: str) -> str | None:
+        """The product label value ``value`` (:attr:`labels`.product) as :meth:`published_gpu` spells the
+        product; ``None``: the vendor cannot relate the two."""
+        ...
+
+    def published_gpu(self, device: Mapping[str, Any]) -> tuple[str, str | None] | None:
+        """The physical GPU one device of the DRA driver's ResourceSlice is, or is part of (an identity), and its
+        product as :meth:`labelled_product` spells it (None: not published); ``None``: not a GPU or a part of one."""
+        ...
+
+    def sharing_strategy(self, labels: Mapping[str, str]) -> str | None:
+        """The GPU sharing a node's feature discovery labels say the device plugin runs (NVIDIA: GFD's
+        ``nvidia.com/gpu.sharing-strategy``: ``time-slicing``, ``mps``); ``None``: none said."""
+        ...
+
+    def operator_role(self, obj: Mapping[str, Any]) -> str | None:
+        """What custom resource ``obj`` of the vendor's GPU operator deploys, for plan's steps: ``device-plugin``
+        (NVIDIA's ClusterPolicy: the device plugin, and the DRA driver only when asked), ``dra-driver`` (its
+        GPUCluster: the DRA driver and no device plugin); ``None``: none of its operator's resources. Its kind and
+        apiVersion decide (plan asks once per pair)."""
         ...
 
     def names_component(self, text: str) -> bool:

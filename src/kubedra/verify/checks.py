@@ -9,7 +9,9 @@ object. What "healthy" means follows the API:
 - ``driver``: the DRA driver's kubelet-plugin pods (DaemonSet pods of a DRA driver) are Ready, one per GPU node
   on DRA.
 - ``slices``: every GPU node on DRA publishes a complete pool (``resourceSliceCount`` slices of the newest
-  generation) whose GPUs match the node's GFD labels ``nvidia.com/gpu.count`` and ``nvidia.com/gpu.product``.
+  generation) whose GPUs match what its vendor's feature discovery labels say (NVIDIA's GFD:
+  ``nvidia.com/gpu.count`` and ``nvidia.com/gpu.product``; AMD's node labeller: the product, no count), each
+  vendor's devices read by the vendor (:meth:`kubedra.vendors.Vendor.published_gpu`).
 - ``events``: no DRA error events (FailedPrepareDynamicResources, FailedScheduling about claims...) in the window.
 - ``health``: no pod holds a device with a NoExecute taint it does not tolerate (slice taints and
   DeviceTaintRules, see :mod:`kubedra.verify.taints`; other taints warn), no claim device condition is
@@ -31,16 +33,13 @@ from kubedra.allocator.selectors import required_drivers
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
 from kubedra.vendors.gpurequest import asks_for_a_gpu
-from kubedra.vendors.nvidia import gfd
-from kubedra.vendors.nvidia import names as nvidia_names
-from kubedra.vendors.nvidia.nodes import sanitise
 from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 # a check that had nothing to look at (no object of its kind, no --baseline): never a pass over nothing
 NOTHING = "nothing-to-check"
-NVIDIA_DRIVER = nvidia_names.DRIVER
-DRA_LABELS = {"kubedra.io/gpu-stack": "dra", "nvidia.com/dra-kubelet-plugin": "true"}
+# kubedra's own label for a node on DRA (plan's waves set it); each vendor adds its kubelet plugin's node selector
+STACK_LABEL = ("kubedra.io/gpu-stack", "dra")
 ERROR_REASONS = frozenset(
     {"FailedPrepareDynamicResources", "FailedUnprepareDynamicResources", "FailedResourceClaimCreation"}
 )
@@ -267,16 +266,21 @@ def _driver_preflight(chk: Check, plugin_pods: list[dict[str, Any]], server_vers
             chk.warn(problem)
 
 
-def _on_dra(node: dict[str, Any], slice_nodes: set[str]) -> bool:
+def _dra_labels() -> tuple[tuple[str, str], ...]:
+    return (STACK_LABEL, *(pair for v in vendors.all() for pair in v.dra_node_labels()))
+
+
+def _on_dra(node: dict[str, Any], slice_nodes: set[str], dra_labels: tuple[tuple[str, str], ...]) -> bool:
     labels = _meta(node).get("labels") or {}
-    return _meta(node).get("name") in slice_nodes or any(labels.get(k) == v for k, v in DRA_LABELS.items())
+    return _meta(node).get("name") in slice_nodes or any(labels.get(k) == v for k, v in dra_labels)
 
 
-def _nvidia_slices(state: Snapshot) -> dict[str, list[dict[str, Any]]]:
+def _gpu_slices(state: Snapshot) -> dict[str, list[dict[str, Any]]]:
+    """Per node, the ResourceSlices of every registered vendor's GPU driver."""
     out: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for s in state.kind("ResourceSlice"):
         sp = s.get("spec") or {}
-        if sp.get("driver") == NVIDIA_DRIVER and sp.get("nodeName"):
+        if sp.get("nodeName") and vendors.for_driver(str(sp.get("driver"))) is not None:
             out[str(sp["nodeName"])].append(s)
     return out
 
@@ -301,8 +305,9 @@ def check_driver(state: Snapshot, release: str | None = None) -> Check:
                 + "): its node publishes no usable GPUs"
             )
     _driver_preflight(chk, plugin_pods, state.header.server_version if release is None else release)
-    slice_nodes = set(_nvidia_slices(state))
-    dra_nodes = [n for n in state.kind("Node") if _on_dra(n, slice_nodes)]
+    slice_nodes = set(_gpu_slices(state))
+    dra_labels = _dra_labels()
+    dra_nodes = [n for n in state.kind("Node") if _on_dra(n, slice_nodes, dra_labels)]
     if dra_nodes and not plugin_pods:
         chk.warn(
             f"{count(len(dra_nodes), 'GPU node')} on DRA but no DRA driver kubelet-plugin pod was found "
@@ -314,15 +319,6 @@ def check_driver(state: Snapshot, release: str | None = None) -> Check:
             if name not in by_node:
                 chk.fail(f"GPU node {name} is on DRA but runs no DRA driver kubelet-plugin pod")
     return chk
-
-
-def _attr(device: dict[str, Any], name: str) -> Any:
-    a = (device.get("attributes") or {}).get(name) or (device.get("attributes") or {}).get(
-        f"{NVIDIA_DRIVER}/{name}"
-    )
-    if not isinstance(a, dict) or not a:
-        return None
-    return next(iter(a.values()))
 
 
 def unpublished_drivers(classes: list[tuple[str, list[str]]], published: set[str]) -> list[str]:
@@ -345,24 +341,29 @@ def _class_selectors(c: dict[str, Any]) -> list[str]:
     ]
 
 
-def check_slices(state: Snapshot) -> Check:  # noqa: C901 - per node: each way its slices can disagree with its GPUs
+def check_slices(state: Snapshot) -> Check:
     chk = Check("slices", "GPU nodes publish ResourceSlices matching their GPUs")
     published = {str((s.get("spec") or {}).get("driver")) for s in state.kind("ResourceSlice")}
     classes = [(str(_meta(c).get("name")), _class_selectors(c)) for c in state.kind("DeviceClass")]
     for hint in unpublished_drivers(classes, published):
         chk.warn(hint)
-    slices = _nvidia_slices(state)
+    slices = _gpu_slices(state)
     slice_nodes = set(slices)  # once, not per node: quadratic (38 s of 123 s CPU at 20,000 nodes)
+    dra_labels = _dra_labels()
     for node in state.kind("Node"):
         name = str(_meta(node).get("name"))
-        labels = _meta(node).get("labels") or {}
-        if not _on_dra(node, slice_nodes):
+        labels = {str(k): str(v) for k, v in (_meta(node).get("labels") or {}).items() if v is not None}
+        if not _on_dra(node, slice_nodes, dra_labels):
             continue
         chk.checked += 1
         mine = slices.get(name, [])
+        vendor = vendors.for_driver(str((mine[0].get("spec") or {}).get("driver"))) if mine else None
+        vendor = vendor or vendors.for_node(labels)
         if not mine:
-            chk.fail(f"Node {name} is on DRA but publishes no {NVIDIA_DRIVER} ResourceSlice")
+            drivers = [vendor.driver] if vendor else [v.driver for v in vendors.all()]
+            chk.fail(f"Node {name} is on DRA but publishes no {' or '.join(drivers)} ResourceSlice")
             continue
+        assert vendor is not None  # its slices' driver is a registered vendor's (_gpu_slices)
         newest = max(int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in mine)
         current = [
             s for s in mine if int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) == newest
@@ -373,43 +374,42 @@ def check_slices(state: Snapshot) -> Check:  # noqa: C901 - per node: each way i
                 f"Node {name}: pool {name} generation {newest} is incomplete ({len(current)} of {want} slices): "
                 "the scheduler ignores an incomplete pool"
             )
-        gpus: set[str] = set()
-        products: set[str] = set()
-        for s in current:
-            for d in (s.get("spec") or {}).get("devices") or []:
-                typ = _attr(d, "type")
-                if typ not in ("gpu", "mig"):
-                    continue
-                ident = _attr(d, "uuid") if typ == "gpu" else _attr(d, "parentUUID")
-                if ident is None and d.get("consumesCounters"):
-                    ident = d["consumesCounters"][0].get("counterSet")
-                gpus.add(str(ident or d.get("name")))
-                if _attr(d, "productName"):
-                    products.add(sanitise(str(_attr(d, "productName"))))
-        # under GFD's single MIG strategy nvidia.com/gpu.count counts MIG devices: the GPUs come from the layout
-        labelled = gfd.physical_gpus({str(k): str(v) for k, v in labels.items()})
-        if isinstance(labelled, int) and labelled != len(gpus):
-            chk.fail(
-                f"Node {name}: labels say {labelled} GPUs (nvidia.com/gpu.count"
-                + (
-                    f" of {gfd.mig_profile(labels)} MIG devices, over its mig.config layout"
-                    if gfd.single_strategy(labels)
-                    else ""
-                )
-                + f"), its slices publish {len(gpus)}"
-            )
-        elif isinstance(labelled, str):
-            chk.warn(f"Node {name}: its GPU count cannot be compared with its labels: {labelled}")
-        product = labels.get("nvidia.com/gpu.product")
-        if product and products:
-            base = gfd.base_product(str(product))
-            if products != {base}:
-                chk.fail(
-                    f"Node {name}: label nvidia.com/gpu.product={product}, slices say {', '.join(sorted(products))}"
-                )
-        if labelled is None and not product:
-            chk.warn(f"Node {name}: no GPU Feature Discovery labels to compare its {len(gpus)} GPUs with")
+        _compare_labels(chk, vendor, name, labels, current)
     return chk
+
+
+def _compare_labels(
+    chk: Check, vendor: vendors.Vendor, name: str, labels: dict[str, str], current: list[dict[str, Any]]
+) -> None:
+    """A DRA node's published GPUs and products against what its vendor's feature discovery labels say."""
+    gpus: set[str] = set()
+    products: set[str] = set()
+    for s in current:
+        for d in (s.get("spec") or {}).get("devices") or []:
+            if not isinstance(d, dict) or (found := vendor.published_gpu(d)) is None:
+                continue
+            gpus.add(found[0])
+            if found[1]:
+                products.add(found[1])
+    # NVIDIA: under GFD's single MIG strategy nvidia.com/gpu.count counts MIG devices; the vendor says what it read
+    labelled, source = vendor.labelled_gpus(labels)
+    if isinstance(labelled, int) and labelled != len(gpus):
+        chk.fail(f"Node {name}: labels say {labelled} GPUs ({source}), its slices publish {len(gpus)}")
+    elif isinstance(labelled, str):
+        chk.warn(f"Node {name}: its GPU count cannot be compared with its labels: {labelled}")
+    key = vendor.labels.product
+    product = labels.get(key) if key else None
+    if product and products:
+        base = vendor.labelled_product(product)
+        if base is None:
+            chk.warn(
+                f"Node {name}: label {key}={product} is no {vendor.title} GPU kubedra can relate to the driver's "
+                f"productName ({', '.join(sorted(products))}): its product is not compared"
+            )
+        elif products != {base}:
+            chk.fail(f"Node {name}: label {key}={product}, slices say {', '.join(sorted(products))}")
+    if labelled is None and not product:
+        chk.warn(f"Node {name}: no {vendor.labeller} labels to compare its {len(gpus)} GPUs with")
 
 
 def _event_time(e: dict[str, Any]) -> dt.datetime | None:

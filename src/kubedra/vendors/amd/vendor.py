@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from kubedra.k8s import datafiles
@@ -44,6 +45,11 @@ _UNSUPPORTED = {
     "sharing": (
         "AMD's DRA driver has no sharing configuration kubedra models (no opaque config in its API at the "
         "commit read); --sharing applies to NVIDIA GPUs only"
+    ),
+    "plan": (
+        "kubedra's rollout steps (data/plan/common.yaml) install NVIDIA's DRA driver and switch NVIDIA's device "
+        "plugin off; none are written for AMD's (ROCm/k8s-gpu-dra-driver, no release of it read, its chart selects "
+        "no node label), so no wave moves AMD GPU nodes: move them by hand"
     ),
 }
 
@@ -185,11 +191,60 @@ class Amd:
         want = str(_data()["draDriver"]["image"])
         return tag if name == want or name.endswith("/" + want) else None
 
-    def driver_preflight(self, tag: str, k8s_minor: int) -> list[str]:
+    def driver_preflight(self, tag: str, k8s_minor: int, gates: Sequence[str] = ()) -> list[str]:
         return [self._no_release(tag or "(untagged)") + ": check its Kubernetes and API support by hand"]
 
     def gpu_node_labels(self) -> tuple[tuple[str, str], ...]:
         return ((str(_data()["devicePlugin"]["labels"]["present"]), "true"),)
+
+    # --- plan and verify: the node labeller's labels against the DRA driver's devices (data/amd-gpu.yaml)
+
+    def dra_node_labels(self) -> tuple[tuple[str, str], ...]:
+        return tuple(
+            (str(k), str(v)) for k, v in _data()["draDriver"]["nodeLabels"]
+        )  # none: the chart selects none
+
+    def gpu_fraction(self, resource: str) -> Fraction | None:
+        # a partition counts as one device, as device_plugin_gpus counts the node's capacity (the device plugin
+        # does not say which GPU it is part of): demand and capacity in the same unit
+        gr = self.classify(resource)
+        return Fraction(1) if gr is not None and gr.kind in ("gpu", "partition") else None
+
+    def labelled_gpus(
+        self, labels: Mapping[str, str], resources: Iterable[str] = ()
+    ) -> tuple[int | str | None, str]:
+        src = _data()["devicePlugin"]["source"]
+        return (
+            f"AMD's node labeller writes no GPU count label ({src['repo']} at {src['commit'][:8]})",
+            "",
+        )
+
+    def labelled_product(self, value: str) -> str | None:
+        # the labeller's Instinct_MI300X is the driver's AMD_Instinct_MI300X: related through the catalogue only
+        return next((m.product for m in cluster.models() if m.label == value), None)
+
+    def published_gpu(self, device: Mapping[str, Any]) -> tuple[str, str | None] | None:
+        attrs = device.get("attributes") or {}
+
+        def attr(name: str) -> Any:
+            a = attrs.get(name) or attrs.get(f"{self.driver}/{name}")
+            return next(iter(a.values())) if isinstance(a, dict) and a else None
+
+        driver = _data()["draDriver"]
+        kind = next((k for k, t in driver["deviceTypes"].items() if t == attr("type")), None)
+        if kind is None:
+            return None
+        ident = attr(driver["gpuIdentity"][kind])
+        product = attr("productName")
+        return str(ident or device.get("name")), str(product) if product else None
+
+    def sharing_strategy(self, labels: Mapping[str, str]) -> str | None:
+        return None  # the ROCm device plugin does not share GPUs (see "sharing" in _UNSUPPORTED)
+
+    def operator_role(self, obj: Mapping[str, Any]) -> str | None:
+        return (
+            None  # AMD's GPU operator (ROCm/gpu-operator, DeviceConfig) is not modelled, as in operator_notes
+        )
 
     def names_component(self, text: str) -> bool:
         return re.search(_data()["devicePlugin"]["componentNames"], text, re.I) is not None

@@ -28,6 +28,8 @@ PRODUCT = names.PRODUCT_LABEL
 COUNT = names.COUNT_LABEL
 MIG_CONFIG = "nvidia.com/mig.config"
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+# GFD's sharing label: time-slicing or mps when the device plugin's config shares the GPUs, none otherwise
+SHARING_STRATEGY = "nvidia.com/gpu.sharing-strategy"
 
 
 def base_product(label: str) -> str:
@@ -73,7 +75,7 @@ def gpu_mode(labels: Mapping[str, str], resources: Iterable[str]) -> str | None:
             return f"mig-static:{config}"
         return None
     replicas = int_label(labels, "nvidia.com/gpu.replicas") or 1
-    strategy = labels.get("nvidia.com/gpu.sharing-strategy", "none")
+    strategy = labels.get(SHARING_STRATEGY, "none")
     if replicas > 1:
         return f"{'mps' if strategy == 'mps' else 'time-slicing'}:{replicas}"
     return "full"

@@ -52,6 +52,10 @@ GPU_NODE_LABELS = (
     ("nvidia.com/gpu.present", "true"),
     ("feature.node.kubernetes.io/pci-10de.present", "true"),
 )
+# The node label NVIDIA's DRA driver is installed to select (its kubelet plugin's nodeSelector): NVIDIA
+# cloud-native-docs, gpu-operator DRA install page ("kubeletPlugin: nodeSelector: nvidia.com/dra-kubelet-plugin:
+# "true""; the GPU Operator's driver manager evicts the plugin by the same label, NODE_LABEL_FOR_GPU_POD_EVICTION).
+DRA_NODE_LABELS = (("nvidia.com/dra-kubelet-plugin", "true"),)
 # a MIG profile as nvidia.com/mig-<profile> and the GKE partition-size label spell it (1g.5gb, 1c.2g.10gb, 1g.10gb+me)
 MIG_PROFILE = re.compile(r"\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?")
 MIG_RESOURCE = re.compile(r"^nvidia\.com/mig-(?P<profile>\d+(?:c\.\d+)?g\.\d+gb(?:[+-][a-z.]+)?)$")

@@ -78,3 +78,13 @@ def notes(objs: Sequence[Mapping[str, Any]]) -> list[OperatorNote]:
             )
         )
     return out
+
+
+def role(obj: Mapping[str, Any]) -> str | None:
+    """What the plan's steps take ``obj`` for: a ClusterPolicy deploys the device plugin (and the DRA driver only
+    when asked), a GPUCluster the DRA driver and no device plugin (GPU Operator 26.7)."""
+    if _ours(obj, "ClusterPolicy"):
+        return "device-plugin"
+    if _ours(obj, "GPUCluster"):
+        return "dra-driver"
+    return None

@@ -8,7 +8,8 @@ only when a verb first asks for a vendor.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from kubedra.errors import InputError
@@ -35,11 +36,13 @@ from kubedra.vendors.nvidia import (
     dpnode,
     dra,
     driver_releases,
+    gfd,
     models,
     modes,
     names,
     nodes,
     operator,
+    readback,
     requests,
     resources,
     sharing,
@@ -141,11 +144,36 @@ class Nvidia:
     def driver_image_release(self, image: str) -> str | None:
         return driver_releases.image_tag(image)
 
-    def driver_preflight(self, tag: str, k8s_minor: int) -> list[str]:
-        return driver_releases.preflight(tag, k8s_minor)
+    def driver_preflight(self, tag: str, k8s_minor: int, gates: Sequence[str] = ()) -> list[str]:
+        return driver_releases.preflight(tag, k8s_minor, gates)
 
     def gpu_node_labels(self) -> tuple[tuple[str, str], ...]:
         return names.GPU_NODE_LABELS
+
+    # --- plan and verify (kubedra.vendors.nvidia.readback) ---
+
+    def dra_node_labels(self) -> tuple[tuple[str, str], ...]:
+        return names.DRA_NODE_LABELS
+
+    def gpu_fraction(self, resource: str) -> Fraction | None:
+        return readback.gpu_fraction(resource)
+
+    def labelled_gpus(
+        self, labels: Mapping[str, str], resources: Iterable[str] = ()
+    ) -> tuple[int | str | None, str]:
+        return readback.labelled_gpus(labels, resources)
+
+    def labelled_product(self, value: str) -> str | None:
+        return gfd.base_product(value)  # without GFD's -SHARED and -MIG-<profile> suffixes
+
+    def published_gpu(self, device: Mapping[str, Any]) -> tuple[str, str | None] | None:
+        return readback.published_gpu(device)
+
+    def sharing_strategy(self, labels: Mapping[str, str]) -> str | None:
+        return labels.get(gfd.SHARING_STRATEGY)
+
+    def operator_role(self, obj: Mapping[str, Any]) -> str | None:
+        return operator.role(obj)
 
     def names_component(self, text: str) -> bool:
         return (
