@@ -30,6 +30,12 @@ def noun(n: int, word: str) -> str:
     return word if n == 1 else plural(word)
 
 
+def some(names: list[str], most: int = 5) -> str:
+    """Up to ``most`` names and how many more: ``a, b, c, d, e and 3 more``."""
+    more = len(names) - most
+    return ", ".join(names[:most]) + (f" and {more} more" if more > 0 else "")
+
+
 def value_kind(value: object) -> str:
     """What a YAML/JSON value is, in its document's words: ``a mapping``, ``a list``, ``a string``,
     ``a number``, ``a boolean``, ``null`` (for "labels is a list, not a mapping")."""

@@ -23,6 +23,7 @@ from kubedra.commands._common import (
 )
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
 from kubedra.gcpause import paused_gc
+from kubedra.text import count, some
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,14 @@ def run(options: PlanOptions) -> None:
             "no wave moves it",
             err=True,
         )
+    by_reason: dict[tuple[str, str], list[str]] = {}
     for cluster, node, why in p.unsupported:
-        click.echo(f"kubedra: plan: cluster {cluster}: GPU node {node}: {why}", err=True)
+        by_reason.setdefault((cluster, why), []).append(node)
+    for (cluster, why), nodes in by_reason.items():
+        click.echo(
+            f"kubedra: plan: cluster {cluster}: {count(len(nodes), 'GPU node')} ({some(nodes)}): {why}",
+            err=True,
+        )
     if incomplete:
         sys.exit(EXIT_INPUT)
     sys.exit(

@@ -19,13 +19,13 @@ from kubedra.model.snapshot import Snapshot
 from kubedra.plan import templates
 from kubedra.plan.blockers import audit_blockers, cluster_config_steps, gang_gate_step, rate_risk
 from kubedra.plan.fleet import ClusterSpec, Fleet
-from kubedra.plan.inventory import CAPACITY_KINDS, ClusterState, GpuNode, analyse
+from kubedra.plan.inventory import CAPACITY_KINDS, ClusterState, GpuNode, UnsupportedNode, analyse
 from kubedra.plan.model import ClusterPlan, Plan, Wave
 from kubedra.plan.versions import hops, parse_pool_sizes, parse_target
 from kubedra.plan.waves import control_plane_wave, node_wave, wave_values
 from kubedra.snapshot import capture
 from kubedra.sources import files
-from kubedra.text import count
+from kubedra.text import count, some
 
 __all__ = ["build", "cluster_spec_for", "load_snapshots", "parse_pool_sizes", "parse_target"]
 
@@ -172,6 +172,10 @@ def _cluster_notes(state: ClusterState) -> list[str]:
         notes.append(
             f"{state.unplaced_demand:g} GPUs of workloads are not tied to a pool (no nodeSelector, not running)"
         )
+    for (vendor, why), names in _by_reason(state.unsupported).items():
+        notes.append(
+            f"{count(len(names), 'GPU node')} with {vendor} GPUs left out of the waves ({some(names)}): {why}"
+        )
     if not state.gpu_nodes and not state.unsupported:
         notes.append("no GPU nodes found: only the control-plane wave is planned")
     for pool in state.pools:
@@ -180,6 +184,14 @@ def _cluster_notes(state: ClusterState) -> list[str]:
                 f"pool {pool.name}: DRA would publish {pool.gpus_after} GPUs for {pool.demand:g} in use"
             )
     return notes
+
+
+def _by_reason(nodes: list[UnsupportedNode]) -> dict[tuple[str, str], list[str]]:
+    """The nodes of vendors the plan has no steps for, by (vendor, reason), in their order."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for u in nodes:
+        out.setdefault((u.vendor, u.reason), []).append(u.name)
+    return out
 
 
 def _change_record(

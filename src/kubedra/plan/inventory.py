@@ -283,7 +283,6 @@ def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: s
         vendor = _node_vendor(labels, res, slice_driver.get(name))
         why = vendor.unsupported("plan") if vendor is not None else None
         if vendor is not None and why is not None:
-            state.notes.append(f"GPU node {name} has {vendor.title} GPUs: {why}")
             state.unsupported.append(UnsupportedNode(name, vendor.title, why))
             continue
         hit = _pool_of(labels, spec)

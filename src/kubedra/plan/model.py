@@ -128,7 +128,7 @@ class ClusterPlan:
             "currentVersion": s.version,
             "controlPlaneHops": self.hops,
             "gpuNodes": len(s.gpu_nodes),
-            "gpuNodesNotPlanned": s.unplanned,
+            "gpuNodesNotPlanned": s.unplanned + [u.name for u in s.unsupported],
             "hasWorkloads": s.has_workloads,
             "blockers": self.blockers,
             "audit": self.audit_summary,

@@ -224,7 +224,8 @@ class Amd:
         return next((m.product for m in cluster.models() if m.label == value), None)
 
     def published_gpu(self, device: Mapping[str, Any]) -> tuple[str, str | None] | None:
-        attrs = device.get("attributes") or {}
+        attrs = device.get("attributes")
+        attrs = attrs if isinstance(attrs, Mapping) else {}  # an edited snapshot's may be anything
 
         def attr(name: str) -> Any:
             a = attrs.get(name) or attrs.get(f"{self.driver}/{name}")

@@ -39,7 +39,9 @@ def labelled_gpus(labels: Mapping[str, str], resources: Iterable[str] = ()) -> t
 
 
 def _attr(device: Mapping[str, Any], name: str) -> Any:
-    attrs = device.get("attributes") or {}
+    attrs = device.get("attributes")
+    if not isinstance(attrs, Mapping):  # an edited snapshot's may be anything
+        return None
     a = attrs.get(name) or attrs.get(f"{names.DRIVER}/{name}")
     if not isinstance(a, dict) or not a:
         return None
@@ -54,7 +56,7 @@ def published_gpu(device: Mapping[str, Any]) -> tuple[str, str | None] | None:
         return None
     ident = _attr(device, "uuid") if typ == _GPU else _attr(device, "parentUUID")
     counters = device.get("consumesCounters")
-    if ident is None and counters:
+    if ident is None and isinstance(counters, list) and counters and isinstance(counters[0], dict):
         ident = counters[0].get("counterSet")
     product = _attr(device, "productName")
     return str(ident or device.get("name")), sanitise(str(product)) if product else None
