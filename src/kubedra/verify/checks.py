@@ -352,9 +352,9 @@ def check_slices(state: Snapshot) -> Check:
     dra_labels = _dra_labels()
     for node in state.kind("Node"):
         name = str(_meta(node).get("name"))
-        labels = {str(k): str(v) for k, v in (_meta(node).get("labels") or {}).items() if v is not None}
         if not _on_dra(node, slice_nodes, dra_labels):
             continue
+        labels = {str(k): str(v) for k, v in (_meta(node).get("labels") or {}).items() if v is not None}
         chk.checked += 1
         mine = slices.get(name, [])
         vendor = vendors.for_driver(str((mine[0].get("spec") or {}).get("driver"))) if mine else None
