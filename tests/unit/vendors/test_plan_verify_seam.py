@@ -44,8 +44,13 @@ def _device(**attrs: str) -> dict[str, Any]:
 
 def test_amd_published_gpu_is_its_pci_address_or_its_parents() -> None:
     whole = _device(type="amdgpu", pciAddr="0000:11:00.0", productName="AMD_Instinct_MI300X")
-    part = {"name": "p", "attributes": {"gpu.amd.com/type": {"string": "amdgpu-partition"}}}
-    part["attributes"]["gpu.amd.com/parentPciAddr"] = {"string": "0000:22:00.0"}
+    part = {
+        "name": "p",
+        "attributes": {
+            "gpu.amd.com/type": {"string": "amdgpu-partition"},  # fully qualified names are read too
+            "gpu.amd.com/parentPciAddr": {"string": "0000:22:00.0"},
+        },
+    }
     assert AMD.published_gpu(whole) == ("0000:11:00.0", "AMD_Instinct_MI300X")
     assert AMD.published_gpu(part) == ("0000:22:00.0", None)
     assert AMD.published_gpu(_device(type="amdgpu")) == ("gpu-9-137", None)  # no address: its name
