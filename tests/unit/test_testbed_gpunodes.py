@@ -135,7 +135,7 @@ def test_dynamic_mig_split_layout_and_counters() -> None:
 
 def test_dra_nodes_carry_the_label_their_kubelet_plugin_is_deployed_by() -> None:
     labels = gpunodes.node("n", "h100-80gb")["metadata"]["labels"]
-    plugin = dict(vendors.get("nvidia").dra_plugin_node_labels)
+    plugin = dict(vendors.get("nvidia").dra_node_labels())
     assert plugin
     assert labels.items() >= plugin.items()
     assert labels[gpunodes.SHAPE_LABEL] == "h100-80gb"

@@ -27,7 +27,8 @@ from kubedra.model.objects import (
     ResourceSlice,
 )
 from kubedra.model.parse import parse_object
-from kubedra.vendors.base import SliceIdentities, Vendor
+from kubedra.vendors.base import Vendor
+from kubedra.vendors.simulated import SliceIdentities
 
 
 def _parse(obj: dict[str, Any]) -> Any:

@@ -102,7 +102,7 @@ def node(name: str, shape_name: str, dra: bool = True) -> dict[str, Any]:
     labels.update({k: v for k, v in generated.items() if k not in labels})
     labels[SHAPE_LABEL] = sh.name
     if dra:
-        labels.update(sh.vendor.dra_plugin_node_labels)
+        labels.update(sh.vendor.dra_node_labels())
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}, "spec": {}}
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.k8s import datafiles
-from kubedra.vendors.base import SimulatedGroup, SliceIdentities, numbered_node_names, single_node_slice
+from kubedra.vendors.simulated import SimulatedGroup, SliceIdentities, numbered_node_names, single_node_slice
 
 MAX_GPUS_PER_NODE = 64
 _GROUP = re.compile(r"^(?P<count>\d{1,12})x(?P<gpus>\d{1,6})x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")

@@ -32,9 +32,9 @@ from kubedra.vendors.base import (
     PublishedDevice,
     SharedClass,
     SharingConfigRef,
-    SimulatedGroup,
 )
 from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
+from kubedra.vendors.simulated import SimulatedGroup
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).
 _UNSUPPORTED = {
@@ -427,10 +427,6 @@ class Amd:
         return _gpu_text().search(text) is not None
 
     scheme_alternatives = None  # no sharing in the driver's API (_UNSUPPORTED["sharing"])
-
-    @property
-    def dra_plugin_node_labels(self) -> Mapping[str, str]:
-        return {}  # no node selector of the kubelet plugin read in AMD's chart (data/amd-gpu.yaml)
 
 
 @functools.cache

@@ -8,12 +8,12 @@ from typing import Any
 from kubedra.errors import InputError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s.versions import DEFAULT_TARGET
-from kubedra.vendors.base import numbered_node_names
 from kubedra.vendors.nvidia.dra import DriverInfo, device_classes, dra_objects
 from kubedra.vendors.nvidia.models import GpuModel
 from kubedra.vendors.nvidia.modes import GpuMode, parse_gpu_mode
 from kubedra.vendors.nvidia.nodes import device_plugin_node, dra_node
 from kubedra.vendors.nvidia.specs import NodeGroup, parse_node_spec
+from kubedra.vendors.simulated import numbered_node_names
 
 ModeArg = str | GpuMode | Mapping[str, str | GpuMode]
 

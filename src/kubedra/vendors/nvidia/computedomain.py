@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.k8s import datafiles
-from kubedra.vendors.base import ControllerOutput, single_node_slice
+from kubedra.vendors.base import ControllerOutput
 from kubedra.vendors.nvidia.dra import device_classes
+from kubedra.vendors.simulated import single_node_slice
 
 RESOURCE_API = "resource.k8s.io/v1"
 

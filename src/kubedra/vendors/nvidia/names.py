@@ -31,12 +31,6 @@ SCHEME_ALTERNATIVES = (
     "TimeSlicing or MPS GpuConfig, MIG, or consumable capacity)"
 )
 
-# The label NVIDIA's install guide puts on the nodes whose GPUs the DRA driver allocates, and sets as the kubelet
-# plugin's nodeSelector (kubeletPlugin.nodeSelector) and the driver manager's NODE_LABEL_FOR_GPU_POD_EVICTION:
-# NVIDIA/cloud-native-docs gpu-operator/dra-intro-install.rst, the page for DRA driver v25.12.0 and later
-# ("kubectl label node $HOSTNAME nvidia.com/dra-kubelet-plugin=true").
-DRA_PLUGIN_NODE_LABELS = {"nvidia.com/dra-kubelet-plugin": "true"}
-
 # Device-plugin resource names.
 RESOURCE_DOMAIN = "nvidia.com/"
 GPU_RESOURCE = "nvidia.com/gpu"
@@ -53,7 +47,8 @@ GPU_NODE_LABELS = (
     ("feature.node.kubernetes.io/pci-10de.present", "true"),
 )
 # The node label NVIDIA's DRA driver is installed to select (its kubelet plugin's nodeSelector): NVIDIA
-# cloud-native-docs, gpu-operator DRA install page ("kubeletPlugin: nodeSelector: nvidia.com/dra-kubelet-plugin:
+# cloud-native-docs gpu-operator/dra-intro-install.rst, the page for DRA driver v25.12.0 and later ("kubectl label
+# node $HOSTNAME nvidia.com/dra-kubelet-plugin=true"; "kubeletPlugin: nodeSelector: nvidia.com/dra-kubelet-plugin:
 # "true""; the GPU Operator's driver manager evicts the plugin by the same label, NODE_LABEL_FOR_GPU_POD_EVICTION).
 DRA_NODE_LABELS = (("nvidia.com/dra-kubelet-plugin", "true"),)
 # a MIG profile as nvidia.com/mig-<profile> and the GKE partition-size label spell it (1g.5gb, 1c.2g.10gb, 1g.10gb+me)

@@ -25,7 +25,6 @@ from kubedra.vendors.base import (
     PublishedDevice,
     SharedClass,
     SharingConfigRef,
-    SimulatedGroup,
 )
 from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
 from kubedra.vendors.nvidia import (
@@ -48,6 +47,7 @@ from kubedra.vendors.nvidia import (
     sharing,
     views,
 )
+from kubedra.vendors.simulated import SimulatedGroup
 
 _GROUP = re.compile(r"^\d{1,12}x\d{1,6}x(?P<model>[A-Za-z0-9][A-Za-z0-9.\-]*)$")
 
@@ -352,10 +352,6 @@ class Nvidia:
         return requests.names_gpu_resource(text)
 
     scheme_alternatives = names.SCHEME_ALTERNATIVES
-
-    @property
-    def dra_plugin_node_labels(self) -> Mapping[str, str]:
-        return names.DRA_PLUGIN_NODE_LABELS
 
 
 VENDOR = Nvidia()

@@ -13,8 +13,9 @@ from typing import Any
 
 from kubedra.errors import InputError
 from kubedra.text import noun
-from kubedra.vendors.base import ClaimSharing, DerivedView, PublishedDevice, SimulatedGroup, SliceIdentities
+from kubedra.vendors.base import ClaimSharing, DerivedView, PublishedDevice
 from kubedra.vendors.nvidia import cluster, dra, gfd, identity, modes, names, nodes, specs
+from kubedra.vendors.simulated import SimulatedGroup, SliceIdentities
 
 MIB = 1024 * 1024
 
