@@ -1,6 +1,8 @@
-"""A reader of the plain block YAML most manifests are written in, giving what :mod:`kubedra.sources.yamlread`'s
-full path gives (the same objects, the same line tables) without PyYAML's node trees: audit reads thousands of
-manifests, and libyaml composing a Python node and two marks for every scalar was most of its time.
+"""A reader of the plain block YAML most manifests are written in: the objects and line tables of
+:mod:`kubedra.sources.yamlread`'s full path, without PyYAML's node trees.
+
+Audit reads thousands of manifests, and libyaml composing a Python node and two marks for every scalar, then
+the walk that turns them into objects, was most of its time.
 
 It takes block mappings and sequences, plain scalars on one line, single- and double-quoted scalars without
 escapes, one-line flow mappings and sequences of those, comments, and ``---`` between documents. Anything else

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kubedra.errors import InputError
 from kubedra.sources import yamlfast
+from kubedra.sources.documents import line_table
 from kubedra.sources.files import parse_text
 from kubedra.sources.yamlread import iter_documents_lines
 
@@ -25,9 +26,14 @@ EXAMPLES = int(os.environ.get("KUBEDRA_FUZZ_EXAMPLES") or 150)
 
 
 def _full(text: str) -> list[tuple[int, str, Any]] | str:
+    """What the full path gives: a document's table is built from its node where the walk did not build it
+    (aliases may be there: a "*" and a "&" anywhere in the text), as ``parse_text`` then does."""
     try:
         docs = iter_documents_lines(text, "t.yaml", fast=False)
-        return [(node.start_mark.line + 1, repr(obj), table) for node, obj, table in docs]
+        return [
+            (node.start_mark.line + 1, repr(obj), table if table is not None else line_table(node).root)
+            for node, obj, table in docs
+        ]
     except InputError as e:
         return str(e)
 
