@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from kubedra import vendors
 from kubedra.commands._common import (
     CommonOptions,
     driver_version_option,
@@ -16,7 +17,9 @@ from kubedra.commands._common import (
     output_option,
     target_version_option,
 )
+from kubedra.discover import node
 from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
+from kubedra.vendors.base import DiscoverRequest
 
 
 def _default_node_name() -> str:
@@ -24,14 +27,19 @@ def _default_node_name() -> str:
     return re.sub(r"[^a-z0-9-]", "-", name).strip("-") or "node"
 
 
+def _inputs_text() -> str:
+    """Every vendor's discover input as a usage message names them: ``--a FILE, --b or --c FILE``."""
+    named = [f"{i.option} {i.metavar}" if i.metavar else i.option for _, i in node.inputs()]
+    return ", ".join(named[:-1]) + " or " + named[-1]
+
+
 @dataclass(frozen=True)
 class DiscoverOptions:
-    """``kubedra discover``'s options as parsed (-o and --target-version in ``common``)."""
+    """``kubedra discover``'s options as parsed (-o and --target-version in ``common``); ``inputs``: the vendors'
+    GPU inputs given (parameter name, file or None for a flag), in the order the vendors list them."""
 
     common: CommonOptions
-    xml_file: str | None = None
-    nvml: bool = False
-    amd_smi_json: str | None = None
+    inputs: tuple[tuple[str, str | None], ...] = ()
     node_name: str | None = None
     mode: str = "auto"
     with_node: bool = False
@@ -42,7 +50,13 @@ class DiscoverOptions:
 
     @classmethod
     def complete(cls, params: dict[str, Any]) -> DiscoverOptions:
-        return cls(common=CommonOptions.take(params), **params)
+        common = CommonOptions.take(params)
+        given = []
+        for _, i in node.inputs():
+            value = params.pop(i.dest, None)
+            if value:
+                given.append((i.dest, None if value is True else value))
+        return cls(common=common, inputs=tuple(given), **params)
 
     def drain_target(self) -> tuple[str, str]:
         """(node, device) of --drain-rule NODE/DEVICE."""
@@ -52,24 +66,30 @@ class DiscoverOptions:
 
     def validate(self) -> None:
         if self.drain_rule:
-            if self.xml_file or self.nvml:
-                raise UsageError("--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml)")
+            if self.inputs:
+                names = "/".join(i.option for _, i in node.inputs())
+                raise UsageError(f"--drain-rule takes no GPU input ({names})")
             self.drain_target()
-        elif sum((bool(self.xml_file), self.nvml, bool(self.amd_smi_json))) != 1:
-            raise UsageError("give exactly one of --nvidia-smi-xml FILE, --nvml or --amd-smi-json FILE")
-        if self.amd_smi_json:
-            nvidia_only = {
-                "--mode": self.mode != "auto",
-                "--with-node": self.with_node,
-                "--driver-version": bool(self.driver_version),
-                "--no-health-taints": self.no_health_taints,
-            }
-            given = [o for o, on in nvidia_only.items() if on]
-            if given:
-                raise UsageError(
-                    f"{', '.join(given)}: not taken with --amd-smi-json (the partition mode is amd-smi's, AMD's "
-                    "Node labels and driver releases are not modelled, and amd-smi static reports no health)"
-                )
+        elif len(self.inputs) != 1:
+            raise UsageError(f"give exactly one of {_inputs_text()}")
+
+
+def _input_options(f: Any) -> Any:
+    """One option per vendor input (``--nvidia-smi-xml FILE``, ``--amd-smi-json FILE``...), in registry order."""
+    for _, i in reversed(node.inputs()):
+        if i.metavar is None:
+            f = click.option(i.option, is_flag=True, help=i.help)(f)
+        else:
+            f = click.option(i.option, metavar=i.metavar, help=i.help)(f)
+    return f
+
+
+def _driver_version_help() -> str:
+    whose = " and ".join(v.title for v in vendors.all() if v.driver_releases)
+    return (
+        f"{whose} DRA driver release whose devices and DeviceClasses to publish (default: the newest kubedra has "
+        "read); its attribute names, MIG device names and DeviceClasses differ between releases."
+    )
 
 
 @click.command(
@@ -83,17 +103,7 @@ class DiscoverOptions:
         }
     ),
 )
-@click.option(
-    "--nvidia-smi-xml", "xml_file", metavar="FILE", help="Output of `nvidia-smi -q -x` (- for stdin)."
-)
-@click.option(
-    "--nvml", is_flag=True, help="Read the GPUs through NVML (needs kubedra[nvml] and an NVIDIA driver)."
-)
-@click.option(
-    "--amd-smi-json",
-    metavar="FILE",
-    help="Output of `amd-smi static --json` (- for stdin): the slice AMD's DRA driver (gpu.amd.com) would publish.",
-)
+@_input_options
 @click.option("--node-name", help="Node name for the slices (default: this host's name).")
 @click.option(
     "--mode",
@@ -106,11 +116,7 @@ class DiscoverOptions:
 @click.option(
     "--with-node", is_flag=True, help="Also write the Node object (GFD labels, no GPU extended resources)."
 )
-@driver_version_option(
-    all_default=False,
-    help="NVIDIA DRA driver release whose devices and DeviceClasses to publish (default: the newest kubedra has "
-    "read); its attribute names, MIG device names and DeviceClasses differ between releases.",
-)
+@driver_version_option(all_default=False, help=_driver_version_help())
 @click.option("--no-classes", is_flag=True, help="Leave out the driver's DeviceClasses.")
 @click.option(
     "--no-health-taints",
@@ -139,10 +145,9 @@ def discover(**params: Any) -> None:
 
 
 def run(options: DiscoverOptions) -> None:
-    from kubedra.discover import build, inventory
     from kubedra.report.output import to_json, to_yaml
 
-    output, target_version, xml_file = options.common.output, options.common.target_version, options.xml_file
+    output, target_version = options.common.output, options.common.target_version
     if options.drain_rule:
         from kubedra.discover import drain
         from kubedra.k8s.versions import require_supported as parse_version
@@ -154,43 +159,25 @@ def run(options: DiscoverOptions) -> None:
         if note:
             click.echo(f"kubedra: note: {note}", err=True)
         return
-    if options.amd_smi_json:
-        from kubedra.discover import smi
-
-        objects, notes = smi.discover(
-            "amd",
-            options.amd_smi_json,
-            options.node_name or _default_node_name(),
+    ((dest, value),) = options.inputs
+    found = node.discover(
+        dest,
+        value,
+        DiscoverRequest(
+            node=options.node_name or _default_node_name(),
+            k8s_version=target_version,
             include_classes=not options.no_classes,
-        )
-        doc = {"apiVersion": "v1", "kind": "List", "items": objects}
-        head = "# kubedra discover: amd-smi, AMD DRA driver gpu.amd.com\n" + "".join(
-            f"# note: {n}\n" for n in notes
-        )
-        click.echo(to_json(doc) if output == "json" else head + to_yaml(doc), nl=False)
-        for n in notes:
-            click.echo(f"kubedra: note: {n}", err=True)
-        return
-    inv = inventory.read_xml(xml_file) if xml_file else inventory.read_nvml()
-    found = build.discover(
-        inv,
-        options.node_name or _default_node_name(),
-        options.mode,
-        target_version,
-        include_classes=not options.no_classes,
-        include_node=options.with_node,
-        health_taints=not options.no_health_taints,
-        driver_release=options.driver_version,
+            mode=options.mode,
+            include_node=options.with_node,
+            health_taints=not options.no_health_taints,
+            driver_release=options.driver_version,
+        ),
     )
     doc = {"apiVersion": "v1", "kind": "List", "items": found.objects}
     if output == "json":
         click.echo(to_json(doc), nl=False)
     else:
-        head = (
-            f"# kubedra discover: {len(inv.gpus)} x {found.model.product_name}, mode {found.mode}, "
-            f"NVIDIA DRA driver {found.driver_release}\n"
-        )
-        head += "".join(f"# note: {n}\n" for n in found.notes)
+        head = f"# kubedra discover: {found.summary}\n" + "".join(f"# note: {n}\n" for n in found.notes)
         click.echo(head + to_yaml(doc), nl=False)
     for n in found.notes:
         click.echo(f"kubedra: note: {n}", err=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubedra import vendors
 from kubedra.errors import UsageError
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.model.convert import taint_rule_api_version
-from kubedra.vendors.nvidia.health import DRIVER
 
 DRAIN_KEY = "kubedra.io/drain"
 _DNS = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
@@ -33,6 +33,17 @@ def parse_target(text: str) -> tuple[str, str]:
     return node, device
 
 
+def device_selector(node: str, device: str) -> dict[str, str]:
+    """The device as the driver that taints unhealthy devices publishes it (:meth:`kubedra.vendors.base.Vendor.
+    drain_selector`; NVIDIA's is the one vendor whose driver does today)."""
+    found = [s for v in vendors.all() if (s := v.drain_selector(node, device)) is not None]
+    if len(found) != 1:
+        raise UsageError(
+            f"--drain-rule: {len(found)} vendors' drivers taint unhealthy devices; cannot tell whose"
+        )
+    return found[0]
+
+
 def drain_rule(node: str, device: str, k8s_version: str, reason: str = "unhealthy") -> dict[str, Any]:
     name = f"drain-{node}-{device}"
     if len(name) > 253:
@@ -42,7 +53,7 @@ def drain_rule(node: str, device: str, k8s_version: str, reason: str = "unhealth
         "kind": "DeviceTaintRule",
         "metadata": {"name": name, "labels": {"app.kubernetes.io/managed-by": "kubedra"}},
         "spec": {
-            "deviceSelector": {"driver": DRIVER, "pool": node, "device": device},
+            "deviceSelector": device_selector(node, device),
             "taint": {"key": DRAIN_KEY, "value": reason, "effect": "NoExecute"},
         },
     }

@@ -5,7 +5,7 @@ verbs use. A vendor names its device-plugin resources and says what each is (a w
 GPU, or a manual item), its DRA driver and the DeviceClass a whole GPU is claimed from, the node labels its
 feature discovery writes, the CEL it accepts for memory and product, its simulated nodes (``--nodes`` groups,
 GPU modes, the objects), a device-plugin node's GPU accounting, what its node DaemonSets run, the DRA objects
-from its SMI JSON, and, per verb, what it cannot do yet
+from its SMI JSON (the inputs ``kubedra discover`` reads), and, per verb, what it cannot do yet
 (:meth:`Vendor.unsupported`), so a verb says "cannot, because" instead of ignoring the vendor's GPUs.
 """
 
@@ -71,6 +71,47 @@ class ControllerOutput:
     node_slice: Callable[[str], dict[str, Any]] | None = None
     driver: str = ""
     origin: str = ""  # says who creates the objects, for notes
+
+
+# --- discover: a node's real GPUs, read by their vendor ---
+
+
+@dataclass(frozen=True)
+class DiscoverInput:
+    """One way ``kubedra discover`` reads a vendor's GPUs on a node: an option of the command."""
+
+    option: str  # --nvidia-smi-xml
+    help: str
+    metavar: str | None = "FILE"  # None: a flag, the vendor reads the node's hardware itself (--nvml)
+
+    @property
+    def dest(self) -> str:
+        """The option's parameter name, as click derives it."""
+        return self.option.lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class DiscoverRequest:
+    """What ``kubedra discover`` asks of the vendor besides its input. The defaults are "not given": a vendor that
+    cannot honour an option given with another value refuses it (UsageError naming the option and why)."""
+
+    node: str
+    k8s_version: str
+    include_classes: bool = True
+    mode: str = "auto"  # --mode
+    include_node: bool = False  # --with-node
+    health_taints: bool = True  # not --no-health-taints
+    driver_release: str | None = None  # --driver-version
+
+
+@dataclass
+class DiscoveredNode:
+    """The DRA driver's objects for one node, what they are in one line (the YAML's header), and notes on what the
+    input did not say."""
+
+    objects: list[dict[str, Any]]
+    summary: str
+    notes: list[str] = field(default_factory=list)
 
 
 # --- migrate (seam-migrate): the device plugin's sharing config as DRA DeviceClasses ---
@@ -258,7 +299,26 @@ class Vendor(Protocol):
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         """The DRA driver's DeviceClasses and ResourceSlices for ``node`` from the vendor's SMI JSON output, with
         notes on what the output does not say; ``None``: discover reads this vendor's tool itself (NVIDIA:
-        ``nvidia-smi -q -x`` or NVML, :mod:`kubedra.discover.inventory`)."""
+        ``nvidia-smi -q -x`` or NVML, :mod:`kubedra.vendors.nvidia.inventory`)."""
+        ...
+
+    @property
+    def discover_inputs(self) -> tuple[DiscoverInput, ...]:
+        """The options through which ``kubedra discover`` reads this vendor's GPUs (``--amd-smi-json FILE``)."""
+        ...
+
+    def discover_node(
+        self, given: DiscoverInput, value: str | None, request: DiscoverRequest
+    ) -> DiscoveredNode:
+        """The DRA driver's objects for ``request.node`` from input ``given`` (one of :attr:`discover_inputs`;
+        ``value``: its file, ``-`` for stdin, None for a flag). InputError for output it cannot read, UsageError
+        for an option of ``request`` it does not take, saying why."""
+        ...
+
+    def drain_selector(self, node: str, device: str) -> dict[str, str] | None:
+        """The ``deviceSelector`` of a NoExecute DeviceTaintRule that drains ``device`` of ``node`` (driver, pool,
+        device, as the driver publishes them); ``None``: its driver does not taint unhealthy devices, so
+        ``kubedra discover --drain-rule`` is not for it."""
         ...
 
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubedra.discover import build, inventory
-from kubedra.vendors.nvidia import dra, identity, models
+from kubedra.vendors.nvidia import discover as build
+from kubedra.vendors.nvidia import dra, identity, inventory, models
 from kubedra.vendors.nvidia import driver_releases as dr
 
 from .helpers import run

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from kubedra import vendors
 from kubedra.cli import cli, main
 
 
@@ -122,3 +123,59 @@ def test_nvidia_only_options_are_refused_with_amd_smi(
         main(["discover", "--amd-smi-json", str(f), "--mode", "mig-static"])
     assert e.value.code == 2
     assert "--mode: not taken with --amd-smi-json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "refused"),
+    [
+        (("--mode", "full"), "--mode"),
+        (("--with-node",), "--with-node"),
+        (("--driver-version", "v25.8.0"), "--driver-version"),
+        (("--no-health-taints",), "--no-health-taints"),
+        (("--mode", "mig-dynamic", "--no-health-taints"), "--mode, --no-health-taints"),
+    ],
+)
+def test_each_option_amd_cannot_honour_is_refused_before_the_file_is_read(
+    capsys: pytest.CaptureFixture[str], args: tuple[str, ...], refused: str
+) -> None:
+    # the file does not exist: the refusal comes first, names every option given and says why, writes nothing
+    with pytest.raises(SystemExit) as e:
+        main(["discover", "--amd-smi-json", "/nonexistent/amd-smi.json", "--node-name", "n", *args])
+    out = capsys.readouterr()
+    assert e.value.code == 2
+    assert out.out == ""
+    assert f"{refused}: not taken with --amd-smi-json (the partition mode is amd-smi's" in out.err
+    assert "amd-smi static reports no health" in out.err
+
+
+def test_amd_smi_from_stdin_says_what_it_is_and_what_it_guessed(tmp_path: Path) -> None:
+    r = CliRunner().invoke(
+        cli, ["discover", "--amd-smi-json", "-", "--node-name", "mi300x-a"], input=json.dumps([_gpu(0)])
+    )
+    assert r.exit_code == 0, r.output
+    head = r.stdout.splitlines()
+    assert head[0] == "# kubedra discover: amd-smi, AMD DRA driver gpu.amd.com"
+    assert head[1].startswith("# note: device names gpu-<card>-<render> are numbered from the GPU index")
+    assert "kubedra: note: device names" in r.stderr
+    assert [o["kind"] for o in yaml.safe_load(r.stdout)["items"]] == ["DeviceClass", "ResourceSlice"]
+
+
+def test_a_drain_rule_takes_no_amd_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the amd-smi file used to be ignored silently beside --drain-rule
+    f = tmp_path / "amd-smi.json"
+    f.write_text(json.dumps([_gpu(0)]))
+    with pytest.raises(SystemExit) as e:
+        main(["discover", "--drain-rule", "n/gpu-0", "--amd-smi-json", str(f)])
+    out = capsys.readouterr()
+    assert (e.value.code, out.out) == (2, "")
+    assert "--drain-rule takes no GPU input (--nvidia-smi-xml/--nvml/--amd-smi-json)" in out.err
+
+
+def test_amd_devices_are_not_drained_by_a_rule() -> None:
+    # AMD's driver publishes no health taints kubedra has read, so --drain-rule is NVIDIA's driver's
+    assert vendors.get("amd").drain_selector("n", "gpu-0-128") is None
+    assert vendors.get("nvidia").drain_selector("n", "gpu-0") == {
+        "driver": "gpu.nvidia.com",
+        "pool": "n",
+        "device": "gpu-0",
+    }

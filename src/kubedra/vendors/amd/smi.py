@@ -19,10 +19,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kubedra.errors import InputError
+from kubedra.errors import InputError, UsageError
 from kubedra.vendors.amd import cluster
+from kubedra.vendors.base import DiscoveredNode, DiscoverInput, DiscoverRequest
 
 MAX_GPUS = 512  # 64 GPUs of 8 partitions: more is not one node's amd-smi output
+
+INPUT = DiscoverInput(
+    "--amd-smi-json",
+    "Output of `amd-smi static --json` (- for stdin): the slice AMD's DRA driver (gpu.amd.com) would publish.",
+)
 
 
 def _entries(text: str) -> list[dict[str, Any]]:
@@ -104,3 +110,29 @@ def node_objects(text: str, node: str) -> tuple[list[dict[str, Any]], list[str]]
         notes.append(f"device memory from the catalogue ({model.key}, {profile}), not from amd-smi")
     objects = cluster.cluster(f"1x{gpus}x{model.key}", profile, device_plugin=False, node=node, memory=memory)
     return [o for o in objects if o["kind"] != "Node"], notes
+
+
+def refuse_options(request: DiscoverRequest) -> None:
+    """UsageError naming each option of ``request`` that ``--amd-smi-json`` cannot honour, and why: checked before
+    the file is read."""
+    refused = {
+        "--mode": request.mode != "auto",
+        "--with-node": request.include_node,
+        "--driver-version": bool(request.driver_release),
+        "--no-health-taints": not request.health_taints,
+    }
+    given = [o for o, on in refused.items() if on]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: not taken with {INPUT.option} (the partition mode is amd-smi's, AMD's "
+            "Node labels and driver releases are not modelled, and amd-smi static reports no health)"
+        )
+
+
+def discovered(objects: list[dict[str, Any]], notes: list[str], request: DiscoverRequest) -> DiscoveredNode:
+    """:func:`node_objects`' objects and notes as ``kubedra discover`` writes them (``--no-classes``: no
+    DeviceClass)."""
+    driver = next(o["spec"]["driver"] for o in objects if o["kind"] == "ResourceSlice")
+    if not request.include_classes:
+        objects = [o for o in objects if o["kind"] != "DeviceClass"]
+    return DiscoveredNode(objects=objects, summary=f"amd-smi, AMD DRA driver {driver}", notes=notes)

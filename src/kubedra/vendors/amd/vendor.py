@@ -19,12 +19,16 @@ from fractions import Fraction
 from typing import Any
 
 from kubedra.k8s import datafiles
+from kubedra.sources.files import read_text
 from kubedra.vendors.amd import cluster, daemonsets, smi, views
 from kubedra.vendors.base import (
     ClaimSharing,
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
+    DiscoveredNode,
+    DiscoverInput,
+    DiscoverRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -163,6 +167,21 @@ class Amd:
 
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         return smi.node_objects(text, node)
+
+    @property
+    def discover_inputs(self) -> tuple[DiscoverInput, ...]:
+        return (smi.INPUT,)
+
+    def discover_node(
+        self, given: DiscoverInput, value: str | None, request: DiscoverRequest
+    ) -> DiscoveredNode:
+        smi.refuse_options(request)  # before the file is read
+        got = self.smi_objects(read_text(value or "-"), request.node)
+        assert got is not None  # AMD's SMI JSON gives objects or raises InputError
+        return smi.discovered(*got, request)
+
+    def drain_selector(self, node: str, device: str) -> dict[str, str] | None:
+        return None  # AMD's DRA driver publishes no health taints kubedra has read: nothing to drain after
 
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
         return None  # no AMD custom resource whose controller creates objects is modelled

@@ -18,6 +18,9 @@ from kubedra.vendors.base import (
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
+    DiscoveredNode,
+    DiscoverInput,
+    DiscoverRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -32,6 +35,7 @@ from kubedra.vendors.nvidia import (
     cluster,
     computedomain,
     daemonsets,
+    discover,
     dpnode,
     dra,
     driver_releases,
@@ -124,7 +128,20 @@ class Nvidia:
         return dpnode.used_gpus(info, used)
 
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
-        return None  # discover reads nvidia-smi XML and NVML itself (kubedra.discover.inventory)
+        return None  # discover reads nvidia-smi XML and NVML itself (discover_inputs)
+
+    @property
+    def discover_inputs(self) -> tuple[DiscoverInput, ...]:
+        return discover.INPUTS
+
+    def discover_node(
+        self, given: DiscoverInput, value: str | None, request: DiscoverRequest
+    ) -> DiscoveredNode:
+        return discover.discover_node(given, value, request)
+
+    def drain_selector(self, node: str, device: str) -> dict[str, str] | None:
+        # the driver taints unhealthy devices NoSchedule (health.py); its pool is the node's name
+        return {"driver": self.driver, "pool": node, "device": device}
 
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:
         return computedomain.controller_output(obj, k8s_version)

@@ -1,4 +1,5 @@
-"""From a node's GPU inventory to the ResourceSlices the NVIDIA DRA driver would publish there.
+"""``kubedra discover`` for NVIDIA GPUs: from a node's GPU inventory (``nvidia-smi -q -x`` or NVML,
+:mod:`kubedra.vendors.nvidia.inventory`) to the ResourceSlices the NVIDIA DRA driver would publish there.
 
 The slices come from the catalogue (:func:`kubedra.vendors.nvidia.dra_objects`), so discover and every other
 part of kubedra agree on the driver's model: the GPU model is recognised from its PCI device ID or product name,
@@ -14,22 +15,29 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.discover.inventory import GpuInfo, MigInstance, NodeInventory
 from kubedra.errors import InputError
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.text import count, noun
+from kubedra.vendors.base import DiscoveredNode, DiscoverInput, DiscoverRequest
 from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import health as nvhealth
-from kubedra.vendors.nvidia import identity, nodes
+from kubedra.vendors.nvidia import identity, inventory, nodes
 from kubedra.vendors.nvidia import models as nvidia_models
 from kubedra.vendors.nvidia import modes as nvidia_modes
+from kubedra.vendors.nvidia.inventory import GpuInfo, MigInstance, NodeInventory
 from kubedra.vendors.nvidia.models import GpuModel, MigProfile, platform
 
 MODES = ("auto", "full", "mig-static", "mig-dynamic")
 PCI_BUS_ID = "resource.kubernetes.io/pciBusID"
 PCIE_ROOT = "resource.kubernetes.io/pcieRoot"
+
+XML_INPUT = DiscoverInput("--nvidia-smi-xml", "Output of `nvidia-smi -q -x` (- for stdin).")
+NVML_INPUT = DiscoverInput(
+    "--nvml", "Read the GPUs through NVML (needs kubedra[nvml] and an NVIDIA driver).", metavar=None
+)
+INPUTS = (XML_INPUT, NVML_INPUT)
 
 
 @dataclass
@@ -376,3 +384,20 @@ def apply_health(
             f"Kubernetes {k8s_version}: device taints need the DRADeviceTaints feature gate (alpha, off); without "
             "it the API server drops them"
         )
+
+
+def discover_node(given: DiscoverInput, value: str | None, request: DiscoverRequest) -> DiscoveredNode:
+    """:meth:`kubedra.vendors.base.Vendor.discover_node` for NVIDIA: ``--nvidia-smi-xml FILE`` or ``--nvml``."""
+    inv = inventory.read_xml(value or "-") if given == XML_INPUT else inventory.read_nvml()
+    found = discover(
+        inv,
+        request.node,
+        request.mode,
+        request.k8s_version,
+        include_classes=request.include_classes,
+        include_node=request.include_node,
+        health_taints=request.health_taints,
+        driver_release=request.driver_release,
+    )
+    summary = f"{len(inv.gpus)} x {found.model.product_name}, mode {found.mode}, NVIDIA DRA driver {found.driver_release}"
+    return DiscoveredNode(objects=found.objects, summary=summary, notes=found.notes)

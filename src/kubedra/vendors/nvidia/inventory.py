@@ -1,4 +1,5 @@
-"""A node's GPU inventory, read from ``nvidia-smi -q -x`` output or from NVML (``nvidia-ml-py``).
+"""A node's NVIDIA GPU inventory for ``kubedra discover``, read from ``nvidia-smi -q -x`` output or from NVML
+(``nvidia-ml-py``).
 
 What is read per GPU: product name, PCI device ID, UUID, minor number, PCI bus ID, total memory, current MIG
 mode, and its MIG devices (GPU/compute instance IDs, shared engine counts, memory, and, from NVML only, the
