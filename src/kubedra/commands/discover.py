@@ -19,7 +19,7 @@ from kubedra.commands._common import (
 )
 from kubedra.discover import node
 from kubedra.errors import EXIT_INPUT, EXIT_OK, UsageError
-from kubedra.vendors.base import DiscoverRequest
+from kubedra.vendors.discovery import DiscoverRequest
 
 
 def _default_node_name() -> str:

@@ -7,7 +7,8 @@ from the one given (:meth:`kubedra.vendors.base.Vendor.discover_node`); this mod
 from __future__ import annotations
 
 from kubedra import vendors
-from kubedra.vendors.base import DiscoveredNode, DiscoverInput, DiscoverRequest, Vendor
+from kubedra.vendors.base import Vendor
+from kubedra.vendors.discovery import DiscoveredNode, DiscoverInput, DiscoverRequest
 
 
 def inputs() -> list[tuple[Vendor, DiscoverInput]]:

@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
+from kubedra.vendors.discovery import DiscoveredNode, DiscoverInput, DiscoverRequest
 from kubedra.vendors.simulated import SimulatedGroup
 
 
@@ -71,47 +72,6 @@ class ControllerOutput:
     node_slice: Callable[[str], dict[str, Any]] | None = None
     driver: str = ""
     origin: str = ""  # says who creates the objects, for notes
-
-
-# --- discover: a node's real GPUs, read by their vendor ---
-
-
-@dataclass(frozen=True)
-class DiscoverInput:
-    """One way ``kubedra discover`` reads a vendor's GPUs on a node: an option of the command."""
-
-    option: str  # --nvidia-smi-xml
-    help: str
-    metavar: str | None = "FILE"  # None: a flag, the vendor reads the node's hardware itself (--nvml)
-
-    @property
-    def dest(self) -> str:
-        """The option's parameter name, as click derives it."""
-        return self.option.lstrip("-").replace("-", "_")
-
-
-@dataclass(frozen=True)
-class DiscoverRequest:
-    """What ``kubedra discover`` asks of the vendor besides its input. The defaults are "not given": a vendor that
-    cannot honour an option given with another value refuses it (UsageError naming the option and why)."""
-
-    node: str
-    k8s_version: str
-    include_classes: bool = True
-    mode: str = "auto"  # --mode
-    include_node: bool = False  # --with-node
-    health_taints: bool = True  # not --no-health-taints
-    driver_release: str | None = None  # --driver-version
-
-
-@dataclass
-class DiscoveredNode:
-    """The DRA driver's objects for one node, what they are in one line (the YAML's header), and notes on what the
-    input did not say."""
-
-    objects: list[dict[str, Any]]
-    summary: str
-    notes: list[str] = field(default_factory=list)
 
 
 # --- migrate (seam-migrate): the device plugin's sharing config as DRA DeviceClasses ---

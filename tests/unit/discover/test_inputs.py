@@ -8,7 +8,7 @@ import pytest
 from kubedra import vendors
 from kubedra.discover import drain, node
 from kubedra.errors import UsageError
-from kubedra.vendors.base import DiscoverInput, DiscoverRequest
+from kubedra.vendors.discovery import DiscoverInput, DiscoverRequest
 
 from .helpers import run
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from kubedra.errors import InputError, UsageError
 from kubedra.vendors.amd import cluster
-from kubedra.vendors.base import DiscoveredNode, DiscoverInput, DiscoverRequest
+from kubedra.vendors.discovery import DiscoveredNode, DiscoverInput, DiscoverRequest
 
 MAX_GPUS = 512  # 64 GPUs of 8 partitions: more is not one node's amd-smi output
 

@@ -26,9 +26,6 @@ from kubedra.vendors.base import (
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
-    DiscoveredNode,
-    DiscoverInput,
-    DiscoverRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -38,6 +35,7 @@ from kubedra.vendors.base import (
     SharingConfigRef,
 )
 from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
+from kubedra.vendors.discovery import DiscoveredNode, DiscoverInput, DiscoverRequest
 from kubedra.vendors.simulated import SimulatedGroup
 
 # What each verb cannot do with AMD GPUs yet, and why (the text of its manual item or error).

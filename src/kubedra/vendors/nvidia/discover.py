@@ -20,7 +20,7 @@ from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.text import count, noun
-from kubedra.vendors.base import DiscoveredNode, DiscoverInput, DiscoverRequest
+from kubedra.vendors.discovery import DiscoveredNode, DiscoverInput, DiscoverRequest
 from kubedra.vendors.nvidia import dra as nvidia_dra
 from kubedra.vendors.nvidia import health as nvhealth
 from kubedra.vendors.nvidia import identity, inventory, nodes

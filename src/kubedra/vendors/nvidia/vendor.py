@@ -18,9 +18,6 @@ from kubedra.vendors.base import (
     ControllerOutput,
     DerivedView,
     DevicePluginGpus,
-    DiscoveredNode,
-    DiscoverInput,
-    DiscoverRequest,
     GpuResource,
     NodeComponent,
     NodeLabels,
@@ -30,6 +27,7 @@ from kubedra.vendors.base import (
     SharingConfigRef,
 )
 from kubedra.vendors.claimshape import ClaimRequest, DevicePluginRequest
+from kubedra.vendors.discovery import DiscoveredNode, DiscoverInput, DiscoverRequest
 from kubedra.vendors.nvidia import (
     classes,
     cluster,
