@@ -262,23 +262,18 @@ class Vendor(Protocol):
         ``nvidia-smi -q -x`` or NVML, :mod:`kubedra.vendors.nvidia.inventory`)."""
         ...
 
-    @property
     def discover_inputs(self) -> tuple[DiscoverInput, ...]:
         """The options through which ``kubedra discover`` reads this vendor's GPUs (``--amd-smi-json FILE``)."""
         ...
 
-    def discover_node(
-        self, given: DiscoverInput, value: str | None, request: DiscoverRequest
-    ) -> DiscoveredNode:
-        """The DRA driver's objects for ``request.node`` from input ``given`` (one of :attr:`discover_inputs`;
-        ``value``: its file, ``-`` for stdin, None for a flag). InputError for output it cannot read, UsageError
-        for an option of ``request`` it does not take, saying why."""
+    def discover_node(self, given: DiscoverInput, value: str | None, req: DiscoverRequest) -> DiscoveredNode:
+        """The driver's objects for ``req.node`` from ``given`` (``value``: its file, ``-`` stdin, None: a flag);
+        InputError for output it cannot read, UsageError naming an option of ``req`` it cannot honour and why."""
         ...
 
     def drain_selector(self, node: str, device: str) -> dict[str, str] | None:
-        """The ``deviceSelector`` of a NoExecute DeviceTaintRule that drains ``device`` of ``node`` (driver, pool,
-        device, as the driver publishes them); ``None``: its driver does not taint unhealthy devices, so
-        ``kubedra discover --drain-rule`` is not for it."""
+        """The ``deviceSelector`` of a DeviceTaintRule draining ``device`` of ``node``; ``None``: the driver taints
+        no unhealthy device, so ``kubedra discover --drain-rule`` is not for it."""
         ...
 
     def controller_output(self, obj: Mapping[str, Any], k8s_version: str) -> ControllerOutput | None:

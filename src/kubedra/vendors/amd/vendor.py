@@ -166,17 +166,14 @@ class Amd:
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         return smi.node_objects(text, node)
 
-    @property
     def discover_inputs(self) -> tuple[DiscoverInput, ...]:
         return (smi.INPUT,)
 
-    def discover_node(
-        self, given: DiscoverInput, value: str | None, request: DiscoverRequest
-    ) -> DiscoveredNode:
-        smi.refuse_options(request)  # before the file is read
-        got = self.smi_objects(read_text(value or "-"), request.node)
+    def discover_node(self, given: DiscoverInput, value: str | None, req: DiscoverRequest) -> DiscoveredNode:
+        smi.refuse_options(req)  # before the file is read
+        got = self.smi_objects(read_text(value or "-"), req.node)
         assert got is not None  # AMD's SMI JSON gives objects or raises InputError
-        return smi.discovered(*got, request)
+        return smi.discovered(*got, req)
 
     def drain_selector(self, node: str, device: str) -> dict[str, str] | None:
         return None  # AMD's DRA driver publishes no health taints kubedra has read: nothing to drain after

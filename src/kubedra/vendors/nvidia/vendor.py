@@ -128,14 +128,11 @@ class Nvidia:
     def smi_objects(self, text: str, node: str) -> tuple[list[dict[str, Any]], list[str]] | None:
         return None  # discover reads nvidia-smi XML and NVML itself (discover_inputs)
 
-    @property
     def discover_inputs(self) -> tuple[DiscoverInput, ...]:
         return discover.INPUTS
 
-    def discover_node(
-        self, given: DiscoverInput, value: str | None, request: DiscoverRequest
-    ) -> DiscoveredNode:
-        return discover.discover_node(given, value, request)
+    def discover_node(self, given: DiscoverInput, value: str | None, req: DiscoverRequest) -> DiscoveredNode:
+        return discover.discover_node(given, value, req)
 
     def drain_selector(self, node: str, device: str) -> dict[str, str] | None:
         # the driver taints unhealthy devices NoSchedule (health.py); its pool is the node's name
