@@ -191,7 +191,8 @@ def load(
     text so that a field's line is composed only when asked for (the same lines as a whole read, without the
     node tree of the whole file: about 1.7 MB per node of a real cluster's snapshot); ``kinds``, when given, are the only kinds it keeps
     (every object is still checked): the caller reads no other, and ``slim`` makes of each kept object what
-    the caller reads of it; ``trees``: a JSON file's items share their equal mappings and lists
+    the caller reads of it and shares its keys and strings (a JSON file's items are then not shared as they
+    are read: most of what a decoded item holds is dropped); ``trees``: a JSON file's items share their equal mappings and lists
     (:func:`kubedra.sources.jsonstream.shared_tree`), for a caller that never changes an object;
     ``model_kinds``: of a JSON file read with every kind kept, the kinds whose model :func:`inventory` keeps (every
     object is still modelled and checked). A larger YAML file is refused."""
@@ -241,7 +242,8 @@ def _load_streamed(
     inv = Inventory()
     docs: list[files.Document] = []
     checked = False
-    with snapshotdata.streamed(path, keep_text=lazy_lines, trees=trees) as stream:
+    share = slim is None or kinds is None  # a slim function shares what it keeps itself
+    with snapshotdata.streamed(path, keep_text=lazy_lines, trees=trees, share=share) as stream:
         for d in jsonstream.stream_documents(stream):
             if not checked and HEADER_KEY in stream.top:  # written before the items: checked before them
                 head = stream.top[HEADER_KEY]

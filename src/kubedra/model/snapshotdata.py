@@ -62,18 +62,22 @@ def has_mark(path: str) -> bool:
 
 
 @contextlib.contextmanager
-def streamed(path: str, keep_text: bool = False, trees: bool = False) -> Iterator[jsonstream.JsonListStream]:
+def streamed(
+    path: str, keep_text: bool = False, trees: bool = False, share: bool = True
+) -> Iterator[jsonstream.JsonListStream]:
     """A large JSON snapshot read item by item: ``with streamed(p) as s: for line, item in s.items(): ...``,
     then :func:`streamed_header`. Every problem (not JSON, not UTF-8, truncated, an object over the size
     bound, no snapshot header near either end) is one InputError naming the file. ``keep_text``: each item
     keeps its text (:class:`kubedra.sources.jsonstream.JsonListStream`) to compose its lines on demand;
-    ``trees``: equal mappings and lists are one object across items (for a caller that never changes one)."""
+    ``trees``: equal mappings and lists are one object across items (for a caller that never changes one);
+    ``share``: one copy of each key and short string across items (off for a caller that keeps a part of
+    some items and shares what it keeps itself)."""
     if not has_mark(path):
         raise InputError(NOT_A_SNAPSHOT, Location(path))
     try:
         with open(path, encoding="utf-8") as f:
             # items are kept whole: one copy of keys
-            yield jsonstream.JsonListStream(f, path, keep_text=keep_text, share=True, trees=trees)
+            yield jsonstream.JsonListStream(f, path, keep_text=keep_text, share=share, trees=trees)
     except jsonstream.NotAList:
         raise InputError(NOT_A_SNAPSHOT, Location(path)) from None
     except UnicodeDecodeError as e:

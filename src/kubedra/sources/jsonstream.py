@@ -191,22 +191,45 @@ def shared(value: Any, memo: dict[str, str]) -> Any:
     its copy in ``memo`` (added when new): equal data, a fraction of the memory when many items repeat the same
     keys, names, labels and phases (about half of a fleet snapshot's decoded items, for 10% more CPU)."""
     get = memo.setdefault
-    if type(value) is dict:
-        return {get(k, k): _shared(v, memo, get) for k, v in value.items()}
-    if type(value) is list:
-        return [_shared(v, memo, get) for v in value]
-    return _shared(value, memo, get)
-
-
-def _shared(v: Any, memo: dict[str, str], get: Any) -> Any:
-    t = type(v)
-    if t is str:
-        return get(v, v) if len(v) <= SHARED_MAX_LEN else v
+    t = type(value)
     if t is dict:
-        return {get(k, k): _shared(x, memo, get) for k, x in v.items()}
+        return _shared_dict(value, get)
     if t is list:
-        return [_shared(x, memo, get) for x in v]
-    return v
+        return _shared_list(value, get)
+    if t is str and len(value) <= SHARED_MAX_LEN:
+        return get(value, value)
+    return value
+
+
+def _shared_dict(v: dict[str, Any], get: Any) -> dict[str, Any]:
+    # scalars handled in line, not by a call each: they are most of a snapshot's values
+    out = {}
+    for k, x in v.items():
+        t = type(x)
+        if t is str:
+            if len(x) <= SHARED_MAX_LEN:
+                x = get(x, x)
+        elif t is dict:
+            x = _shared_dict(x, get)
+        elif t is list:
+            x = _shared_list(x, get)
+        out[get(k, k)] = x
+    return out
+
+
+def _shared_list(v: list[Any], get: Any) -> list[Any]:
+    out = []
+    for x in v:
+        t = type(x)
+        if t is str:
+            if len(x) <= SHARED_MAX_LEN:
+                x = get(x, x)
+        elif t is dict:
+            x = _shared_dict(x, get)
+        elif t is list:
+            x = _shared_list(x, get)
+        out.append(x)
+    return out
 
 
 TREES_MAX = 1 << 16  # entries of a :func:`shared_tree` memo (about 40 MB) before it starts afresh
@@ -219,35 +242,61 @@ def shared_tree(value: Any, memo: dict[Any, Any]) -> Any:
     conditions. The items then share those mappings: for callers that never change an item."""
     if type(value) is dict:  # the item itself is not looked up: it is seldom equal to another
         get = memo.setdefault
-        return {get(k, k): _tree(v, memo)[0] for k, v in value.items()}
-    return _tree(value, memo)[0]
+        out = {}
+        for k, x in value.items():
+            t = type(x)
+            if t is dict or t is list:
+                x = _tree(x, t, memo)[0]
+            elif t is str and len(x) <= SHARED_MAX_LEN:
+                x = get(x, x)
+            out[get(k, k)] = x
+        return out
+    t = type(value)
+    if t is list:
+        return _tree(value, t, memo)[0]
+    if t is str and len(value) <= SHARED_MAX_LEN:
+        return memo.setdefault(value, value)
+    return value
 
 
-def _tree(v: Any, memo: dict[Any, Any]) -> tuple[Any, Any]:
-    """(the shared value, its key in ``memo``): a str is its own key; a mapping's or list's key is a tuple of
-    its parts' keys; a number's names its type (``1``, ``1.0`` and ``True`` are equal in Python, not here) and
-    a float's its ``repr`` (``-0.0 == 0.0``)."""
-    t = type(v)
+def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
+    """(the shared mapping or list ``v`` of type ``t``, its key in ``memo``): a mapping's or list's key is a
+    tuple of its parts' keys; a str is its own key; a number's names its type (``1``, ``1.0`` and ``True`` are
+    equal in Python, not here) and a float's its ``repr`` (``-0.0 == 0.0``). Scalars are handled in line, not
+    by a call each: they are most of a snapshot's values."""
+    get = memo.setdefault
     out: Any
-    if t is str:
-        return (memo.setdefault(v, v) if len(v) <= SHARED_MAX_LEN else v), v
     if t is dict:
         out = {}
         parts: list[Any] = ["d"]
         for k, x in v.items():
-            k = memo.setdefault(k, k)
-            x, kx = _tree(x, memo)
+            k = get(k, k)
+            tx = type(x)
+            if tx is str:
+                kx = x
+                if len(x) <= SHARED_MAX_LEN:
+                    x = get(x, x)
+            elif tx is dict or tx is list:
+                x, kx = _tree(x, tx, memo)
+            else:
+                kx = (tx, repr(x) if tx is float else x)
             out[k] = x
             parts += (k, kx)
-    elif t is list:
+    else:
         out = []
         parts = ["l"]
         for x in v:
-            x, kx = _tree(x, memo)
+            tx = type(x)
+            if tx is str:
+                kx = x
+                if len(x) <= SHARED_MAX_LEN:
+                    x = get(x, x)
+            elif tx is dict or tx is list:
+                x, kx = _tree(x, tx, memo)
+            else:
+                kx = (tx, repr(x) if tx is float else x)
             out.append(x)
             parts.append(kx)
-    else:
-        return v, (t, repr(v) if t is float else v)
     key = tuple(parts)
     hit = memo.get(key)
     if hit is None:

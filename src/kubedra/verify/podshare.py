@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from kubedra.sources.jsonstream import shared
 from kubedra.verify.checks import slim_pod
 
 # the pieces of a slimmed Pod that repeat across the pods of a workload (PodShare keeps one copy of each) and
@@ -21,15 +21,19 @@ _SHARED = {
 class PodShare:
     """:func:`slim_pod` keeping one copy of each piece that repeats across pods (labels, owners, claims,
     containers, conditions): a large snapshot's Pods are most of what ``verify`` keeps, and the pods of one
-    workload differ in little more than their names. The checks only read what is kept, never change it."""
+    workload differ in little more than their names. The checks only read what is kept, never change it.
+    What it keeps has one copy of each key and short string (:func:`kubedra.sources.jsonstream.shared`): the
+    snapshot reader leaves that to it, so that what a Pod drops is never walked."""
 
     def __init__(self) -> None:
-        self.memo: dict[str, Any] = {}
+        self.memo: dict[tuple[str, str, str], Any] = {}
+        self.strings: dict[str, str] = {}
 
     def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
         out = slim_pod(obj)
         if out is obj:
-            return out
+            return shared(out, self.strings)
+        pieces: dict[tuple[str, str], Any] = {}
         for (part, key), fields in _SHARED.items():
             holder = out[part]
             value = holder.get(key)
@@ -37,9 +41,15 @@ class PodShare:
                 continue
             if fields is not None and isinstance(value, list):
                 value = [{k: x[k] for k in fields if k in x} if isinstance(x, dict) else x for x in value]
-            try:
-                text = json.dumps(value)
-            except (TypeError, ValueError):  # not JSON data (never from a snapshot file): kept as it is
-                continue
-            holder[key] = self.memo.setdefault(f"{part}.{key}:{text}", value)
+            # JSON data (strings, numbers, booleans, null, lists, mappings): equal reprs are equal values, of
+            # the same types (``1``, ``1.0`` and ``True`` read apart); half the cost of json.dumps per call
+            memo_key = (part, key, repr(value))
+            kept = self.memo.get(memo_key)
+            if kept is None:
+                kept = self.memo[memo_key] = shared(value, self.strings)
+            pieces[part, key] = kept
+            holder[key] = None  # not walked below: set again afterwards
+        out = shared(out, self.strings)
+        for (part, key), kept in pieces.items():
+            out[part][key] = kept
         return out
