@@ -162,10 +162,11 @@ class JsonListStream:
             self._count(self.pos)
             line = self.line
             item = self._value()
-            text = self.buf[self.start : self.pos]
+            buf, start, end = self.buf, self.start, self.pos
             if self.keep_text:
-                self.item_text = text
-            if text.count("{") + text.count("[") > _ITEM_DEPTH:  # only then can it be too deep
+                self.item_text = buf[start:end]
+            # only then can it be too deep (counted in the buffer: no copy of the item's text)
+            if buf.count("{", start, end) + buf.count("[", start, end) > _ITEM_DEPTH:
                 try:
                     yamlbounds.check_depth([[item]])
                 except ValueError as e:
