@@ -1,6 +1,7 @@
 """Placement beyond one pod's filter-and-score: binding without filtering (pods already on a node, reprieved
-victims), gangs (all or nothing, minCount), preemption (kube-scheduler's DefaultPreemption) and the device-taint
-eviction controller. Functions of one :class:`kubedra.scheduler.simulator.Scheduler`."""
+victims), gangs (all or nothing, minCount) and the device-taint eviction controller (preemption, kube-scheduler's
+DefaultPreemption, is :mod:`kubedra.scheduler.preemption`). Functions of one
+:class:`kubedra.scheduler.simulator.Scheduler`."""
 
 from __future__ import annotations
 
@@ -12,13 +13,9 @@ from kubedra.allocator.errors import AllocationError
 from kubedra.model.objects import (
     ResourceClaim,
 )
-from kubedra.scheduler import filters
 from kubedra.scheduler.eviction import controller_of, eviction_reason, recreate
 from kubedra.scheduler.pods import SimPod
-from kubedra.scheduler.state import (
-    Fit,
-    SimNode,
-)
+from kubedra.scheduler.state import Fit, SimNode
 
 if TYPE_CHECKING:
     from kubedra.scheduler.simulator import Scheduler
@@ -80,63 +77,3 @@ def schedule_gang(sched: Scheduler, members: list[SimPod], min_count: int) -> No
     msg = f"gang {members[0].gang}: only {len(placed)} of minCount {min_count} pods could be placed together"
     for sp in members:
         sp.reason = msg if sp.reason is None else f"{msg}; {sp.reason}"
-
-
-def preempt(sched: Scheduler, sp: SimPod) -> None:
-    if not any(prio < sp.priority for prio in sched._bound_priorities):
-        return  # no bound pod of lower priority (checked without walking every bound pod)
-    candidates: list[tuple[tuple[int, int, int], SimNode, list[SimPod]]] = []
-    required = filters.required_affinity(sp.pod)
-    pinned = filters.pinned_names(required)  # a pod pinned to its node (a DaemonSet's) can only go there
-    nodes = (
-        sched.nodes
-        if pinned is None
-        else sorted((sched.by_name[n] for n in pinned if n in sched.by_name), key=lambda n: n.index)
-    )
-    for node in nodes:
-        pre = (
-            filters.unschedulable(sp.pod, node.node)
-            or filters.node_affinity(sp.pod, node.node, required)
-            or filters.taints(sp.pod, node.node)
-        )
-        if pre:
-            continue
-        victims_all = sorted(
-            (p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order)
-        )
-        if not victims_all:
-            continue
-        for v in victims_all:
-            sched.unbind(v)
-        if not sched.filter_node(sp, node, required).ok:
-            for v in reversed(victims_all):
-                rebind(sched, v, node)
-            continue
-        # reprieve as many victims as possible, highest priority first
-        victims = []
-        for v in victims_all:
-            rebind(sched, v, node)
-            if not sched.filter_node(sp, node, required).ok:
-                sched.unbind(v)
-                victims.append(v)
-        for v in reversed(victims):
-            rebind(sched, v, node)
-        if victims:
-            rank = (max(v.priority for v in victims), sum(v.priority for v in victims), len(victims))
-            candidates.append((rank, node, victims))
-    if not candidates:
-        return
-    candidates.sort(key=lambda c: (c[0], c[1].index))
-    _, node, victims = candidates[0]
-    for v in victims:
-        sched.unbind(v)
-        v.reason = f"preempted by {sp.key} (priority {sp.priority})"
-        v.preempted_by = sp.key
-        sched.evicted.append(v)
-    fit = sched.filter_node(sp, node, required)
-    if fit.ok:
-        sched.bind(sp, node, fit)
-
-
-def rebind(sched: Scheduler, sp: SimPod, node: SimNode) -> None:
-    bind_on(sched, sp, node, [c for c in sp.extra.get("own_claims", []) if c.allocation is None])

@@ -12,10 +12,9 @@ Per pod, in queue order (priority, then creation order):
    node found (kube-scheduler picks among ties at random; kubedra stays deterministic).
 3. **Bind**: claims get their allocation, devices become in use.
 
-Failed pods may **preempt** lower-priority pods (DefaultPreemption); a PodGroup's pods are placed all
-together or none (gang scheduling, ``minCount``). Before the queue runs, bound pods holding a device with an
-untolerated NoExecute taint are evicted and their controllers' replacements queued
-(:mod:`kubedra.scheduler.eviction`).
+Failed pods may **preempt** lower-priority pods (DefaultPreemption: :mod:`kubedra.scheduler.preemption`); a
+PodGroup's pods are placed all together or none (gang scheduling, ``minCount``). Before the queue runs, bound
+pods on a device with an untolerated NoExecute taint are evicted, their controllers' replacements queued.
 
 Speed: a node's filter result for a given set of claim specs is cached until that node (or a shared,
 non-node-local pool) changes, so each pod re-runs the allocator only where something changed.
@@ -50,11 +49,13 @@ from kubedra.scheduler import filters
 from kubedra.scheduler.eviction import Taints
 from kubedra.scheduler.extended import extended_resource_classes
 from kubedra.scheduler.pending import own_claims, pending_reason
-from kubedra.scheduler.placement import bind_existing, evict_tainted, preempt, schedule_gang
+from kubedra.scheduler.placement import bind_existing, evict_tainted, schedule_gang
+from kubedra.scheduler.preemption import preempt
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
 from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
 from kubedra.scheduler.state import (
     DRA_FAILURE,
+    VERSIONS,
     MAX_SCORE,
     ClassState,
     Fit,
@@ -141,8 +142,8 @@ class Scheduler:
         self._cordoned = sum(1 for n in nodes if n.unschedulable)  # labels, taints, this: fixed in a run
         self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
+        self.preemptors: dict[tuple[Any, ...], Candidates] = {}  # preemption's candidates per class and priority
 
-    # ------------------------------------------------------------------ extended resources (KEP-5004)
     # ------------------------------------------------------------------ state changes
     def _touch(self, results: Iterable[AllocationResult]) -> None:
         """Nodes (or everything, for pools not local to a node) whose devices changed."""
@@ -153,7 +154,7 @@ class Scheduler:
                     self.shared_version += 1
                     self._changes.append(-1)
                 elif owner in self.by_name:
-                    self.by_name[owner].version += 1
+                    self.by_name[owner].version = next(VERSIONS)
                     self._changes.append(self.by_name[owner].index)
 
     def _flips(self, res: AllocationResult) -> list[DeviceRequestAllocationResult]:
@@ -171,7 +172,7 @@ class Scheduler:
         node.score_cpu += sp.score_cpu
         node.score_mem += sp.score_mem
         node.pods.append(sp)
-        node.version += 1
+        node.version = next(VERSIONS)
         self._changes.append(node.index)
         self._bound_priorities[sp.priority] += 1
         sp.node = node.name
@@ -212,7 +213,7 @@ class Scheduler:
         node.score_cpu -= sp.score_cpu
         node.score_mem -= sp.score_mem
         node.pods.remove(sp)
-        node.version += 1
+        node.version = next(VERSIONS)
         self._changes.append(node.index)
         self._bound_priorities[sp.priority] -= 1
         if not self._bound_priorities[sp.priority]:

@@ -4,6 +4,7 @@ kube-scheduler's score constants and claim helpers (see :mod:`kubedra.scheduler.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,6 +20,9 @@ from kubedra.scheduler.pods import SimPod
 MAX_SCORE = 100
 DRA_FAILURE = "cannot allocate all claims"
 MAX_CLASSES = 256  # pod equivalence classes whose per-node results are kept
+# a node's version: a new number at each change, never used twice (across nodes and schedulers), so that a node
+# put back as it was can take back its old version without matching a result kept for a state in between
+VERSIONS = itertools.count(1)
 
 
 @dataclass(eq=False)
@@ -156,3 +160,16 @@ def prioritized_score(claims: Sequence[ResourceClaim], results: Sequence[Allocat
                     score += 8 - i
                     break
     return score
+
+
+@dataclass(eq=False)
+class Candidates:
+    """Preemption's view of the nodes for one class of preemptor (equal pod spec, claims and priority): per
+    node index, the node's version after it was last tried and what preempting there takes (the rank of its
+    victims and the victims, or None where nothing helps), with a heap of the candidates by rank and index;
+    ``log_pos``: where in the scheduler's change log it last looked (as :class:`ClassState`)."""
+
+    entries: dict[int, tuple[int, tuple[int, int, int] | None, list[SimPod]]] = field(default_factory=dict)
+    heap: list[tuple[tuple[int, int, int], int, int]] = field(default_factory=list)
+    static_fail: set[int] = field(default_factory=set)
+    log_pos: int = -1

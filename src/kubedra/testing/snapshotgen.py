@@ -18,6 +18,11 @@ pins that no step grows with the square of the cluster). The fleet is half devic
   free.
 - ``nodes // 20`` pending pods (no ``nodeName``) of a Job asking for a whole node's 8 GPUs, half through
   ``nvidia.com/gpu``, half through a ResourceClaimTemplate.
+- With ``preempt``, the shape of a cluster whose urgent work evicts running work: every node runs its 2
+  training pods (no GPU is free, so the pending pods above stay pending), and ``nodes // 20`` more pending
+  8-GPU pods of a higher PriorityClass (``PREEMPT_CLASS``, admitted with its value in ``spec.priority``), half
+  through ``nvidia.com/gpu``, half through a ResourceClaimTemplate, each of which can only be placed by
+  preempting the two training pods of a node of its kind.
 
 Everything is generated lazily, so a file of any size is written item by item (:func:`write`).
 """
@@ -57,6 +62,7 @@ DAEMONS = (
 )
 TRAIN_IMAGE = "registry.example.com/ml/pytorch:25.10-py3"
 T = "2026-11-30T08:00:00Z"
+PREEMPT_CLASS = ("urgent-training", 100000)  # the PriorityClass of the preempting pods and its value
 
 
 def uid(*parts: object) -> str:
@@ -276,7 +282,37 @@ def _train_pod(i: int, k: int) -> tuple[str, str]:
     return pod, f"{pod}-gpus-{uid(pod)[:5]}"
 
 
-def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, Any]]:
+def _trained(i: int, preempt: bool) -> bool:
+    """Whether node ``i`` runs training pods (all but every fourth, or all with ``preempt``)."""
+    return preempt or i % 4 != 3
+
+
+def _priority_class() -> dict[str, Any]:
+    name, value = PREEMPT_CLASS
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name, "uid": uid("PriorityClass", name)},
+        "value": value,
+        "preemptionPolicy": "PreemptLowerPriority",
+        "description": "training that may evict other training",
+    }
+
+
+def _pending(prefix: str, count: int, priority: tuple[str, int] | None) -> Iterator[dict[str, Any]]:
+    """``count`` pending pods of Job ``prefix`` asking for a whole node's GPUs, alternately through the
+    device plugin's resource and a ResourceClaimTemplate."""
+    for k in range(count):
+        if k % 2:
+            spec = _pod_spec(TRAIN_IMAGE, "64", "512Gi", claim="train-8gpu")
+        else:
+            spec = _pod_spec(TRAIN_IMAGE, "64", "512Gi", gpus=8)
+        if priority is not None:
+            spec["priorityClassName"], spec["priority"] = priority
+        yield _pod(f"{prefix}-{k}", TRAIN_NS, ("Job", prefix), spec, None, {"job-name": prefix})
+
+
+def items(nodes: int, pods_per_node: int = PODS_PER_NODE, preempt: bool = False) -> Iterator[dict[str, Any]]:
     """Every object, in the order ``kubedra snapshot`` lists them (nodes, workloads, pods, DRA objects)."""
     names = [node_name(i) for i in range(nodes)]
     for i, name in enumerate(names):
@@ -287,6 +323,8 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
         )[0]
     for ns, ds, cpu, mem, sel in DAEMONS:
         yield _daemonset(ns, ds, cpu, mem, sel)
+    if preempt:
+        yield _priority_class()
     for i, name in enumerate(names):
         stack = "dra" if _is_dra(i) else "device-plugin"
         daemons = [d for d in DAEMONS if d[4] in (None, stack)][:pods_per_node]
@@ -295,7 +333,7 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
             spec["affinity"] = _pin(name)
             yield _pod(f"{ds}-{i:05x}", ns, ("DaemonSet", ds), spec, name, {"app": ds})
         service = max(pods_per_node - len(daemons), 0)
-        train = 2 if i % 4 != 3 and service >= 2 else 0
+        train = 2 if _trained(i, preempt) and service >= 2 else 0
         for k in range(train):
             pod, claim = _train_pod(i, k)
             image = TRAIN_IMAGE
@@ -312,19 +350,15 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
             spec = _pod_spec(f"registry.example.com/{app}:2.3.1", "500m", "1Gi")
             labels = {"app": app, "pod-template-hash": "7d9c"}
             yield _pod(f"{app}-7d9c-{i:05x}{k:x}", "apps", ("ReplicaSet", f"{app}-7d9c"), spec, name, labels)
-    for k in range(nodes // 20):
-        image = TRAIN_IMAGE
-        if k % 2:
-            spec = _pod_spec(image, "64", "512Gi", claim="train-8gpu")
-        else:
-            spec = _pod_spec(image, "64", "512Gi", gpus=8)
-        yield _pod(f"pretrain-{k}", TRAIN_NS, ("Job", "pretrain"), spec, None, {"job-name": "pretrain"})
+    yield from _pending("pretrain", nodes // 20, None)
+    if preempt:
+        yield from _pending("urgent", nodes // 20, PREEMPT_CLASS)
     yield from VENDOR.simulated_device_classes(TARGET)
     for i, name in enumerate(names):
         if _is_dra(i):
             yield from VENDOR.simulated_node(name, MODEL, GPUS, "full", TARGET, device_plugin=False)[1:]
     for i, name in enumerate(names):
-        if not _is_dra(i) or i % 4 == 3 or pods_per_node - len(DAEMONS) + 1 < 2:
+        if not _is_dra(i) or not _trained(i, preempt) or pods_per_node - len(DAEMONS) + 1 < 2:
             continue
         for k in range(2):
             pod, claim = _train_pod(i, k)
@@ -332,14 +366,16 @@ def items(nodes: int, pods_per_node: int = PODS_PER_NODE) -> Iterator[dict[str, 
     yield from claim_templates()
 
 
-def write(path: str, nodes: int, pods_per_node: int = PODS_PER_NODE) -> int:
+def write(path: str, nodes: int, pods_per_node: int = PODS_PER_NODE, preempt: bool = False) -> int:
     """Write the snapshot as ``kubedra snapshot -o FILE.json`` does (a ``List``, ``json.dumps(indent=1)``,
     the ``kubedra`` header after the items); returns the number of items."""
     header = snapshot_header(f"mixed-{nodes}")
+    if preempt:
+        header["servedAPIs"] = sorted([*header["servedAPIs"], "scheduling.k8s.io/v1"])
     count = 0
     with open(path, "w", encoding="utf-8") as f:
         f.write('{\n "apiVersion": "v1",\n "kind": "List",\n "metadata": {},\n "items": [')
-        for obj in items(nodes, pods_per_node):
+        for obj in items(nodes, pods_per_node, preempt):
             f.write(("\n  " if not count else ",\n  ") + json.dumps(obj, indent=1).replace("\n", "\n  "))
             count += 1
         f.write('\n ],\n "kubedra": ' + json.dumps(header, indent=1).replace("\n", "\n ") + "\n}\n")
