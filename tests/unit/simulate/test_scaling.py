@@ -181,3 +181,33 @@ def test_verify_and_plan_read_and_check_with_the_collector_paused(tmp_path, monk
     assert r.exit_code in (0, 1), r.output
     assert seen == [False]
     assert gc.isenabled() == was
+
+
+def test_preemption_grows_with_the_cluster_not_its_square(tmp_path, monkeypatch):
+    """The preempt shape (every GPU busy, nodes/20 pending pods of a higher PriorityClass): each preemptor
+    tried every node (unbinding its lower-priority pods), so the unbinds grew with preemptors x nodes, four
+    times for twice the nodes; now each class of preemptor tries again only the nodes that changed."""
+    counts, outs = {}, {}
+    for n in (40, 80):
+        path = tmp_path / f"preempt-{n}.json"
+        snapshotgen.write(str(path), n, preempt=True)
+        calls: Counter[str] = Counter()
+        original = simulator.Scheduler.unbind
+
+        def counted(self, *a, _f=original, **k):
+            calls["unbind"] += 1
+            return _f(self, *a, **k)
+
+        monkeypatch.setattr(simulator.Scheduler, "unbind", counted)
+        r = CliRunner().invoke(cli, ["simulate", "-f", str(path), "-o", "json"], catch_exceptions=False)
+        monkeypatch.undo()
+        assert r.exit_code == 0, r.output
+        counts[n], outs[n] = calls["unbind"], json.loads(r.stdout)
+    for n, out in outs.items():  # the shape did what it says: each urgent pod evicted a node's 2 training pods
+        for mode in ("device-plugin", "dra"):
+            urgent = [p for p in out["modes"][mode]["pods"] if p["name"].startswith("urgent-")]
+            assert len(urgent) == n // 20 and all(p["node"] for p in urgent), (n, mode, urgent)
+            evicted = out["modes"][mode]["evicted"]
+            assert len(evicted) == 2 * (n // 20), (n, mode)
+            assert all(e["reason"].startswith("preempted by ml/urgent-") for e in evicted)
+    assert counts[80] / counts[40] < 2.5, counts
