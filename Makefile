@@ -86,6 +86,7 @@ fuzz: $(STAMP) testbed
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do $(BIN)/python $$b; done
+	$(BIN)/python benchmarks/realistic.py --preempt --verbs simulate
 
 clean:
 	rm -rf $(VENV) .cache .pytest_cache .mypy_cache .ruff_cache

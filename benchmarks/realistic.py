@@ -19,7 +19,12 @@ same file's items streamed through the JSON decoder alone (what reading the snap
 verb's work), and, with two sizes or more, a least-squares line per verb extrapolated to ``--extrapolate``
 nodes (default 100,000) next to the targets (< 10 min CPU, < 8 GiB peak RSS each).
 
+``--preempt`` writes snapshotgen's preempt shape instead (every GPU busy with training pods, and ``nodes // 20``
+more pending 8-GPU pods of a higher PriorityClass that can only be placed by preempting two of them, on
+device-plugin and DRA nodes): ``make bench`` runs it for simulate, whose preemption was quadratic in nodes.
+
 Run: .venv/bin/python benchmarks/realistic.py [--nodes 1500,3000] [--keep DIR] [--verbs simulate,verify]
+[--preempt]
 """
 
 from __future__ import annotations
@@ -59,12 +64,18 @@ def main() -> int:
     ap.add_argument("--keep", metavar="DIR", help="write (and reuse) the snapshots here")
     ap.add_argument("--extrapolate", type=int, default=100_000, help="node count to extrapolate to")
     ap.add_argument("--max-ratio", type=float, default=3.0, help="CPU ratio per doubling that fails the run")
+    ap.add_argument(
+        "--preempt",
+        action="store_true",
+        help="the preempt shape: pending pods that must preempt running ones",
+    )
     args = ap.parse_args()
     sizes = sorted(int(n) for n in args.nodes.split(","))
     verbs = [v for v in args.verbs.split(",") if v]
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     print(
         "shape: snapshotgen, mixed DP/DRA 8 x H100-80GB, DaemonSets, 20 running pods/node, nodes/20 pending"
+        + (", every GPU busy, nodes/20 more pending that must preempt" if args.preempt else "")
     )
     failed = False
     with tempfile.TemporaryDirectory(prefix="kubedra-bench-") as tmp:
@@ -73,9 +84,9 @@ def main() -> int:
         last: dict[str, tuple[int, float]] = {}
         points: dict[str, list[tuple[int, float, float]]] = {v: [] for v in verbs}
         for n in sizes:
-            path = workdir / f"mixed-{n}.json"
+            path = workdir / f"{'preempt' if args.preempt else 'mixed'}-{n}.json"
             if not path.exists():
-                snapshotgen.write(str(path), n)
+                snapshotgen.write(str(path), n, preempt=args.preempt)
             f_cpu, _, f_rss, _ = _child([sys.executable, "-c", FLOOR, str(path)])
             print(
                 f"{n:,} nodes, {path.stat().st_size / 2**20:,.1f} MiB of JSON; anchor, its items through the JSON "

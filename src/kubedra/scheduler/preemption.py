@@ -110,7 +110,9 @@ def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tup
     """What preempting on ``node`` takes: (rank, victims), or (None, []) where it does not help. Leaves the
     node's pods bound; where they hold what they held before, the node takes back its version and the change
     log forgets the try (nothing changed for any class, nor for the filter results kept at that version)."""
-    victims_all = sorted((p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order))
+    victims_all = sorted(
+        (p for p in node.pods if p.priority < sp.priority), key=lambda p: (-p.priority, p.order)
+    )
     if not victims_all:
         return None, []
     version, logged, shared = node.version, len(sched._changes), sched.shared_version

@@ -50,13 +50,14 @@ from kubedra.scheduler.eviction import Taints
 from kubedra.scheduler.extended import extended_resource_classes
 from kubedra.scheduler.pending import own_claims, pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, schedule_gang
-from kubedra.scheduler.preemption import preempt
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
+from kubedra.scheduler.preemption import preempt
 from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
 from kubedra.scheduler.state import (
     DRA_FAILURE,
-    VERSIONS,
     MAX_SCORE,
+    VERSIONS,
+    Candidates,
     ClassState,
     Fit,
     Outcome,
@@ -119,8 +120,7 @@ class Scheduler:
         self.node_local_pools = {(s.driver, s.pool.name): s.node_name for s in the_slices if s.node_name}
         self.shared_version = 0
         self._cache: dict[tuple[Any, int], tuple[int, int, Fit]] = {}
-        # bound pods in bind order; a dict so that unbinding a preemption victim is O(1), not a scan of every
-        # bound pod (a cluster's running pods are most of them)
+        # bound pods in bind order, a dict: unbinding a victim is O(1), not a scan of every bound pod
         self.bound: dict[SimPod, None] = {}
         # claim key -> bound pods holding a claim of that key: equal claims share their key, so this finds
         # every pod _claim_in_use_elsewhere must look at without walking all bound pods
@@ -142,7 +142,7 @@ class Scheduler:
         self._cordoned = sum(1 for n in nodes if n.unschedulable)  # labels, taints, this: fixed in a run
         self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
-        self.preemptors: dict[tuple[Any, ...], Candidates] = {}  # preemption's candidates per class and priority
+        self.preemptors: dict[tuple[Any, ...], Candidates] = {}  # per preemptor class (preemption)
 
     # ------------------------------------------------------------------ state changes
     def _touch(self, results: Iterable[AllocationResult]) -> None:

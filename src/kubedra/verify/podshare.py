@@ -32,7 +32,8 @@ class PodShare:
     def __call__(self, obj: dict[str, Any]) -> dict[str, Any]:
         out = slim_pod(obj)
         if out is obj:
-            return shared(out, self.strings)
+            whole: dict[str, Any] = shared(out, self.strings)
+            return whole
         pieces: dict[tuple[str, str], Any] = {}
         for (part, key), fields in _SHARED.items():
             holder = out[part]
@@ -49,7 +50,7 @@ class PodShare:
                 kept = self.memo[memo_key] = shared(value, self.strings)
             pieces[part, key] = kept
             holder[key] = None  # not walked below: set again afterwards
-        out = shared(out, self.strings)
+        slimmed: dict[str, Any] = shared(out, self.strings)
         for (part, key), kept in pieces.items():
-            out[part][key] = kept
-        return out
+            slimmed[part][key] = kept
+        return slimmed

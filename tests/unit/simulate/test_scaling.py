@@ -194,8 +194,8 @@ def test_preemption_grows_with_the_cluster_not_its_square(tmp_path, monkeypatch)
         calls: Counter[str] = Counter()
         original = simulator.Scheduler.unbind
 
-        def counted(self, *a, _f=original, **k):
-            calls["unbind"] += 1
+        def counted(self, *a, _f=original, _calls=calls, **k):
+            _calls["unbind"] += 1
             return _f(self, *a, **k)
 
         monkeypatch.setattr(simulator.Scheduler, "unbind", counted)
@@ -203,10 +203,11 @@ def test_preemption_grows_with_the_cluster_not_its_square(tmp_path, monkeypatch)
         monkeypatch.undo()
         assert r.exit_code == 0, r.output
         counts[n], outs[n] = calls["unbind"], json.loads(r.stdout)
-    for n, out in outs.items():  # the shape did what it says: each urgent pod evicted a node's 2 training pods
+    for n, out in outs.items():  # the shape did what it says: each urgent pod evicted 2 training pods
         for mode in ("device-plugin", "dra"):
             urgent = [p for p in out["modes"][mode]["pods"] if p["name"].startswith("urgent-")]
-            assert len(urgent) == n // 20 and all(p["node"] for p in urgent), (n, mode, urgent)
+            assert len(urgent) == n // 20, (n, mode)
+            assert all(p["node"] for p in urgent), (n, mode, urgent)
             evicted = out["modes"][mode]["evicted"]
             assert len(evicted) == 2 * (n // 20), (n, mode)
             assert all(e["reason"].startswith("preempted by ml/urgent-") for e in evicted)
