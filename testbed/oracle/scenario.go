@@ -152,14 +152,26 @@ func features(named map[string]bool) (structured.Features, error) {
 	var f structured.Features
 	v := reflect.ValueOf(&f).Elem()
 	for name, on := range named {
-		sf, ok := v.Type().FieldByName(name)
-		if !ok || !sf.IsExported() || sf.Type.Kind() != reflect.Bool || len(sf.Index) != 1 {
-			return f, fmt.Errorf("unknown feature %q (known at this version: %s)", name, strings.Join(featureNames(), ", "))
+		fields := []string{name}
+		if _, ok := v.Type().FieldByName(name); !ok && splitFeatures[name] != nil {
+			fields = splitFeatures[name]
 		}
-		v.Field(sf.Index[0]).SetBool(on)
+		for _, field := range fields {
+			sf, ok := v.Type().FieldByName(field)
+			if !ok || !sf.IsExported() || sf.Type.Kind() != reflect.Bool || len(sf.Index) != 1 {
+				return f, fmt.Errorf("unknown feature %q (known at this version: %s)", name, strings.Join(featureNames(), ", "))
+			}
+			v.Field(sf.Index[0]).SetBool(on)
+		}
 	}
 	return f, nil
 }
+
+// splitFeatures: a feature by its newer name that an older release has as several fields, each set from one of
+// the gates the newer field needs together. k8s.io/dynamic-resource-allocation v0.34 structured/internal/types.go
+// has DeviceBinding (kube-scheduler: DRADeviceBindingConditions) and DeviceStatus (DRAResourceClaimDeviceStatus);
+// from v0.35 they are one field, DeviceBindingAndStatus, set when both gates are on.
+var splitFeatures = map[string][]string{"DeviceBindingAndStatus": {"DeviceBinding", "DeviceStatus"}}
 
 func featureNames() []string {
 	t := reflect.TypeFor[structured.Features]()
