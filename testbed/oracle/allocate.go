@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"reflect"
 	"sync"
@@ -115,7 +114,7 @@ func allocate(ctx context.Context, s *scenario) *result {
 	fail := func(err error) *result {
 		msg := err.Error()
 		res.Error = &msg
-		res.FailedOnNode = errors.Is(err, structured.ErrFailedAllocationOnNode)
+		res.FailedOnNode = failedOnNode(err)
 		return res
 	}
 	celCache := celCacheFor(celFeatures(s.features))

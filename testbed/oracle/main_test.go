@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -101,6 +102,24 @@ func TestFeatureNamesFollowTheLinkedRelease(t *testing.T) {
 	f.ConsumableCapacity = true
 	if c := celFeatures(f); !c.EnableConsumableCapacity {
 		t.Fatalf("cel features follow allocator features: %+v", c)
+	}
+}
+
+// DeviceBindingAndStatus sets the field of that name, or at v0.34 both fields it was split from.
+func TestDeviceBindingAndStatusSetsTheReleasesFields(t *testing.T) {
+	f, err := features(map[string]bool{"DeviceBindingAndStatus": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := reflect.ValueOf(f)
+	fields := []string{"DeviceBindingAndStatus"}
+	if !v.FieldByName("DeviceBindingAndStatus").IsValid() {
+		fields = splitFeatures["DeviceBindingAndStatus"]
+	}
+	for _, name := range fields {
+		if fv := v.FieldByName(name); !fv.IsValid() || !fv.Bool() {
+			t.Fatalf("%s not set: %+v", name, f)
+		}
 	}
 }
 
