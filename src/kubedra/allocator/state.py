@@ -104,8 +104,10 @@ class Features:
         code: dict[str, str] = versions.behaviour("allocator.variantCode", release) or {
             n: n for n in VARIANTS
         }
+        # where a release's variants support other features than the code kubedra runs for them
+        own: dict[str, list[str]] | None = versions.behaviour("allocator.variantFeatures", release)
         for name in VARIANTS:
-            if enabled <= SUPPORTED[code[name]]:
+            if enabled <= (frozenset(own[name]) if own else SUPPORTED[code[name]]):
                 return name, code[name]
         raise AssertionError(f"no upstream allocator supports {sorted(enabled)}")  # experimental has all
 

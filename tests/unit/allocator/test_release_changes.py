@@ -66,7 +66,13 @@ def test_a_share_does_not_block_admin_access_at_138() -> None:
 
 @pytest.mark.parametrize(
     ("release", "variant", "code"),
-    [("1.37", "stable", "stable"), ("1.38", "stable", "incubating")],
+    [
+        ("1.37", "stable", "stable"),
+        ("1.38", "stable", "incubating"),
+        ("1.36", "stable", "stable"),
+        ("1.35", "incubating", "stable"),
+        ("1.34", "incubating", "stable"),
+    ],
 )
 def test_which_variant_runs_and_whose_code(release: str, variant: str, code: str) -> None:
     """v0.38 moved each variant's code a step (allocator.variantCode): the stable one runs v0.37's incubating."""
@@ -78,6 +84,16 @@ def test_which_variant_runs_and_whose_code(release: str, variant: str, code: str
     lists = Features(list_type_attributes=True)
     assert lists.variant("1.38") == "incubating"
     assert lists.implementation("1.38") == "experimental"
+
+
+def test_135_and_134_variants_run_one_step_behind() -> None:
+    """v0.34/v0.35: stable supports no feature, incubating (v0.36's stable code) the four stable ones,
+    experimental (v0.36's incubating code) the rest (data/versions.yaml allocator.variantFeatures)."""
+    for release in ("1.35", "1.34"):
+        assert Features().variant(release) == "stable"
+        binding = Features(admin_access=True, device_binding_and_status=True)
+        assert (binding.variant(release), binding.implementation(release)) == ("experimental", "incubating")
+    assert Features(admin_access=True, device_binding_and_status=True).variant("1.36") == "incubating"
 
 
 def test_distinct_attribute_is_honoured_by_the_138_stable_variant() -> None:
