@@ -136,3 +136,19 @@ def test_allocator_features_follow_the_default_gates(release: str) -> None:
     features = versions.allocator_features(release) or {}
     derived = {f: all(on(g) for g in gates) for f, gates in ALLOCATOR_FEATURE_GATES.items() if f in features}
     assert features == derived
+
+
+def test_a_release_the_testbed_does_not_build_says_so_once() -> None:
+    """A supported release no testbed builds was never compared with its own control plane and allocator: every
+    answer at it says so on stderr, once, and never on stdout."""
+    release = next(
+        iter(r for r in versions.SUPPORTED if r not in versions.testbed() and not versions.unverified(r))
+    )
+    result = CliRunner().invoke(cli, ["demo", "--target-version", release])
+    assert result.exit_code == 0, result.output
+    line = f"not verified against a {release} control plane and allocator"
+    assert result.stderr.count(line) == 1
+    assert line not in result.stdout
+    verified = [r for r in versions.testbed() if not versions.unverified(r)]
+    assert verified
+    assert all(versions.unverified_warning(r) is None for r in verified)
