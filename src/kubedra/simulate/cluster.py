@@ -333,6 +333,14 @@ def _dra_from_labels(
     return objects, used
 
 
+def _derived_again(
+    generated: list[dict[str, Any]], nodes: Sequence[Node], gpu_mode: str | None, target: str
+) -> list[dict[str, Any]]:
+    """The DRA view's derived objects (--save-cluster), made again as :func:`files_cluster` made them: the
+    generated DeviceClasses, then each device-plugin node's slices (deterministic in the node's labels)."""
+    return [*generated, *_dra_from_labels(nodes, gpu_mode, target, {}, [])[0]]
+
+
 def _titles(vs: Iterable[vendors.Vendor]) -> str:
     """The vendors' titles, once each: ``NVIDIA``, ``NVIDIA and AMD``."""
     return " and ".join(dict.fromkeys(v.title for v in vs))
@@ -401,6 +409,7 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
                 f"{_titles(used)} DRA driver would publish on them"
                 + (f" ({count(derived, 'node')} still on the device plugin)" if sliced else "")
             )
+        generated: list[dict[str, Any]] = []
         if objects or (slices and not classes):
             have = {c.name for c in classes}
             publishing = [*used, *(drivers[s.driver] for s in slices if s.driver in drivers)]
@@ -411,10 +420,16 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
                 if c["metadata"]["name"] not in have
             ]
             objects = generated + objects
+        source: Callable[[], list[dict[str, Any]]] | None = None
         if objects:
             extra = build_inventory(_docs(objects, "<derived>"))
             slices += extra.slices
             classes += extra.classes
+            if len(objects) > len(generated):  # not kept (most of a large fleet's memory): made again if asked
+                source = functools.partial(
+                    _derived_again, generated, pending_nodes, opts.gpu_mode, opts.target_version
+                )
+                objects = []
         if not slices:
             why = "".join(f"; node {name}: {reason}" for name, reason in list(cluster.unmodelled.items())[:3])
             more = len(cluster.unmodelled) - 3
@@ -432,6 +447,7 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
             taint_rules=list(inv.taint_rules),
             claims=[c for c in inv.claims if c.allocation is not None],
             objects=objects,
+            source=source,
         )
         view.devices = device_infos(slices)
         cluster.views[DRA] = view
