@@ -22,9 +22,10 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # stdout's reader went away (128 + SIGPIPE, as a shell reports `yes | head`)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
-    """Where an object or value came from: a file and 1-based line, or a cluster."""
+    """Where an object or value came from: a file and 1-based line, or a cluster (slotted: every modelled
+    object of a large snapshot has one)."""
 
     file: str | None = None
     line: int | None = None

@@ -116,14 +116,21 @@ def build_sim_pods(
     named = {(namespaces.effective(c.meta.namespace), c.meta.name): c for c in claims}
     ext_specs: dict[tuple[Any, ...], tuple[DeviceClaim, frozenset[str]]] = {}
     out: list[SimPod] = []
+    # pods with the same containers (lists shared by the pods of one workload) have the same requests: one
+    # dict for them all (the key holds ids of lists ``pods`` keeps alive)
+    sized: dict[tuple[int, int, int], tuple[dict[str, int], int, int]] = {}
     for i, pod in enumerate(pods):
         ns = namespaces.effective(pod.meta.namespace)
-        cpu, mem = nonzero_requests(pod)
+        key = (id(pod.containers), id(pod.init_containers), id(pod.overhead))
+        size = sized.get(key)
+        if size is None:
+            size = sized[key] = (pod_requests(pod), *nonzero_requests(pod))
+        requests, cpu, mem = size
         sp = SimPod(
             pod=pod,
             order=start_order + i,
             priority=priorities.of(pod),
-            requests=pod_requests(pod),
+            requests=requests,
             score_cpu=cpu,
             score_mem=mem,
         )

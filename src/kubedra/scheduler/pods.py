@@ -8,6 +8,7 @@ container without requests), like NodeResourcesFit does.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,11 +83,14 @@ def nonzero_requests(pod: Pod) -> tuple[int, int]:
     return cpu, mem
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class SimPod:
     """A pod in the simulation. ``claims`` are its ResourceClaims in ``spec.resourceClaims`` order (those
     generated from templates are the pod's own; those referenced by name may be shared with other pods),
-    with the claim generated for DRA extended resources last, like the scheduler orders them."""
+    with the claim generated for DRA extended resources last, like the scheduler orders them.
+
+    Slotted, and ``requests`` shared between pods with equal requests (never changed in place): a large
+    cluster's running pods are most of a simulation's objects."""
 
     pod: Pod
     order: int
@@ -99,7 +103,7 @@ class SimPod:
     owner: str = ""  # workload the pod was expanded from, e.g. "Deployment/ns/name"
     node: str | None = None
     reason: str | None = None
-    devices: list[str] = field(default_factory=list)
+    devices: Sequence[str] = ()  # driver/pool/device of its allocated devices, once bound
     preempted_by: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

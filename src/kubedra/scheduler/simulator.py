@@ -193,7 +193,7 @@ class Scheduler:
         ]:
             if claim.allocation is not None:
                 devices += [f"{r.driver}/{r.pool}/{r.device}" for r in claim.allocation.results]
-        sp.devices = devices
+        sp.devices = devices or ()  # most bound pods have none: no empty list each
         own = [c for c in fit.claims if c in sp.claims]
         if own:  # read with a default: a cluster's running pods, most of them, keep no empty list
             sp.extra["own_claims"] = own
@@ -220,7 +220,7 @@ class Scheduler:
             del self._bound_priorities[sp.priority]
         self._release(sp, sp.extra.get("own_claims", []))
         sp.node = None
-        sp.devices = []
+        sp.devices = ()
         if self.bound.pop(sp, ...) is None:  # it was bound: it no longer holds its claims
             for c in sp.claims:
                 holders = self._claim_holders.get(c.key)

@@ -63,9 +63,9 @@ from kubedra.sources.files import Document
 DEFAULT_SCHEDULERS = ("", "default-scheduler")
 
 
-@dataclass
+@dataclass(slots=True)
 class PodSet:
-    """Pods made from one template: same spec, different names."""
+    """Pods made from one template: same spec, different names (slotted: a snapshot has one per running pod)."""
 
     template: Pod
     names: list[str]

@@ -89,12 +89,13 @@ class Prepared:
     """One mode's pods and the claim objects they need."""
 
     pods: list[Pod] = field(default_factory=list)
-    existing: set[int] = field(default_factory=set)  # id(pod) of bound cluster pods
+    # the pod set each of ``pods`` comes from (its owner; ``existing``: a bound pod of the cluster): a list beside
+    # ``pods``, not a map by id (a large cluster's running pods are most of them)
+    sets: list[PodSet] = field(default_factory=list)
     templates: list[ResourceClaimTemplate] = field(default_factory=list)
     claims: list[ResourceClaim] = field(default_factory=list)
     reasons: dict[int, str] = field(default_factory=dict)  # id(pod) -> why it cannot be scheduled
     need: dict[int, int] = field(default_factory=dict)  # id(pod) -> declared GPU memory per device
-    owner: dict[int, str] = field(default_factory=dict)  # id(pod) -> workload it was expanded from
     notes: list[str] = field(default_factory=list)
 
 
@@ -185,9 +186,7 @@ def prepare_device_plugin(sets: Sequence[PodSet], inv: Inventory, opts: Simulate
                     ps = dataclasses.replace(ps, template=new)
         for pod in _instantiate(ps):
             prep.pods.append(pod)
-            prep.owner[id(pod)] = ps.owner
-            if ps.existing:
-                prep.existing.add(id(pod))
+            prep.sets.append(ps)
             if reason is not None and not ps.existing:
                 prep.reasons[id(pod)] = reason
             if need is not None:
@@ -301,9 +300,7 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
                     pod.resource_claims = resource_claims
         for pod in pods_of_set:
             prep.pods.append(pod)
-            prep.owner[id(pod)] = ps.owner
-            if ps.existing:
-                prep.existing.add(id(pod))
+            prep.sets.append(ps)
             if version.error is not None and not ps.existing:
                 prep.reasons[id(pod)] = version.error
             if version.need_bytes is not None:
@@ -381,16 +378,14 @@ def run_mode(
         ext_classes=sched.ext_classes,
     )
     known_nodes = set(sched.by_name)
-    existing_ids = prep.existing
     simulated: list[SimPod] = []
-    for sp in sim_pods:
-        if id(sp.pod) in existing_ids:
-            sp.owner = prep.owner.get(id(sp.pod), "")
+    for sp, ps in zip(sim_pods, prep.sets, strict=True):
+        sp.owner = ps.owner
+        if ps.existing:
             if sp.pod.node_name not in known_nodes:
                 sp.extra["ignored"] = True
             sp.reason = None
             continue
-        sp.owner = prep.owner.get(id(sp.pod), "")
         reason = prep.reasons.get(id(sp.pod))
         if reason is not None:
             sp.reason = reason
