@@ -252,8 +252,9 @@ def _slim(obj: dict[str, Any], model: Any) -> dict[str, Any]:
         slim["metadata"] = {
             k: _interned(meta[k]) if k != "name" else meta[k] for k in _KEEP_META if k in meta
         }
-        if isinstance(model, Pod) and "labels" in meta:
-            slim["metadata"]["labels"] = model.meta.labels  # the interned copy
+        own = getattr(getattr(model, "meta", None), "labels", None)
+        if "labels" in meta and own is not None and (isinstance(model, Pod) or own == meta["labels"]):
+            slim["metadata"]["labels"] = own  # the model's copy (a Pod's interned one), not a second one
     spec = obj.get("spec")
     if isinstance(spec, dict) and "workloadRef" in spec:
         slim["spec"] = {"workloadRef": spec["workloadRef"]}
