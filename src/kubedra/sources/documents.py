@@ -125,9 +125,9 @@ def list_items(node: yaml.Node | None) -> list[yaml.Node]:
     return []
 
 
-@dataclass
+@dataclass(slots=True)
 class Document:
-    """One Kubernetes object (a mapping) read from a file."""
+    """One Kubernetes object (a mapping) read from a file (slotted: a snapshot has one per object)."""
 
     obj: dict[str, Any]
     file: str
