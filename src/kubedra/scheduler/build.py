@@ -121,10 +121,10 @@ def build_sim_pods(
     sized: dict[tuple[int, int, int], tuple[dict[str, int], int, int]] = {}
     for i, pod in enumerate(pods):
         ns = namespaces.effective(pod.meta.namespace)
-        key = (id(pod.containers), id(pod.init_containers), id(pod.overhead))
-        size = sized.get(key)
+        same = (id(pod.containers), id(pod.init_containers), id(pod.overhead))
+        size = sized.get(same)
         if size is None:
-            size = sized[key] = (pod_requests(pod), *nonzero_requests(pod))
+            size = sized[same] = (pod_requests(pod), *nonzero_requests(pod))
         requests, cpu, mem = size
         sp = SimPod(
             pod=pod,

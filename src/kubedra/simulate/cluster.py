@@ -425,7 +425,8 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
             extra = build_inventory(_docs(objects, "<derived>"))
             slices += extra.slices
             classes += extra.classes
-            if len(objects) > len(generated):  # not kept (most of a large fleet's memory): made again if asked
+            # the derived dicts are not kept (most of a large fleet's memory): made again if asked
+            if len(objects) > len(generated):
                 source = functools.partial(
                     _derived_again, generated, pending_nodes, opts.gpu_mode, opts.target_version
                 )
