@@ -6,8 +6,8 @@ devices the search is allocating consume of them (``deallocateCountersForDevice`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator.requests import Dev
 from kubedra.k8s.quantity import Quantity
@@ -69,6 +69,21 @@ class CounterTracking:
             return avail
         sets, scan = self._scope(dev)
         avail = {cs.name: {n: q.nanos for n, q in cs.counters.items()} for cs in sets}
+        for cset, n, q in self._consumed(scan, avail):
+            cset[n] -= q.nanos
+        cache[key] = avail
+        if any(v < 0 for c in avail.values() for v in c.values()):
+            self.a._overdrawn.add(key)
+        else:
+            self.a._overdrawn.discard(key)
+        return avail
+
+    def _consumed(
+        self, scan: Iterable[ResourceSlice], avail: Mapping[str, Mapping[str, Any]]
+    ) -> Iterator[tuple[Any, str, Quantity]]:
+        """Each counter an allocated device of ``scan`` consumes from a set of ``avail``, with the quantity it
+        consumes: (the set's counters, counter name, quantity), in upstream's order (slices, devices,
+        consumptions as listed)."""
         for s in scan:
             for d in s.devices:
                 if not d.consumes_counters or not self.a.is_allocated((s.driver, s.pool.name, d.name)):
@@ -79,13 +94,7 @@ class CounterTracking:
                         continue
                     for n, q in cc.counters.items():
                         if n in cset:
-                            cset[n] -= q.nanos
-        cache[key] = avail
-        if any(v < 0 for c in avail.values() for v in c.values()):
-            self.a._overdrawn.add(key)
-        else:
-            self.a._overdrawn.discard(key)
-        return avail
+                            yield cset, n, q
 
     def _available_wide(self, dev: Dev) -> dict[str, dict[str, Quantity]]:
         """:meth:`_available` with v0.38's Quantity: each counter's value, minus (``Quantity.Sub``) what every
@@ -97,17 +106,8 @@ class CounterTracking:
             return avail
         sets, scan = self._scope(dev)
         avail = {cs.name: {n: q.at(True) for n, q in cs.counters.items()} for cs in sets}
-        for s in scan:
-            for d in s.devices:
-                if not d.consumes_counters or not self.a.is_allocated((s.driver, s.pool.name, d.name)):
-                    continue
-                for cc in d.consumes_counters:
-                    cset = avail.get(cc.counter_set)
-                    if cset is None:
-                        continue
-                    for n, q in cc.counters.items():
-                        if n in cset:
-                            cset[n] = cset[n].sub(q.at(True))
+        for wide, n, q in self._consumed(scan, avail):
+            wide[n] = wide[n].sub(q.at(True))
         cache[key] = avail
         return avail
 
