@@ -24,6 +24,7 @@ from kubedra.allocator.core import Allocator
 from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.pools import Pool, PoolError, node_matches
 from kubedra.allocator.requests import Dev, Req, claim_ref, requests_of
+from kubedra.allocator.search import Search
 from kubedra.allocator.selectors import SelectorError
 from kubedra.allocator.state import device_id_str
 from kubedra.allocator.taints import taint_blocks
@@ -206,7 +207,7 @@ def _explain_request(  # noqa: C901 - one filter per step of the allocator's own
     if f.partitionable_devices:
         filt(
             "counters available",
-            lambda dv: _counters_fit(a, dv),
+            lambda dv: _counters_fit(a, node, pools, dv),
             lambda dropped: "shared counters used up by allocated partitions: " + _names(dropped),
         )
     else:
@@ -238,27 +239,12 @@ def _taints(devs: Sequence[Dev], r: Req) -> str:
     return ", ".join(seen)
 
 
-def _counters_fit(a: Allocator, dv: Dev) -> bool:
+def _counters_fit(a: Allocator, node: Node, pools: Sequence[Pool], dv: Dev) -> bool:
+    """Whether what ``dv`` consumes fits its pool's counters beside the allocated devices, by the search's own
+    check (upstream ``checkAvailableCounters``: each release's pool keying and Quantity arithmetic)."""
     if not dv.device.consumes_counters:
         return True
-    sets = dv.pool.counter_sets if a.pool_counters else {cs.name: cs for cs in dv.slice.shared_counters}
-    used: dict[tuple[str, str], int] = {}
-    scan = [*dv.pool.slices, *dv.pool.slices_not_targeting_node] if a.pool_counters else [dv.slice]
-    for s in scan:
-        for d in s.devices:
-            if d.consumes_counters and a.is_allocated((s.driver, s.pool.name, d.name)):
-                for cc in d.consumes_counters:
-                    for n, q in cc.counters.items():
-                        used[(cc.counter_set, n)] = used.get((cc.counter_set, n), 0) + q.nanos
-    for cc in dv.device.consumes_counters:
-        cs = sets.get(cc.counter_set)
-        if cs is None:
-            return False
-        for n, q in cc.counters.items():
-            total = cs.counters.get(n)
-            if total is None or total.nanos < used.get((cc.counter_set, n), 0) + q.nanos:
-                return False
-    return True
+    return Search(a, node, [], list(pools))._take_counters(dv)
 
 
 def _try(a: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from kubedra.allocator import AllocatedState, AllocationError, Allocator
+from kubedra.allocator.explain import explain
 from kubedra.model.objects import (
     CapacityRequestPolicy,
     CapacityRequestPolicyRange,
@@ -261,3 +262,17 @@ def test_narrow_counters_keep_exact_sums_at_138():
     assert a.allocate(node(), [claim("c", req(count=3))]) is not None
     assert a._wide_counters == {f"{DRIVER}/pool-1": False}
     assert not a._available_wide
+
+
+@pytest.mark.parametrize(("target", "fits"), [("1.37", True), ("1.38", False)])
+def test_explain_counts_counters_as_the_search_does(target, fits):
+    # d1 consumes 1e40 - 1e11 + 1 of a 1e40 counter d0 already takes 1 of: it fits exactly (1.37); at 1.38 the
+    # 40-digit value keeps 29 digits, rounded away from zero to 1e40, and the available 1e40 - 1 reads 1e40 - 1e11
+    pool = _partitions("1e40", "1", "9999999999999999999999999999900000000001")
+    used = AllocatedState(devices={(DRIVER, "pool-1", "d0")})
+    a = Allocator(ALL, [cls()], pool, used, target_version=target)
+    claims = [claim("c", req(count=1))]
+    assert (a.allocate(node(), claims) is not None) == fits
+    steps = {s.name: s.remaining for r in explain(a, node(), claims).requests for s in r.steps}
+    # a step is listed where it drops a device: d1 is the one device left to count
+    assert steps.get("counters available") == (None if fits else 0)
