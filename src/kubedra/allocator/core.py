@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from kubedra.allocator import groups as grp
+from kubedra.allocator.counters import consumed_from
 from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.pools import Pool, PoolError, gather_pools
 from kubedra.allocator.requests import Dev
@@ -214,14 +215,9 @@ class Allocator:
             if avail is None:
                 continue
             negative = False
-            for cc in dev.consumes_counters:
-                cset = avail.get(cc.counter_set)
-                if cset is None:
-                    continue
-                for n, q in cc.counters.items():
-                    if n in cset:
-                        cset[n] += sign * q.nanos
-                        negative = negative or cset[n] < 0
+            for cset, n, q in consumed_from(dev, avail):
+                cset[n] += sign * q.nanos
+                negative = negative or cset[n] < 0
             if negative:
                 self._overdrawn.add(key)
             elif (

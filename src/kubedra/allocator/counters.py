@@ -7,14 +7,30 @@ devices the search is allocating consume of them (``deallocateCountersForDevice`
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubedra.allocator.requests import Dev
 from kubedra.k8s.quantity import Quantity
-from kubedra.model.objects import CounterSet, ResourceSlice
+from kubedra.model.objects import CounterSet, Device, ResourceSlice
 
 if TYPE_CHECKING:
     from kubedra.allocator.core import Allocator
+
+
+C = TypeVar("C", bound=dict[str, Any])  # one counter set's counters: nano-units, or v0.38 Quantities
+
+
+def consumed_from(device: Device, avail: Mapping[str, C]) -> Iterator[tuple[C, str, Quantity]]:
+    """Each counter ``device`` consumes of a counter set in ``avail``, as (that set's counters, the counter's
+    name, the quantity consumed), in the order the device lists them; a set or counter ``avail`` lacks is passed
+    over, as upstream's checkAvailableCounters and its bookkeeping pass it over."""
+    for cc in device.consumes_counters:
+        cset = avail.get(cc.counter_set)
+        if cset is None:
+            continue
+        for n, q in cc.counters.items():
+            if n in cset:
+                yield cset, n, q
 
 
 class CounterTracking:
@@ -79,22 +95,14 @@ class CounterTracking:
         return avail
 
     def _consumed(
-        self, scan: Iterable[ResourceSlice], avail: Mapping[str, Mapping[str, Any]]
-    ) -> Iterator[tuple[Any, str, Quantity]]:
-        """Each counter an allocated device of ``scan`` consumes from a set of ``avail``, with the quantity it
-        consumes: (the set's counters, counter name, quantity), in upstream's order (slices, devices,
-        consumptions as listed)."""
+        self, scan: Iterable[ResourceSlice], avail: Mapping[str, C]
+    ) -> Iterator[tuple[C, str, Quantity]]:
+        """:func:`consumed_from` ``avail`` by every allocated device of ``scan``, in upstream's order (slices,
+        devices, consumptions as listed)."""
         for s in scan:
             for d in s.devices:
-                if not d.consumes_counters or not self.a.is_allocated((s.driver, s.pool.name, d.name)):
-                    continue
-                for cc in d.consumes_counters:
-                    cset = avail.get(cc.counter_set)
-                    if cset is None:
-                        continue
-                    for n, q in cc.counters.items():
-                        if n in cset:
-                            yield cset, n, q
+                if d.consumes_counters and self.a.is_allocated((s.driver, s.pool.name, d.name)):
+                    yield from consumed_from(d, avail)
 
     def _available_wide(self, dev: Dev) -> dict[str, dict[str, Quantity]]:
         """:meth:`_available` with v0.38's Quantity: each counter's value, minus (``Quantity.Sub``) what every
