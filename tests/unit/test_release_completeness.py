@@ -145,9 +145,10 @@ def test_allocator_features_follow_the_default_gates(release: str) -> None:
 def test_a_release_the_testbed_does_not_build_says_so_once() -> None:
     """A supported release no testbed builds was never compared with its own control plane and allocator: every
     answer at it says so on stderr, once, and never on stdout."""
-    release = next(
-        iter(r for r in versions.SUPPORTED if r not in versions.testbed() and not versions.unverified(r))
-    )
+    unbuilt = [r for r in versions.SUPPORTED if r not in versions.testbed() and not versions.unverified(r)]
+    if not unbuilt:
+        pytest.skip("the testbed builds every supported release")
+    release = unbuilt[0]
     result = CliRunner().invoke(cli, ["demo", "--target-version", release])
     assert result.exit_code == 0, result.output
     line = f"not verified against a {release} control plane and allocator"
