@@ -4,7 +4,7 @@
 # file but must still reuse the cache.
 #   build.sh k8s|local|tools|peers
 # Environment (set by the Makefile): BIN, MODFILE, K8S_PATCH, GO, ORACLE_TAGS (Go build tags of the local group,
-# may be empty), GOTOOLCHAIN (only for a release whose module file needs a newer Go than the local one).
+# may be empty), ORACLE_MODFILE (the local group's module file, MODFILE when unset), GOTOOLCHAIN (only for a release whose module file needs a newer Go than the local one).
 set -euo pipefail
 
 # Everything is inside main, so bash has parsed the whole file before it runs: editing this script
@@ -33,9 +33,10 @@ main() {
 	local)
 		outputs=(kubedra-testbed kubedra-oracle)
 		mapfile -t gofiles < <(find cmd oracle -name '*.go' ! -name '*_test.go' | LC_ALL=C sort)
-		inputs=("$MODFILE" "$sumfile" "${gofiles[@]}")
+		localmod=${ORACLE_MODFILE:-$MODFILE}
+		inputs=("$localmod" "${localmod%.mod}.sum" "${gofiles[@]}")
 		pkgs=(./cmd/kubedra-testbed ./oracle)
-		flags=(-trimpath -ldflags=-s\ -w -modfile="$MODFILE")
+		flags=(-trimpath -ldflags=-s\ -w -modfile="$localmod")
 		if [ -n "${ORACLE_TAGS:-}" ]; then flags+=("-tags=$ORACLE_TAGS"); fi
 		dir=.
 		;;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Download, in parallel, the Go modules every testbed build needs: each release's module file, helm's
+# Download, in parallel, the Go modules every testbed build needs: each release's module file (and its oracle's,
+# go.<release>.oracle.mod, where it has one), helm's
 # (tools/go.mod) and the peers' (../shared/peers/*/go.mod when present). Only the module cache is written; a
 # failure here is not fatal (the build that needs a module downloads it itself), so this only saves waiting.
 #   prefetch.sh 1.37 1.36     # the releases to be built (go.<minor>.mod, else go.mod)
@@ -16,6 +17,11 @@ for release in "$@"; do
 	toolchain=$(sed -n "s/^GOTOOLCHAIN_$release := \(go[0-9.]*\)\$/\1/p" Makefile)
 	GOTOOLCHAIN=${toolchain:-local} "$GO" mod download -modfile="$modfile" >/dev/null 2>&1 &
 	pids+=($!)
+	# the oracle's own module file where the release has one (ORACLE_MODFILE_<release>: go.<release>.oracle.mod)
+	if [ -f "go.$release.oracle.mod" ]; then
+		GOTOOLCHAIN=${toolchain:-local} "$GO" mod download -modfile="go.$release.oracle.mod" >/dev/null 2>&1 &
+		pids+=($!)
+	fi
 done
 (cd tools && "$GO" mod download >/dev/null 2>&1) &
 pids+=($!)
