@@ -182,15 +182,22 @@ _MAKEFILE = Path(__file__).resolve().parents[2] / "testbed" / "Makefile"
 
 @functools.cache
 def oracle_release(minor: str) -> str:
-    """The exact release the testbed builds ``minor``'s oracle at (testbed/Makefile ``K8S_PATCH_<minor>``, such as
-    ``v1.36.3``): kubedra allocates at that patch, since some allocator behaviour changed within a minor
-    (``notInPatches`` in data/versions.yaml)."""
-    m = re.search(
-        rf"^K8S_PATCH_{re.escape(minor)}\s*:=\s*(v\S+)$", _MAKEFILE.read_text(encoding="utf-8"), re.M
+    """The exact release whose allocator the testbed builds ``minor``'s oracle with: the
+    ``k8s.io/dynamic-resource-allocation`` its module file pins (testbed/Makefile ``ORACLE_MODFILE_<minor>``, else
+    ``MODFILE_<minor>``; ``v0.35.10`` reads ``v1.35.10``, which may be newer than the ``k8s.io/kubernetes`` patch of
+    its control plane, ``K8S_PATCH_<minor>``). kubedra allocates at that patch, since some allocator behaviour
+    changed within a minor (``notInPatches`` in data/versions.yaml)."""
+    makefile = _MAKEFILE.read_text(encoding="utf-8")
+    m = re.search(rf"^ORACLE_MODFILE_{re.escape(minor)}\s*:=\s*(\S+)$", makefile, re.M) or re.search(
+        rf"^MODFILE_{re.escape(minor)}\s*:=\s*(\S+)$", makefile, re.M
     )
     if m is None:
-        raise LookupError(f"testbed/Makefile has no K8S_PATCH_{minor}")
-    return m.group(1)
+        raise LookupError(f"testbed/Makefile has no MODFILE_{minor}")
+    modfile = (_MAKEFILE.parent / m.group(1)).read_text(encoding="utf-8")
+    pin = re.search(r"^\s*k8s\.io/dynamic-resource-allocation => \S+ v0\.(\S+)$", modfile, re.M)
+    if pin is None:
+        raise LookupError(f"testbed/{m.group(1)} pins no k8s.io/dynamic-resource-allocation")
+    return f"v1.{pin.group(1)}"
 
 
 def kubedra_outcome(doc: dict[str, Any], timeout: float = 0, version: str = "1.37") -> Outcome:

@@ -8,7 +8,10 @@ Follows upstream ``consumable_capacity.go`` (k8s.io/dynamic-resource-allocation 
   with DRAFractionalCapacityRange when min/max/step are all milli-representable; the result keeps the
   step's format; validValues: the smallest valid value ≥ the request), or without a request the policy's
   default, else the whole capacity;
-- a negative consumed amount, or a rounding that leaves int64, is an error (aborts the allocation);
+- a negative consumed amount, or a rounding that leaves int64, is an error (aborts the allocation); before
+  1.37 (``allocator.capacityArithmeticChecked`` in data/versions.yaml: v0.34-v0.36) neither is checked: the int64
+  arithmetic wraps, the rounded value is ``BinarySI`` whatever the step's format, and a negative amount is summed
+  like any other (``checked=False`` below);
 - the device fits when already-consumed + being-allocated + consumed ≤ capacity for every name and no
   consumed amount violates the policy.
 
@@ -81,11 +84,20 @@ def _use_milli(rng: CapacityRequestPolicyRange, fractional: bool) -> bool:
     return True
 
 
-def _round_up_range(req: Quantity, rng: CapacityRequestPolicyRange, fractional: bool) -> Quantity:
+def _round_up_range(
+    req: Quantity, rng: CapacityRequestPolicyRange, fractional: bool, checked: bool = True
+) -> Quantity:
     if req < _r(rng.min):
         return _r(rng.min)
     if rng.step is None:
         return req
+    if (
+        not checked
+    ):  # v0.36.6 consumable_capacity.go roundUpRange: no bound checks, NewQuantity(val, BinarySI)
+        requested, step, lo = _int_reads(req, rng)
+        added = wrap_int64(requested - lo)
+        n = wrap_int64(_go_div(added, step) + (1 if _go_mod(added, step) else 0))
+        return Quantity.from_int(wrap_int64(lo + wrap_int64(step * n)), "BinarySI")
     fmt = rng.step.format
     if _use_milli(rng, fractional):
         rm = _milli(req)
@@ -137,8 +149,11 @@ def _round_up_values(req: Quantity, values: list[Quantity]) -> Quantity:
     return req
 
 
-def consumed_amount(requested: Quantity | None, cap: DeviceCapacity, fractional: bool = False) -> Quantity:
-    """upstream ``calculateConsumedCapacity``; raises :class:`CapacityError`."""
+def consumed_amount(
+    requested: Quantity | None, cap: DeviceCapacity, fractional: bool = False, checked: bool = True
+) -> Quantity:
+    """upstream ``calculateConsumedCapacity``; raises :class:`CapacityError` (``checked=False``: only where
+    upstream divides by zero)."""
     if requested is None:
         if cap.request_policy is not None and cap.request_policy.default is not None:
             return _r(cap.request_policy.default)
@@ -148,7 +163,7 @@ def consumed_amount(requested: Quantity | None, cap: DeviceCapacity, fractional:
     if pol is None:
         return requested
     if pol.valid_range is not None:
-        return _round_up_range(requested, pol.valid_range, fractional)
+        return _round_up_range(requested, pol.valid_range, fractional, checked)
     if pol.valid_values is not None:
         return _round_up_values(requested, pol.valid_values)
     return requested
@@ -186,12 +201,17 @@ def fits(
     capacity: Mapping[str, DeviceCapacity],
     allocating: Mapping[str, Quantity] | None,
     fractional: bool = False,
+    checked: bool = True,
 ) -> bool:
-    """upstream ``CmpRequestOverCapacity``; raises :class:`CapacityError` like upstream's error return."""
+    """upstream ``CmpRequestOverCapacity``; raises :class:`CapacityError` like upstream's error return.
+    ``checked=False`` is v0.34-v0.36's (allocator.capacityArithmeticChecked): each capacity in turn is rounded,
+    checked against its policy and summed, with no error of its own."""
     if requests:
         for name in requests:
             if name not in capacity:
                 return False
+    if not checked:
+        return _fits_unchecked(current, requests, capacity, allocating)
     consumed: dict[str, Quantity] = {}
     for name, cap in capacity.items():
         try:
@@ -214,14 +234,40 @@ def fits(
     return True
 
 
+def _fits_unchecked(
+    current: Mapping[str, Quantity] | None,
+    requests: Mapping[str, Quantity] | None,
+    capacity: Mapping[str, DeviceCapacity],
+    allocating: Mapping[str, Quantity] | None,
+) -> bool:
+    """:func:`fits` of v0.34-v0.36 (consumable_capacity.go CmpRequestOverCapacity at v0.36.6): each capacity in
+    turn is rounded, checked against its policy and summed; the only error is upstream's division by zero."""
+    for name, cap in capacity.items():
+        try:
+            amount = consumed_amount(requests.get(name) if requests else None, cap, checked=False)
+        except CapacityError as e:
+            raise CapacityError(f'capacity "{name}": {e}') from None
+        if violates_policy(amount, cap.request_policy):
+            return False
+        total = current[name].add(amount) if current and name in current else amount
+        if allocating and name in allocating:
+            total = total.add(allocating[name])
+        if total > _r(cap.value):
+            return False
+    return True
+
+
 def consumed_from_request(
-    requests: Mapping[str, Quantity] | None, capacity: Mapping[str, DeviceCapacity], fractional: bool = False
+    requests: Mapping[str, Quantity] | None,
+    capacity: Mapping[str, DeviceCapacity],
+    fractional: bool = False,
+    checked: bool = True,
 ) -> Consumed:
     """upstream ``GetConsumedCapacityFromRequest``: consumed amount for every capacity of the device."""
     out: Consumed = {}
     for name, cap in capacity.items():
         try:
-            out[name] = consumed_amount(requests.get(name) if requests else None, cap, fractional)
+            out[name] = consumed_amount(requests.get(name) if requests else None, cap, fractional, checked)
         except CapacityError as e:
             raise CapacityError(f'capacity "{name}": {e}') from None
     return out

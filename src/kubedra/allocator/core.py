@@ -105,6 +105,16 @@ class Allocator:
         self.exclusive_waits_for_shares = versions.holds_at(
             "allocator.exclusiveWaitsForShares", target_version
         )
+        # up to 1.35 a turned-down device keeps what it reserved, every permutation of a request's devices is
+        # tried, an All subrequest's later devices are looked up as subrequest 0, and shared devices do not take
+        # their counters; up to 1.36 consumable capacity is summed without bound checks (data/versions.yaml)
+        self.rolls_back_rejected = versions.holds_at("allocator.rollsBackRejectedDevice", target_version)
+        self.tries_combinations_once = versions.holds_at("allocator.triesEachCombinationOnce", target_version)
+        self.all_mode_keeps_sub = versions.holds_at("allocator.allModeKeepsSubRequest", target_version)
+        self.shares_consume_counters = versions.holds_at(
+            "allocator.sharedAllocationsConsumeCounters", target_version
+        )
+        self.capacity_checked = versions.holds_at("allocator.capacityArithmeticChecked", target_version)
         # consumable capacity reads and sums quantities as the release's apimachinery does (data/versions.yaml)
         self.quantity_since_138 = versions.holds_at("quantity.nineteenDigitInt64", target_version)
         self.classes = {c.name: c for c in classes}
@@ -276,6 +286,11 @@ class Allocator:
     def is_allocated(self, did: DeviceID) -> bool:
         a = self.allocated
         return did in a.devices or did in a.capacity or did in self._shared_index
+
+    def takes_counters(self, did: DeviceID) -> bool:
+        """Whether an allocated device's counters are taken off its pool's: any allocation, or before
+        allocator.sharedAllocationsConsumeCounters only an exclusive one (AllocatedDevices)."""
+        return self.is_allocated(did) if self.shares_consume_counters else did in self.allocated.devices
 
     def pools_for(self, node: Node) -> list[Pool]:
         """The node's pools. Slices do not change during an Allocator's life, so they are gathered once per

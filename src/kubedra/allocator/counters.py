@@ -101,7 +101,7 @@ class CounterTracking:
         devices, consumptions as listed)."""
         for s in scan:
             for d in s.devices:
-                if d.consumes_counters and self.a.is_allocated((s.driver, s.pool.name, d.name)):
+                if d.consumes_counters and self.a.takes_counters((s.driver, s.pool.name, d.name)):
                     yield from consumed_from(d, avail)
 
     def _available_wide(self, dev: Dev) -> dict[str, dict[str, Quantity]]:

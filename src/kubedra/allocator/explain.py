@@ -201,7 +201,13 @@ def _explain_request(  # noqa: C901 - one filter per step of the allocator's own
             )
         filt(
             "enough capacity",
-            lambda dv: cap.fits(a.allocated.capacity.get(dv.id), r.capacity, dv.device.capacity, None),
+            lambda dv: cap.fits(
+                a.allocated.capacity.get(dv.id),
+                r.capacity,
+                dv.device.capacity,
+                None,
+                checked=a.capacity_checked,
+            ),
             lambda dropped: "not enough consumable capacity left: " + _names(dropped),
         )
     if f.partitionable_devices:

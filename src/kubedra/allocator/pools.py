@@ -8,7 +8,8 @@
   ``resourceSliceCount``; otherwise all slices of the pool (also those not for this node) are re-scanned:
   a newer generation anywhere makes the pool obsolete (ignored), too few slices make it incomplete.
 - Pools are sorted by (driver, pool name); pools whose devices have binding conditions go last (1.36+).
-  Slices inside a pool are sorted by name.
+  Slices inside a pool are sorted by name; before 1.36 the experimental variant puts a pool's slices with
+  binding conditions after its others (``allocator.bindingSlicesKeepTheirPlace``).
 - Counter model (1.35+, ``pool_counters=True``): slices with ``sharedCounters`` hold counter sets for the
   whole pool (their devices, if any, are ignored); the 1.33/1.34 model (``pool_counters=False``) keeps
   counters in the device's own slice.
@@ -115,8 +116,12 @@ def _build(  # noqa: C901 - upstream GatherPools' slice checks in its order (poo
     features: Features,
     all_for_pool: list[ResourceSlice] | None,
     pool_counters: bool,
+    binding_last: bool = False,
 ) -> Pool:
-    slices = sorted(slices, key=lambda s: s.name)
+    # by name; before 1.36 the experimental variant adds a slice with binding conditions after the others
+    slices = sorted(
+        slices, key=lambda s: (binding_last and any(d.binding_conditions for d in s.devices), s.name)
+    )
     device_slices: list[ResourceSlice] = []
     counter_slices: list[ResourceSlice] = []
     not_targeting: list[ResourceSlice] = []
@@ -216,12 +221,16 @@ def gather_pools(
             pools[key] = [s]
         elif s.pool.generation == cur[0].pool.generation:
             cur.append(s)
+    # data/versions.yaml allocator.bindingSlicesKeepTheirPlace
+    binding_last = features.variant(release) == "experimental" and not versions.holds(
+        "allocator.bindingSlicesKeepTheirPlace", release
+    )
     result: list[Pool] = []
     with_binding: list[Pool] = []
     for (driver, name), pslices in pools.items():
         want = pslices[0].pool.resource_slice_count
         if len(pslices) == want:
-            pool = _build(driver, name, pslices, features, None, pool_counters)
+            pool = _build(driver, name, pslices, features, None, pool_counters, binding_last)
         else:
             gen = pslices[0].pool.generation
             obsolete = False
@@ -241,7 +250,7 @@ def gather_pools(
             if len(all_for_pool) != want:
                 result.append(Pool(driver=driver, name=name, incomplete=True))
                 continue
-            pool = _build(driver, name, pslices, features, all_for_pool, pool_counters)
+            pool = _build(driver, name, pslices, features, all_for_pool, pool_counters, binding_last)
         (with_binding if _has_binding_conditions(pool) else result).append(pool)
     result.sort(key=lambda p: (p.driver, p.name))
     with_binding.sort(key=lambda p: (p.driver, p.name))

@@ -21,6 +21,7 @@ from kubedra.allocator.errors import (
     InvalidPoolsError,
     StopSearch,
 )
+from kubedra.allocator.kept import allocate_device_kept
 from kubedra.allocator.pools import Pool, PoolError, node_matches
 from kubedra.allocator.requests import Dev, DeviceResult, Req, ReqData, Rollback, claim_ref, requests_of
 from kubedra.allocator.result import build_result
@@ -206,11 +207,9 @@ class Search(CounterTracking):
                             ok = cap.fits(
                                 None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
                             )
-                        else:  # up to 1.36: with the capacity in use, a device that cannot tell is left out
+                        else:  # up to 1.36: with the capacity in use (no error there but a division by 0)
                             ok = self._capacity_fits(r, did, d)
                     except cap.CapacityError as e:
-                        if not self.a.all_devices_fit_empty:
-                            continue
                         raise AllocationError(
                             f"claim {claim_ref(claim)}, request {r.name}: checking capacity for device {d.name}: {e}"
                         ) from None
@@ -305,10 +304,22 @@ class Search(CounterTracking):
             hit = self._fits_cache.get(key)
             if hit is None:
                 hit = self._fits_cache[key] = cap.fits(
-                    None, r.capacity, d.capacity, None, self.f.fractional_capacity_range
+                    None,
+                    r.capacity,
+                    d.capacity,
+                    None,
+                    self.f.fractional_capacity_range,
+                    self.a.capacity_checked,
                 )
             return hit
-        return cap.fits(current, r.capacity, d.capacity, allocating, self.f.fractional_capacity_range)
+        return cap.fits(
+            current,
+            r.capacity,
+            d.capacity,
+            allocating,
+            self.f.fractional_capacity_range,
+            self.a.capacity_checked,
+        )
 
     def _skips_node_operations(self) -> bool:
         """Whether a device of a slice with skipNodeOperations may be allocated here: the gate is on and the
@@ -328,7 +339,10 @@ class Search(CounterTracking):
         """Try one device; returns its undo function, or None when it cannot be used here.
 
         Every rejection after a partial reservation rolls back what was reserved (counters, constraints,
-        in-use marks, capacity), like upstream's ``rollbackDevice`` since v0.37."""
+        in-use marks, capacity), like upstream's ``rollbackDevice`` since v0.36.3; before, what was reserved stays
+        (:func:`kubedra.allocator.kept.allocate_device_kept`)."""
+        if not self.a.rolls_back_rejected:
+            return allocate_device_kept(self, ci, ri, si, dev, must)
         claim = self.claims[ci]
         rd = self.req_data[(ci, ri, si)]
         r = rd.req
@@ -423,7 +437,9 @@ class Search(CounterTracking):
                 return None
             if multi:
                 try:
-                    consumed = cap.consumed_from_request(r.capacity, d.capacity, f.fractional_capacity_range)
+                    consumed = cap.consumed_from_request(
+                        r.capacity, d.capacity, f.fractional_capacity_range, self.a.capacity_checked
+                    )
                 except cap.CapacityError as e:
                     rollback()
                     raise AllocationError(
@@ -483,8 +499,9 @@ class Search(CounterTracking):
             undo = self._allocate_device(ci, ri, si, dev, True)
             if undo is None:
                 return False
+            # before 1.36 the next device of an All subrequest is looked up as subrequest 0 (data/versions.yaml)
             try:
-                done = self._one(ci, ri, si, di + 1, in_sub, 0)
+                done = self._one(ci, ri, si if self.a.all_mode_keeps_sub else 0, di + 1, in_sub, 0)
             except BaseException:
                 undo()
                 raise
@@ -494,6 +511,9 @@ class Search(CounterTracking):
         cands = self.candidates
         f = self.f
         order = self._scan_order(ci, ri, si, rd)
+        # the next device of this request is looked for after this one (each combination once), or before 1.36
+        # from the first device again (every permutation: data/versions.yaml allocator.triesEachCombinationOnce)
+        combinations = self.a.tries_combinations_once
         for idx in range(start, len(cands)) if order is None else order[bisect_left(order, start) :]:
             dev = cands[idx]
             did = dev.id
@@ -518,7 +538,7 @@ class Search(CounterTracking):
             if undo is None:
                 continue
             try:
-                done = self._one(ci, ri, si, di + 1, in_sub, idx + 1)
+                done = self._one(ci, ri, si, di + 1, in_sub, idx + 1 if combinations else 0)
             except BaseException:
                 undo()
                 raise

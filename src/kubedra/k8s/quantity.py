@@ -465,6 +465,9 @@ class Quantity:
         if fmt == "BinarySI" and (-1024 * NANO < self.nanos < 1024 * NANO or self.nanos % NANO):
             fmt = "DecimalSI"  # avoids rounding, like upstream
         if fmt == "BinarySI":
+            if self.nanos == -(2**63) * NANO and self.scale is not None:
+                # int64Amount MinInt64: removeInt64Factors (math.go) cannot negate it, so no factor comes off
+                return str(-(2**63))
             amount, times = _strip_factors(self.nanos // NANO, 1024)
             return f"{amount}{_BIN_BY_EXP.get(times * 10, '')}"
         amount, times = _strip_factors(self.nanos, 10)
