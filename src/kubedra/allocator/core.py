@@ -115,6 +115,9 @@ class Allocator:
             "allocator.sharedAllocationsConsumeCounters", target_version
         )
         self.capacity_checked = versions.holds_at("allocator.capacityArithmeticChecked", target_version)
+        self.subrequests_own_key = versions.holds_at(
+            "allocator.subRequestsValidatedUnderTheirOwnKey", target_version
+        )
         # consumable capacity reads and sums quantities as the release's apimachinery does (data/versions.yaml)
         self.quantity_since_138 = versions.holds_at("quantity.nineteenDigitInt64", target_version)
         self.classes = {c.name: c for c in classes}

@@ -1,6 +1,7 @@
-"""upstream's allocateDevice before it rolled a turned-down device back (``allocator.rollsBackRejectedDevice`` in
-data/versions.yaml: v0.34.13, v0.35.4/v0.35.10 and v0.36.0-v0.36.2,
-structured/internal/{stable,incubating,experimental}/allocator_*.go allocateDevice), step for step.
+"""A turned-down device keeps what it reserved: upstream's allocateDevice before v0.36.3, step for step.
+
+``allocator.rollsBackRejectedDevice`` in data/versions.yaml: v0.34.13, v0.35.4/v0.35.10 and v0.36.0-v0.36.2,
+structured/internal/{stable,incubating,experimental}/allocator_*.go allocateDevice.
 
 A device turned down after part of it was reserved keeps what was reserved for the rest of the search: the
 counters checkAvailableCounters took (after a taint, a claim constraint or too little capacity), the constraints

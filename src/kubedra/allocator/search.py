@@ -196,10 +196,14 @@ class Search(CounterTracking):
         """The devices of a complete, valid pool that an ``All`` request takes."""
         claim, r = self.claims[ci], rd.req
         out: list[Dev] = []
+        # before 1.36 the second subrequest is validated under the first one's key, so where the first asks for
+        # All it reuses what the first's selectors answered (data/versions.yaml)
+        first = self.req_data.get((ci, ri, 0)) if si == 1 and not self.a.subrequests_own_key else None
+        sel = first if first is not None and first.req.mode == ALLOCATION_MODE_ALL else rd
         for s in p.slices:
             for d in s.devices:
                 did = (s.driver, s.pool.name, d.name)
-                if not self._selectable(ci, ri, si, rd, s, d, did):
+                if not self._selectable(ci, ri, si, sel, s, d, did):
                     continue
                 if self.f.consumable_capacity:
                     try:
