@@ -491,7 +491,10 @@ def test_release_expectations_differ_from_the_default() -> None:
     """An expectAt entry says what an older release answers differently; one equal to ``expect`` is noise."""
     for name, case in CASES.items():
         for release, at in case.get("expectAt", {}).items():
-            assert at != {k: v for k, v in case["expect"].items() if k in ("error", "results")}, (name, release)
+            assert at != {k: v for k, v in case["expect"].items() if k in ("error", "results")}, (
+                name,
+                release,
+            )
 
 
 # --------------------------------------------------------------------------- the comparison itself

@@ -61,6 +61,13 @@ def implementation(features: dict[str, bool], version: str = "1.37") -> str:
     return "experimental"
 
 
+def ordered(features: dict[str, bool], version: str = "1.37") -> bool:
+    """Whether upstream's allocator for these features visits pools in a fixed order, so that its exact allocation
+    can be compared: the incubating and experimental allocators from v0.36 sort pools and slices by name; every
+    release's stable one and every v0.35 variant (pools_*.go GatherPools ranges over a map, no sort) do not."""
+    return implementation(features, version) != "stable" and Version.parse(version) >= Version(1, 36)
+
+
 def _typed(obj: dict[str, Any]) -> Any:
     parsed = parse_object(json.loads(json.dumps(obj)))  # a private copy, faster than deepcopy
     if parsed is None:

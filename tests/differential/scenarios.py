@@ -153,6 +153,8 @@ ALL_FEATURES = (*KUBEDRA_FEATURES, "CompatibilityGroups", "OptionalNodeOperation
 # The 1.36 allocator's structured.Features (k8s.io/dynamic-resource-allocation v0.36.3): no FractionalCapacityRange
 # and no DerivedAttributes
 FEATURES_136 = frozenset(KUBEDRA_FEATURES) - {"FractionalCapacityRange", "DerivedAttributes"}
+# The 1.35 allocator's (k8s.io/dynamic-resource-allocation v0.35.10): no ListTypeAttributes either
+FEATURES_135 = FEATURES_136 - {"ListTypeAttributes"}
 
 GENE = st.binary(min_size=16, max_size=16).map(lambda b: int.from_bytes(b, "little"))
 

@@ -2,7 +2,7 @@
 
 Hypothesis generates scenarios (:mod:`scenarios`); kubedra allocates each one in-process and
 ``kubedra-oracle`` (k8s.io/dynamic-resource-allocation/structured of the scenario's release: v0.37.2, v0.36.3,
-v0.38.0-beta.0, split by :data:`SHARES`) allocates them in batches of :data:`BATCH` per process. They must agree
+v0.38.0-beta.0, and v0.35.10 once 1.35 is in the testbed; split by :data:`SHARES`) allocates them in batches of :data:`BATCH` per process. They must agree
 on the outcome (allocated / unsatisfiable / error, and whether an error fails only the node) and, where
 upstream is deterministic (the incubating and experimental allocators sort pools and slices by name), on
 the exact allocation: the device of every request result (order-insensitive within a claim), node
@@ -51,12 +51,13 @@ from .compare import (
     kubedra_outcome,
     oracle_outcome,
     oracle_release,
+    ordered,
     stable_order_explains,
     timed_out,
 )
 from .corpus import dump_case, scenario_to_case
 from .minimize import minimize, signature
-from .scenarios import FEATURES_136, scenarios
+from .scenarios import FEATURES_135, FEATURES_136, scenarios
 
 pytestmark = pytest.mark.integration
 
@@ -93,7 +94,12 @@ def _report_dir() -> Path:
 
 def _is_136(doc: Doc) -> bool:
     """A scenario run at 1.36 (``as_136``: its features lack the 1.37-only FractionalCapacityRange)."""
-    return "FractionalCapacityRange" not in doc["features"]
+    return "FractionalCapacityRange" not in doc["features"] and "release" not in doc
+
+
+def _is_135(doc: Doc) -> bool:
+    """A scenario run at 1.35 (``as_135``: marked with ``release``, which the oracle ignores)."""
+    return doc.get("release") == "1.35"
 
 
 # Disagreements that are understood and reported to the allocator's owner; they are counted and listed in
@@ -185,12 +191,29 @@ def as_136(doc: Doc) -> Doc:
     return {**doc, "features": features, "claims": claims}
 
 
+def as_135(doc: Doc) -> Doc:
+    """A scenario for the 1.35 allocator (v0.35.10), marked: 1.36's, without ListTypeAttributes (a field its
+    structured.Features lacks) and without list-typed device attributes, which the 1.35 API does not have
+    (data/versions.yaml dra.listTypeAttributes), so no stored slice has them."""
+    doc = as_136(doc)
+    slices = copy.deepcopy(doc["slices"])
+    for sl in slices:
+        for d in sl["spec"].get("devices") or []:
+            attrs = d.get("attributes") or {}
+            for name in [
+                n for n, v in attrs.items() if not {"ints", "bools", "strings", "versions"}.isdisjoint(v)
+            ]:
+                del attrs[name]
+    features = {k: v for k, v in doc["features"].items() if k in FEATURES_135}
+    return {**doc, "features": features, "slices": slices, "release": "1.35"}
+
+
 def _compare_error_texts(
-    run: Run, impl: str, doc: Doc, ours: Outcome, theirs: Outcome, oracle: Oracle
+    run: Run, exact: bool, doc: Doc, ours: Outcome, theirs: Outcome, oracle: Oracle
 ) -> None:
     """Report error texts that differ (loosely; for the stable allocator, whose first error depends on its
     random pool order, kubedra's exact text must be the one of some order)."""
-    if impl != "stable":
+    if exact:
         msg = error_message_difference(ours, theirs)
         if msg:
             run.message_differences.append(msg)
@@ -203,8 +226,9 @@ def _compare_error_texts(
 
 # How a run's scenarios are split between the testbed's releases whose oracle is built: of every five, one at
 # 1.36 (its own feature set, as_136), one at 1.38 (same features as 1.37: data/versions.yaml allocatorFeatures),
-# the rest at the default release. A release without an oracle gives its share to the default one.
-SHARES = {4: "1.36", 3: "1.38"}
+# one at 1.35 (as_135; v0.35.10), the rest at the default release. A release without an oracle (one not in
+# data/versions.yaml testbed) gives its share to the default one.
+SHARES = {4: "1.36", 3: "1.38", 2: "1.35"}
 
 
 def release_of(position: int, oracles: dict[str, Oracle]) -> str:
@@ -260,15 +284,16 @@ def run_differential(
                 count += 1
                 continue
             run.outcomes[theirs["kind"]] += 1
-            why = difference(ours, theirs, exact=impl != "stable")
-            if why is not None and impl == "stable" and stable_order_explains(doc, ours, oracles[version]):
+            exact = ordered(doc["features"], version)
+            why = difference(ours, theirs, exact=exact)
+            if why is not None and not exact and stable_order_explains(doc, ours, oracles[version]):
                 run.stable_order_dependent += 1
                 why = None
             if why is not None:
                 known = _classify(version, doc, ours, theirs)
-                run.findings.append(Finding(count, doc, ours, theirs, why, impl != "stable", known, version))
+                run.findings.append(Finding(count, doc, ours, theirs, why, exact, known, version))
             else:
-                _compare_error_texts(run, impl, doc, ours, theirs, oracles[version])
+                _compare_error_texts(run, exact, doc, ours, theirs, oracles[version])
             count += 1
         pending.clear()
 
@@ -284,7 +309,7 @@ def run_differential(
     @given(scenarios())
     def collect(doc: Doc) -> None:
         release = release_of(len(pending), oracles)
-        pending.append((release, {"1.36": as_136, "1.38": as_138}.get(release, dict)(doc)))
+        pending.append((release, {"1.35": as_135, "1.36": as_136, "1.38": as_138}.get(release, dict)(doc)))
         if len(pending) >= BATCH:
             flush()
 

@@ -16,11 +16,12 @@ from .compare import (
     implementation,
     kubedra_outcome,
     oracle_outcome,
+    ordered,
     stable_order_explains,
 )
 from .corpus import case_to_scenario, scenario_to_case
 from .minimize import reductions, signature
-from .scenarios import BIG_COUNTERS, Genes, sample, scenarios
+from .scenarios import BIG_COUNTERS, FEATURES_135, Genes, sample, scenarios
 
 DEV = {"request": "req-0", "driver": "driver-a", "pool": "pool-a", "device": "dev-0"}
 PINNED = {
@@ -271,3 +272,30 @@ def test_generator_balances_variants_and_covers_the_hard_paths() -> None:
     runtime = [d for d in docs[:200] if "CEL runtime error" in (kubedra_outcome(d)["error"] or "")]
     assert len(runtime) >= 10, len(runtime)
     assert Counter(implementation(d["features"]) for d in runtime)["stable"] >= 3
+
+
+def test_a_135_scenario_has_only_what_the_135_api_and_allocator_have() -> None:
+    from . import test_allocator_vs_oracle as t
+
+    doc = sample(1, 3)[0]
+    doc["features"]["ListTypeAttributes"] = True
+    doc["slices"][0]["spec"].setdefault("devices", [{"name": "dev-x"}])[0].setdefault("attributes", {})[
+        "l"
+    ] = {"strings": ["a"]}
+    old = t.as_135(doc)
+    assert old["release"] == "1.35"
+    assert t._is_135(old)
+    assert not t._is_136(old)
+    assert set(old["features"]) == FEATURES_135
+    assert "l" not in (old["slices"][0]["spec"]["devices"][0].get("attributes") or {})
+    assert "l" in doc["slices"][0]["spec"]["devices"][0]["attributes"], (
+        "the generated scenario is kept as it was"
+    )
+
+
+def test_exact_allocations_only_where_upstream_sorts_pools() -> None:
+    on = {"ConsumableCapacity": True}
+    assert ordered(on, "1.37")
+    assert ordered(on, "1.36")
+    assert not ordered(on, "1.35")  # every v0.35 variant ranges over a map of pools
+    assert not ordered({}, "1.37")  # the stable allocator

@@ -14,9 +14,9 @@ from kubedra.testing import binaries
 from kubedra.testing.oracle import Oracle
 from kubedra.testing.require import unavailable
 
-from .compare import difference, implementation, kubedra_outcome, oracle_outcome, oracle_release
+from .compare import difference, kubedra_outcome, oracle_outcome, oracle_release, ordered
 from .corpus import CORPUS, case_to_scenario
-from .test_allocator_vs_oracle import KNOWN_DIVERGENCES, _is_136, _is_138
+from .test_allocator_vs_oracle import KNOWN_DIVERGENCES, _is_135, _is_136, _is_138
 
 pytestmark = pytest.mark.integration
 
@@ -44,7 +44,7 @@ def test_every_known_divergence_has_a_scenario() -> None:
 
 def _outcomes(name: str, oracle: Oracle) -> tuple[dict[str, Any], Any, Any, str | None]:
     doc = _scenario(name)
-    release = "1.38" if _is_138(doc) else "1.36" if _is_136(doc) else None
+    release = "1.38" if _is_138(doc) else "1.35" if _is_135(doc) else "1.36" if _is_136(doc) else None
     if release is not None:  # kubedra's model of that release against its allocator
         if binaries.find(binaries.ORACLE, release) is None:
             unavailable(f"{binaries.ORACLE} {release} is not built: run `make testbed`")
@@ -53,7 +53,7 @@ def _outcomes(name: str, oracle: Oracle) -> tuple[dict[str, Any], Any, Any, str 
     else:
         ours = kubedra_outcome(doc, version=oracle_release("1.37"))
     theirs = oracle_outcome(oracle.run(doc))
-    exact = implementation(doc["features"], release or "1.37") != "stable"
+    exact = ordered(doc["features"], release or "1.37")
     return doc, ours, theirs, difference(ours, theirs, exact)
 
 

@@ -16,7 +16,7 @@ from kubedra.testing import binaries
 from kubedra.testing.oracle import Oracle
 from kubedra.testing.require import unavailable
 
-from .compare import difference, implementation, kubedra_outcome, oracle_outcome, oracle_release
+from .compare import difference, kubedra_outcome, oracle_outcome, oracle_release, ordered
 
 pytestmark = pytest.mark.integration
 
@@ -53,5 +53,5 @@ def test_regression_scenario_agrees(path: Path, oracle: Oracle) -> None:
         ours = kubedra_outcome(doc, version=oracle_release("1.37"))
     theirs = oracle_outcome(oracle.run(doc))
     assert theirs["kind"] != "error" or "panic" not in (theirs["error"] or "")
-    why = difference(ours, theirs, implementation(doc["features"], release or "1.37") != "stable")
+    why = difference(ours, theirs, ordered(doc["features"], release or "1.37"))
     assert why is None, why
