@@ -146,6 +146,13 @@ def behaviour(name: str, release: str | Version) -> Any:
 
 def _by_release(section: str, name: str, release: str | Version) -> Any:
     v = release if isinstance(release, Version) else Version.parse(release, what="Kubernetes version")
+    return _entry_at(section, name, v)
+
+
+@functools.cache
+def _entry_at(section: str, name: str, v: Version) -> Any:
+    """The table's entry for ``v``, once per release: the allocator asks at every allocation (the value is the
+    data's own object, as before, so callers see the same object each time)."""
     try:
         table: dict[str, Any] = _data()[section][name]
     except KeyError:
