@@ -1,6 +1,7 @@
 """Preemption (kube-scheduler's DefaultPreemption): a pod that fits nowhere evicts lower-priority pods from the
-node where that takes the least, ranked by the highest victim priority, then the sum of victim priorities, then
-the number of victims, then the node's index. Functions of one :class:`kubedra.scheduler.simulator.Scheduler`.
+node where that takes the least among the candidates the dry run shortlists, ranked by the highest victim
+priority, then the sum of victim priorities, then the number of victims, then the node's index. Functions of one
+:class:`kubedra.scheduler.simulator.Scheduler`.
 
 What preempting on a node takes depends only on that node (its pods and devices: node-local pools; a change
 to a pool shared by nodes counts as a change of every node) and on the preemptor's class (pod spec, claims,
@@ -8,16 +9,23 @@ priority). So each class keeps its nodes' answers (:class:`kubedra.scheduler.sta
 scheduling classes, tries again only the nodes that changed since it last looked: a cluster's preemptors
 cost the nodes they change, not every node each (which made many preemptors quadratic in the nodes). Trying a
 node unbinds its lower-priority pods and binds them back, which leaves it equal to how it was for every later
-try (the same pods; the reprieved victims' devices chosen again from the same free devices)."""
+try (the same pods; the reprieved victims' devices chosen again from the same free devices).
+
+Like kube-scheduler (framework/preemption DryRunPreemption), the dry run stops once it has numCandidates
+candidates (:func:`num_candidates`, at least 100: on smaller clusters every node) and the pod goes to the best
+of those. kube-scheduler starts at a random potential node; kubedra at the first, in node order
+(:class:`kubedra.scheduler.shortlist.Shortlist` keeps the candidates in that order), and the report says so
+where the shortlist left potential nodes out (``Scheduler.shortlisted``)."""
 
 from __future__ import annotations
 
-import heapq
 from typing import TYPE_CHECKING, Any
 
+from kubedra.k8s import versions
 from kubedra.scheduler import filters
 from kubedra.scheduler.placement import bind_on
-from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.pods import PODS, SimPod
+from kubedra.scheduler.shortlist import Shortlist
 from kubedra.scheduler.state import Candidates, SimNode
 
 if TYPE_CHECKING:
@@ -69,41 +77,95 @@ def _static_reason(sp: SimPod, node: SimNode, required: Any) -> str | None:
     )
 
 
+def num_candidates(potential: int, release: str) -> int:
+    """kube-scheduler's numCandidates for ``potential`` nodes: max(potential * minCandidateNodesPercentage / 100,
+    minCandidateNodesAbsolute), at most ``potential`` (DefaultPreemptionArgs defaults of ``release``)."""
+    args: dict[str, int] = versions.behaviour("scheduler.defaultPreemptionArgs", release)
+    n = potential * args["minCandidateNodesPercentage"] // 100
+    return min(max(n, args["minCandidateNodesAbsolute"]), potential)
+
+
+def candidates_rule(release: str) -> str:
+    """numCandidates in words, for the report: ``max(10% of the potential nodes, 100) candidates``."""
+    args = versions.behaviour("scheduler.defaultPreemptionArgs", release)
+    return (
+        f"max({args['minCandidateNodesPercentage']}% of the potential nodes, "
+        f"{args['minCandidateNodesAbsolute']}) candidates"
+    )
+
+
 def _best_of_class(sched: Scheduler, sp: SimPod, required: Any) -> tuple[SimNode, list[SimPod]] | None:
-    """The node where preempting takes least for ``sp``, from its class's answers brought up to date."""
+    """The node where preempting takes least for ``sp`` among the first numCandidates candidates in node order,
+    from its class's answers brought up to date.
+
+    kube-scheduler dry-runs the potential nodes from a random offset, in an order it does not fix (a map's and
+    its parallel workers'), until it has numCandidates candidates, then picks the best of those; kubedra starts
+    at the first node and goes in node order, so where there are more candidates than that, kube-scheduler
+    may shortlist others and pick another node, one no better ranked than the best of all (the pick among the
+    shortlisted ones follows the same ranking). Below numCandidates potential nodes (at least 100) every
+    node is tried by both."""
     key = (sched._class_key(sp), sp.priority)
     cands = sched.preemptors.pop(key, None)
     if cands is None:
-        cands = Candidates()
+        cands = _new_candidates(sched, sp, required)
         if len(sched.preemptors) >= MAX_PREEMPTOR_CLASSES:
             sched.preemptors.pop(next(iter(sched.preemptors)))  # the least recently used
     sched.preemptors[key] = cands  # most recently used last
     changes = sched._changes
-    if cands.log_pos < 0 or -1 in changes[cands.log_pos :]:
-        dirty: list[int] = list(range(len(sched.nodes)))
-    else:
-        dirty = sorted(set(changes[cands.log_pos :]))
-    for i in dirty:
-        if i in cands.static_fail:
-            continue  # labels, taints and unschedulable do not change during a simulation
-        node = sched.nodes[i]
-        if i not in cands.entries and _static_reason(sp, node, required):
-            cands.static_fail.add(i)
-            continue
-        rank, victims = _try_node(sched, sp, node, required)
-        cands.entries[i] = (node.version, rank, victims)
-        if rank is not None:
-            heapq.heappush(cands.heap, (rank, i, node.version))
+    if cands.log_pos >= 0 and -1 in changes[cands.log_pos :]:
+        cands.entries.clear()  # a pool shared by nodes changed: every answer is stale, try the nodes again
+        cands.shortlist = Shortlist(len(sched.nodes))
+        cands.frontier, cands.untried = 0, cands.potential
+    elif cands.log_pos >= 0:
+        for i in sorted(set(changes[cands.log_pos :])):
+            if i < cands.frontier and i not in cands.unresolvable:
+                _look(sched, sp, cands, i, required)
+    # kube-scheduler stops once it has numCandidates candidates: try further nodes only until then
+    shortlist, n = cands.shortlist, len(sched.nodes)
+    while shortlist.total() < cands.limit and cands.frontier < n:
+        i = cands.frontier
+        cands.frontier += 1
+        if i not in cands.unresolvable:
+            cands.untried -= 1
+            _look(sched, sp, cands, i, required)
     cands.log_pos = len(changes)  # trying a node leaves it equal: its own changes need no second try
-    heap = cands.heap
-    while heap:
-        rank, i, version = heap[0]
-        entry = cands.entries.get(i)
-        if entry is None or entry[0] != version or sched.nodes[i].version != version:
-            heapq.heappop(heap)  # an older answer for a node tried again since
-            continue
-        return sched.nodes[i], entry[2]
-    return None
+    best = shortlist.best_of_first(cands.limit)
+    if best is None:
+        return None
+    if cands.untried or shortlist.total() > cands.limit:
+        sched.shortlisted += 1  # kube-scheduler, starting elsewhere, may shortlist other candidates
+    i = best[-1]
+    return sched.nodes[i], cands.entries[i][2]
+
+
+def _new_candidates(sched: Scheduler, sp: SimPod, required: Any) -> Candidates:
+    """A class's view before any try: its potential nodes (labels, taints, unschedulable and allocatable do not
+    change during a simulation) and numCandidates."""
+    cands = Candidates(shortlist=Shortlist(len(sched.nodes)))
+    for node in sched.nodes:
+        if _static_reason(sp, node, required) or _exceeds_allocatable(sched, sp, node):
+            cands.unresolvable.add(node.index)
+    cands.potential = cands.untried = len(sched.nodes) - len(cands.unresolvable)
+    cands.limit = num_candidates(cands.potential, sched.cfg.target_version)
+    return cands
+
+
+def _exceeds_allocatable(sched: Scheduler, sp: SimPod, node: SimNode) -> bool:
+    """NodeResourcesFit's Unresolvable: a request above the node's allocatable, which no eviction frees
+    (plugins/noderesources fit.go InsufficientResource.Unresolvable, v1.34.4 to v1.38.0-beta.0)."""
+    skip = sched._pod_claims_for_node(sp, node)[1] if sched.dra else frozenset()
+    allocatable = node.allocatable
+    return any(
+        want > 0 and name not in skip and name != PODS and allocatable.get(name, 0) < want
+        for name, want in sp.requests.items()
+    )
+
+
+def _look(sched: Scheduler, sp: SimPod, cands: Candidates, i: int, required: Any) -> None:
+    node = sched.nodes[i]
+    rank, victims = _try_node(sched, sp, node, required)
+    cands.entries[i] = (node.version, rank, victims)
+    cands.shortlist.set(i, None if rank is None else (*rank, i))
 
 
 def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tuple[Rank | None, list[SimPod]]:

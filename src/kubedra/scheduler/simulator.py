@@ -143,6 +143,7 @@ class Scheduler:
         self._bound_priorities: Counter[int] = Counter()  # priorities of bound pods (for preemption)
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
         self.preemptors: dict[tuple[Any, ...], Candidates] = {}  # per preemptor class (preemption)
+        self.shortlisted = 0  # preemptions decided without trying every potential node (preemption)
 
     # ------------------------------------------------------------------ state changes
     def _touch(self, results: Iterable[AllocationResult]) -> None:

@@ -16,6 +16,7 @@ from kubedra.model.objects import (
 )
 from kubedra.scheduler import filters
 from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.shortlist import Shortlist
 
 MAX_SCORE = 100
 DRA_FAILURE = "cannot allocate all claims"
@@ -164,12 +165,20 @@ def prioritized_score(claims: Sequence[ResourceClaim], results: Sequence[Allocat
 
 @dataclass(eq=False)
 class Candidates:
-    """Preemption's view of the nodes for one class of preemptor (equal pod spec, claims and priority): per
-    node index, the node's version after it was last tried and what preempting there takes (the rank of its
-    victims and the victims, or None where nothing helps), with a heap of the candidates by rank and index;
-    ``log_pos``: where in the scheduler's change log it last looked (as :class:`ClassState`)."""
+    """Preemption's view of the nodes for one class of preemptor (equal pod spec, claims and priority).
+
+    ``potential``: the nodes preemption may help on (kube-scheduler's Unschedulable ones, not those failing a
+    filter no eviction changes, ``unresolvable``), ``limit`` the candidates kube-scheduler stops at among them
+    (numCandidates). Nodes are tried in index order up to ``frontier``: per node index tried, the node's version
+    after it was last tried and what preempting there takes (the rank of its victims and the victims, or None
+    where nothing helps), and the candidates in ``shortlist``; ``log_pos``: where in the scheduler's change log
+    it last looked (as :class:`ClassState`)."""
 
     entries: dict[int, tuple[int, tuple[int, int, int] | None, list[SimPod]]] = field(default_factory=dict)
-    heap: list[tuple[tuple[int, int, int], int, int]] = field(default_factory=list)
-    static_fail: set[int] = field(default_factory=set)
+    unresolvable: set[int] = field(default_factory=set)
+    potential: int = 0
+    limit: int = 0
+    frontier: int = 0
+    untried: int = 0  # potential nodes from ``frontier`` on
+    shortlist: Shortlist = field(default_factory=lambda: Shortlist(0))
     log_pos: int = -1

@@ -35,6 +35,7 @@ from kubedra.model.objects import (
 from kubedra.scheduler.build import PriorityClasses, build_sim_pods
 from kubedra.scheduler.convert import DraOptions, MigOffer, memory_need, to_device_plugin, to_dra
 from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.preemption import candidates_rule
 from kubedra.scheduler.sampling import ADAPTIVE, check_percentage
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.scheduler.workloads import PodSet, Workloads, expand
@@ -402,6 +403,13 @@ def run_mode(
             sp.extra["blocked"] = True
     runnable = [sp for sp in sim_pods if not sp.extra.get("ignored")]
     sched.run(runnable, gangs=workloads.gangs)
+    if sched.shortlisted:
+        prep.notes.append(
+            f"{mode}: {count(sched.shortlisted, 'preemption')} chose among the first candidates in node order: "
+            f"like kube-scheduler, preemption stops once it has {candidates_rule(cfg.target_version)}, but "
+            "kube-scheduler starts at a random node, so it may preempt on other nodes (the best of the "
+            "candidates it found, ranked as here)"
+        )
     simulated += sched.recreated  # replacements of pods evicted for device taints: scheduled like the rest
     seconds = time.perf_counter() - start
     return collect(mode, sched, view, simulated, seconds, time.process_time() - cpu_start)
@@ -464,8 +472,8 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
             prep = prepare_device_plugin(workloads.sets, inv, opts)
         else:
             prep = prepare_dra(workloads.sets, inv, opts, mig_offers(view) if opts.sizing == "mig" else ())
-        sim.notes += prep.notes
         sim.results[mode] = run_mode(mode, view, prep, inv, workloads, cfg, opts)
+        sim.notes += prep.notes
     basis = memory_basis_note(cluster)
     if basis is not None:
         sim.notes.append(basis)

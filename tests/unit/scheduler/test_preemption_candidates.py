@@ -1,0 +1,146 @@
+"""Preemption's shortlist, as kube-scheduler's DefaultPreemption draws it: the dry run stops once it has
+numCandidates = max(potential * 10 / 100, 100) candidates (at most the potential nodes: those whose failure an
+eviction may resolve), and the preemptor goes to the best of those. kubedra walks the nodes in order from the
+first (upstream starts at a random offset); below 100 potential nodes every node is tried, as before."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kubedra.allocator.session import engine_config
+from kubedra.k8s import versions
+from kubedra.k8s.quantity import Quantity
+from kubedra.model.objects import Container, Node, ObjectMeta, Pod, Taint
+from kubedra.scheduler import preemption
+from kubedra.scheduler.build import build_sim_pods
+from kubedra.scheduler.preemption import num_candidates
+from kubedra.scheduler.shortlist import Shortlist
+from kubedra.scheduler.simulator import Scheduler
+
+
+@pytest.mark.parametrize("release", versions.SUPPORTED)
+@pytest.mark.parametrize(
+    ("potential", "expected"),
+    [
+        (0, 0),
+        (1, 1),
+        (99, 99),
+        (100, 100),
+        (150, 100),
+        (1000, 100),
+        (1009, 100),
+        (1010, 101),
+        (100_000, 10_000),
+    ],
+)
+def test_num_candidates_is_upstreams_formula(release, potential, expected):
+    # calculateNumCandidates: n = numNodes * 10 / 100 (integer), at least 100, at most numNodes
+    assert num_candidates(potential, release) == expected
+
+
+@given(
+    keys=st.dictionaries(st.integers(0, 40), st.tuples(st.integers(0, 3), st.integers(0, 3)), max_size=41),
+    removed=st.sets(st.integers(0, 40)),
+    k=st.integers(0, 45),
+)
+def test_shortlist_gives_the_best_of_the_first_k_candidates(keys, removed, k):
+    tree = Shortlist(41)
+    for i, key in keys.items():
+        tree.set(i, (*key, i))
+    for i in removed:
+        tree.set(i, None)
+    live = sorted(i for i in keys if i not in removed)
+    first = [(*keys[i], i) for i in live[:k]]
+    assert tree.total() == len(live)
+    assert tree.best_of_first(k) == (min(first) if first else None)
+
+
+def _node(name: str, tainted: bool = False) -> Node:
+    node = Node(meta=ObjectMeta(name=name))
+    node.allocatable = {"cpu": Quantity.from_int(1), "pods": Quantity.from_int(10)}
+    if tainted:
+        node.taints = [Taint(key="example.com/maintenance", effect="NoSchedule")]
+    return node
+
+
+def _pod(name: str, priority: int, node: str = "") -> Pod:
+    return Pod(
+        meta=ObjectMeta(name=name, namespace="default"),
+        containers=[Container(name="c", requests={"cpu": Quantity.from_int(1)})],
+        priority=priority,
+        node_name=node,
+    )
+
+
+def _preempt(
+    monkeypatch, n: int, victim_priority: dict[int, int], tainted: int = 0
+) -> tuple[str | None, int]:
+    """``n`` full nodes, the first ``tainted`` of them tainted (not potential), node i running a pod of
+    priority ``victim_priority.get(i, 1000)`` (1000: above the preemptor's, no candidate); one pod of priority 100
+    preempts. Returns where it went and how many nodes the dry run tried."""
+    nodes = [_node(f"n{i}", tainted=i < tainted) for i in range(n)]
+    running = [_pod(f"run-{i}", victim_priority.get(i, 1000), f"n{i}") for i in range(n)]
+    sched = Scheduler(engine_config("1.37"), nodes, dra=False)
+    sched.run(build_sim_pods(running, [], []))
+    tried = 0
+    original = preemption._try_node
+
+    def counted(*a, **k):
+        nonlocal tried
+        tried += 1
+        return original(*a, **k)
+
+    monkeypatch.setattr(preemption, "_try_node", counted)
+    (urgent,) = build_sim_pods([_pod("urgent", 100)], [], [])
+    sched.run([urgent])
+    monkeypatch.undo()
+    return urgent.node, tried
+
+
+def test_the_dry_run_stops_at_num_candidates_and_takes_the_best_of_those(monkeypatch):
+    # 250 nodes: 100 candidates. Every even node runs a pod of priority 10 (a candidate), every odd one a pod
+    # of priority 1000 (none); node 240 runs one of priority 1, the best of all, but it is not among the first
+    # 100 candidates (nodes 0, 2, ..., 198), so the dry run never reaches it: node 0 (first of equal rank)
+    prio = {i: 10 for i in range(0, 250, 2)} | {240: 1}
+    node, tried = _preempt(monkeypatch, 250, prio)
+    assert (node, tried) == ("n0", 199)  # nodes 0..198: the 100th candidate is node 198
+    # among the first 100 candidates, the best ranked wins: node 100 runs priority 5
+    node, tried = _preempt(monkeypatch, 250, prio | {100: 5})
+    assert (node, tried) == ("n100", 199)
+
+
+def test_below_100_potential_nodes_every_node_is_tried(monkeypatch):
+    prio = {i: 10 for i in range(0, 99, 2)} | {98: 1}
+    assert _preempt(monkeypatch, 99, prio) == ("n98", 99)
+    # 150 nodes of which 60 tainted: 90 potential nodes, all tried, and the best (node 148) wins
+    prio = {i: 10 for i in range(60, 150, 2)} | {148: 1}
+    assert _preempt(monkeypatch, 150, prio, tainted=60) == ("n148", 90)
+    # the same without the taints: 150 potential nodes, 100 candidates needed, fewer exist: every node tried
+    assert _preempt(monkeypatch, 150, prio) == ("n148", 150)
+
+
+def test_a_later_preemptor_of_the_class_tries_only_what_changed_and_the_next_node(monkeypatch):
+    # 300 nodes, each a candidate of equal rank: the first preemptor tries the first 100 and takes node 0; the
+    # second retries node 0 (changed: it now runs the first preemptor, of equal priority, no candidate) and
+    # tries node 100 to have 100 candidates again, then takes node 1
+    nodes = [_node(f"n{i}") for i in range(300)]
+    running = [_pod(f"run-{i}", 10, f"n{i}") for i in range(300)]
+    sched = Scheduler(engine_config("1.37"), nodes, dra=False)
+    sched.run(build_sim_pods(running, [], []))
+    tried: list[str] = []
+    original = preemption._try_node
+
+    def counted(s, sp, node, required):
+        tried.append(node.name)
+        return original(s, sp, node, required)
+
+    monkeypatch.setattr(preemption, "_try_node", counted)
+    first, second = build_sim_pods([_pod("a", 100), _pod("b", 100)], [], [])
+    sched.run([first])
+    assert (first.node, len(tried)) == ("n0", 100)
+    tried.clear()
+    sched.run([second])
+    assert second.node == "n1"
+    assert tried == ["n0", "n100"]
