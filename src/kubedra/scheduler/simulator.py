@@ -48,7 +48,7 @@ from kubedra.model.objects import (
 from kubedra.scheduler import filters
 from kubedra.scheduler.eviction import Taints
 from kubedra.scheduler.extended import extended_resource_classes
-from kubedra.scheduler.pending import own_claims, pending_reason
+from kubedra.scheduler.pending import class_reason, own_claims, pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, schedule_gang
 from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
 from kubedra.scheduler.preemption import preempt
@@ -462,13 +462,13 @@ class Scheduler:
             if was is None:
                 static = self.static_reason(sp, node, required)
                 if static:
-                    fits[i] = Fit(False, static)
+                    cls.set_fit(i, Fit(False, static))
                     cls.static_fail.add(i)
                     continue
             elif i in cls.static_fail:
                 continue  # labels, taints and unschedulable do not change during a simulation
             fit = self.filter_node(sp, node, required, static_ok=True)
-            fits[i] = fit
+            cls.set_fit(i, fit)
             if fit.fatal is not None:
                 cls.fatal.add(i)
             else:
@@ -502,10 +502,7 @@ class Scheduler:
             # failures runs the allocator's explanation on every node)
             if cls.pending is not None and cls.pending[0] == len(self._changes):
                 return Outcome(False, reason=own_claims(cls.pending[1], cls.pending[2], sp.claims))
-            reasons: Counter[str] = Counter(f.reason or "unknown" for f in cls.results() if f is not None)
-            reasons.update(cls.outside)
-            nodes = None if cls.pinned is None else [self.nodes[i] for i in cls.pinned]
-            reason = pending_reason(self, sp, reasons, nodes)
+            reason = class_reason(self, sp, cls)
             cls.pending = (len(self._changes), reason, sp.claims)
             return Outcome(False, reason=reason)
         p = bisect_left(feasible, start)

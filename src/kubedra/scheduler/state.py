@@ -5,6 +5,7 @@ kube-scheduler's score constants and claim helpers (see :mod:`kubedra.scheduler.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,7 +56,12 @@ class ClassState:
 
     __slots__ = (
         "base",
+        "counts",
         "dra",
+        "dra_claims",
+        "dra_counts",
+        "dra_reason",
+        "dra_stale",
         "fatal",
         "feasible",
         "fits",
@@ -92,9 +98,39 @@ class ClassState:
         # (change-log length, reason, the pod's claims it names) of the last failure
         self.pending: tuple[int, str, list[ResourceClaim]] | None = None
         self.refs: Any = None  # the objects whose ids are in the class key
+        # for the pending message without a walk over every node: reason -> nodes among the results; of the
+        # nodes failing on DRA, each one's allocator phrase (named for the claims ``dra_claims``) and their
+        # counts, and those whose phrase is still to be found (new since the last message)
+        self.counts: Counter[str] = Counter()
+        self.dra_reason: dict[int, str] = {}
+        self.dra_counts: Counter[str] = Counter()
+        self.dra_stale: set[int] = set()
+        self.dra_claims: list[ResourceClaim] | None = None
 
     def results(self) -> Iterable[Fit | None]:
         return self.fits.values() if isinstance(self.fits, dict) else self.fits
+
+    def set_fit(self, i: int, fit: Fit) -> None:
+        """Node ``i``'s result, counted for the pending message."""
+        old = self.fits[i]
+        if old is not None:
+            _uncount(self.counts, old.reason or "unknown")
+            if old.reason == DRA_FAILURE:
+                self.dra_stale.discard(i)
+                phrase = self.dra_reason.pop(i, None)
+                if phrase is not None:
+                    _uncount(self.dra_counts, phrase)
+        self.fits[i] = fit
+        self.counts[fit.reason or "unknown"] += 1
+        if fit.reason == DRA_FAILURE:
+            self.dra_stale.add(i)
+
+
+def _uncount(counts: Counter[str], key: str) -> None:
+    if counts[key] <= 1:
+        del counts[key]
+    else:
+        counts[key] -= 1
 
 
 def new_class(sp: SimPod, nodes: Sequence[SimNode], by_name: dict[str, SimNode], cordoned: int) -> ClassState:

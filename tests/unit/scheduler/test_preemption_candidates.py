@@ -144,3 +144,40 @@ def test_a_later_preemptor_of_the_class_tries_only_what_changed_and_the_next_nod
     sched.run([second])
     assert second.node == "n1"
     assert tried == ["n0", "n100"]
+
+
+def test_the_pending_message_from_kept_counts_equals_a_recount(tmp_path, monkeypatch):
+    """A pod that fits nowhere after a change is explained from its class's counts, kept as results change,
+    and the DRA phrases of the nodes that changed only: the message equals counting every node again (the
+    preempt shape, where preemptors fail, evict and fail again, on device-plugin and DRA nodes)."""
+    import json
+    from collections import Counter
+
+    from click.testing import CliRunner
+
+    from kubedra.cli import cli
+    from kubedra.scheduler import pending, simulator
+    from kubedra.scheduler.state import DRA_FAILURE
+    from kubedra.testing import snapshotgen
+
+    compared = Counter[str]()
+    kept = pending.class_reason
+
+    def both(sched, sp, cls):
+        reasons = Counter(f.reason or "unknown" for f in cls.results() if f is not None)
+        reasons.update(cls.outside)
+        nodes = None if cls.pinned is None else [sched.nodes[i] for i in cls.pinned]
+        recount = pending.pending_reason(sched, sp, reasons, nodes)
+        got = kept(sched, sp, cls)
+        assert got == recount
+        compared["dra" if reasons.get(DRA_FAILURE) else "other"] += 1
+        return got
+
+    monkeypatch.setattr(simulator, "class_reason", both)
+    path = tmp_path / "preempt-40.json"
+    snapshotgen.write(str(path), 40, preempt=True)
+    r = CliRunner().invoke(cli, ["simulate", "-f", str(path), "-o", "json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert compared["dra"] >= 2, compared  # both kinds of message were compared
+    assert compared["other"] >= 2, compared
+    assert json.loads(r.stdout)["modes"]["dra"]["evicted"]  # and the shape did preempt
