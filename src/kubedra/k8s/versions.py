@@ -145,8 +145,13 @@ def behaviour(name: str, release: str | Version) -> Any:
 
 
 def _by_release(section: str, name: str, release: str | Version) -> Any:
-    v = release if isinstance(release, Version) else Version.parse(release, what="Kubernetes version")
+    v = release if isinstance(release, Version) else _release(release)
     return _entry_at(section, name, v)
+
+
+@functools.cache
+def _release(text: str) -> Version:
+    return Version.parse(text, what="Kubernetes version")
 
 
 @functools.cache
