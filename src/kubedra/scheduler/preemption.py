@@ -177,7 +177,12 @@ def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tup
     )
     if not victims_all:
         return None, []
-    version, logged, shared = node.version, len(sched._changes), sched.shared_version
+    version, devices, logged, shared = (
+        node.version,
+        node.devices_version,
+        len(sched._changes),
+        sched.shared_version,
+    )
     held = [_held(v) for v in victims_all]
     rank, victims = _victims(sched, sp, node, required, victims_all)
     changes = sched._changes
@@ -186,7 +191,7 @@ def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tup
         and all(i == node.index for i in changes[logged:])
         and [_held(v) for v in victims_all] == held
     ):
-        node.version = version
+        node.version, node.devices_version = version, devices
         del changes[logged:]
     return rank, victims
 

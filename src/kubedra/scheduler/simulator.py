@@ -155,7 +155,7 @@ class Scheduler:
                     self.shared_version += 1
                     self._changes.append(-1)
                 elif owner in self.by_name:
-                    self.by_name[owner].version = next(VERSIONS)
+                    self.by_name[owner].version = self.by_name[owner].devices_version = next(VERSIONS)
                     self._changes.append(self.by_name[owner].index)
 
     def _flips(self, res: AllocationResult) -> list[DeviceRequestAllocationResult]:
@@ -296,7 +296,7 @@ class Scheduler:
             return Fit(True)
         key = (self._signature(sp, claims), node.index)
         hit = self._cache.get(key)
-        if hit is not None and hit[0] == node.version and hit[1] == self.shared_version:
+        if hit is not None and hit[0] == node.devices_version and hit[1] == self.shared_version:
             fit = hit[2]  # an alike pod's: its error named that pod's claims
             fatal = own_claims(fit.fatal, fit.claims, claims)
             return Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fatal)
@@ -319,7 +319,7 @@ class Scheduler:
                 fit = Fit(False, DRA_FAILURE)
             else:
                 fit = Fit(True, None, results, claims, prioritized_score(claims, results))
-        self._cache[key] = (node.version, self.shared_version, fit)
+        self._cache[key] = (node.devices_version, self.shared_version, fit)
         return Fit(fit.ok, fit.reason, fit.results, claims, fit.dra_score, fit.fatal)
 
     def find_feasible(self, sp: SimPod) -> tuple[list[tuple[SimNode, Fit]], Counter[str], str | None]:

@@ -37,6 +37,8 @@ class SimNode:
     score_mem: int = 0
     pods: list[SimPod] = field(default_factory=list)
     version: int = 0
+    # changes only with the devices of the node's own pools: the DRA filter's results are kept by this one
+    devices_version: int = 0
 
     @property
     def name(self) -> str:
