@@ -7,7 +7,11 @@ Each rule is the apiserver's own, read from kubernetes/kubernetes pkg/apis/core/
 - ``ValidateResourceRequirements``: an extended resource (a resource name with a domain that is not
   ``*kubernetes.io``, such as ``nvidia.com/gpu``) is not overcommitable: "Limit must be set for non overcommitable
   resources" when it is only requested, requests "must be equal to" limits when both are given, and
-  ``validateResourceQuantityValue`` refuses a negative one and a fraction ("must be an integer").
+  ``ValidateResourceQuantityValue`` refuses a negative one and one that is no integer by the release's test
+  (:func:`integer_resource_value`: 1.36/1.37 ``MilliValue()%1000``, which wraps past int64, so ``1e20`` passes and
+  ``123456789012345678901234567890`` does not, and ``0.9999`` reads 1000 milli and passes; 1.38
+  ``isIntegerResourceValue``). Requests and limits are compared as the release parses them (1.38 keeps 29
+  significant digits).
 - ``validatePodResourceClaim``: a pod claim names exactly one of ``resourceClaimName`` and
   ``resourceClaimTemplateName``. The pre-1.31 ``resourceClaims[].source`` form (k8s.io/api v0.30
   ``ClaimSource``) was removed in 1.31: the apiserver refuses the unknown field (strict field validation, kubectl's
@@ -26,7 +30,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kubedra.k8s.dnsnames import dns_label, dns_subdomain
-from kubedra.k8s.quantity import QuantityError, parse_quantity
+from kubedra.k8s import versions
+from kubedra.k8s.quantity import NANO, Quantity, QuantityError, fits_int64, parse_quantity
 from kubedra.k8s.workloads import get_path, pod_templates
 
 Path = tuple[str | int, ...]
@@ -37,14 +42,34 @@ def is_extended_resource(name: str) -> bool:
     return "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")
 
 
+def integer_resource_value(q: Quantity, release: str) -> bool:
+    """Whether ``ValidateResourceQuantityValue`` of ``release`` takes ``q`` (parsed by v0.37's rules, as
+    :func:`parse_quantity` does) as the integer an extended resource must be (pkg/apis/core/validation
+    validation.go). Through 1.37: ``value.MilliValue()%1000 == 0`` with that release's MilliValue (it wraps, or
+    reads 0, past int64: :meth:`Quantity.scaled_value`; a value within 0.001 below an integer rounds up to it).
+    From 1.38 (``validation.integerResourceValue``) ``isIntegerResourceValue``: ``AsScale(0)`` exact (the value
+    as v0.38 parses it is an integer), else ``AsMilliInt64`` fits int64 (no saturation) and is a multiple of
+    1000."""
+    if not versions.holds("validation.integerResourceValue", release):
+        return q.scaled_value(-3, False) % 1000 == 0
+    r = q.at(True)
+    if r.is_integer():
+        return True
+    magnitude = -(-abs(r.nanos) // (NANO // 1000))  # AsScaledInt64(Milli): rounded away from zero
+    milli = magnitude if r.nanos >= 0 else -magnitude
+    return fits_int64(milli) and milli % 1000 == 0
+
+
 def _items(value: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
     if isinstance(value, list):
         yield from ((i, v) for i, v in enumerate(value) if isinstance(v, Mapping))
 
 
-def extended_resource_issues(resources: Mapping[str, Any], path: Path) -> list[tuple[Path, str]]:
+def extended_resource_issues(
+    resources: Mapping[str, Any], path: Path, release: str = versions.DEFAULT_TARGET
+) -> list[tuple[Path, str]]:
     """(path, the apiserver's reason) for each extended resource of one container's ``resources`` that the
-    apiserver refuses. Values that are no quantity at all are left to the caller's quantity check."""
+    ``release``'s apiserver refuses. Values that are no quantity at all are left to the caller's quantity check."""
     out: list[tuple[Path, str]] = []
     values: dict[str, dict[str, Any]] = {}
     for section in ("requests", "limits"):
@@ -65,8 +90,14 @@ def extended_resource_issues(resources: Mapping[str, Any], path: Path) -> list[t
         p: Path = (*path, "limits" if "limits" in secs else "requests", name)
         if any(q.sign() < 0 for q in parsed.values()):
             continue  # negative: ValidateResourceQuantityValue, the quantity check says so
-        if not all(q.is_integer() for q in parsed.values()):
-            out.append((p, f"extended resource {name} must be a whole number"))
+        whole = {section: integer_resource_value(q, release) for section, q in parsed.items()}
+        if not all(whole.values()):
+            bad = next(section for section, ok in whole.items() if not ok)
+            why = f"extended resource {name} must be a whole number"
+            if parsed[bad].is_integer():  # an integer the release's int64 arithmetic misreads
+                milli = parsed[bad].scaled_value(-3, versions.holds("validation.integerResourceValue", release))
+                why += f" (at {release} the apiserver reads {secs[bad]!r} as {milli} milli-units: past int64)"
+            out.append(((*path, bad, name), why))
         elif "limits" not in parsed:
             out.append(
                 (
@@ -74,12 +105,19 @@ def extended_resource_issues(resources: Mapping[str, Any], path: Path) -> list[t
                     f"extended resource {name}: limits must be set",
                 )
             )
-        elif "requests" in parsed and parsed["requests"] != parsed["limits"]:
+        elif "requests" in parsed and _as_parsed(parsed["requests"], release) != _as_parsed(parsed["limits"], release):
             out.append((p, f"extended resource {name}: requests must equal limits"))
     return out
 
 
-def pod_spec_refusals(spec: Mapping[str, Any], path: Path = ("spec",)) -> list[tuple[Path, str]]:
+def _as_parsed(q: Quantity, release: str) -> Quantity:
+    """``q`` as ``release``'s apiserver decodes it (1.38 keeps 29 significant digits: ``Cmp`` sees that)."""
+    return q.at(versions.holds("quantity.nineteenDigitInt64", release))
+
+
+def pod_spec_refusals(
+    spec: Mapping[str, Any], path: Path = ("spec",), release: str = versions.DEFAULT_TARGET
+) -> list[tuple[Path, str]]:
     """(path, reason) for what the apiserver refuses in a pod spec: extended resources without limits or with
     requests unequal to limits, and pod claims in the removed ``source`` form."""
     out: list[tuple[Path, str]] = []
@@ -87,7 +125,7 @@ def pod_spec_refusals(spec: Mapping[str, Any], path: Path = ("spec",)) -> list[t
         for i, c in _items(spec.get(fld)):
             res = c.get("resources")
             if isinstance(res, Mapping):
-                out.extend(extended_resource_issues(res, (*path, fld, i, "resources")))
+                out.extend(extended_resource_issues(res, (*path, fld, i, "resources"), release))
     for i, claim in _items(spec.get("resourceClaims")):
         if "source" in claim:
             out.append(
@@ -102,12 +140,15 @@ def pod_spec_refusals(spec: Mapping[str, Any], path: Path = ("spec",)) -> list[t
 
 
 def refusal(
-    spec: Any, path: Path = ("spec",), obj: Mapping[str, Any] | None = None
+    spec: Any,
+    path: Path = ("spec",),
+    obj: Mapping[str, Any] | None = None,
+    release: str = versions.DEFAULT_TARGET,
 ) -> tuple[Path, str] | None:
     """The first thing the apiserver refuses in a pod spec at ``path`` of ``obj`` (its namespace and the
     :func:`object_refusals` of that template included, when ``obj`` is given), as (path, one-line reason);
     ``None``: it admits it."""
-    found = pod_spec_refusals(spec, path) if isinstance(spec, Mapping) else []
+    found = pod_spec_refusals(spec, path, release) if isinstance(spec, Mapping) else []
     if obj is not None:
         found += [
             (at, why)

@@ -160,6 +160,11 @@ def _fits(v: int) -> bool:
     return _MIN_INT64 <= v <= _MAX_INT64
 
 
+def fits_int64(v: int) -> bool:
+    """Whether ``v`` is an int64 (Go's ``big.Int.IsInt64``)."""
+    return _fits(v)
+
+
 _MAX_SCALE_GAP = 29  # v0.38 amount.go maxScaleGap
 
 

@@ -40,7 +40,7 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.errors import InputError, Location
-from kubedra.k8s import dnsnames, kueue
+from kubedra.k8s import dnsnames, kueue, versions
 from kubedra.k8s import workloads as k8s
 from kubedra.k8s.gpuschemes import annotation_schemes
 from kubedra.k8s.podadmission import refusal
@@ -197,8 +197,11 @@ def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemp
 
 
 class _Expander:
-    def __init__(self, nodes: Sequence[Node], max_pods: int | None = None) -> None:
+    def __init__(
+        self, nodes: Sequence[Node], max_pods: int | None = None, release: str = versions.DEFAULT_TARGET
+    ) -> None:
         self.nodes = nodes
+        self.release = release
         self.made: dict[owned.Key, list[Pod]] = {}  # the input's pods, by the workload that made them
         self.out = Workloads()
         self.seen_names: set[tuple[str, str]] = set()
@@ -328,7 +331,7 @@ class _Expander:
     ) -> bool:
         """Pods the apiserver refuses are never created: reported (refused), not placed. ``obj``: what the
         template is read from (the document itself unless given)."""
-        found = refusal(spec, path, doc.obj if obj is None else obj)
+        found = refusal(spec, path, doc.obj if obj is None else obj, self.release)
         if found is not None:
             self.out.skipped.append(
                 Skipped(Location(doc.file, doc.line_of(found[0])), what, found[1], refused=True)
@@ -559,13 +562,15 @@ def expand(
     pods: Mapping[int, Pod] | None = None,
     nodes: Sequence[Node] = (),
     max_pods: int | None = None,
+    release: str = versions.DEFAULT_TARGET,
 ) -> Workloads:
     """Expand every workload in ``documents`` (input order) into pod sets, gangs and skip reports.
 
     ``pods`` maps ``id(document)`` to its already-parsed Pod (from the inventory), so bare pods are not
-    parsed twice; ``nodes`` are the cluster's nodes (for DaemonSets).
+    parsed twice; ``nodes`` are the cluster's nodes (for DaemonSets); ``release``: the apiserver whose
+    refusals apply (:mod:`kubedra.k8s.podadmission`).
     """
-    ex = _Expander(nodes, max_pods)
+    ex = _Expander(nodes, max_pods, release)
     docs = _last_definitions(list(documents), ex.out)
     runtimes = {
         (d.kind, (d.namespace or "default") if d.kind == "TrainingRuntime" else "", d.name): d

@@ -440,7 +440,9 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     if DRA in cluster.views:
         add_plugin_devices(cluster.views[DRA], made)
     first = next(iter(cluster.views.values()))
-    workloads = expand(inputs.documents, _pods_by_doc(inv), first.nodes, max_pods=opts.max_pods)
+    workloads = expand(
+        inputs.documents, _pods_by_doc(inv), first.nodes, max_pods=opts.max_pods, release=opts.target_version
+    )
     unserved = unserved_workloads(inputs.documents, opts.target_version)
     sim = Simulation(
         cluster=cluster, workloads=workloads, skipped=[*inputs.skipped, *unserved, *workloads.skipped]

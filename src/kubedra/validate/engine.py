@@ -278,7 +278,9 @@ class Validator:
                 # the apiserver's ValidateResourceRequirements, shared with simulate (kubedra.k8s.podadmission)
                 out.extend(
                     Issue(p, why)
-                    for p, why in extended_resource_issues(res, (*spec_path, fld, i, "resources"))
+                    for p, why in extended_resource_issues(
+                        res, (*spec_path, fld, i, "resources"), f"1.{self.minor}"
+                    )
                 )
         return out
 
