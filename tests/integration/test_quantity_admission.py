@@ -4,9 +4,8 @@ each testbed release's real apiserver (server-side dry-run), huge, tiny and frac
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
+from typing import Any
 
 import pytest
 
@@ -70,12 +69,17 @@ def _agree(cp: ControlPlane) -> None:
     create_ignore_exists(cp.api, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
     offline = {VALUES[int(e.name[1:])] for e in validate_documents(docs, cp.version).errors}
     server = {VALUES[int(e.name[1:])] for e in dry_run(docs, kubeconfig=str(cp.kubeconfig))}
-    assert offline == server, {"only kubedra refuses": offline - server, "only the apiserver": server - offline}
+    assert offline == server, {
+        "only kubedra refuses": offline - server,
+        "only the apiserver": server - offline,
+    }
 
 
 def test_extended_resource_quantities_match_the_apiserver(controlplane: ControlPlane) -> None:
     _agree(controlplane)
 
 
-def test_extended_resource_quantities_match_each_release_apiserver(release_controlplane: ControlPlane) -> None:
+def test_extended_resource_quantities_match_each_release_apiserver(
+    release_controlplane: ControlPlane,
+) -> None:
     _agree(release_controlplane)

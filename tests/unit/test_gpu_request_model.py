@@ -100,3 +100,29 @@ def test_validate_warns_the_same_for_a_subrequest(tmp_path: Path) -> None:
     (w,) = json.loads(r.stdout)["warnings"]
     assert w["path"] == "spec.devices.requests[0].firstAvailable[0].count"
     assert "this subrequest, when chosen, allocates one device" in w["message"]
+
+
+# value: (1.36/1.37, 1.38) device counts; the apiserver's integer test and Value() of each release
+# (tests/unit/k8s/test_integer_resources.py, tests/conformance/quantity/scaled-value.yaml)
+RELEASE_COUNTS = {
+    "2": (2, 2),
+    "0.9999": (1, 1),  # MilliValue rounds up to 1000: admitted, and Value() is 1
+    "1e20": (0, 2**63 - 1),  # 1.37: Value() 0, the kubelet gives no device
+    "1Ei": (None, 2**60),  # 1.37: MilliValue wraps to MinInt64, no multiple of 1000: refused
+    "9223372036854775808": (None, 2**63 - 1),  # 1.37: Value() wraps to MinInt64
+    "1000000000000000000000000000000.5": (None, 2**63 - 1),  # 1.38 keeps 29 digits: an integer
+}
+
+
+@pytest.mark.parametrize("value", sorted(RELEASE_COUNTS))
+def test_a_count_is_what_the_release_reads(value: str) -> None:
+    old, new = RELEASE_COUNTS[value]
+    assert [device_count(value, r) for r in ("1.36", "1.37", "1.38")] == [old, old, new]
+
+
+def test_migrate_reads_the_count_as_the_target_release_does() -> None:
+    job = kai_job_with('"1Ei"')
+    old = cli_run("migrate", "--target-version", "1.37", "-o", "json", "-", input=job)
+    assert "nvidia.com/gpu: not a whole number ('1Ei')" in old.output
+    new = cli_run("migrate", "--target-version", "1.38", "-", input=job)
+    assert "count: 1152921504606846976" in new.output

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s import versions
+from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s.quantity import NANO, Quantity, QuantityError, fits_int64, parse_quantity
 from kubedra.k8s.workloads import get_path, pod_templates
 
@@ -95,7 +95,9 @@ def extended_resource_issues(
             bad = next(section for section, ok in whole.items() if not ok)
             why = f"extended resource {name} must be a whole number"
             if parsed[bad].is_integer():  # an integer the release's int64 arithmetic misreads
-                milli = parsed[bad].scaled_value(-3, versions.holds("validation.integerResourceValue", release))
+                milli = parsed[bad].scaled_value(
+                    -3, versions.holds("validation.integerResourceValue", release)
+                )
                 why += f" (at {release} the apiserver reads {secs[bad]!r} as {milli} milli-units: past int64)"
             out.append(((*path, bad, name), why))
         elif "limits" not in parsed:
@@ -105,7 +107,9 @@ def extended_resource_issues(
                     f"extended resource {name}: limits must be set",
                 )
             )
-        elif "requests" in parsed and _as_parsed(parsed["requests"], release) != _as_parsed(parsed["limits"], release):
+        elif "requests" in parsed and _as_parsed(parsed["requests"], release) != _as_parsed(
+            parsed["limits"], release
+        ):
             out.append((p, f"extended resource {name}: requests must equal limits"))
     return out
 

@@ -42,8 +42,9 @@ class ContainerGpus:
     wants: list[tuple[GpuResource, int]] = dataclasses.field(default_factory=list)
 
 
-def _count(value: Any) -> int | None:
-    return device_count(value)  # the one reading of a GPU request (kubedra.vendors.gpurequest)
+def _count(value: Any, release: str | None = None) -> int | None:
+    # the one reading of a GPU request (kubedra.vendors.gpurequest), as the target release reads it
+    return device_count(value, release)
 
 
 def scan_template(  # noqa: C901 - one branch per place a pod template can ask for GPUs
@@ -98,7 +99,7 @@ def scan_template(  # noqa: C901 - one branch per place a pod template can ask f
             if why_not_vendor is not None:
                 manual.append((f"{rname}: {why_not_vendor}", vpath))
                 continue
-            counts = {s: _count(v) for s, v in sections.items()}
+            counts = {s: _count(v, ctx.options.target_version) for s, v in sections.items()}
             if any(v is None for v in counts.values()):
                 raw = sections.get("limits", sections.get("requests"))
                 why = "a Helm/template expression" if "{{" in str(raw) else f"not a whole number ({raw!r})"

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubedra.k8s import namespaces
+from kubedra.k8s import namespaces, versions
 from kubedra.model.objects import (
     DeviceClaim,
     DeviceClass,
@@ -59,7 +59,7 @@ class PriorityClasses:
 
 
 def extended_claim_spec(
-    pod: Pod, ext_classes: Mapping[str, DeviceClass]
+    pod: Pod, ext_classes: Mapping[str, DeviceClass], release: str = versions.DEFAULT_TARGET
 ) -> tuple[DeviceClaim, frozenset[str]] | None:
     """The requests the scheduler generates for DRA-backed extended resources, or None.
 
@@ -68,6 +68,7 @@ def extended_claim_spec(
     names. Regular init containers run before the others and reuse their devices: an init request is only
     added when it is larger than what the long-lived containers ask for (the largest one wins).
     """
+    since_138 = versions.holds("quantity.nineteenDigitInt64", release)
     requests: list[DeviceRequest] = []
     names: set[str] = set()
     long_lived: dict[str, int] = {}
@@ -79,7 +80,9 @@ def extended_claim_spec(
         regular_init = i < n_init and c.restart_policy != "Always"
         for j, res in enumerate(sorted(merged)):
             cls = ext_classes.get(res)
-            count = merged[res].value()
+            # extendeddynamicresources.go createResourceRequestAndMappings: AsInt64 of the request as the
+            # release parsed it; none for 2000m, an inf.Dec or past int64 (1e20): no device request
+            count = merged[res].at(since_138).as_int64() or 0
             if cls is None or count <= 0:
                 continue
             names.add(res)
@@ -110,6 +113,7 @@ def build_sim_pods(
     ext_classes: Mapping[str, DeviceClass] | None = None,
     *,
     start_order: int = 0,
+    release: str = versions.DEFAULT_TARGET,
 ) -> list[SimPod]:
     priorities = priorities or PriorityClasses()
     tmpl = {(namespaces.effective(t.meta.namespace), t.meta.name): t for t in templates}
@@ -124,7 +128,7 @@ def build_sim_pods(
         same = (id(pod.containers), id(pod.init_containers), id(pod.overhead))
         size = sized.get(same)
         if size is None:
-            size = sized[same] = (pod_requests(pod), *nonzero_requests(pod))
+            size = sized[same] = (pod_requests(pod, release), *nonzero_requests(pod, release))
         requests, cpu, mem = size
         sp = SimPod(
             pod=pod,
@@ -167,7 +171,7 @@ def build_sim_pods(
             if any(reqs for reqs, _ in per_container):
                 key = (len(pod.init_containers), tuple(per_container))
                 if key not in ext_specs:
-                    spec = extended_claim_spec(pod, ext_classes)
+                    spec = extended_claim_spec(pod, ext_classes, release)
                     if spec is not None:
                         ext_specs[key] = spec
                 hit = ext_specs.get(key)

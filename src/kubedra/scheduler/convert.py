@@ -80,6 +80,7 @@ class DraOptions:
     sizing: str = "gpu"  # gpu | mig
     gpu_memory: int | None = None  # default per-GPU need in bytes for pods without the annotation
     offers: tuple[MigOffer, ...] = ()  # --dra-sizing mig: profiles the cluster publishes
+    release: str | None = None  # --target-version: a GPU count is read as that release reads it
 
 
 @dataclass
@@ -138,11 +139,11 @@ def _classify(name: str) -> GpuResource | None:
     return v.pod_resource(name) if v is not None else None
 
 
-def _count(q: Quantity) -> int | None:
-    return device_count(q)  # the one reading of a GPU request (kubedra.vendors.gpurequest)
+def _count(q: Quantity, release: str | None) -> int | None:
+    return device_count(q, release)  # the one reading of a GPU request (kubedra.vendors.gpurequest)
 
 
-def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
+def gpu_wants(pod: Pod, release: str | None = None) -> tuple[list[GpuWant], str | None]:
     """GPU resources per container (sidecars and main containers; an init container only when it needs
     more than the long-lived containers, whose devices it reuses), or a reason they cannot be converted."""
     main: list[GpuWant] = []
@@ -160,7 +161,7 @@ def gpu_wants(pod: Pod) -> tuple[list[GpuWant], str | None]:
             why = vendors.get(gr.vendor).unsupported("simulate")
             if why is not None:  # the seam: a vendor whose GPUs cannot be simulated says why
                 return [], f"{rname}: {why}"
-            n = _count(merged[rname])
+            n = _count(merged[rname], release)
             if n is None:
                 return [], f"{rname}: {merged[rname]} is not a whole number of devices"
             if n == 0:
@@ -240,7 +241,7 @@ def _free_claim_name(pod: Pod) -> str:
 
 def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraVersion:
     """The DRA version of ``pod`` (unchanged when it asks for no device-plugin GPU)."""
-    wants, error = gpu_wants(pod)
+    wants, error = gpu_wants(pod, opts.release)
     need = memory_need(pod, opts.gpu_memory, location)
     if error is not None:
         return DraVersion(pod, error=f"not expressible in DRA: {error}", need_bytes=need)

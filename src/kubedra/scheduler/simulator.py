@@ -91,7 +91,8 @@ class Scheduler:
         self.dra = dra
         self.preemption = preemption
         self.nodes = [
-            SimNode(n, i, {k: amount(k, q) for k, q in n.allocatable.items()}) for i, n in enumerate(nodes)
+            SimNode(n, i, {k: amount(k, q, cfg.target_version) for k, q in n.allocatable.items()})
+            for i, n in enumerate(nodes)
         ]
         self.by_name = {n.name: n for n in self.nodes}
         self.next_start = 0

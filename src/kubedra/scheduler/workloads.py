@@ -58,6 +58,7 @@ from kubedra.model.objects import Node, Pod
 from kubedra.model.parse import pod_spec
 from kubedra.scheduler import owned
 from kubedra.scheduler.daemonpods import daemon_pods, named
+from kubedra.scheduler.pods import unmodelled
 from kubedra.sources.files import Document
 
 DEFAULT_SCHEDULERS = ("", "default-scheduler")
@@ -294,7 +295,10 @@ class _Expander:
             )
         self._link_workload_ref(doc.obj.get("spec"), pod)
         existing = bool(pod.node_name)
-        if not existing and self._refused(doc, doc.obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}"):
+        if not existing and (
+            self._refused(doc, doc.obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}")
+            or self._unmodelled(doc, pod, ("spec",), f"Pod {ns}/{pod.meta.name}")
+        ):
             return
         frac = _fraction_annotation(pod)
         if frac and not _has_gpu(pod) and not existing:
@@ -337,6 +341,14 @@ class _Expander:
                 Skipped(Location(doc.file, doc.line_of(found[0])), what, found[1], refused=True)
             )
         return found is not None
+
+    def _unmodelled(self, doc: Document, pod: Pod, path: tuple[str | int, ...], what: str) -> bool:
+        """Pods whose requests the release's kube-scheduler reads in a way kubedra does not model
+        (:func:`kubedra.scheduler.pods.unmodelled`): reported, not placed, the simulation incomplete."""
+        why = unmodelled(pod, self.release)
+        if why is not None:
+            self.out.skipped.append(Skipped(Location(doc.file, doc.line_of(path)), what, why))
+        return why is not None
 
     def _skip_fraction(self, location: Location | None, what: str, frac: tuple[str, str, str]) -> None:
         key, value, kind = frac
@@ -395,7 +407,9 @@ class _Expander:
             if frac and not _has_gpu(pod):
                 self._skip_fraction(Location(doc.file, doc.line_of(t.metadata)), what, frac)
                 continue
-            if self._refused(doc, get_path(obj, t.spec), t.spec, what, obj):
+            if self._refused(doc, get_path(obj, t.spec), t.spec, what, obj) or self._unmodelled(
+                doc, pod, t.spec, what
+            ):
                 continue
             if gang_key is not None and not t.after:
                 pod.scheduling_group = name

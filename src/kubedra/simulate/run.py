@@ -220,7 +220,9 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
     sets: Sequence[PodSet], inv: Inventory, opts: SimulateOptions, offers: tuple[MigOffer, ...]
 ) -> Prepared:
     prep = Prepared(templates=list(inv.templates))
-    dra_opts = DraOptions(sizing=opts.sizing, gpu_memory=opts.gpu_memory, offers=offers)
+    dra_opts = DraOptions(
+        sizing=opts.sizing, gpu_memory=opts.gpu_memory, offers=offers, release=opts.target_version
+    )
     taken = {(namespaces.effective(t.meta.namespace), t.meta.name) for t in inv.templates}
     taken |= {(namespaces.effective(c.meta.namespace), c.meta.name) for c in inv.claims}
     rcts: dict[tuple[str, tuple[object, ...]], ResourceClaimTemplate] = {}
@@ -377,6 +379,7 @@ def run_mode(
         prep.claims if dra else [],
         priorities,
         ext_classes=sched.ext_classes,
+        release=cfg.target_version,
     )
     known_nodes = set(sched.by_name)
     simulated: list[SimPod] = []

@@ -14,13 +14,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubedra.k8s import versions
+from kubedra.k8s.podadmission import integer_resource_value
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.vendors import classify
 
 
-def device_count(value: Any) -> int | None:
+def device_count(value: Any, release: str | None = None) -> int | None:
     """The number of devices a device-plugin resource value asks for; ``None`` when it is not a whole,
-    non-negative quantity (the apiserver refuses it) or not a quantity at all (a Helm expression...)."""
+    non-negative quantity (the apiserver refuses it) or not a quantity at all (a Helm expression...).
+
+    With ``release``, as that release reads it: admitted by its apiserver's integer test
+    (:func:`kubedra.k8s.podadmission.integer_resource_value`) and counted by its ``Value()`` (kube-scheduler's
+    NodeResourcesFit, the kubelet's device manager ``int(quantity.Value())``), so past int64 ``1e20`` is 0
+    devices at 1.36/1.37 and MaxInt64 at 1.38; a count the release reads as negative (a wrap) is ``None``: no
+    verb models what the kubelet makes of it. Without one, the exact value, whatever a release's int64 reads."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, Quantity):
@@ -30,9 +38,15 @@ def device_count(value: Any) -> int | None:
             q = parse_quantity(value.strip() if isinstance(value, str) else value)
         except QuantityError:
             return None
-    if q.sign() < 0 or not q.is_integer():
+    if q.sign() < 0:
         return None
-    return q.value()
+    if release is None:
+        return q.value() if q.is_integer() else None
+    if not integer_resource_value(q, release):
+        return None
+    since = versions.holds("quantity.nineteenDigitInt64", release)
+    n = q.at(since).scaled_value(0, since)
+    return n if n >= 0 else None
 
 
 def is_zero(value: Any) -> bool:
