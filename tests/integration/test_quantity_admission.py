@@ -45,6 +45,8 @@ VALUES: list[tuple[str, str | None]] = [
     # 1.38 parses both to 29 significant digits: equal there, unequal through 1.37
     ("100000000000000000000000000002", "100000000000000000000000000001"),
     ("2", "2000m"),
+    ("1", "0.9999"),  # API defaulting rounds the request up to 1: equal to the limit
+    ("1000000000000000000.9999", None),  # defaulted to 10^18 + 1: an integer whose milli-value overflows
 ]
 
 

@@ -11,7 +11,7 @@ Each rule is the apiserver's own, read from kubernetes/kubernetes pkg/apis/core/
   (:func:`integer_resource_value`: 1.36/1.37 ``MilliValue()%1000``, which wraps past int64, so ``1e20`` passes and
   ``123456789012345678901234567890`` does not, and ``0.9999`` reads 1000 milli and passes; 1.38
   ``isIntegerResourceValue``). Requests and limits are compared as the release parses them (1.38 keeps 29
-  significant digits).
+  significant digits), after API defaulting rounded them up to milli-units (:func:`admitted`).
 - ``validatePodResourceClaim``: a pod claim names exactly one of ``resourceClaimName`` and
   ``resourceClaimTemplateName``. The pre-1.31 ``resourceClaims[].source`` form (k8s.io/api v0.30
   ``ClaimSource``) was removed in 1.31: the apiserver refuses the unknown field (strict field validation, kubectl's
@@ -31,7 +31,7 @@ from typing import Any
 
 from kubedra.k8s import versions
 from kubedra.k8s.dnsnames import dns_label, dns_subdomain
-from kubedra.k8s.quantity import NANO, Quantity, QuantityError, fits_int64, parse_quantity
+from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.k8s.workloads import get_path, pod_templates
 
 Path = tuple[str | int, ...]
@@ -42,22 +42,28 @@ def is_extended_resource(name: str) -> bool:
     return "/" in name and not name.split("/", 1)[0].endswith("kubernetes.io")
 
 
+MILLI = -3  # SetDefaults_ResourceList rounds every requests/limits value up to this scale
+
+
+def admitted(q: Quantity, release: str) -> Quantity:
+    """``q`` (parsed by v0.37's rules, as :func:`parse_quantity` does) as ``release``'s apiserver holds it after
+    decoding and defaulting: parsed by its rules (1.38 keeps 29 significant digits) and rounded up to milli-units
+    (``SetDefaults_ResourceList``: ``0.9999`` is ``1``, ``0.5m`` is ``1m``). Validation and kube-scheduler see
+    this value."""
+    return q.at(versions.holds("quantity.nineteenDigitInt64", release)).round_up(MILLI)
+
+
 def integer_resource_value(q: Quantity, release: str) -> bool:
-    """Whether ``ValidateResourceQuantityValue`` of ``release`` takes ``q`` (parsed by v0.37's rules, as
-    :func:`parse_quantity` does) as the integer an extended resource must be (pkg/apis/core/validation
-    validation.go). Through 1.37: ``value.MilliValue()%1000 == 0`` with that release's MilliValue (it wraps, or
-    reads 0, past int64: :meth:`Quantity.scaled_value`; a value within 0.001 below an integer rounds up to it).
-    From 1.38 (``validation.integerResourceValue``) ``isIntegerResourceValue``: ``AsScale(0)`` exact (the value
-    as v0.38 parses it is an integer), else ``AsMilliInt64`` fits int64 (no saturation) and is a multiple of
-    1000."""
+    """Whether ``ValidateResourceQuantityValue`` of ``release`` takes ``q`` as the integer an extended resource
+    must be (pkg/apis/core/validation validation.go), on the defaulted value (:func:`admitted`). Through 1.37:
+    ``value.MilliValue()%1000 == 0`` with that release's MilliValue, which wraps, or reads 0, past int64
+    (:meth:`Quantity.scaled_value`). From 1.38 (``validation.integerResourceValue``) ``isIntegerResourceValue``:
+    ``AsScale(0)`` exact, else ``AsMilliInt64`` a multiple of 1000, which a milli-rounded value that is no
+    integer never is: so, an integer."""
+    r = admitted(q, release)
     if not versions.holds("validation.integerResourceValue", release):
-        return q.scaled_value(-3, False) % 1000 == 0
-    r = q.at(True)
-    if r.is_integer():
-        return True
-    magnitude = -(-abs(r.nanos) // (NANO // 1000))  # AsScaledInt64(Milli): rounded away from zero
-    milli = magnitude if r.nanos >= 0 else -magnitude
-    return fits_int64(milli) and milli % 1000 == 0
+        return r.scaled_value(MILLI, False) % 1000 == 0
+    return r.is_integer()
 
 
 def _items(value: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
@@ -107,16 +113,11 @@ def extended_resource_issues(
                     f"extended resource {name}: limits must be set",
                 )
             )
-        elif "requests" in parsed and _as_parsed(parsed["requests"], release) != _as_parsed(
+        elif "requests" in parsed and admitted(parsed["requests"], release) != admitted(
             parsed["limits"], release
         ):
             out.append((p, f"extended resource {name}: requests must equal limits"))
     return out
-
-
-def _as_parsed(q: Quantity, release: str) -> Quantity:
-    """``q`` as ``release``'s apiserver decodes it (1.38 keeps 29 significant digits: ``Cmp`` sees that)."""
-    return q.at(versions.holds("quantity.nineteenDigitInt64", release))
 
 
 def pod_spec_refusals(

@@ -160,11 +160,6 @@ def _fits(v: int) -> bool:
     return _MIN_INT64 <= v <= _MAX_INT64
 
 
-def fits_int64(v: int) -> bool:
-    """Whether ``v`` is an int64 (Go's ``big.Int.IsInt64``)."""
-    return _fits(v)
-
-
 _MAX_SCALE_GAP = 29  # v0.38 amount.go maxScaleGap
 
 
@@ -360,6 +355,22 @@ class Quantity:
         exp = self.exponent()
         unscaled = self.nanos // 10 ** (9 + exp)  # exact: an inf.Dec's exponent is at least -9 (1n)
         return _v037_dec_scaled(unscaled, scale - exp)
+
+    def round_up(self, scale: int) -> Quantity:
+        """``Quantity.RoundUp(scale)``: away from zero to a multiple of ``10**scale`` where the representation is
+        finer (an int64Amount of a smaller scale, an inf.Dec of a smaller exponent), unchanged otherwise. API
+        defaulting rounds every ResourceList of a pod and a node to milli-units so (pkg/apis/core/v1
+        defaults.go ``SetDefaults_ResourceList``, 1.36-1.38), before validation and before any scheduler reads
+        it. Read a parsed value with :meth:`at` first: the result has no ``source``."""
+        unit = 10 ** (9 + scale)
+        amount = self.amount()
+        if amount is not None:
+            if amount[1] >= scale:
+                return self
+            return Quantity(_round_away(self.nanos, unit), self.format, scale)
+        if self.exponent() >= scale:
+            return self
+        return Quantity(_round_away(self.nanos, unit), self.format, DEC, exp=scale)
 
     def is_integer(self) -> bool:
         """Mathematically an integer (not upstream's ``AsInt64``, see :meth:`as_int64`)."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.k8s import namespaces, versions
+from kubedra.k8s.podadmission import admitted
 from kubedra.model.objects import (
     DeviceClaim,
     DeviceClass,
@@ -68,7 +69,6 @@ def extended_claim_spec(
     names. Regular init containers run before the others and reuse their devices: an init request is only
     added when it is larger than what the long-lived containers ask for (the largest one wins).
     """
-    since_138 = versions.holds("quantity.nineteenDigitInt64", release)
     requests: list[DeviceRequest] = []
     names: set[str] = set()
     long_lived: dict[str, int] = {}
@@ -82,7 +82,7 @@ def extended_claim_spec(
             cls = ext_classes.get(res)
             # extendeddynamicresources.go createResourceRequestAndMappings: AsInt64 of the request as the
             # release parsed it; none for 2000m, an inf.Dec or past int64 (1e20): no device request
-            count = merged[res].at(since_138).as_int64() or 0
+            count = admitted(merged[res], release).as_int64() or 0
             if cls is None or count <= 0:
                 continue
             names.add(res)

@@ -5,10 +5,11 @@ restartable (sidecar) init containers, at least the largest regular init contain
 started before it, plus pod overhead. Scoring uses "non-zero" requests (100m CPU / 200Mi memory for a
 container without requests), like NodeResourcesFit does.
 
-Like kube-scheduler, the sums are of quantities (``Quantity.Add``, the larger by ``Cmp``), read as integers
-once per resource (``Resource.SetMaxResource``: ``MilliValue()`` for CPU, ``Value()`` for the rest), so two
-containers of ``0.5m`` CPU ask for 1 millicore, not 2; each release reads past int64 as its apimachinery does
-(:func:`amount`). A pod whose reading the release's int64 arithmetic would misuse (:func:`unmodelled`) is not
+Like kube-scheduler, the sums are of quantities (``Quantity.Add``, the larger by ``Cmp``) as API defaulting
+left them (each rounded up to milli-units), read as integers once per resource (``Resource.SetMaxResource``:
+``MilliValue()`` for CPU, ``Value()`` for the rest), so two containers of ``0.5`` bytes of memory ask for 1 byte,
+not 2 (two of ``0.5m`` CPU ask for 2 millicores: each was rounded up to ``1m``); each release reads past int64 as
+its apimachinery does (:func:`amount`). A pod whose reading the release's int64 arithmetic would misuse (:func:`unmodelled`) is not
 simulated.
 """
 
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubedra.k8s import namespaces, versions
+from kubedra.k8s.podadmission import MILLI
 from kubedra.k8s.quantity import NANO, Quantity, quantity_rules
 from kubedra.model.objects import Container, Pod, ResourceClaim
 
@@ -44,9 +46,10 @@ def _rules(release: str) -> bool:
 def amount(name: str, q: Quantity, release: str = versions.DEFAULT_TARGET) -> int:
     """Integer units the scheduler compares, as ``release``'s kube-scheduler reads ``q``: ``MilliValue()`` for
     CPU, ``Value()`` for the rest, rounded up; past int64 1.36/1.37 wrap or read 0, 1.38 saturates
-    (:meth:`Quantity.scaled_value`, tests/conformance/quantity/scaled-value.yaml)."""
+    (:meth:`Quantity.scaled_value`, tests/conformance/quantity/scaled-value.yaml), of the value API defaulting
+    rounded up to milli-units (:func:`kubedra.k8s.podadmission.admitted`)."""
     since = _rules(release)
-    return q.at(since).scaled_value(-3 if name == CPU else 0, since)
+    return q.at(since).round_up(MILLI).scaled_value(MILLI if name == CPU else 0, since)
 
 
 def _container_quantities(c: Container, since_138: bool, fill: bool = False) -> dict[str, Quantity]:
@@ -56,7 +59,7 @@ def _container_quantities(c: Container, since_138: bool, fill: bool = False) -> 
     if fill:
         for k, v in _DEFAULTS.items():
             merged.setdefault(k, v)
-    return {k: v.at(since_138) for k, v in merged.items()}
+    return {k: v.at(since_138).round_up(MILLI) for k, v in merged.items()}  # as API defaulting left them
 
 
 def _add(into: dict[str, Quantity], other: dict[str, Quantity]) -> None:
@@ -89,7 +92,7 @@ def _pod_quantities(pod: Pod, since_138: bool, fill: bool = False) -> dict[str, 
                 _add(peak, sidecars)
                 _max(init_max, peak)
         _max(reqs, init_max)
-        _add(reqs, {k: v.at(since_138) for k, v in pod.overhead.items()})
+        _add(reqs, {k: v.at(since_138).round_up(MILLI) for k, v in pod.overhead.items()})
     return reqs
 
 
@@ -109,9 +112,9 @@ def nonzero_requests(pod: Pod, release: str = versions.DEFAULT_TARGET) -> tuple[
             cpu, mem = cpu.add(r[CPU]), mem.add(r[MEMORY])
         for k, v in pod.overhead.items():
             if k == CPU:
-                cpu = cpu.add(v.at(since))
+                cpu = cpu.add(v.at(since).round_up(MILLI))
             elif k == MEMORY:
-                mem = mem.add(v.at(since))
+                mem = mem.add(v.at(since).round_up(MILLI))
     return amount(CPU, cpu, release), amount(MEMORY, mem, release)
 
 

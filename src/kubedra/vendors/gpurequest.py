@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubedra.k8s import versions
-from kubedra.k8s.podadmission import integer_resource_value
+from kubedra.k8s.podadmission import admitted, integer_resource_value
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
 from kubedra.vendors import classify
 
@@ -45,7 +45,7 @@ def device_count(value: Any, release: str | None = None) -> int | None:
     if not integer_resource_value(q, release):
         return None
     since = versions.holds("quantity.nineteenDigitInt64", release)
-    n = q.at(since).scaled_value(0, since)
+    n = admitted(q, release).scaled_value(0, since)
     return n if n >= 0 else None
 
 

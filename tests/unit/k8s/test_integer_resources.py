@@ -26,6 +26,8 @@ CASES = {
     "12345678901234567890.123": (False, False),  # 1.38: no integer, and its milli-value saturates
     "9223372036854775807500m": (False, False),
     "1e-20": (False, False),
+    # API defaulting rounds up to milli-units first (10^18 + 1): 1.37's MilliValue wraps, 1.38's AsScale(0) is exact
+    "1000000000000000000.9999": (False, True),
 }
 
 

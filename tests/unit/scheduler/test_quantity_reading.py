@@ -27,14 +27,17 @@ def _pod(*containers: dict[str, str], init: tuple[dict[str, str], ...] = (), ove
     )
 
 
-def test_requests_are_summed_as_quantities_then_read_once() -> None:
-    # kube-scheduler: 0.5m + 0.5m = 1m; read per container and summed, 1 + 1 = 2
+def test_requests_are_summed_as_defaulted_quantities_then_read_once() -> None:
+    # API defaulting rounds each value up to milli-units (0.5m CPU is 1m), kube-scheduler sums the quantities
+    # and reads Value() once: 0.5 + 0.5 bytes of memory is 1 byte (read per container, 1 + 1 would be 2)
     p = _pod({"cpu": "0.5m", "memory": "0.5"}, {"cpu": "0.5m", "memory": "0.5"})
-    assert pod_requests(p) == {"cpu": 1, "memory": 1}
-    assert nonzero_requests(p) == (1, 1)
+    assert pod_requests(p) == {"cpu": 2, "memory": 1}
+    assert nonzero_requests(p) == (2, 1)
+    # 0.9995 is defaulted to 1 and 0.0004 to 0.001: 1.001 bytes, read as 2 (the exact sum, 0.9999, would be 1)
+    assert pod_requests(_pod({"memory": "0.9995"}, {"memory": "0.0004"})) == {"memory": 2}
     # an init container's peak with the sidecars before it, and the overhead, are quantities too
-    p = _pod({"cpu": "0.4m"}, init=({"cpu": "0.3m"},), overhead={"cpu": "0.3m"})
-    assert pod_requests(p) == {"cpu": 1}
+    p = _pod({"memory": "0.4"}, init=({"memory": "0.3"},), overhead={"memory": "0.3"})
+    assert pod_requests(p) == {"memory": 1}
 
 
 # value: (1.36 and 1.37 Value(), 1.38 Value()) of an extended resource, as the conformance table records them
