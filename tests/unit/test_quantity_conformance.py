@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,9 @@ import yaml
 from kubedra.k8s.quantity import Quantity, QuantityError
 
 DATA = yaml.safe_load((Path(__file__).parents[1] / "conformance" / "quantity" / "parse.yaml").read_text())
+FLOATS = yaml.safe_load(
+    (Path(__file__).parents[1] / "conformance" / "quantity" / "approximate-float.yaml").read_text()
+)
 SCALED = yaml.safe_load(
     (Path(__file__).parents[1] / "conformance" / "quantity" / "scaled-value.yaml").read_text()
 )
@@ -47,3 +51,25 @@ def test_scaled_value_table_reaches_both_behaviours() -> None:
     wrapped = [c for c in SCALED["cases"] if c["v037"] != c["v038"]]
     assert len(SCALED["cases"]) > 150
     assert len(wrapped) > 40
+
+
+@pytest.mark.parametrize("case", FLOATS["cases"], ids=[c["quantity"] for c in FLOATS["cases"]])
+def test_approximate_float_per_release(case: dict[str, Any]) -> None:
+    # the mantissa times Go's math.Pow10 (two roundings); v0.37 multiplies a zero mantissa by Inf (NaN)
+    for since_138, want in ((False, case["v037"]), (True, case["v038"])):
+        got = Quantity.parse(case["quantity"], since_138).approximate_float(since_138)
+        assert ("nan" if math.isnan(got) else got) == ("nan" if want == "nan" else float(want)), since_138
+
+
+def _nearest(text: str) -> float:
+    try:
+        return float(Quantity.parse(text).exact)
+    except OverflowError:
+        return math.inf
+
+
+def test_approximate_float_table_is_not_the_nearest_float() -> None:
+    # the nearest float64 to the exact value (kubedra's reading before) misses about a quarter of the table
+    missed = [c for c in FLOATS["cases"] if c["v037"] == "nan" or float(c["v037"]) != _nearest(c["quantity"])]
+    assert len(FLOATS["cases"]) > 150
+    assert len(missed) > 20

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from typing import Any
 
 from kubedra.cel import _protos
@@ -58,11 +57,8 @@ def _as_integer(m: Any) -> int:
 
 
 def _approx_float(m: Any) -> float:
-    nanos = quantity_int(m)
-    try:
-        return nanos / NANO
-    except OverflowError:
-        return math.inf if nanos > 0 else -math.inf
+    # AsApproximateFloat64 of the release quantity_rules selects (tests/conformance/quantity/approximate-float.yaml)
+    return msg_to_quantity(m).approximate_float()
 
 
 def _q_operand(b: Any) -> Quantity:
