@@ -126,3 +126,19 @@ def test_migrate_reads_the_count_as_the_target_release_does() -> None:
     assert "nvidia.com/gpu: not a whole number ('1Ei')" in old.output
     new = cli_run("migrate", "--target-version", "1.38", "-", input=job)
     assert "count: 1152921504606846976" in new.output
+
+
+def test_requests_and_limits_compare_as_the_release_holds_them() -> None:
+    # a request of 0.9999 is defaulted to 1 (SetDefaults_ResourceList): equal to a limit of 1 for the apiserver
+    resources = {"limits": {"nvidia.com/gpu": "1"}, "requests": {"nvidia.com/gpu": "0.9999"}}
+    assert admitted_counts(resources, "1.37") == {"nvidia.com/gpu": 1}
+    assert admitted_counts(resources) == {"nvidia.com/gpu": None}  # without a release: as counts, 1 != None
+
+
+def test_audit_reads_a_gpu_request_as_the_target_does() -> None:
+    # 1e20 GPUs: Value() reads 0 at 1.37 (no device, no finding), MaxInt64 at 1.38 (a GPU request)
+    job = kai_job_with('"1e20"')
+    old = cli_run("audit", "--target-version", "1.37", "-o", "json", "-", input=job)
+    new = cli_run("audit", "--target-version", "1.38", "-o", "json", "-", input=job)
+    assert "gpu.device-plugin-request" not in old.output
+    assert "gpu.device-plugin-request" in new.output

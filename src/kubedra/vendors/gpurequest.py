@@ -49,12 +49,13 @@ def device_count(value: Any, release: str | None = None) -> int | None:
     return n if n >= 0 else None
 
 
-def is_zero(value: Any) -> bool:
-    """A request for no device at all (``0``, ``"00"``, ``"0.0"``...)."""
-    return device_count(value) == 0
+def is_zero(value: Any, release: str | None = None) -> bool:
+    """A request for no device at all (``0``, ``"00"``, ``"0.0"``...; at 1.36/1.37 also ``1e20``, whose
+    ``Value()`` reads 0 there: :func:`device_count`)."""
+    return device_count(value, release) == 0
 
 
-def admitted_counts(resources: Any) -> dict[str, int | None]:
+def admitted_counts(resources: Any, release: str | None = None) -> dict[str, int | None]:
     """Devices per extended resource of one container's ``resources`` as the apiserver admits them (every name in
     ``limits`` or ``requests``; the caller keeps the GPU ones). An extended resource is not overcommitable
     (pkg/apis/core/validation ``ValidateResourceRequirements``): its limit is what the container gets (the request
@@ -72,12 +73,26 @@ def admitted_counts(resources: Any) -> dict[str, int | None]:
         if name not in limits:
             out[str(name)] = None
             continue
-        n = device_count(limits[name])
-        out[str(name)] = None if name in requests and device_count(requests[name]) != n else n
+        n = device_count(limits[name], release)
+        out[str(name)] = None if name in requests and not _equal(requests[name], limits[name], release) else n
     return out
 
 
-def asks_for_a_gpu(resources: Any) -> bool:
+def _equal(request: Any, limit: Any, release: str | None) -> bool:
+    """Requests "must be equal to" limits: as counts without a release, else ``Cmp`` of the values the release's
+    apiserver holds (:func:`kubedra.k8s.podadmission.admitted`)."""
+    if release is None:
+        return device_count(request) == device_count(limit)
+    try:
+        a, b = (parse_quantity(v.strip() if isinstance(v, str) else v) for v in (request, limit))
+    except QuantityError:
+        return False
+    return admitted(a, release) == admitted(b, release)
+
+
+def asks_for_a_gpu(resources: Any, release: str | None = None) -> bool:
     """Whether one container's ``resources`` ask for any vendor's device-plugin GPU: a count that is not zero
     (:func:`admitted_counts`; one the apiserver would not admit, in an edited snapshot, still names a GPU)."""
-    return any(n != 0 and classify(name) is not None for name, n in admitted_counts(resources).items())
+    return any(
+        n != 0 and classify(name) is not None for name, n in admitted_counts(resources, release).items()
+    )

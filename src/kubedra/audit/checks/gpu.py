@@ -36,9 +36,10 @@ def _quantity(q: Any) -> str:
     return str(q).strip()
 
 
-def _is_zero(q: Any) -> bool:
-    # one reading of a GPU count for every verb (kubedra.vendors.gpurequest): "0", "00", 0, "0.0" are zero
-    return _quantity(q) == "" or is_zero(q)
+def _is_zero(q: Any, release: str | None = None) -> bool:
+    # one reading of a GPU count for every verb (kubedra.vendors.gpurequest): "0", "00", 0, "0.0" are zero, and
+    # at the target release what its Value() reads as 0 (1e20 at 1.36/1.37)
+    return _quantity(q) == "" or is_zero(q, release)
 
 
 @functools.cache  # a pure reading of the name; manifests repeat a few resource names (10,000: 11,000 asks)
@@ -108,7 +109,7 @@ def gpu_requests(ctx: Context, scope: Scope) -> None:
             where = "pod" if at.path == ("spec",) else "pod template at " + format_path(at.path)
             for use in resource_uses(at):
                 hit = _classify(use.resource)
-                if hit is None or _is_zero(use.quantity):
+                if hit is None or _is_zero(use.quantity, str(ctx.target)):
                     continue
                 rule, extra = hit
                 msg = (
@@ -353,12 +354,13 @@ def gpu_operator(ctx: Context, scope: Scope) -> None:
                 break
 
 
-def node_gpu_allocatable(node: Item, resource: str) -> str | None:
-    """The node's allocatable count of ``resource`` (a vendor's whole GPU), or None when it has none."""
+def node_gpu_allocatable(node: Item, resource: str, release: str | None = None) -> str | None:
+    """The node's allocatable count of ``resource`` (a vendor's whole GPU), or None when it has none (as
+    ``release``'s kube-scheduler reads it, when given)."""
     alloc = node.status.get("allocatable") or node.status.get("capacity")
     if isinstance(alloc, dict):
         q = alloc.get(resource)
-        if q is not None and not _is_zero(q):
+        if q is not None and not _is_zero(q, release):
             return _quantity(q)
     return None
 
@@ -382,7 +384,7 @@ def dual_advertisement(ctx: Context, scope: Scope) -> None:
         if not dra_nodes:
             continue
         for node in scope.kind("Node"):
-            qty = node_gpu_allocatable(node, vendor.gpu_resource)
+            qty = node_gpu_allocatable(node, vendor.gpu_resource, str(ctx.target))
             if qty is None or node.name not in dra_nodes:
                 continue
             ctx.emit(
