@@ -90,10 +90,11 @@ def _agree(cp: ControlPlane) -> None:
             simulated[case] = _simulated(cp.version, node, status, pod)
         for case in CASES:
             path = f"/api/v1/namespaces/{NAMESPACE}/pods/{case}"
-            state = api.wait_for(
-                f"pod {case} scheduled or unschedulable", lambda p=path: _decided(api.get(p))
-            )
-            real[case] = state == "bound"
+
+            def decided(p: str = path) -> str | None:
+                return _decided(api.get(p))
+
+            real[case] = api.wait_for(f"pod {case} scheduled or unschedulable", decided) == "bound"
     finally:
         for obj in reversed(made):
             api.delete(obj)

@@ -231,3 +231,16 @@ def test_an_exponent_of_min_int32_is_a_suffix_error_at_1_38() -> None:
     # v0.38 canInfScale: math.MinInt32 has no inf.Scale (v0.37 tries to compute it)
     with pytest.raises(QuantityError, match=r"^unable to parse quantity's suffix$"):
         Quantity.parse("1e-2147483648", True)
+
+
+def test_round_up_to_milli_as_api_defaulting_does() -> None:
+    # Quantity.RoundUp(Milli) (SetDefaults_ResourceList): away from zero where the representation is finer
+    half = Quantity.parse("0.5m").round_up(-3)
+    assert (half.nanos, half.amount()) == (10**6, (1, -3))
+    fine = Quantity.parse("1.0001").round_up(-3)
+    assert (str(fine), fine.amount()) == ("1001m", (1001, -3))
+    assert str(Quantity.parse("-1.0001").round_up(-3)) == "-1001m"
+    two = Quantity.parse("2")
+    assert two.round_up(-3) is two  # scale 0: unchanged
+    big = Quantity.parse("1000000000000000000.9999").round_up(-3)  # an inf.Dec (23 digits): exponent -9 -> -3
+    assert (big.amount(), big.exponent(), big.nanos) == (None, -3, (10**18 + 1) * 10**9)
