@@ -22,7 +22,7 @@ from typing import Any
 from kubedra.k8s import namespaces, versions
 from kubedra.k8s.podadmission import MILLI
 from kubedra.k8s.quantity import NANO, Quantity, quantity_rules
-from kubedra.model.objects import Container, Pod, ResourceClaim
+from kubedra.model.objects import Container, Node, Pod, ResourceClaim
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -120,22 +120,36 @@ def nonzero_requests(pod: Pod, release: str = versions.DEFAULT_TARGET) -> tuple[
 
 def unmodelled(pod: Pod, release: str = versions.DEFAULT_TARGET) -> str | None:
     """Why kubedra cannot simulate ``pod`` at ``release``, or None: a request that ``release`` reads as a
-    negative int64 (1.36/1.37 wrap past it: the node's int64 sums of requests would then wrap, kubedra's do
-    not), or a CPU or memory request past ``MaxInt64 / MaxNodeScore`` (NodeResourcesFit's scores multiply it by
-    100 in int64)."""
+    negative int64 (1.36/1.37 wrap past it): the node's int64 sums of requests would then wrap too, which
+    kubedra's do not."""
     since = _rules(release)
     for k, q in _pod_quantities(pod, since).items():
         n = amount(k, q, release)
-        unit = "milli-units" if k == CPU else "units"
         if n < 0 <= q.sign():
+            unit = "milli-units" if k == CPU else "units"
             return (
                 f"its {k} request {q} reads as {n} {unit} at {release} (Quantity past int64 wraps there): "
                 "kube-scheduler's int64 sums would wrap too, which kubedra does not model"
             )
+    return None
+
+
+def node_unmodelled(node: Node, release: str = versions.DEFAULT_TARGET) -> str | None:
+    """Why kubedra cannot simulate pods on ``node`` at ``release``, or None: an allocatable the release reads as
+    a negative int64 (free = allocatable - requested then wraps in kube-scheduler), or CPU or memory past
+    ``MaxInt64 / MaxNodeScore``, where NodeResourcesFit's LeastAllocated/MostAllocated scores multiply by 100 in
+    int64 and wrap (kubedra scores without overflow)."""
+    for k, q in node.allocatable.items():
+        n = amount(k, q, release)
+        unit = "milli-units" if k == CPU else "units"
+        if n < 0 <= q.sign():
+            return (
+                f"its allocatable {k} {q} reads as {n} {unit} at {release} (Quantity past int64 wraps there)"
+            )
         if k in (CPU, MEMORY) and n > _MAX_INT64 // MAX_NODE_SCORE:
             return (
-                f"its {k} request {q} reads as {n} {unit} at {release}: past MaxInt64/{MAX_NODE_SCORE}, where "
-                "kube-scheduler's int64 resource scores overflow, which kubedra does not model"
+                f"its allocatable {k} {q} reads as {n} {unit} at {release}: past MaxInt64/{MAX_NODE_SCORE}, "
+                "where kube-scheduler's int64 resource scores overflow, which kubedra does not model"
             )
     return None
 

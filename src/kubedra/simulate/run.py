@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from kubedra import vendors
 from kubedra.allocator.session import EngineConfig, engine_config
-from kubedra.errors import UsageError
+from kubedra.errors import Location, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.k8s import namespaces
 from kubedra.k8s.versions import DEFAULT_TARGET
@@ -34,11 +34,11 @@ from kubedra.model.objects import (
 )
 from kubedra.scheduler.build import PriorityClasses, build_sim_pods
 from kubedra.scheduler.convert import DraOptions, MigOffer, memory_need, to_device_plugin, to_dra
-from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.pods import SimPod, node_unmodelled
 from kubedra.scheduler.preemption import candidates_rule
 from kubedra.scheduler.sampling import ADAPTIVE, check_percentage
 from kubedra.scheduler.simulator import Scheduler
-from kubedra.scheduler.workloads import PodSet, Workloads, expand
+from kubedra.scheduler.workloads import PodSet, Skipped, Workloads, expand
 from kubedra.simulate.cluster import (
     DP,
     DRA,
@@ -418,6 +418,19 @@ def run_mode(
     return collect(mode, sched, view, simulated, seconds, time.process_time() - cpu_start)
 
 
+def _unmodelled_nodes(inv: Inventory, release: str) -> list[Skipped]:
+    """Nodes whose allocatable the release's kube-scheduler reads in a way kubedra does not model
+    (:func:`kubedra.scheduler.pods.node_unmodelled`): named, and the simulation is incomplete."""
+    out = []
+    for node in inv.nodes:
+        why = node_unmodelled(node, release)
+        if why is not None:
+            doc = inv.source_of(node)
+            where = Location(doc.file, doc.line) if doc is not None else None
+            out.append(Skipped(where, f"Node {node.name}", why))
+    return out
+
+
 def _pods_by_doc(inv: Inventory) -> dict[int, Pod]:
     out = {}
     for pod in inv.pods:
@@ -448,7 +461,14 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
     )
     unserved = unserved_workloads(inputs.documents, opts.target_version)
     sim = Simulation(
-        cluster=cluster, workloads=workloads, skipped=[*inputs.skipped, *unserved, *workloads.skipped]
+        cluster=cluster,
+        workloads=workloads,
+        skipped=[
+            *inputs.skipped,
+            *unserved,
+            *workloads.skipped,
+            *_unmodelled_nodes(inv, opts.target_version),
+        ],
     )
     sim.notes += cluster.notes
     sim.notes += [n for n in inv.notes]

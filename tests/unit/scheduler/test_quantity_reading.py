@@ -11,7 +11,7 @@ from kubedra.allocator.session import engine_config
 from kubedra.k8s.quantity import Quantity, parse_quantity
 from kubedra.model.objects import Container, DeviceClass, ObjectMeta, Pod
 from kubedra.scheduler.build import build_sim_pods, extended_claim_spec
-from kubedra.scheduler.pods import amount, nonzero_requests, pod_requests, unmodelled
+from kubedra.scheduler.pods import amount, node_unmodelled, nonzero_requests, pod_requests, unmodelled
 from kubedra.scheduler.simulator import Scheduler
 
 
@@ -62,19 +62,30 @@ def test_cpu_is_read_as_milli_value_per_release() -> None:
     assert [amount("cpu", q, r) for r in ("1.37", "1.38")] == [-1000, 2**63 - 1]
 
 
-def test_a_pod_whose_request_wraps_or_overflows_the_scores_is_not_simulated() -> None:
+def test_a_pod_whose_request_wraps_negative_is_not_simulated() -> None:
     assert unmodelled(_pod({"nvidia.com/gpu": "1e20"}), "1.37") is None  # reads 0: no GPU, as kube-scheduler
     assert unmodelled(_pod({"nvidia.com/gpu": "1e20"}), "1.38") is None  # MaxInt64: fits no node
     why = unmodelled(_pod({"nvidia.com/gpu": "9223372036854775808"}), "1.37")
     assert why is not None
     assert "reads as -9223372036854775808 units at 1.37" in why
     assert unmodelled(_pod({"nvidia.com/gpu": "9223372036854775808"}), "1.38") is None
-    why = unmodelled(_pod({"memory": "1Ei"}), "1.37")
+    assert unmodelled(_pod({"memory": "1Ei"}), "1.37") is None  # fits no usual node: Insufficient memory
+
+
+def test_a_node_whose_allocatable_wraps_or_overflows_the_scores_is_not_simulated() -> None:
+    n = _gpu_node("a", "8")
+    assert node_unmodelled(n, "1.37") is None
+    n.allocatable["memory"] = parse_quantity("1Ei")  # (1Ei - requested) * 100 wraps in int64
+    why = node_unmodelled(n, "1.37")
     assert why is not None
     assert "past MaxInt64/100" in why
-    assert unmodelled(_pod({"memory": "64Ei"}), "1.37") is not None
-    assert unmodelled(_pod({"cpu": "92233720368547"}), "1.37") is None
-    assert unmodelled(_pod({"cpu": "92233720368548"}), "1.37") is not None
+    n.allocatable["memory"] = parse_quantity("92233720368547758")
+    assert node_unmodelled(n, "1.37") is None
+    n.allocatable["cpu"] = parse_quantity("92233720368548")  # milli-units past MaxInt64/100
+    assert node_unmodelled(n, "1.38") is not None
+    wrapped = _gpu_node("b", "9223372036854775808")
+    assert node_unmodelled(wrapped, "1.37") is not None  # MinInt64 GPUs: free = alloc - used wraps
+    assert node_unmodelled(wrapped, "1.38") is None  # saturates at MaxInt64
 
 
 def _gpu_node(name: str, gpus: str):
