@@ -15,9 +15,11 @@ simulated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+import operator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from kubedra.k8s import namespaces, versions
 from kubedra.k8s.podadmission import MILLI
@@ -29,6 +31,7 @@ MEMORY = "memory"
 PODS = "pods"
 DEFAULT_MILLI_CPU = 100
 DEFAULT_MEMORY = 200 * 1024 * 1024
+V = TypeVar("V")
 
 
 _MAX_INT64 = (1 << 63) - 1
@@ -39,8 +42,25 @@ _DEFAULTS = {
 }
 
 
+@functools.lru_cache(maxsize=64)
 def _rules(release: str) -> bool:
     return versions.holds("quantity.nineteenDigitInt64", release)
+
+
+_MILLI_NANOS = NANO // 1000
+# Below 10^15 units and not negative, every release parses, rounds, sums and reads a value alike, far inside int64
+# (milli-units too, for thousands of containers): exact nano-units then stand for the quantities.
+_SMALL = 10**15 * NANO
+
+
+def _small(q: Quantity) -> int | None:
+    """``q`` in nano-units as API defaulting leaves it (rounded up to milli-units), when it is small."""
+    n = q.nanos
+    return -(-n // _MILLI_NANOS) * _MILLI_NANOS if 0 <= n < _SMALL else None
+
+
+def _read_small(name: str, nanos: int) -> int:
+    return nanos // _MILLI_NANOS if name == CPU else -(-nanos // NANO)  # MilliValue() / Value(), rounded up
 
 
 def amount(name: str, q: Quantity, release: str = versions.DEFAULT_TARGET) -> int:
@@ -48,82 +68,149 @@ def amount(name: str, q: Quantity, release: str = versions.DEFAULT_TARGET) -> in
     CPU, ``Value()`` for the rest, rounded up; past int64 1.36/1.37 wrap or read 0, 1.38 saturates
     (:meth:`Quantity.scaled_value`, tests/conformance/quantity/scaled-value.yaml), of the value API defaulting
     rounded up to milli-units (:func:`kubedra.k8s.podadmission.admitted`)."""
+    n = _small(q)
+    if n is not None:
+        return _read_small(name, n)
     since = _rules(release)
     return q.at(since).round_up(MILLI).scaled_value(MILLI if name == CPU else 0, since)
 
 
-def _container_quantities(c: Container, since_138: bool, fill: bool = False) -> dict[str, Quantity]:
-    # requests default to limits when only limits are set (API defaulting); ``fill``: NonMissingContainerRequests
-    merged = dict(c.limits)
-    merged.update(c.requests)
-    if fill:
-        for k, v in _DEFAULTS.items():
-            merged.setdefault(k, v)
-    return {k: v.at(since_138).round_up(MILLI) for k, v in merged.items()}  # as API defaulting left them
+class _Sum(Generic[V]):
+    """How ``PodRequests`` combines one kind of value: a leaf as API defaulting leaves it, ``Add``, ``Cmp``."""
 
+    def __init__(self, leaf: Callable[[Quantity], V], add: Callable[[V, V], V], gt: Callable[[V, V], bool]):
+        self.leaf, self.add, self.gt = leaf, add, gt
 
-def _add(into: dict[str, Quantity], other: dict[str, Quantity]) -> None:
-    for k, v in other.items():  # addResourceList: Quantity.Add, in the release's rules (quantity_rules)
-        into[k] = into[k].add(v) if k in into else v
+    def container(self, c: Container, fill: bool) -> dict[str, V]:
+        # requests default to limits when only limits are set (API defaulting); ``fill``: NonMissingContainerRequests
+        merged = dict(c.limits)
+        merged.update(c.requests)
+        if fill:
+            for k, v in _DEFAULTS.items():
+                merged.setdefault(k, v)
+        return {k: self.leaf(v) for k, v in merged.items()}
 
+    def add_to(self, into: dict[str, V], other: dict[str, V]) -> None:
+        for k, v in other.items():  # addResourceList: Quantity.Add
+            into[k] = self.add(into[k], v) if k in into else v
 
-def _max(into: dict[str, Quantity], other: dict[str, Quantity]) -> None:
-    for k, v in other.items():  # maxResourceList: Cmp
-        if k not in into or v.cmp(into[k]) > 0:
-            into[k] = v
+    def max_to(self, into: dict[str, V], other: dict[str, V]) -> None:
+        for k, v in other.items():  # maxResourceList: Cmp
+            if k not in into or self.gt(v, into[k]):
+                into[k] = v
 
-
-def _pod_quantities(pod: Pod, since_138: bool, fill: bool = False) -> dict[str, Quantity]:
-    """``PodRequests`` (component-helpers resource/helpers.go AggregateContainerRequests) as quantities."""
-    reqs: dict[str, Quantity] = {}
-    with quantity_rules(since_138):
+    def pod(self, pod: Pod, fill: bool = False) -> dict[str, V]:
+        """``PodRequests`` (component-helpers resource/helpers.go AggregateContainerRequests)."""
+        reqs: dict[str, V] = {}
         for c in pod.containers:
-            _add(reqs, _container_quantities(c, since_138, fill))
-        sidecars: dict[str, Quantity] = {}
-        init_max: dict[str, Quantity] = {}
+            self.add_to(reqs, self.container(c, fill))
+        sidecars: dict[str, V] = {}
+        init_max: dict[str, V] = {}
         for c in pod.init_containers:
-            r = _container_quantities(c, since_138, fill)
+            r = self.container(c, fill)
             if c.restart_policy == "Always":
-                _add(reqs, r)
-                _add(sidecars, r)
-                _max(init_max, sidecars)
+                self.add_to(reqs, r)
+                self.add_to(sidecars, r)
+                self.max_to(init_max, sidecars)
             else:
                 peak = dict(r)
-                _add(peak, sidecars)
-                _max(init_max, peak)
-        _max(reqs, init_max)
-        _add(reqs, {k: v.at(since_138).round_up(MILLI) for k, v in pod.overhead.items()})
-    return reqs
+                self.add_to(peak, sidecars)
+                self.max_to(init_max, peak)
+        self.max_to(reqs, init_max)
+        self.add_to(reqs, {k: self.leaf(v) for k, v in pod.overhead.items()})
+        return reqs
+
+
+class _NotSmall(Exception):
+    pass
+
+
+def _small_leaf(q: Quantity) -> int:
+    n = _small(q)
+    if n is None:
+        raise _NotSmall
+    return n
+
+
+_SMALL_SUM: _Sum[int] = _Sum(_small_leaf, operator.add, operator.gt)
+
+
+def _defaulted(since_138: bool) -> Callable[[Quantity], Quantity]:
+    def leaf(
+        q: Quantity,
+    ) -> Quantity:  # as the release parses it, rounded up to milli-units by API defaulting
+        return q.at(since_138).round_up(MILLI)
+
+    return leaf
+
+
+def _greater(a: Quantity, b: Quantity) -> bool:
+    return a.cmp(b) > 0
+
+
+_QUANTITY_SUM = {since: _Sum(_defaulted(since), Quantity.add, _greater) for since in (False, True)}
+
+
+def _requests(pod: Pod, release: str, fill: bool = False) -> dict[str, int]:
+    """The pod's requests per resource, read as ``release``'s kube-scheduler reads the summed quantities."""
+    try:
+        return {k: _read_small(k, n) for k, n in _SMALL_SUM.pod(pod, fill).items()}
+    except _NotSmall:
+        pass
+    since = _rules(release)
+    with quantity_rules(since):  # Quantity.Add of the release
+        summed = _QUANTITY_SUM[since].pod(pod, fill)
+    return {k: amount(k, q, release) for k, q in summed.items()}
 
 
 def pod_requests(pod: Pod, release: str = versions.DEFAULT_TARGET) -> dict[str, int]:
-    """The pod's requests per resource as ``release``'s NodeResourcesFit reads them (:func:`amount` of the
-    summed quantities)."""
-    return {k: amount(k, q, release) for k, q in _pod_quantities(pod, _rules(release)).items()}
+    """The pod's requests per resource as ``release``'s NodeResourcesFit reads them (``PodRequests``, then
+    ``Resource.SetMaxResource``)."""
+    return _requests(pod, release)
 
 
 def nonzero_requests(pod: Pod, release: str = versions.DEFAULT_TARGET) -> tuple[int, int]:
     """(milli CPU, memory bytes) for scoring, with upstream's defaults for containers without requests."""
+    s: _Sum[Any] = _SMALL_SUM
+    try:
+        cpu, mem = _nonzero(s, pod)
+        return _read_small(CPU, cpu), _read_small(MEMORY, mem)
+    except _NotSmall:
+        pass
     since = _rules(release)
-    cpu = mem = Quantity(0, "DecimalSI", 0)
     with quantity_rules(since):
-        for c in pod.containers:
-            r = _container_quantities(c, since, fill=True)
-            cpu, mem = cpu.add(r[CPU]), mem.add(r[MEMORY])
-        for k, v in pod.overhead.items():
-            if k == CPU:
-                cpu = cpu.add(v.at(since).round_up(MILLI))
-            elif k == MEMORY:
-                mem = mem.add(v.at(since).round_up(MILLI))
-    return amount(CPU, cpu, release), amount(MEMORY, mem, release)
+        qcpu, qmem = _nonzero(_QUANTITY_SUM[since], pod)
+    return amount(CPU, qcpu, release), amount(MEMORY, qmem, release)
+
+
+def _nonzero(s: _Sum[Any], pod: Pod) -> tuple[Any, Any]:
+    cpu = mem = None
+    for c in pod.containers:
+        r = s.container(c, fill=True)
+        cpu = r[CPU] if cpu is None else s.add(cpu, r[CPU])
+        mem = r[MEMORY] if mem is None else s.add(mem, r[MEMORY])
+    for k, v in pod.overhead.items():
+        if k == CPU:
+            cpu = s.leaf(v) if cpu is None else s.add(cpu, s.leaf(v))
+        elif k == MEMORY:
+            mem = s.leaf(v) if mem is None else s.add(mem, s.leaf(v))
+    zero = s.leaf(Quantity(0, "DecimalSI", 0))
+    return (zero if cpu is None else cpu), (zero if mem is None else mem)
 
 
 def unmodelled(pod: Pod, release: str = versions.DEFAULT_TARGET) -> str | None:
     """Why kubedra cannot simulate ``pod`` at ``release``, or None: a request that ``release`` reads as a
     negative int64 (1.36/1.37 wrap past it): the node's int64 sums of requests would then wrap too, which
     kubedra's do not."""
+    try:
+        _SMALL_SUM.pod(pod)
+        return None  # small values read alike everywhere, far inside int64
+    except _NotSmall:
+        pass
     since = _rules(release)
-    for k, q in _pod_quantities(pod, since).items():
+    with quantity_rules(since):
+        summed = _QUANTITY_SUM[since].pod(pod)
+    for k, q in summed.items():
         n = amount(k, q, release)
         if n < 0 <= q.sign():
             unit = "milli-units" if k == CPU else "units"
