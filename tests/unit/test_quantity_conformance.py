@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from kubedra.k8s.quantity import Quantity, QuantityError
+from kubedra.k8s.quantityread import approximate_float
 
 DATA = yaml.safe_load((Path(__file__).parents[1] / "conformance" / "quantity" / "parse.yaml").read_text())
 FLOATS = yaml.safe_load(
@@ -57,7 +58,7 @@ def test_scaled_value_table_reaches_both_behaviours() -> None:
 def test_approximate_float_per_release(case: dict[str, Any]) -> None:
     # the mantissa times Go's math.Pow10 (two roundings); v0.37 multiplies a zero mantissa by Inf (NaN)
     for since_138, want in ((False, case["v037"]), (True, case["v038"])):
-        got = Quantity.parse(case["quantity"], since_138).approximate_float(since_138)
+        got = approximate_float(Quantity.parse(case["quantity"], since_138), since_138)
         assert ("nan" if math.isnan(got) else got) == ("nan" if want == "nan" else float(want)), since_138
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity, quantity_rules
+from kubedra.k8s.quantityread import round_up
 from kubedra.k8s.versions import holds
 
 
@@ -235,12 +236,14 @@ def test_an_exponent_of_min_int32_is_a_suffix_error_at_1_38() -> None:
 
 def test_round_up_to_milli_as_api_defaulting_does() -> None:
     # Quantity.RoundUp(Milli) (SetDefaults_ResourceList): away from zero where the representation is finer
-    half = Quantity.parse("0.5m").round_up(-3)
+    half = round_up(Quantity.parse("0.5m"), -3)
     assert (half.nanos, half.amount()) == (10**6, (1, -3))
-    fine = Quantity.parse("1.0001").round_up(-3)
+    fine = round_up(Quantity.parse("1.0001"), -3)
     assert (str(fine), fine.amount()) == ("1001m", (1001, -3))
-    assert str(Quantity.parse("-1.0001").round_up(-3)) == "-1001m"
+    assert str(round_up(Quantity.parse("-1.0001"), -3)) == "-1001m"
     two = Quantity.parse("2")
-    assert two.round_up(-3) is two  # scale 0: unchanged
-    big = Quantity.parse("1000000000000000000.9999").round_up(-3)  # an inf.Dec (23 digits): exponent -9 -> -3
+    assert round_up(two, -3) is two  # scale 0: unchanged
+    big = round_up(
+        Quantity.parse("1000000000000000000.9999"), -3
+    )  # an inf.Dec (23 digits): exponent -9 -> -3
     assert (big.amount(), big.exponent(), big.nanos) == (None, -3, (10**18 + 1) * 10**9)

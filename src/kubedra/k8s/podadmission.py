@@ -32,6 +32,7 @@ from typing import Any
 from kubedra.k8s import versions
 from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
+from kubedra.k8s.quantityread import round_up
 from kubedra.k8s.workloads import get_path, pod_templates
 
 Path = tuple[str | int, ...]
@@ -50,7 +51,7 @@ def admitted(q: Quantity, release: str) -> Quantity:
     decoding and defaulting: parsed by its rules (1.38 keeps 29 significant digits) and rounded up to milli-units
     (``SetDefaults_ResourceList``: ``0.9999`` is ``1``, ``0.5m`` is ``1m``). Validation and kube-scheduler see
     this value."""
-    return q.at(versions.holds("quantity.nineteenDigitInt64", release)).round_up(MILLI)
+    return round_up(q.at(versions.holds("quantity.nineteenDigitInt64", release)), MILLI)
 
 
 def integer_resource_value(q: Quantity, release: str) -> bool:

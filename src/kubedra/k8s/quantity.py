@@ -35,7 +35,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -357,42 +356,6 @@ class Quantity:
         unscaled = self.nanos // 10 ** (9 + exp)  # exact: an inf.Dec's exponent is at least -9 (1n)
         return _v037_dec_scaled(unscaled, scale - exp)
 
-    def round_up(self, scale: int) -> Quantity:
-        """``Quantity.RoundUp(scale)``: away from zero to a multiple of ``10**scale`` where the representation is
-        finer (an int64Amount of a smaller scale, an inf.Dec of a smaller exponent), unchanged otherwise. API
-        defaulting rounds every ResourceList of a pod and a node to milli-units so (pkg/apis/core/v1
-        defaults.go ``SetDefaults_ResourceList``, 1.36-1.38), before validation and before any scheduler reads
-        it. Read a parsed value with :meth:`at` first: the result has no ``source``."""
-        unit = 10 ** (9 + scale)
-        amount = self.amount()
-        if amount is not None:
-            if amount[1] >= scale:
-                return self
-            return Quantity(_round_away(self.nanos, unit), self.format, scale)
-        if self.exponent() >= scale:
-            return self
-        return Quantity(_round_away(self.nanos, unit), self.format, DEC, exp=scale)
-
-    def approximate_float(self, since_138: bool | None = None) -> float:
-        """``Quantity.AsApproximateFloat64()`` (CEL ``asApproximateFloat()``): this representation's mantissa as
-        a float64 times Go's ``math.Pow10`` of its exponent, two roundings (``1.1`` is ``11 * 0.1``,
-        1.1000000000000001, where the nearest float64 is 1.1). A zero mantissa with an exponent past 308 gives
-        ``0 * Inf``, NaN, through v0.37; v0.38 (``since_138``; None: :func:`quantity_rules`) returns the zero."""
-        amount = self.amount()
-        if amount is not None:
-            mantissa, exp = amount
-        else:
-            exp = self.exponent()
-            mantissa = self.nanos // 10 ** (9 + exp)  # exact: an inf.Dec's exponent is at least -9 (1n)
-        try:
-            base = float(mantissa)  # big.Float.Float64 and float64(int64): nearest, ties to even
-        except OverflowError:
-            base = math.inf if mantissa > 0 else -math.inf
-        rules = current_rules() if since_138 is None else since_138
-        if exp == 0 or (rules and base == 0):
-            return base
-        return base * _go_pow10(exp)
-
     def is_integer(self) -> bool:
         """Mathematically an integer (not upstream's ``AsInt64``, see :meth:`as_int64`)."""
         return self.nanos % NANO == 0
@@ -517,20 +480,6 @@ class Quantity:
         if exponent not in _DEC_BY_EXP and current_rules():
             return f"{amount}e{exponent}"  # v0.38: no SI suffix above E, so "e" (v0.37 dropped the exponent)
         return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
-
-
-_POW10 = [float(f"1e{i}") for i in range(32)]  # Go math pow10tab (float64 literals: nearest)
-_POW10_POS32 = [float(f"1e{32 * i}") for i in range(10)]  # pow10postab32
-_POW10_NEG32 = [float(f"1e-{32 * i}") for i in range(11)]  # pow10negtab32 (1e-320 is subnormal)
-
-
-def _go_pow10(n: int) -> float:
-    """Go's ``math.Pow10``: table products, not the float nearest 10**n."""
-    if 0 <= n <= 308:
-        return _POW10_POS32[n // 32] * _POW10[n % 32]
-    if -323 <= n < 0:
-        return _POW10_NEG32[-n // 32] / _POW10[-n % 32]
-    return math.inf if n > 0 else 0.0
 
 
 def wrap_int64(v: int) -> int:

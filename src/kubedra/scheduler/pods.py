@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 from kubedra.k8s import namespaces, versions
 from kubedra.k8s.podadmission import MILLI
 from kubedra.k8s.quantity import NANO, Quantity, quantity_rules
+from kubedra.k8s.quantityread import round_up
 from kubedra.model.objects import Container, Node, Pod, ResourceClaim
 
 CPU = "cpu"
@@ -72,7 +73,12 @@ def amount(name: str, q: Quantity, release: str = versions.DEFAULT_TARGET) -> in
     if n is not None:
         return _read_small(name, n)
     since = _rules(release)
-    return q.at(since).round_up(MILLI).scaled_value(MILLI if name == CPU else 0, since)
+    return round_up(q.at(since), MILLI).scaled_value(MILLI if name == CPU else 0, since)
+
+
+def allocatable(node: Node, release: str = versions.DEFAULT_TARGET) -> dict[str, int]:
+    """The node's allocatable as ``release``'s kube-scheduler reads it (``NewResource``: :func:`amount` each)."""
+    return {k: amount(k, q, release) for k, q in node.allocatable.items()}
 
 
 class _Sum(Generic[V]):
@@ -139,7 +145,7 @@ def _defaulted(since_138: bool) -> Callable[[Quantity], Quantity]:
     def leaf(
         q: Quantity,
     ) -> Quantity:  # as the release parses it, rounded up to milli-units by API defaulting
-        return q.at(since_138).round_up(MILLI)
+        return round_up(q.at(since_138), MILLI)
 
     return leaf
 

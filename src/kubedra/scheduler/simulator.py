@@ -50,7 +50,7 @@ from kubedra.scheduler.eviction import Taints
 from kubedra.scheduler.extended import extended_resource_classes
 from kubedra.scheduler.pending import class_reason, own_claims, pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, schedule_gang
-from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, amount
+from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, allocatable
 from kubedra.scheduler.preemption import preempt
 from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
 from kubedra.scheduler.state import (
@@ -90,10 +90,7 @@ class Scheduler:
         self.percentage = percentage_of_nodes_to_score
         self.dra = dra
         self.preemption = preemption
-        self.nodes = [
-            SimNode(n, i, {k: amount(k, q, cfg.target_version) for k, q in n.allocatable.items()})
-            for i, n in enumerate(nodes)
-        ]
+        self.nodes = [SimNode(n, i, allocatable(n, cfg.target_version)) for i, n in enumerate(nodes)]
         self.by_name = {n.name: n for n in self.nodes}
         self.next_start = 0
         self.classes = list(classes)

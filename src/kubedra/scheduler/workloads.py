@@ -40,10 +40,11 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.errors import InputError, Location
-from kubedra.k8s import dnsnames, kueue, versions
+from kubedra.k8s import dnsnames, kueue
 from kubedra.k8s import workloads as k8s
 from kubedra.k8s.gpuschemes import annotation_schemes
 from kubedra.k8s.podadmission import refusal
+from kubedra.k8s.versions import DEFAULT_TARGET
 from kubedra.k8s.workloads import (
     PodTemplate,
     api_group,
@@ -59,6 +60,7 @@ from kubedra.model.parse import pod_spec
 from kubedra.scheduler import owned
 from kubedra.scheduler.daemonpods import daemon_pods, named
 from kubedra.scheduler.pods import unmodelled
+from kubedra.scheduler.skipped import Skipped
 from kubedra.sources.files import Document
 
 DEFAULT_SCHEDULERS = ("", "default-scheduler")
@@ -86,24 +88,6 @@ class PodSet:
         if len(self.names) == 1 and self.names[0] == self.template.meta.name:
             return [self.template]
         return [named(self.template, n) for n in self.names]
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """Something in the input that kubedra cannot turn into simulated pods, and why."""
-
-    location: Location | None
-    what: str
-    reason: str
-    not_read: bool = False  # an input that was not read at all (a Helm template or chart): incomplete
-    refused: bool = False  # pods the apiserver refuses (kubedra.k8s.podadmission): never created, not placed
-    # the cluster would run no pods for it either (a suspended job, a definition a later one replaces): the
-    # simulation is complete without it; every other skip leaves the answer incomplete (exit 2)
-    as_cluster: bool = False
-
-    def __str__(self) -> str:
-        where = f"{self.location}: " if self.location is not None else ""
-        return f"{where}{self.what}: {self.reason}"
 
 
 @dataclass
@@ -199,7 +183,7 @@ def _creation_order(parsed: list[tuple[PodTemplate, Pod]]) -> list[tuple[PodTemp
 
 class _Expander:
     def __init__(
-        self, nodes: Sequence[Node], max_pods: int | None = None, release: str = versions.DEFAULT_TARGET
+        self, nodes: Sequence[Node], max_pods: int | None = None, release: str = DEFAULT_TARGET
     ) -> None:
         self.nodes = nodes
         self.release = release
@@ -295,9 +279,8 @@ class _Expander:
             )
         self._link_workload_ref(doc.obj.get("spec"), pod)
         existing = bool(pod.node_name)
-        if not existing and (
-            self._refused(doc, doc.obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}")
-            or self._unmodelled(doc, pod, ("spec",), f"Pod {ns}/{pod.meta.name}")
+        if not existing and self._refused(
+            doc, doc.obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}", pod
         ):
             return
         frac = _fraction_annotation(pod)
@@ -331,24 +314,20 @@ class _Expander:
         spec: Any,
         path: tuple[str | int, ...],
         what: str,
+        pod: Pod,
         obj: Mapping[str, Any] | None = None,
     ) -> bool:
-        """Pods the apiserver refuses are never created: reported (refused), not placed. ``obj``: what the
-        template is read from (the document itself unless given)."""
+        """Pods the apiserver refuses are never created: reported (refused), not placed; pods whose requests the
+        release reads in a way kubedra does not model (:func:`kubedra.scheduler.pods.unmodelled`) are reported,
+        not placed. ``obj``: what the template is read from (the document itself unless given)."""
         found = refusal(spec, path, doc.obj if obj is None else obj, self.release)
         if found is not None:
             self.out.skipped.append(
                 Skipped(Location(doc.file, doc.line_of(found[0])), what, found[1], refused=True)
             )
-        return found is not None
-
-    def _unmodelled(self, doc: Document, pod: Pod, path: tuple[str | int, ...], what: str) -> bool:
-        """Pods whose requests the release's kube-scheduler reads in a way kubedra does not model
-        (:func:`kubedra.scheduler.pods.unmodelled`): reported, not placed, the simulation incomplete."""
-        why = unmodelled(pod, self.release)
-        if why is not None:
+        elif (why := unmodelled(pod, self.release)) is not None:  # read past int64: not simulated (exit 2)
             self.out.skipped.append(Skipped(Location(doc.file, doc.line_of(path)), what, why))
-        return why is not None
+        return found is not None or why is not None
 
     def _skip_fraction(self, location: Location | None, what: str, frac: tuple[str, str, str]) -> None:
         key, value, kind = frac
@@ -407,9 +386,7 @@ class _Expander:
             if frac and not _has_gpu(pod):
                 self._skip_fraction(Location(doc.file, doc.line_of(t.metadata)), what, frac)
                 continue
-            if self._refused(doc, get_path(obj, t.spec), t.spec, what, obj) or self._unmodelled(
-                doc, pod, t.spec, what
-            ):
+            if self._refused(doc, get_path(obj, t.spec), t.spec, what, pod, obj):
                 continue
             if gang_key is not None and not t.after:
                 pod.scheduling_group = name
@@ -576,7 +553,7 @@ def expand(
     pods: Mapping[int, Pod] | None = None,
     nodes: Sequence[Node] = (),
     max_pods: int | None = None,
-    release: str = versions.DEFAULT_TARGET,
+    release: str = DEFAULT_TARGET,
 ) -> Workloads:
     """Expand every workload in ``documents`` (input order) into pod sets, gangs and skip reports.
 

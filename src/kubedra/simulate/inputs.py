@@ -24,7 +24,7 @@ from kubedra.gcpause import paused_gc
 from kubedra.model import convert
 from kubedra.model.inventory import Inventory, add_document
 from kubedra.model.objects import Container, Pod
-from kubedra.scheduler.workloads import Skipped
+from kubedra.scheduler.skipped import Skipped
 from kubedra.sources import jsonstream
 from kubedra.sources.files import (
     HELM_TEMPLATE,

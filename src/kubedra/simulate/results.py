@@ -32,7 +32,8 @@ from typing import Any
 from kubedra import vendors
 from kubedra.scheduler.pods import SimPod
 from kubedra.scheduler.simulator import Scheduler
-from kubedra.scheduler.workloads import Skipped, Workloads
+from kubedra.scheduler.skipped import Skipped
+from kubedra.scheduler.workloads import Workloads
 from kubedra.simulate.cluster import DP, DRA, Cluster, ClusterView, is_gpu_resource
 from kubedra.simulate.cluster import used_gpus as gpus_in_use
 from kubedra.text import count

@@ -38,7 +38,8 @@ from kubedra.scheduler.pods import SimPod, node_unmodelled
 from kubedra.scheduler.preemption import candidates_rule
 from kubedra.scheduler.sampling import ADAPTIVE, check_percentage
 from kubedra.scheduler.simulator import Scheduler
-from kubedra.scheduler.workloads import PodSet, Skipped, Workloads, expand
+from kubedra.scheduler.skipped import Skipped
+from kubedra.scheduler.workloads import PodSet, Workloads, expand
 from kubedra.simulate.cluster import (
     DP,
     DRA,

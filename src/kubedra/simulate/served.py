@@ -12,7 +12,7 @@ from kubedra.errors import Location
 from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import pod_templates
 from kubedra.model.served import lifecycle_db, not_served
-from kubedra.scheduler.workloads import Skipped
+from kubedra.scheduler.skipped import Skipped
 from kubedra.sources.files import Document
 
 

@@ -459,8 +459,7 @@ class RuleChecker:
                 )
             for k, v in cmap.items():
                 self.check_name((*cp, "counters", k), k, dns_label)
-                e = self.quantity(_map(v).get("value"))
-                if e:
+                if e := self.quantity(_map(v).get("value")):
                     self.err((*cp, "counters", k, "value"), e)
 
     def device(self, p: Path, d: Mapping[str, Any], seen: set[str], per_device: bool) -> None:
@@ -530,21 +529,13 @@ class RuleChecker:
         for k, v in caps.items():
             cp: Path = (*p, "capacity", k)
             self.check_name(cp, k, qualified_name)
-            e = self.quantity(_map(v).get("value"))
-            if e:
+            if e := self.quantity(_map(v).get("value")):
                 self.err((*cp, "value"), e)
-            if _map(v).get("requestPolicy") is not None and not multiple_allocations:
+            policy = _map(v).get("requestPolicy") is not None
+            if policy and not multiple_allocations:
                 self.err((*cp, "requestPolicy"), "only allowed when allowMultipleAllocations is true")
-            elif _map(v).get("requestPolicy") is not None:
-                # pkg/apis/resource/validation validateRequestPolicy: per release and feature gate (1.37 added
-                # the int64 range and milli-value guards, DRAFractionalCapacityRange the milli path), with
-                # Quantity.Value()/MilliValue() arithmetic past int64; not modelled here, so not called valid
-                self.warn(
-                    (*cp, "requestPolicy"),
-                    "not checked offline: the apiserver's requestPolicy rules (validValues, validRange min/max/"
-                    "step, read with Quantity.Value() or MilliValue() per release) are not modelled; "
-                    "--server-dry-run checks them",
-                )
+            elif policy:  # validateRequestPolicy: per release and gate, with Value()/MilliValue() arithmetic
+                self.warn((*cp, "requestPolicy"), "not checked offline: apiserver rules not modelled")
 
     def _consumes_counters(self, p: Path, consumes: Sequence[Any]) -> None:
         if len(consumes) > MAX_CONSUMPTIONS_PER_DEVICE:
@@ -557,8 +548,7 @@ class RuleChecker:
             if len(cmap) > MAX_COUNTERS_PER_CONSUMPTION:
                 self.err((*cp, "counters"), f"too many counters: {len(cmap)}, the limit is 32")
             for k, v in cmap.items():
-                e = self.quantity(_map(v).get("value"))
-                if e:
+                if e := self.quantity(_map(v).get("value")):
                     self.err((*cp, "counters", k, "value"), e)
 
     def _device_nodes(self, p: Path, d: Mapping[str, Any], per_device: bool) -> None:

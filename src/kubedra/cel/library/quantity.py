@@ -18,6 +18,7 @@ from kubedra.cel.values import (
     quantity_to_msg,
 )
 from kubedra.k8s.quantity import NANO, Quantity, QuantityError, current_rules
+from kubedra.k8s.quantityread import approximate_float
 
 
 def _quantity_msg(text: str) -> Any:
@@ -58,7 +59,7 @@ def _as_integer(m: Any) -> int:
 
 def _approx_float(m: Any) -> float:
     # AsApproximateFloat64 of the release quantity_rules selects (tests/conformance/quantity/approximate-float.yaml)
-    return msg_to_quantity(m).approximate_float()
+    return approximate_float(msg_to_quantity(m))
 
 
 def _q_operand(b: Any) -> Quantity:
