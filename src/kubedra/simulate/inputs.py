@@ -23,7 +23,7 @@ from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.model import convert
 from kubedra.model.inventory import Inventory, add_document
-from kubedra.model.objects import Container, Pod
+from kubedra.model.objects import Container, Node, Pod
 from kubedra.scheduler.skipped import Skipped
 from kubedra.sources import jsonstream
 from kubedra.sources.files import (
@@ -154,8 +154,13 @@ def _stream(name: str, out: Inputs, lazy_lines: bool = False) -> bool:
                 obj = add_document(inv, d)
                 if isinstance(obj, Pod):
                     _intern_pod(obj, shared)
+                elif isinstance(obj, Node):
+                    _intern_node(obj)
                 if obj is not None:
                     d.obj = _slim(d.obj, obj)
+                    if isinstance(obj, Pod):
+                        d = _PodDocument.of(d)
+                        inv.sources[id(obj)] = d
                 docs.append(d)
     except jsonstream.NotAList:
         return False
@@ -216,6 +221,81 @@ def _intern_pod(pod: Pod, shared: dict[Any, Any]) -> None:
     if pod.affinity:
         with contextlib.suppress(TypeError, ValueError):  # not JSON data: kept as it is
             pod.affinity = shared.setdefault(("affinity", json.dumps(pod.affinity)), pod.affinity)
+
+
+def _intern_node(node: Node) -> None:
+    """One copy of the keys of a Node's labels, capacity and allocatable, and of its label values, across the
+    nodes of a cluster (the JSON decoder shares them within one item only; a GPU node has dozens of labels)."""
+    i = sys.intern
+    m = node.meta
+    with contextlib.suppress(TypeError):  # a key or value that is not a string: kept as it is
+        m.labels = {i(k): i(v) for k, v in m.labels.items()}
+    with contextlib.suppress(TypeError):
+        node.capacity = {i(k): q for k, q in node.capacity.items()}
+    with contextlib.suppress(TypeError):
+        node.allocatable = {i(k): q for k, q in node.allocatable.items()}
+
+
+_ABSENT: Any = object()  # a key the slim mapping does not have
+_REPLACED: Any = object()  # _PodDocument: its mapping was set (kept in Document's slot)
+_OBJ: Any = Document.__dict__["obj"]  # Document's own slot for ``obj``
+
+
+class _PodDocument(Document):
+    """A streamed v1 Pod's document whose slim mapping (:func:`_slim`: apiVersion, kind and four metadata fields)
+    is kept as those values, not as two dicts per pod (most of a large cluster's documents are its running
+    pods); ``obj`` makes the same mapping again, keys in the same order, each time it is read (a mapping set
+    in its place is kept and read back instead)."""
+
+    __slots__ = ("_generate_name", "_labels", "_name", "_namespace")
+    _name: Any  # metadata.name (_REPLACED once a mapping is set)
+    _namespace: Any
+    _generate_name: Any
+    _labels: Any
+
+    @classmethod
+    def of(cls, d: Document) -> Document:
+        """``d`` as a _PodDocument when its slim mapping is one it makes again exactly, else ``d``."""
+        slim = d.obj
+        meta = slim.get("metadata")
+        if (
+            list(slim) != ["apiVersion", "kind", "metadata"]
+            or slim["apiVersion"] != "v1"
+            or slim["kind"] != "Pod"
+            or type(slim["apiVersion"]) is not str
+            or type(slim["kind"]) is not str
+            or type(meta) is not dict
+        ):
+            return d
+        out = cls.__new__(cls)
+        out.file, out.line, out.index, out.node_source = d.file, d.line, d.index, d.node_source
+        out._name, out._namespace, out._generate_name, out._labels = (
+            meta.get(k, _ABSENT) for k in _KEEP_META
+        )
+        if list(out.obj["metadata"].items()) != list(meta.items()):
+            return d
+        return out
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        if self._name is _REPLACED:
+            return cast("dict[str, Any]", _OBJ.__get__(self))
+        values = (self._name, self._namespace, self._generate_name, self._labels)
+        meta = {k: v for k, v in zip(_KEEP_META, values, strict=True) if v is not _ABSENT}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": meta}
+
+    @obj.setter
+    def obj(self, value: dict[str, Any]) -> None:
+        _OBJ.__set__(self, value)
+        self._name = _REPLACED
+
+    @property
+    def api_version(self) -> str:
+        return "v1" if self._name is not _REPLACED else super().api_version
+
+    @property
+    def kind(self) -> str:
+        return "Pod" if self._name is not _REPLACED else super().kind
 
 
 def _one(shared: dict[Any, Any], what: str, value: _T, key: tuple[Any, ...]) -> _T:
