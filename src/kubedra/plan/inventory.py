@@ -167,12 +167,36 @@ def _items(v: Any) -> list[Any]:
     return v if isinstance(v, list) else []
 
 
-def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespace: str) -> float | str:
+def _pod_gpus(
+    spec: dict[str, Any],
+    claims: dict[tuple[str, str], int],
+    namespace: str,
+    seen: dict[int, float | str] | None = None,
+) -> float | str:
     """Whole-GPU equivalents a pod spec holds, or why the apiserver refuses it (then it holds none): its GPU
-    requests read as every verb reads them (:func:`kubedra.vendors.gpurequest.admitted_counts`)."""
+    requests read as every verb reads them (:func:`kubedra.vendors.gpurequest.admitted_counts`). ``seen``: what
+    each containers list already read holds, by its id (the lists must stay alive while it is used: the pods
+    of a workload share one, :func:`kubedra.sources.jsonstream.shared_tree`)."""
+    containers = spec.get("containers")
+    if seen is None or type(containers) is not list:
+        total = _containers_gpus(containers)
+    else:
+        hit = seen.get(id(containers))
+        total = seen[id(containers)] = _containers_gpus(containers) if hit is None else hit
+    if isinstance(total, str):
+        return total
+    for rc in _items(spec.get("resourceClaims")):
+        name = rc.get("resourceClaimName") if isinstance(rc, dict) else None
+        total += claims.get((namespace, str(name)), 1) if name else 1
+    return total
+
+
+def _containers_gpus(containers: Any) -> float | str:
+    """:func:`_pod_gpus` of the containers alone (the sum starts there, so adding the claims after it is the same
+    arithmetic)."""
     total = 0.0
     # a snapshot an API server wrote has these types; an edited one may not: a value of another type holds no GPU
-    for c in _items(spec.get("containers")):
+    for c in _items(containers):
         counts = admitted_counts(c.get("resources")) if isinstance(c, dict) else {}
         refused = sorted(k for k, n in counts.items() if n is None and _fraction(k) is not None)
         if refused:
@@ -181,9 +205,6 @@ def _pod_gpus(spec: dict[str, Any], claims: dict[tuple[str, str], int], namespac
                 "whole number), so it never runs and holds no GPU"
             )
         total += gpu_equivalents({k: n for k, n in counts.items() if n})
-    for rc in _items(spec.get("resourceClaims")):
-        name = rc.get("resourceClaimName") if isinstance(rc, dict) else None
-        total += claims.get((namespace, str(name)), 1) if name else 1
     return total
 
 
@@ -324,11 +345,12 @@ def _pod_demand(
     """Adds the GPU pods' demand to their pools; returns the (namespace, name) of the pods' owners."""
     owners_with_pods: set[tuple[str, str]] = set()
     skipped = {n.name for n in state.unsupported}
+    seen: dict[int, float | str] = {}  # the snapshot's items, and so each containers list, outlive it
     for pod in snap.kind("Pod"):
         meta = _fields(pod.get("metadata"))
         ns = str(meta.get("namespace") or "")
         spec_ = _fields(pod.get("spec"))
-        gpus = _pod_gpus(spec_, claims, ns)
+        gpus = _pod_gpus(spec_, claims, ns, seen)
         if isinstance(gpus, str):
             state.notes.append(f"Pod {ns}/{_name(pod)}: {gpus}")
             continue

@@ -261,10 +261,13 @@ def shared_tree(value: Any, memo: dict[Any, Any]) -> Any:
 
 
 def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
-    """(the shared mapping or list ``v`` of type ``t``, its key in ``memo``): a mapping's or list's key is a
-    tuple of its parts' keys; a str is its own key; a number's names its type (``1``, ``1.0`` and ``True`` are
-    equal in Python, not here) and a float's its ``repr`` (``-0.0 == 0.0``). Scalars are handled in line, not
-    by a call each: they are most of a snapshot's values."""
+    """(the shared mapping or list ``v`` of type ``t``, its part of its parent's key): a mapping's or list's key
+    in ``memo`` is a tuple of its parts; a str is its own part; a number's names its type (``1``, ``1.0`` and
+    ``True`` are equal in Python, not here) and a float's its ``repr`` (``-0.0 == 0.0``); a shared mapping or
+    list is its ``id``, the only bare int among the parts (equal content is one object, kept alive by ``memo``,
+    which is emptied only between items): a flat key, hashed once, instead of one nesting the keys of every
+    level below, which each level hashed again. Scalars are handled in line, not by a call each: they are
+    most of a snapshot's values."""
     get = memo.setdefault
     out: Any
     if t is dict:
@@ -301,8 +304,8 @@ def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
     key = tuple(parts)
     hit = memo.get(key)
     if hit is None:
-        memo[key] = hit = (out, key)
-    return hit
+        memo[key] = hit = out
+    return hit, id(hit)
 
 
 def should_stream(name: str, min_bytes: int = 0) -> bool:
