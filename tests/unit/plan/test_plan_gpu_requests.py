@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubedra.plan import inventory
+
 from .helpers import run
 
 DATA = Path(__file__).parent / "data"
@@ -77,3 +79,23 @@ def test_a_container_the_apiserver_refuses_holds_no_gpu_and_is_said(
     in_use, notes = _dev_in_use(tmp_path, resources)
     assert in_use == 3.0
     assert any(n.startswith("Pod ml/extra: the apiserver refuses its nvidia.com/gpu") for n in notes), notes
+
+
+def test_a_containers_list_shared_by_pods_is_read_once_with_each_pods_claims() -> None:
+    """Pods of a workload share one containers list when a snapshot is streamed (equal parts are one object):
+    plan reads its GPUs once, and still adds each pod's own claims, and says a refusal for each pod."""
+    containers = [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]
+    refused = [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]
+    claims = {("ml", "big"): 3}
+    seen: dict[int, float | str] = {}
+    with_claim = {"containers": containers, "resourceClaims": [{"name": "g", "resourceClaimName": "big"}]}
+    assert inventory._pod_gpus(with_claim, claims, "ml", seen) == 5.0
+    assert inventory._pod_gpus({"containers": containers}, claims, "ml", seen) == 2.0
+    assert seen == {id(containers): 2.0}
+    first = inventory._pod_gpus({"containers": refused}, claims, "ml", seen)
+    assert isinstance(first, str)
+    assert "refuses" in first
+    assert (
+        inventory._pod_gpus({"containers": refused, "resourceClaims": [{"name": "g"}]}, claims, "ml", seen)
+        == first
+    )

@@ -183,3 +183,47 @@ def _paths(obj, prefix=()):
     elif isinstance(obj, list):
         for i, v in enumerate(obj):
             yield from _paths(v, (*prefix, i))
+
+
+def test_a_streamed_running_pod_keeps_its_slim_mapping_as_values(tmp_path, monkeypatch):
+    """Most of a cluster's documents are its running pods: each keeps the four values of its slim mapping instead
+    of two dicts, and reads back the same mapping (keys in the same order) wherever it is read."""
+    objs = nvidia_cluster("1x8xH100-80GB", "full", "1.37", device_plugin=False)
+    gen = _pod("gen", "h100-80gb-0", 1)
+    gen["metadata"] = {
+        "labels": {"b": "1", "a": "2"},
+        "generateName": "gen-",
+        "name": "gen-x",
+        "namespace": "ml",
+    }
+    ref = _pod("ref", "h100-80gb-0", 1)
+    ref["spec"]["workloadRef"] = {"name": "w", "podGroup": "g"}
+    plain = _pod("plain", "h100-80gb-0", 1)
+    path = tmp_path / "snap.json"
+    path.write_text(
+        json.dumps({"apiVersion": "v1", "kind": "List", "metadata": {}, "items": [*objs, gen, ref, plain]})
+    )
+    monkeypatch.setattr(inputs_mod, "STREAM_MIN_BYTES", 0)
+    docs = {d.name: d for d in load_inputs([str(path)]).documents if d.kind == "Pod"}
+    assert type(docs["gen-x"]) is inputs_mod._PodDocument
+    assert list(docs["gen-x"].obj["metadata"].items()) == [
+        ("name", "gen-x"),
+        ("namespace", "ml"),
+        ("generateName", "gen-"),
+        ("labels", {"b": "1", "a": "2"}),
+    ]
+    assert (docs["gen-x"].kind, docs["gen-x"].api_version, docs["gen-x"].describe()) == (
+        "Pod",
+        "v1",
+        "Pod ml/gen-x",
+    )
+    # a spec.workloadRef is part of the slim mapping: that document stays a plain one
+    assert type(docs["ref"]) is not inputs_mod._PodDocument
+    assert docs["ref"].obj["spec"] == {"workloadRef": {"name": "w", "podGroup": "g"}}
+    # a mapping set in its place is the one read back
+    docs["plain"].obj = {"apiVersion": "v2", "kind": "Other"}
+    assert (docs["plain"].obj, docs["plain"].kind, docs["plain"].api_version) == (
+        {"apiVersion": "v2", "kind": "Other"},
+        "Other",
+        "v2",
+    )
