@@ -5,8 +5,9 @@ Audit reads thousands of manifests, and libyaml composing a Python node and two 
 the walk that turns them into objects, was most of its time.
 
 It takes block mappings and sequences, plain scalars on one line, single- and double-quoted scalars without
-escapes, one-line flow mappings and sequences of those, comments, and ``---`` between documents. Anything else
-(anchors, aliases, tags, block scalars, multi-line scalars, quoted keys, directives, tabs, backslashes,
+escapes, one-line flow mappings and sequences of those, literal and folded block scalars (``|``, ``>``, with
+``-`` or ``+``) that start on the line after their header, comments, and ``---`` between documents. Anything else
+(anchors, aliases, tags, a block scalar's indentation indicator, multi-line flow scalars, quoted keys, directives, tabs, backslashes,
 non-ASCII or control characters, ``...``, a List, a root that is not a mapping, deep nesting, an error of any
 kind) makes :func:`parse` answer None, and the caller reads the text with the full path: when in doubt, this
 reader declines. ``tests/unit/sources/test_yamlfast.py`` holds it to the full path (objects, lines, tables).
@@ -220,8 +221,10 @@ def _flow_mapping(tokens: list[_FlowToken], i: int, line: int, depth: int) -> tu
         i += 1
 
 
-# kinds of token (a line is a dash per "- " it starts with, then at most one of the others)
-_DASH, _KEY, _KEY_SCALAR, _KEY_FLOW, _SCALAR, _FLOW = range(6)
+# kinds of token (a line is a dash per "- " it starts with, then at most one of the others); _BLOCK is a block
+# scalar's header (its key, if any, and the header): its value is read from the lines below it (_block)
+_DASH, _KEY, _KEY_SCALAR, _KEY_FLOW, _SCALAR, _FLOW, _BLOCK = range(7)
+_BLOCK_HEADERS = frozenset(("|", "|-", "|+", ">", ">-", ">+"))
 _Token = tuple[int, int, Any, Any, Any]  # (column, kind, key as written, key, value or flow text)
 _LINES: dict[str, tuple[_Token, ...] | None] = {}  # a line's tokens (None: declined); manifests repeat lines
 _MAX_LINES = 2048  # more kept lines cost more memory than they save time (10,000 manifests: 1,024 to 16,384)
@@ -260,6 +263,9 @@ def _line_tokens(raw: str) -> tuple[_Token, ...]:
     if first == "[" or first == "{":
         out.append((col, _FLOW, None, None, text))
         return tuple(out)
+    if text in _BLOCK_HEADERS:
+        out.append((col, _BLOCK, None, None, text))
+        return tuple(out)
     if first != '"' and first != "'":
         cut = text.find(": ")
         if cut >= 0 or text[-1] == ":":
@@ -271,6 +277,8 @@ def _line_tokens(raw: str) -> tuple[_Token, ...]:
                 out.append((col, _KEY, raw_key, key, None))
             elif rest[0] == "[" or rest[0] == "{":
                 out.append((col, _KEY_FLOW, raw_key, key, rest))
+            elif rest in _BLOCK_HEADERS:
+                out.append((col, _BLOCK, raw_key, key, rest))
             else:
                 out.append((col, _KEY_SCALAR, raw_key, key, _scalar(rest)))
             return tuple(out)
@@ -370,11 +378,68 @@ class _Block:
         return items, (1, *lines, *kids), i
 
 
-def _tokens(lines: list[str], first: int) -> tuple[list[int], list[_Token]]:
+def _block(header: str, lines: list[str], k: int, owner: int, last: int) -> tuple[str, int]:
+    """(value, index of the first line after it) of the block scalar whose header ends the line before
+    ``lines[k]``, as PyYAML's scanner reads it (``scan_block_scalar``: libyaml's rules). ``owner``: the
+    column of its key or dash (the block's content must be indented more); ``lines[last]``, if any, is the
+    end of the text, with no line break after it. Declined: no content on the line after the header (leading
+    blank lines, an empty scalar), content not indented past ``owner``."""
+    n = len(lines)
+    if k >= n:
+        raise _Decline
+    line = lines[k]
+    body = line.lstrip(" ")
+    indent = len(line) - len(body)
+    if not body or indent <= owner:
+        raise _Decline
+    folded = header[0] == ">"
+    chunks: list[str] = []
+    breaks = 0  # empty lines (each a line break) since the last content line
+    while True:  # lines[k] is a content line: a character at column ``indent``
+        if breaks:
+            chunks.append("\n" * breaks)
+        content = lines[k][indent:]
+        chunks.append(content)
+        line_break = "" if k == last else "\n"
+        k += 1
+        breaks = 0
+        more = False  # another content line follows the empty lines
+        while line_break and k < n:
+            line = lines[k]
+            spaces = len(line) - len(line.lstrip(" "))
+            if spaces == len(line) and len(line) <= indent:  # an empty line (or the end of the text)
+                if k == last:
+                    break
+                breaks += 1
+                k += 1
+                continue
+            more = spaces >= indent  # else less indented: the scalar ends
+            break
+        if not more:
+            break
+        if folded and content[0] != " " and lines[k][indent] != " ":
+            if not breaks:
+                chunks.append(" ")  # a line break between two lines of text folds into a space
+        else:
+            chunks.append(line_break)
+    if header[-1] != "-":
+        chunks.append(line_break)
+        if header[-1] == "+":
+            chunks.append("\n" * breaks)
+    value = "".join(chunks)
+    return (_intern(value) if len(value) < 64 else value), k
+
+
+def _tokens(lines: list[str], first: int, last: int) -> tuple[list[int], list[_Token]]:
+    """The tokens of a document's lines (numbered from ``first``; ``lines[last]``, if any, ends the text)."""
     numbers: list[int] = []
     tokens: list[_Token] = []
     known = _LINES
-    for number, raw in enumerate(lines, first):
+    j = 0
+    n = len(lines)
+    while j < n:
+        raw = lines[j]
+        j += 1
         found = known.get(raw)
         if found is None:
             text = raw.lstrip(" ")
@@ -392,6 +457,14 @@ def _tokens(lines: list[str], first: int) -> tuple[list[int], list[_Token]]:
                 known[raw] = found
             if found is None:
                 raise _Decline
+        number = first + j - 1
+        if found[-1][1] == _BLOCK:  # its value is on the lines below
+            col, _, raw_key, key, header = found[-1]
+            if raw_key is None and len(found) == 1:
+                raise _Decline  # a value on a line of its own
+            owner = col if raw_key is not None else found[-2][0]  # its key's column, else its dash's
+            value, j = _block(header, lines, j, owner, last)
+            found = (*found[:-1], (col, _SCALAR if raw_key is None else _KEY_SCALAR, raw_key, key, value))
         if len(found) == 1:
             numbers.append(number)
             tokens.append(found[0])
@@ -426,7 +499,8 @@ def _documents(text: str) -> list[tuple[int, Any, tuple[Any, ...]]]:
     bounds.append((begin, len(lines)))
     out: list[tuple[int, Any, tuple[Any, ...]]] = []
     for n, (begin, end) in enumerate(bounds):
-        numbers, tokens = _tokens(lines[begin:end], begin + 1)
+        last = end - begin - 1 if end == len(lines) else -1  # the end of the text: no line break after it
+        numbers, tokens = _tokens(lines[begin:end], begin + 1, last)
         if not tokens:
             if n == 0 and len(bounds) > 1:
                 continue  # comments or nothing before the first marker: no document

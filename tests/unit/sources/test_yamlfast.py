@@ -2,7 +2,8 @@
 (``iter_documents_lines(fast=False)``: PyYAML's C composer, go-yaml's scalars, the one-walk line tables): for
 every text it takes, the same documents, objects (``repr``: 1, 1.0 and True told apart), first lines and line
 tables, and never a text the full path refuses. Texts from the corpora, generated manifests in every style it
-reads, and the same texts mutated with what it must decline (anchors, tags, block scalars, tabs, escapes...)."""
+reads (literal and folded block scalars among them), and the same texts mutated with what it must decline
+(anchors, tags, tabs, escapes...)."""
 
 from __future__ import annotations
 
@@ -110,10 +111,44 @@ def test_a_manifest_in_every_style_it_reads() -> None:
 @pytest.mark.parametrize(
     "text",
     [
+        "a: |\n  text\n",
+        "a: >-\n  text\n",
+        "a: |\n  x\n\n  y\n",
+        "a: |+\n  x\n\n\nb: 1\n",
+        "a: |-\n  x\n\nb: 1\n",
+        "a: >\n  x\n  y\n\n  z\n   w\n  v\n",  # folded: lines, an empty line, a more-indented line
+        "a: >-\n  a\n  b\n  \n  c\n",
+        "a: |\n  x",  # no line break at the end of the text
+        "a: |+\n  x\n\n",
+        "a: |\n  x\n      \n  y\n",  # spaces past the indentation are text
+        "a: >\n  x\n      \n  y\n",
+        "a: |+\n  x\n   \n",
+        "l:\n- |\n  x\n- b\n",
+        "l:\n- k: |\n    x\n  j: 1\n",
+        "l:\n  - - >\n      x\n      y\n",
+        "a: |\n  # not a comment\n  x\n# comment\nb: 1\n",
+        "a: |\n x\nb: |\n  y\n---\nc: >+\n  z\n\n---\nd: 1\n",
+    ],
+)
+def test_block_scalars_read_alike(text: str) -> None:
+    assert _taken_alike(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
         "a: &x 1\nb: *x\n",  # anchors and aliases
         "a: !!str 1\n",  # tags
-        "a: |\n  text\n",  # block scalars
-        "a: >-\n  text\n",
+        "a: |2\n  text\n",  # a block scalar's indentation indicator
+        "a: | # c\n  text\n",  # a comment after its header
+        "a: |\n\n  text\n",  # an empty line before its first
+        "a: |\n",  # an empty block scalar
+        "a: >\n",
+        "a: |\nb: 1\n",
+        "a:\n  b: |\n  c: 1\n",
+        "- |\n  text\n",  # a root that is not a mapping
+        "a:\n  |\n   text\n",  # a block scalar on a line of its own
+        "a: >\n   x\n  y\n",  # an error: less indented, not a key
         "a: b\n  c\n",  # a plain scalar continued on the next line
         "a: 'b\n  c'\n",
         "a:\n  b\n",  # a scalar on a line of its own
@@ -244,6 +279,20 @@ _KEY = st.sampled_from(_KEYS)
 _STEP = st.sampled_from([2, 2, 4, 1, 3])
 _GAP = st.sampled_from([" ", " ", "   "])
 _FILLER = st.sampled_from(["", "# note", "  ", "#"])
+_BLOCK_HEADER = st.sampled_from(["|", "|-", "|+", ">", ">-", ">+"])
+_BLOCK_LINE = st.sampled_from(
+    ["text", "a b", " more", "  x y", "# hash", "key: v", "- x", "x  ", "", "", "   ", "     "]
+)
+
+
+@st.composite
+def _block(draw: st.DrawFn, indent: int) -> list[str]:
+    """A block scalar's lines below its header, at ``indent`` (an empty line keeps its spaces, if any)."""
+    pad = " " * indent
+    return [
+        line if not line.strip() else pad + line
+        for line in draw(st.lists(_BLOCK_LINE, min_size=1, max_size=5))
+    ]
 
 
 @st.composite
@@ -252,7 +301,9 @@ def _mapping(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
     step = draw(_STEP)
     lines: list[str] = []
     for key in draw(st.lists(_KEY, min_size=1, max_size=3)):
-        shape = draw(st.sampled_from(["scalar", "scalar", "map", "seq"] if depth < 3 else ["scalar"]))
+        shape = draw(
+            st.sampled_from(["scalar", "scalar", "map", "seq", "block"] if depth < 3 else ["scalar"])
+        )
         if draw(st.integers(0, 9)) == 0:
             lines.append(pad + draw(_FILLER))
         if shape == "scalar":
@@ -260,6 +311,9 @@ def _mapping(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
         elif shape == "map":
             lines.append(f"{pad}{key}:" + draw(st.sampled_from(["", " # c"])))
             lines += draw(_mapping(indent + step, depth + 1))
+        elif shape == "block":
+            lines.append(f"{pad}{key}: {draw(_BLOCK_HEADER)}")
+            lines += draw(_block(indent + step))
         else:
             lines.append(f"{pad}{key}:")
             lines += draw(_sequence(indent + draw(st.sampled_from([0, step])), depth + 1))
@@ -271,10 +325,13 @@ def _sequence(draw: st.DrawFn, indent: int, depth: int) -> list[str]:
     pad = " " * indent
     lines: list[str] = []
     for _ in range(draw(st.integers(1, 2))):
-        shape = draw(st.sampled_from(["scalar", "map", "map-below", "seq"]))
+        shape = draw(st.sampled_from(["scalar", "map", "map-below", "seq", "block"]))
         gap = draw(_GAP)
         if shape == "scalar" or depth >= 3:
             lines.append(f"{pad}-{gap}{draw(_SCALAR)}".rstrip())
+        elif shape == "block":
+            lines.append(f"{pad}-{gap}{draw(_BLOCK_HEADER)}")
+            lines += draw(_block(indent + draw(st.sampled_from([1, 2, 3]))))
         elif shape == "map":
             inner = draw(_mapping(indent + 1 + len(gap), depth + 1))
             lines += [f"{pad}-{gap}{inner[0].lstrip()}", *inner[1:]]
