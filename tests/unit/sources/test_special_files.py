@@ -81,3 +81,23 @@ def test_unreadable_subfolder(tmp_path: Path) -> None:
             list(files.iter_manifest_files([str(tmp_path)]))
     finally:
         (tmp_path / "locked").chmod(0o755)
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, (1 << 16) + 7])
+def test_a_file_read_in_short_reads_is_read_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """A regular file is read until it has given what fstat said it holds (one read, no read for the end),
+    but a read that gives less (a network or FUSE file system may) is not taken for the end."""
+    data = bytes(i % 251 for i in range(size))
+    (tmp_path / "f.yaml").write_bytes(data)
+    calls: list[int] = []
+    real = os.read
+
+    def short(fd: int, n: int) -> bytes:
+        calls.append(n)
+        return real(fd, min(n, 10))
+
+    monkeypatch.setattr(reading.os, "read", short)
+    assert reading.read_bytes(str(tmp_path / "f.yaml")) == data
+    assert len(calls) == max(1, -(-size // 10))  # no read past the end once the file's size is read
