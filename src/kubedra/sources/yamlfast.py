@@ -101,7 +101,34 @@ def _end_of_line(rest: str) -> None:
         raise _Decline
 
 
+_FLOWS: dict[tuple[str, int, int], tuple[Any, tuple[Any, ...] | None, bool]] = {}
+_MAX_FLOWS = 2048  # like _MAX_LINES: a manifest's flow collections repeat (labels, ports, resources)
+
+
 def _flow(text: str, line: int, depth: int) -> tuple[Any, tuple[Any, ...] | None]:
+    """A one-line flow collection (at ``depth``) and its line table: read once per (text, line, depth) and kept,
+    then a fresh copy of its value each time (a caller may keep or change what it gets; tables are tuples)."""
+    key = (text, line, depth)
+    kept = _FLOWS.get(key)
+    if kept is None:
+        value, table = _read_flow(text, line, depth)
+        items = value.values() if value.__class__ is dict else value
+        kept = value, table, not any(v.__class__ is dict or v.__class__ is list for v in items)
+        if len(_FLOWS) >= _MAX_FLOWS:
+            _FLOWS.clear()
+        _FLOWS[key] = kept
+    value, table, flat = kept
+    return (value.copy() if flat else _fresh(value)), table
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a flow collection's value: new mappings and lists, the same scalars."""
+    if value.__class__ is dict:
+        return {k: _fresh(v) if v.__class__ is dict or v.__class__ is list else v for k, v in value.items()}
+    return [_fresh(v) if v.__class__ is dict or v.__class__ is list else v for v in value]
+
+
+def _read_flow(text: str, line: int, depth: int) -> tuple[Any, tuple[Any, ...] | None]:
     """A one-line flow collection (at ``depth``) and its line table."""
     if "#" in text:  # maybe a comment after it: find where each token starts
         tokens: list[_FlowToken] = []
@@ -331,9 +358,18 @@ class _Block:
                 table = None
                 value = None
                 if i < n:
-                    c, kind = tokens[i][:2]
-                    if c > col or (c == col and kind == _DASH):
-                        value, table, i = self.node(i, depth + 1)
+                    below = tokens[i]
+                    c = below[0]
+                    if c > col or (c == col and below[1] == _DASH):
+                        if depth >= yamlbounds.MAX_DEPTH:
+                            raise _Decline
+                        kind = below[1]
+                        if kind == _DASH:
+                            value, table, i = self.sequence(i, depth + 1)
+                        elif kind == _SCALAR or kind == _FLOW:
+                            raise _Decline  # a value on a line of its own, maybe continued
+                        else:
+                            value, table, i = self.mapping(i, depth + 1)
                 out[key] = value
                 kids.append(table)
             elif kind == _KEY_FLOW:
@@ -352,23 +388,27 @@ class _Block:
         lines: list[int] = []
         kids: list[Any] = []
         while i < n:
-            c, kind = tokens[i][:2]
-            if c != col or kind != _DASH:
+            token = tokens[i]
+            c = token[0]
+            if c != col or token[1] != _DASH:
                 if c > col:
                     raise _Decline
                 break
             i += 1
-            if i >= n or tokens[i][0] <= col:
+            if i >= n:
+                raise _Decline  # an empty item
+            token = tokens[i]
+            if token[0] <= col:
                 raise _Decline  # an empty item
             line = numbers[i]
-            kind = tokens[i][1]
-            if kind in (_SCALAR, _FLOW):
+            kind = token[1]
+            if kind == _SCALAR or kind == _FLOW:
                 if numbers[i - 1] != line:
                     raise _Decline  # a value on a line of its own, maybe continued
                 if kind == _SCALAR:
-                    value, table = tokens[i][4], None
+                    value, table = token[4], None
                 else:
-                    value, table = _flow(tokens[i][4], line, depth + 1)
+                    value, table = _flow(token[4], line, depth + 1)
                 i += 1
             else:
                 value, table, i = self.node(i, depth + 1)
@@ -439,6 +479,7 @@ def _tokens(lines: list[str], first: int, last: int) -> tuple[list[int], list[_T
     n = len(lines)
     while j < n:
         raw = lines[j]
+        number = first + j
         j += 1
         found = known.get(raw)
         if found is None:
@@ -451,20 +492,15 @@ def _tokens(lines: list[str], first: int, last: int) -> tuple[list[int], list[_T
                 found = _line_tokens(raw)
             except _Decline:
                 found = None
-            if len(raw) <= _MAX_KEPT_LINE:
-                if len(known) >= _MAX_LINES:
-                    known.clear()
-                known[raw] = found
-            if found is None:
-                raise _Decline
-        number = first + j - 1
-        if found[-1][1] == _BLOCK:  # its value is on the lines below
-            col, _, raw_key, key, header = found[-1]
-            if raw_key is None and len(found) == 1:
-                raise _Decline  # a value on a line of its own
-            owner = col if raw_key is not None else found[-2][0]  # its key's column, else its dash's
-            value, j = _block(header, lines, j, owner, last)
-            found = (*found[:-1], (col, _SCALAR if raw_key is None else _KEY_SCALAR, raw_key, key, value))
+            if found is not None and found[-1][1] == _BLOCK:  # not kept: its value is on the lines below
+                found, j = _block_tokens(found, lines, j, last)
+            else:
+                if len(raw) <= _MAX_KEPT_LINE:
+                    if len(known) >= _MAX_LINES:
+                        known.clear()
+                    known[raw] = found
+                if found is None:
+                    raise _Decline
         if len(found) == 1:
             numbers.append(number)
             tokens.append(found[0])
@@ -472,6 +508,19 @@ def _tokens(lines: list[str], first: int, last: int) -> tuple[list[int], list[_T
             numbers.extend([number] * len(found))
             tokens.extend(found)
     return numbers, tokens
+
+
+def _block_tokens(
+    found: tuple[_Token, ...], lines: list[str], j: int, last: int
+) -> tuple[tuple[_Token, ...], int]:
+    """The tokens of a block scalar's header line (``lines[j - 1]``), its value read from the lines below, and
+    the index of the first line after it."""
+    col, _, raw_key, key, header = found[-1]
+    if raw_key is None and len(found) == 1:
+        raise _Decline  # a value on a line of its own
+    owner = col if raw_key is not None else found[-2][0]  # its key's column, else its dash's
+    value, after = _block(header, lines, j, owner, last)
+    return (*found[:-1], (col, _SCALAR if raw_key is None else _KEY_SCALAR, raw_key, key, value)), after
 
 
 def parse(text: str) -> list[tuple[int, Any, tuple[Any, ...]]] | None:
