@@ -366,7 +366,7 @@ class _Block:
                         kind = below[1]
                         if kind == _DASH:
                             value, table, i = self.sequence(i, depth + 1)
-                        elif kind == _SCALAR or kind == _FLOW:
+                        elif kind in (_SCALAR, _FLOW):
                             raise _Decline  # a value on a line of its own, maybe continued
                         else:
                             value, table, i = self.mapping(i, depth + 1)
@@ -402,7 +402,7 @@ class _Block:
                 raise _Decline  # an empty item
             line = numbers[i]
             kind = token[1]
-            if kind == _SCALAR or kind == _FLOW:
+            if kind in (_SCALAR, _FLOW):
                 if numbers[i - 1] != line:
                     raise _Decline  # a value on a line of its own, maybe continued
                 if kind == _SCALAR:
