@@ -98,6 +98,6 @@ def test_a_file_read_in_short_reads_is_read_whole(
         calls.append(n)
         return real(fd, min(n, 10))
 
-    monkeypatch.setattr(reading.os, "read", short)
+    monkeypatch.setattr(os, "read", short)
     assert reading.read_bytes(str(tmp_path / "f.yaml")) == data
     assert len(calls) == max(1, -(-size // 10))  # no read past the end once the file's size is read
