@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubedra.k8s import featuregates
+from kubedra.k8s.versions import Version
 from kubedra.migrate.context import MigrateOptions
 from kubedra.migrate.engine import Migrator, load_sources
 from kubedra.sources.files import Document, parse_text
@@ -179,6 +181,23 @@ INVALID.update(
 )
 VALID = {"base claim template": BASE_RCT, "base slice": SLICE}
 
+# Cases whose only fault is in a field kube-apiserver drops from a new object while the field's gate is off
+# (data/dropped-fields.yaml, from the release named): valid at a release whose default gates leave it off.
+DROPPED_WHEN_OFF = {
+    "bad extendedResourceName": ("DRAExtendedResource", "1.34"),
+    "devices and sharedCounters": ("DRAPartitionableDevices", "1.34"),
+    "toleration Exists with value": ("DRADeviceTaints", "1.35"),
+}
+
+
+def _expected_valid(case: str, version: str) -> bool:
+    if case in VALID:
+        return True
+    gate, first = DROPPED_WHEN_OFF.get(case, ("", ""))
+    if not gate or Version.parse(version) < Version.parse(first):
+        return False
+    return not featuregates.default_gates(version)[gate]
+
 
 def _agree(cp: ControlPlane, case: str, version: str) -> None:
     obj = INVALID.get(case) or VALID[case]
@@ -187,7 +206,7 @@ def _agree(cp: ControlPlane, case: str, version: str) -> None:
     _ensure_namespaces(cp, docs)
     offline = validate_documents(docs, version)
     server = dry_run(docs, kubeconfig=str(cp.kubeconfig))
-    expected_valid = case in VALID
+    expected_valid = _expected_valid(case, version)
     assert offline.valid == expected_valid, offline.errors
     assert (not server) == expected_valid, server
 

@@ -79,6 +79,29 @@ def gate_info(name: str, version: str | Version) -> dict[str, Any] | None:
     return _gate_data().get(name, {}).get(str(version))
 
 
+@functools.cache
+def dropped_fields() -> list[dict[str, Any]]:
+    """What kube-apiserver clears from a new resource.k8s.io object while a gate is off (data/dropped-fields.yaml:
+    ``gates``, ``from``, and per kind, or ``claimSpec``, the dotted paths)."""
+    entries: list[dict[str, Any]] = datafiles.load("dropped-fields.yaml")["dropped"]
+    return entries
+
+
+def dropped_from(gate: str, field: str) -> Version | None:
+    """The first release whose apiserver drops a field named ``field`` (a path's last name) while ``gate`` is off,
+    or None when data/dropped-fields.yaml has no such field."""
+    found = [
+        Version.parse(e["from"])
+        for e in dropped_fields()
+        if gate in e["gates"]
+        for k, paths in e.items()
+        if k not in ("gates", "from")
+        for path in paths
+        if path.rsplit(".", 1)[-1].removesuffix("[]") == field
+    ]
+    return min(found, default=None)
+
+
 def default_gates(version: str | Version) -> dict[str, bool]:
     """Every known gate's default at ``version`` (gates absent in that release are False)."""
     v = str(version)

@@ -20,7 +20,7 @@ from kubedra.errors import Location
 from kubedra.k8s.findings import Finding
 from kubedra.k8s.podadmission import extended_resource_issues
 from kubedra.k8s.quantity import QuantityError, parse_quantity
-from kubedra.k8s.versions import DEFAULT_TARGET, require_supported
+from kubedra.k8s.versions import DEFAULT_TARGET, Version, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
 from kubedra.model.identity import duplicate_message, duplicates, key_of
@@ -28,6 +28,7 @@ from kubedra.sources.files import Document, load, parse_text
 from kubedra.text import value_kind
 from kubedra.validate import crdschema
 from kubedra.validate.basics import apiserver_basics, negative, server_fields
+from kubedra.validate.dropped import drop_disabled
 from kubedra.validate.objects import duplicate_keys, object_issues
 from kubedra.validate.refs import KNOWN_CLASSES, Index, class_refs, pod_refs
 from kubedra.validate.result import ValidationResult, doc_finding, doc_ref
@@ -52,6 +53,11 @@ def _minor(version: str) -> int:
     return require_supported(version, what="--target-version").minor
 
 
+# How a quantity the decoder refuses (resource.Quantity UnmarshalJSON) is reported: such a value is refused even in
+# a field the apiserver then drops (it decodes the request before dropDisabledFields).
+BAD_QUANTITY = "invalid quantity "
+
+
 def _quantity_checker() -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
         if value is None:
@@ -59,7 +65,7 @@ def _quantity_checker() -> Callable[[Any], str | None]:
         try:
             parse_quantity(value)
         except QuantityError as e:
-            return f"invalid quantity {value!r}: {e}"
+            return f"{BAD_QUANTITY}{value!r}: {e}"
         return None
 
     return check
@@ -217,6 +223,16 @@ class Validator:
         if group == "resource.k8s.io" and api.rsplit("/", 1)[-1] in ("v1alpha3", "v1beta1"):
             checked = self._as_v1(obj)
         if group == "resource.k8s.io":
+            dropped = drop_disabled(checked, Version(1, self.minor))
+            issues.extend(dropped.warnings)
+            if dropped.paths:
+                # the apiserver decodes a dropped field, and refuses a malformed quantity in it, before the drop
+                issues.extend(
+                    i
+                    for i in RuleChecker(self.minor, self.quantity, None).check(checked)
+                    if dropped.holds(i.path) and i.message.startswith(BAD_QUANTITY)
+                )
+            checked = dropped.obj
             issues.extend(RuleChecker(self.minor, self.quantity, self.cel, self.published).check(checked))
             issues.extend(class_refs(checked, index, strict_refs=self.strict_refs))
         templates = pod_templates(obj) or []

@@ -365,14 +365,8 @@ class RuleChecker:
             self.opaque(("spec", "config", i, "opaque"), _map(c).get("opaque"))
         ext = spec.get("extendedResourceName")
         if ext is not None:
+            # with DRAExtendedResource off the apiserver drops the field before this (kubedra.validate.dropped)
             self.check_name(("spec", "extendedResourceName"), ext, extended_resource_name)
-            gate = gate_info("DRAExtendedResource", self.release) or {}  # data/feature-gates.yaml
-            if not gate.get("default"):
-                self.warn(
-                    ("spec", "extendedResourceName"),
-                    f"DRAExtendedResource is {gate.get('stage', 'alpha')} and off by default in 1.{self.minor}: the "
-                    "field is dropped unless the feature gate is enabled",
-                )
 
     # --- DeviceTaintRule / taints ---------------------------------------------------------------
     def taint(self, p: Path, t: Any) -> None:

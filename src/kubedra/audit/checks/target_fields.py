@@ -10,7 +10,7 @@ from typing import Any
 
 from kubedra.audit.podspecs import format_path
 from kubedra.audit.scope import Context, Scope, check
-from kubedra.k8s.featuregates import gate_info
+from kubedra.k8s.featuregates import dropped_from, gate_info
 from kubedra.k8s.versions import holds
 
 Path = tuple[str | int, ...]
@@ -45,8 +45,12 @@ def _requests(spec: Any, base: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
                 yield (*p, "firstAvailable", j), sub
 
 
-def _gated(ctx: Context, gate: str) -> str | None:
-    """Why the field is dropped at the target, or None when its gate is on by default there."""
+def _gated(ctx: Context, gate: str, field: str = "") -> str | None:
+    """Why the field is dropped at the target, or None when its gate is on by default there, or when the target's
+    apiserver keeps the field with the gate off (data/dropped-fields.yaml: 1.34 drops no claim tolerations)."""
+    first = dropped_from(gate, field) if field else None
+    if first is not None and ctx.target < first:
+        return None
     info = gate_info(gate, str(ctx.target))
     if info is None:
         return f"the feature gate {gate} does not exist in {ctx.target}"
@@ -72,7 +76,7 @@ def target_fields(ctx: Context, scope: Scope) -> None:
             for p, r in _requests(inner, base):
                 fields += [((*p, k), g) for k, g in _REQUEST_FIELDS.items() if k in r]
         for path, gate in fields:
-            why = _gated(ctx, gate)
+            why = _gated(ctx, gate, str(path[-1]))
             if why is None:
                 continue
             ctx.emit(
