@@ -51,6 +51,16 @@ def _pods(prefix: str, template: str, n: int) -> list[PodSpec]:
 
 TOLERATE = [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}]
 
+# What a scenario expects at a release whose default gates leave DRAPartitionableDevices off, where that differs.
+PARTITIONS_OFF = "without DRAPartitionableDevices"
+# Set in an expectation whose device names upstream picks by chance: the allocator code 1.34 and 1.35 run with
+# their default features (data/versions.yaml byRelease allocator.variantCode: the stable code) takes a pool's slices
+# in the order the scheduler's informer lists them, which is random (k8s.io/dynamic-resource-allocation v0.35.4
+# structured/internal/stable/pools_stable.go GatherPools: a map of pools, no sort), so where a pool has a slice per
+# GPU and nothing ties the GPUs (no counters), which GPU's device a pod gets is that order's. The counts per
+# device kind are still compared, with kubedra and with the expectation.
+SLICE_ORDER = "devices in the informer's order"
+
 SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
     (
         Scenario(
@@ -95,7 +105,23 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
                 _pods("whole", "whole", 1),
             ],
         ),
-        {"bound": 4, "usage": {("h100", "mig 4g.40gb"): 2, ("h100", "mig 3g.40gb"): 2}},
+        {
+            "bound": 4,
+            "usage": {("h100", "mig 4g.40gb"): 2, ("h100", "mig 3g.40gb"): 2},
+            # With DRAPartitionableDevices off (its default at 1.34 and 1.35) kube-apiserver drops the slices'
+            # sharedCounters and the devices' consumesCounters (data/dropped-fields.yaml): every placement is a
+            # device of its own, nothing is spent, and all eight pods bind.
+            PARTITIONS_OFF: {
+                SLICE_ORDER: True,
+                "bound": 8,
+                "usage": {
+                    ("h100", "mig 4g.40gb"): 2,
+                    ("h100", "mig 3g.40gb"): 3,
+                    ("h100", "mig 1g.10gb"): 2,
+                    ("h100", "gpu"): 1,
+                },
+            },
+        },
     ),
     (
         Scenario(
@@ -199,13 +225,18 @@ def test_simulation_matches_each_release_kube_scheduler(
     release = release_controlplane.version
     if scenario.taint_rules and not featuregates.default_gates(release).get("DRADeviceTaintRules"):
         pytest.skip(f"DeviceTaintRule is off by default at {release} (DRADeviceTaintRules)")
+    if not featuregates.default_gates(release).get("DRAPartitionableDevices"):
+        expected = expected.get(PARTITIONS_OFF, expected)
     _agree(testbed_release(scenario), scenario, expected)
 
 
 def _agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:
     real = tb.run()
     simulated = tb.simulate()
-    assert simulated.comparable() == real.comparable(), (
+    by_chance = {"devices"} if expected.get(SLICE_ORDER) else set()
+    ours = {k: v for k, v in simulated.comparable().items() if k not in by_chance}
+    theirs = {k: v for k, v in real.comparable().items() if k not in by_chance}
+    assert ours == theirs, (
         f"kubedra's simulation differs from kube-scheduler in {scenario.name}:\n"
         f"  kube-scheduler {json.dumps(real.comparable(), default=str)}\n"
         f"  kubedra        {json.dumps(simulated.comparable(), default=str)}"
