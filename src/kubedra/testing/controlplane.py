@@ -47,18 +47,18 @@ class VersionProfile:
     version: str
     # Gates that make the scheduler gang-schedule PodGroups and serve the Workload API.
     workload_gates: Mapping[str, bool]
-    # The scheduling.k8s.io version serving Workload and PodGroup.
-    workload_api: str
+    # The scheduling.k8s.io version serving Workload and PodGroup; None before gang scheduling (1.34).
+    workload_api: str | None
 
 
-PROFILES: dict[str, VersionProfile] = {
-    version: VersionProfile(
-        version,
-        dict.fromkeys(versions.api("gang", version)["gates"], True),
-        versions.api("gang", version)["apiVersion"],
-    )
-    for version in versions.testbed()
-}
+def _profile(version: str) -> VersionProfile:
+    gang = versions.api("gang", version)  # data/versions.yaml apis.gang: None before its first release
+    if gang is None:
+        return VersionProfile(version, {}, None)
+    return VersionProfile(version, dict.fromkeys(gang["gates"], True), gang["apiVersion"])
+
+
+PROFILES: dict[str, VersionProfile] = {version: _profile(version) for version in versions.testbed()}
 
 # resourceclaim-controller turns ResourceClaimTemplates into claims; serviceaccount-controller creates the
 # "default" ServiceAccount that pod admission requires; namespace and garbage collection keep deletes
@@ -156,6 +156,10 @@ class ControlPlane:
     def __post_init__(self) -> None:
         if self.version not in PROFILES:
             raise ValueError(f"unsupported Kubernetes version {self.version} (have {', '.join(PROFILES)})")
+        if self.workload and self.profile.workload_api is None:
+            raise ValueError(
+                f"Kubernetes {self.version} has no gang-scheduling API (data/versions.yaml apis.gang)"
+            )
 
     @property
     def profile(self) -> VersionProfile:
