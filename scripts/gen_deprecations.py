@@ -35,10 +35,13 @@ DEFAULT_OUTPUT = REPO / "src" / "kubedra" / "data" / "deprecations" / "k8s-api.y
 MODULE = "k8s.io/api"
 # Modules holding built-in API types, and the folder under which their <group>/<version> packages live.
 # apiextensions.k8s.io (CRDs) and apiregistration.k8s.io (APIService) are served by kube-apiserver but their
-# types live outside k8s.io/api.
+# types live outside k8s.io/api. From v0.38.0-beta.0 the apiextensions.k8s.io types moved out of
+# k8s.io/apiextensions-apiserver into k8s.io/apiextensions-api (its pkg/apis/apiextensions/v1 keeps only
+# conversion code); a module absent at a version is skipped there.
 MODULES = (
     ("k8s.io/api", "."),
     ("k8s.io/apiextensions-apiserver", "pkg/apis"),
+    ("k8s.io/apiextensions-api", "pkg/apis"),
     ("k8s.io/kube-aggregator", "pkg/apis"),
 )
 FIRST_MINOR_WITH_MARKERS = 19
