@@ -26,7 +26,7 @@ from kubedra.errors import InputError, Location, UsageError
 from kubedra.k8s.findings import Finding, ObjectRef
 from kubedra.model import snapshotdata
 from kubedra.model.snapshotdata import HEADER_KEY, Header, Snapshot
-from kubedra.sources import files, jsonstream
+from kubedra.sources import files, helm, jsonstream
 from kubedra.sources.access import METRICS, Unread
 from kubedra.text import noun
 
@@ -297,10 +297,6 @@ def gather(
         out.findings += loaded.findings
         out.files += loaded.files
         snapshots = loaded.snapshots
-    if charts:
-        # only --helm-chart runs helm: subprocess, shutil and the archive modules stay out of a files' audit
-        from kubedra.sources import helm  # noqa: PLC0415
-
     for chart in charts:
         rendered = helm.render_chart(chart, values)
         if rendered.error:
