@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"sync"
@@ -28,8 +29,12 @@ type result struct {
 	// FailedOnNode: the error is structured.ErrFailedAllocationOnNode, which kube-scheduler's DynamicResources
 	// filter reports as "unschedulable on this node" and tries the other nodes; any other error aborts the
 	// pod's scheduling attempt.
-	FailedOnNode bool          `json:"failedOnNode,omitempty"`
-	Claims       []claimResult `json:"claims"`
+	FailedOnNode bool `json:"failedOnNode,omitempty"`
+	// Panic: the allocator panicked on this input (the value recovered, as text). kube-scheduler does not
+	// recover it: its Filter calls run in workqueue.ParallelizeUntil (pkg/scheduler/framework/parallelize),
+	// whose workers defer utilruntime.HandleCrashWithContext, which re-panics (ReallyCrash): the process dies.
+	Panic  *string       `json:"panic,omitempty"`
+	Claims []claimResult `json:"claims"`
 }
 
 type claimResult struct {
@@ -109,8 +114,14 @@ func celCacheFor(f cel.Features) *cel.Cache {
 	return c
 }
 
-func allocate(ctx context.Context, s *scenario) *result {
+func allocate(ctx context.Context, s *scenario) (out *result) {
 	res := &result{Node: s.node.Name, Claims: []claimResult{}}
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprint(r)
+			out = &result{Node: s.node.Name, Claims: []claimResult{}, Panic: &msg}
+		}
+	}()
 	fail := func(err error) *result {
 		msg := err.Error()
 		res.Error = &msg
