@@ -12,6 +12,7 @@ from kubedra.allocator.errors import (
     AllocationTimeout,
     FailedOnNodeError,
     InvalidPoolsError,
+    UpstreamPanicError,
 )
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
 from kubedra.allocator.state import AllocatedState, DeviceID, Features, device_id_str, parse_device_id
@@ -29,6 +30,7 @@ __all__ = [
     "InvalidPoolsError",
     "SelectorError",
     "SelectorMatcher",
+    "UpstreamPanicError",
     "apply_taint_rules",
     "device_id_str",
     "parse_device_id",

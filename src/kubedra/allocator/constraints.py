@@ -203,19 +203,62 @@ class DistinctPerRequest(DistinctAttribute):
         self.num -= 1
 
 
-def build(
-    claim: ResourceClaim, list_types: bool, stable: bool, keeps_every_value: bool, lookup: Lookup | None
+class DistinctSameDevice(DistinctPerRequest):
+    """distinctAttribute in k8s.io/dynamic-resource-allocation v0.34 (experimental ``constraint.go``
+    matchesAttribute): :class:`DistinctPerRequest`, but comparing the values' pointers (``attribute.StringValue
+    == attr.StringValue``), so only a device whose own attribute is already kept clashes (one device allocated
+    again, allowMultipleAllocations); two devices with equal values do not. Within one search a device is one
+    object, so kubedra compares the devices' identity."""
+
+    def __init__(
+        self, requests: list[str], attribute: str, list_types: bool, lookup: Lookup | None = None
+    ) -> None:
+        super().__init__(requests, attribute, list_types, lookup)
+        self.devices: dict[str, Device] = {}
+
+    def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
+        if not self.applies(request, sub):
+            return True
+        attr = self.lookup(request, sub, device, driver, self.attribute)
+        if attr is None:
+            return False
+        if self.num != 0 and any(d is device for d in self.devices.values()):
+            return False
+        self.by_request[request] = attr
+        self.devices[request] = device
+        self.num += 1
+        return True
+
+    def remove(self, request: str, sub: str, device: Device, driver: str) -> None:
+        if self.applies(request, sub):
+            self.devices.pop(request, None)
+        super().remove(request, sub, device, driver)
+
+
+def build(  # noqa: PLR0913 - the claim, then one switch per upstream difference
+    claim: ResourceClaim,
+    list_types: bool,
+    stable: bool,
+    keeps_every_value: bool,
+    lookup: Lookup | None,
+    compares_values: bool = True,
 ) -> list[Constraint]:
     """A claim's constraints as the allocator checks them; ``stable``: upstream's stable allocator (chosen when
     the enabled features allow it), which knows only matchAttribute (distinctAttribute falls into its
     "unsupported constraint" branch); ``keeps_every_value``: distinctAttribute as v0.37 keeps it (else
-    :class:`DistinctPerRequest`)."""
+    :class:`DistinctPerRequest`); ``compares_values`` False: as v0.34 compares them (:class:`DistinctSameDevice`)."""
     out: list[Constraint] = []
     for i, c in enumerate(claim.spec.constraints):
         if c.match_attribute is not None:
             out.append(MatchAttribute(c.requests, c.match_attribute, list_types, lookup))
         elif c.distinct_attribute is not None and not stable:
-            distinct = DistinctAttribute if keeps_every_value else DistinctPerRequest
+            distinct = (
+                DistinctAttribute
+                if keeps_every_value
+                else DistinctPerRequest
+                if compares_values
+                else DistinctSameDevice
+            )
             out.append(distinct(c.requests, c.distinct_attribute, list_types, lookup))
         else:
             raise AllocationError(

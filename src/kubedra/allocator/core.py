@@ -60,7 +60,8 @@ class Allocator:
     """Allocate claims on one node at a time; build once per set of slices/classes/allocated state.
 
     ``pool_counters`` selects the counter model: True for Kubernetes ≥ 1.35 (counter sets are pool-wide and
-    live in counters-only slices), False for 1.33/1.34 (counters in the device's own slice).
+    live in counters-only slices), False for 1.33/1.34 (counters in the device's own slice); by default the one
+    of ``target_version`` (``dra.countersOnlySlices`` in data/versions.yaml).
     """
 
     def __init__(  # noqa: PLR0913 - the allocator's inputs (classes, slices, allocated), options keyword-only
@@ -71,7 +72,7 @@ class Allocator:
         allocated: AllocatedState | None = None,
         *,
         selector_matcher: SelectorMatcher | None = None,
-        pool_counters: bool = True,
+        pool_counters: bool | None = None,
         share_id_factory: Callable[[], str] | None = None,
         target_version: str = DEFAULT_TARGET,
         reuse_results: bool = False,
@@ -93,6 +94,15 @@ class Allocator:
         self.distinct_keeps_every_value = versions.holds_at(
             "allocator.distinctAttributeKeepsEveryValue", target_version
         )
+        self.distinct_compares_values = versions.holds_at(
+            "allocator.distinctAttributeComparesValues", target_version
+        )
+        self.shared_device_counters_once = versions.holds_at(
+            "allocator.sharedDeviceCountersOnce", target_version
+        )
+        self.capacity_recheck_reads_device = versions.holds_at(
+            "allocator.capacityRecheckReadsTheDevice", target_version
+        )
         self.all_devices_fit_empty = versions.holds_at("allocator.allDevicesFitAnEmptyDevice", target_version)
         # error texts (data/versions.yaml)
         self.selector_error_names_device = versions.holds_at(
@@ -102,6 +112,9 @@ class Allocator:
         self.all_on_unready_pool_fails_node_only = versions.holds_at(
             "allocator.allOnUnreadyPoolFailsNodeOnly", target_version
         )
+        # from 1.35 the search skips incomplete and invalid pools; 1.34 allocates from an incomplete one and
+        # aborts at an invalid one (data/versions.yaml)
+        self.skips_unready_pools = versions.holds_at("allocator.searchSkipsUnreadyPools", target_version)
         self.exclusive_waits_for_shares = versions.holds_at(
             "allocator.exclusiveWaitsForShares", target_version
         )
@@ -123,7 +136,11 @@ class Allocator:
         self.classes = {c.name: c for c in classes}
         self.all_slices = list(slices)
         self.allocated = allocated or AllocatedState()
-        self.pool_counters = pool_counters
+        self.pool_counters = (
+            versions.holds_at("dra.countersOnlySlices", target_version)
+            if pool_counters is None
+            else pool_counters
+        )
         self.share_id_factory = share_id_factory or (lambda: str(uuid.uuid4()))
         self.matcher = selector_matcher or SelectorMatcher(
             target_version=target_version,
@@ -317,14 +334,15 @@ class Allocator:
         return pools
 
     def _candidates(self, node: Node, pools: list[Pool]) -> list[Dev]:
-        """Every device of the node's complete, valid pools, in pool and slice order (cached with the pools)."""
+        """Every device of the node's valid pools, in pool and slice order (cached with the pools); an
+        incomplete pool has devices only up to 1.34 (``allocator.searchSkipsUnreadyPools``)."""
         hit = self._pools.get(node.name)
         if hit is not None and hit[0] is node and hit[1] is pools and hit[2] is not None:
             return hit[2]
         cands = [
             Dev((p.driver, p.name, d.name), d, s, p)
             for p in pools
-            if not (p.incomplete or p.invalid)
+            if not p.invalid
             for s in p.slices
             for d in s.devices
         ]

@@ -23,6 +23,19 @@ class InvalidPoolsError(FailedOnNodeError):
     """Allocation failed and invalid pools were seen ("invalid resource pools were encountered")."""
 
 
+class UpstreamPanicError(AllocationError):
+    """kubedra cannot model this input at the target release: upstream's allocator panics on it there, and
+    kube-scheduler does not recover the panic (the process dies). ``panic`` is the Go runtime's message, as
+    upstream's allocator would print it."""
+
+    def __init__(self, release: str, where: str, panic: str) -> None:
+        self.panic = panic
+        super().__init__(
+            f"kubedra cannot model this at Kubernetes {release}: upstream's allocator panics here ({where}: "
+            f"{panic}), which stops kube-scheduler"
+        )
+
+
 class AllocationTimeout(AllocationError):
     """The search ran past its deadline: upstream's allocateOne returns ``filter operation aborted: <the
     context's cause>`` once its context is done. kube-scheduler's DynamicResources filter bounds each node's

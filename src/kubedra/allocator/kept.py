@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 
 def allocate_device_kept(  # noqa: C901 - port of upstream allocateDevice (v0.35.10), kept step for step
-    s: Search, ci: int, ri: int, si: int, dev: Dev, must: bool
+    s: Search, ci: int, ri: int, si: int, dev: Dev, must: bool, di: int = 0
 ) -> Callable[[], None] | None:
     """:meth:`Search._allocate_device` as v0.35.10 does it: the device's undo function, or None when it cannot be
     used here (what it reserved before that stays reserved)."""
@@ -44,7 +44,9 @@ def allocate_device_kept(  # noqa: C901 - port of upstream allocateDevice (v0.35
         return None
     if not f.partitionable_devices and d.consumes_counters:
         return None
-    if not (multi and s._capacity_in_use(did)) and d.consumes_counters and not s._take_counters(dev):
+    # 1.35 takes a shared device's counters once; 1.34 at every allocation (allocator.sharedDeviceCountersOnce)
+    once = multi and s.a.shared_device_counters_once and s._capacity_in_use(did)
+    if not once and d.consumes_counters and not s._take_counters(dev):
         return None  # checkAvailableCounters gives back what it took when the counters do not suffice
     base = r.parent or r.name
     sub = r.name if r.parent else ""
@@ -68,8 +70,10 @@ def allocate_device_kept(  # noqa: C901 - port of upstream allocateDevice (v0.35
     if f.consumable_capacity:
         # CmpRequestOverCapacity: an error only skips the device there, and before 1.37 it has none of its own;
         # what kubedra raises is upstream's division by zero (a step that reads 0), which it cannot model
+        # 1.34 rechecks the device at the request's index in the slice (allocator.capacityRecheckReadsTheDevice)
+        cdid, cd = (did, d) if s.a.capacity_recheck_reads_device else s.device_at(dev, di)
         try:
-            if not s._capacity_fits(r, did, d):
+            if not s._capacity_fits(r, cdid, cd):
                 return None  # the constraints, the in-use mark and the counters stay
             if multi:
                 consumed = cap.consumed_from_request(r.capacity, d.capacity, checked=s.a.capacity_checked)

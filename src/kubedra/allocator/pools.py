@@ -17,6 +17,11 @@
   DRADeviceCompatibilityGroups is off, which leaves their pool incomplete, like upstream.
 - A pool is invalid on duplicate device names, duplicate counter-set names, or a device consuming a
   counter set/counter that does not exist.
+- Up to 1.34 (``allocator.gatherPoolReadsEveryPoolSlice`` in data/versions.yaml) :func:`gather_pools_134`
+  gathers as v0.34 did: only the slices for this node count (no re-scan), a pool is invalid only on a duplicate
+  device name, slices with ``sharedCounters`` are used whatever PartitionableDevices says (their devices carry
+  the counters in 1.34's layout), and the pools of an incomplete pool keep their devices (the 1.34 search
+  allocates from them).
 - Some upstream variants at some releases (``allocator.countersOnlySlicesOfEveryNode`` in data/versions.yaml:
   1.37's stable, every 1.36 variant, 1.35's incubating and experimental) always include counters-only slices,
   whatever node they are for ("needed to use a pool regardless of their node selector"): a pool whose devices
@@ -191,6 +196,59 @@ def _check_consumption(counter_sets: dict[str, CounterSet], slices: Sequence[Res
     return ""
 
 
+def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
+    """k8s.io/dynamic-resource-allocation v0.34.13 structured/internal/{stable,incubating,experimental}/pools_*.go
+    GatherPools: the slices for this node, the newest generation of each pool among them (addSlice), incomplete
+    when they are not ``resourceSliceCount`` many, invalid on a duplicate device name (poolIsInvalid); an
+    invalid pool keeps no devices here (the search stops at it, ``Search.invalid_stop``)."""
+    pools: dict[tuple[str, str], list[ResourceSlice]] = {}
+    for s in slices_for_node:
+        if not features.partitionable_devices and s.per_device_node_selection is not None:
+            continue
+        if not _node_slice(s, node):
+            continue
+        key = (s.driver, s.pool.name)
+        cur = pools.get(key)
+        if cur is None or s.pool.generation > cur[0].pool.generation:
+            pools[key] = [s]
+        elif s.pool.generation == cur[0].pool.generation:
+            cur.append(s)
+    result: list[Pool] = []
+    with_binding: list[Pool] = []
+    for (driver, name), pslices in pools.items():
+        pool = Pool(driver=driver, name=name, slices=sorted(pslices, key=lambda s: s.name))
+        pool.incomplete = len(pslices) != pslices[0].pool.resource_slice_count
+        seen: set[str] = set()
+        for d in (d for s in pool.slices for d in s.devices):
+            if d.name in seen:
+                pool.invalid, pool.invalid_reason, pool.slices = True, f"duplicate device name {d.name}", []
+                break
+            seen.add(d.name)
+        (with_binding if _has_binding_conditions(pool) else result).append(pool)
+    result.sort(key=lambda p: (p.driver, p.name))
+    with_binding.sort(key=lambda p: (p.driver, p.name))
+    return result + with_binding
+
+
+def _node_slice(s: ResourceSlice, node: Node) -> bool:
+    """Whether v0.34's GatherPools takes slice ``s`` for ``node`` (its node selection, or one device's)."""
+    if s.node_name or s.all_nodes or s.node_selector is not None:
+        try:
+            return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
+        except PoolError as e:
+            raise PoolError(f"failed to perform node selection for slice {s.name}: {e}") from None
+    if s.per_device_node_selection:
+        for d in s.devices:
+            try:
+                if node_matches(node, d.node_name, d.all_nodes, d.node_selector):
+                    return True
+            except PoolError as e:
+                raise PoolError(
+                    f"failed to perform node selection for device {d.name} in slice {s.name}: {e}"
+                ) from None
+    return False
+
+
 def gather_pools(
     slices_for_node: Sequence[ResourceSlice],
     node: Node,
@@ -200,6 +258,8 @@ def gather_pools(
     pool_counters: bool = True,
     release: str,
 ) -> list[Pool]:
+    if not versions.holds_at("allocator.gatherPoolReadsEveryPoolSlice", release):
+        return gather_pools_134(slices_for_node, node, features)
     pools: dict[tuple[str, str], list[ResourceSlice]] = {}
     counters_everywhere = (
         pool_counters

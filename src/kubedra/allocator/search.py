@@ -20,6 +20,7 @@ from kubedra.allocator.errors import (
     FailedOnNodeError,
     InvalidPoolsError,
     StopSearch,
+    UpstreamPanicError,
 )
 from kubedra.allocator.kept import allocate_device_kept
 from kubedra.allocator.pools import Pool, PoolError, node_matches
@@ -56,6 +57,8 @@ class Search(CounterTracking):
         self.claims = claims
         self.pools = pools
         self._candidates: list[Dev] | None = None
+        self._invalid_stop: tuple[int, str] | None = None
+        self._invalid_stop_known = False
         self.req_data: dict[tuple[int, int, int], ReqData] = {}
         self.constraints: list[list[Constraint]] = []
         self.derived = DerivedAttributes(a.matcher, pools)
@@ -72,6 +75,22 @@ class Search(CounterTracking):
         # only upstream's experimental allocator knows a slice's skipNodeOperations (stable and incubating
         # allocate such devices and leave the field out of the result)
         self.experimental = a.features.implementation(a.target_version) == "experimental"
+
+    @property
+    def invalid_stop(self) -> tuple[int, str] | None:
+        """Up to 1.34 (``allocator.searchSkipsUnreadyPools``): where the search meets the first invalid pool (the
+        candidates before it) and the error it aborts with there (v0.34.13 allocator_*.go allocateOne: "pool %s is
+        invalid: %s", the pool's name); None when the search skips invalid pools or there is none."""
+        if not self._invalid_stop_known:
+            self._invalid_stop_known = True
+            if not self.a.skips_unready_pools:
+                before = 0
+                for p in self.pools:
+                    if p.invalid:
+                        self._invalid_stop = (before, f"pool {p.name} is invalid: {p.invalid_reason}")
+                        break
+                    before += sum(len(s.devices) for s in p.slices)
+        return self._invalid_stop
 
     @property
     def candidates(self) -> list[Dev]:
@@ -129,7 +148,14 @@ class Search(CounterTracking):
                 )
             lookup = self.derived.for_claim(claim) if f.derived_attributes else None
             stable = f.implementation(self.a.target_version) == "stable"
-            cons = build(claim, f.list_type_attributes, stable, self.a.distinct_keeps_every_value, lookup)
+            cons = build(
+                claim,
+                f.list_type_attributes,
+                stable,
+                self.a.distinct_keeps_every_value,
+                lookup,
+                self.a.distinct_compares_values,
+            )
             self.constraints.append(cons)
         reuse = self.a.reuse
         key = reuse.key(self) if reuse is not None else None
@@ -144,7 +170,7 @@ class Search(CounterTracking):
         if key is not None and reuse is not None:
             reuse.keep(key, self, done)
         if not done:
-            if any(p.invalid for p in self.pools):
+            if self.a.skips_unready_pools and any(p.invalid for p in self.pools):
                 raise InvalidPoolsError("invalid resource pools were encountered")
             return None
         return [build_result(self, ci) for ci in range(len(self.claims))]
@@ -297,6 +323,20 @@ class Search(CounterTracking):
                 return False
         return True
 
+    def device_at(self, dev: Dev, di: int) -> tuple[DeviceID, Device]:
+        """The device 1.34's allocateDevice rechecks the capacity of (``allocator.capacityRecheckReadsTheDevice``
+        in data/versions.yaml): ``slice.Spec.Devices[r.deviceIndex]``, the device of the candidate's slice at the
+        request's device index, which panics past the slice's end."""
+        devices = dev.slice.devices
+        if di >= len(devices):
+            raise UpstreamPanicError(
+                self.a.target_version,
+                "k8s.io/dynamic-resource-allocation v0.34 allocateDevice reads slice.Spec.Devices[r.deviceIndex]",
+                f"runtime error: index out of range [{di}] with length {len(devices)}",
+            )
+        other = devices[di]
+        return (dev.slice.driver, dev.slice.pool.name, other.name), other
+
     def _capacity_fits(self, r: Req, did: DeviceID, d: Device) -> bool:
         """Raises cap.CapacityError (the caller turns it into an AllocationError)."""
         current = self.a.allocated.capacity.get(did)
@@ -339,14 +379,16 @@ class Search(CounterTracking):
         )
 
     # ------------------------------------------------------------------ one device
-    def _allocate_device(self, ci: int, ri: int, si: int, dev: Dev, must: bool) -> Callable[[], None] | None:  # noqa: C901 - port of upstream allocateDevice with its rollbacks, kept step for step
-        """Try one device; returns its undo function, or None when it cannot be used here.
+    def _allocate_device(
+        self, ci: int, ri: int, si: int, dev: Dev, must: bool, di: int = 0
+    ) -> Callable[[], None] | None:  # noqa: C901, PLR0913 - port of upstream allocateDevice with its rollbacks, kept step for step
+        """Try one device (the request's ``di``-th); returns its undo function, or None when it cannot be used here.
 
         Every rejection after a partial reservation rolls back what was reserved (counters, constraints,
         in-use marks, capacity), like upstream's ``rollbackDevice`` since v0.36.3; before, what was reserved stays
         (:func:`kubedra.allocator.kept.allocate_device_kept`)."""
         if not self.a.rolls_back_rejected:
-            return allocate_device_kept(self, ci, ri, si, dev, must)
+            return allocate_device_kept(self, ci, ri, si, dev, must, di)
         claim = self.claims[ci]
         rd = self.req_data[(ci, ri, si)]
         r = rd.req
@@ -500,7 +542,7 @@ class Search(CounterTracking):
             raise StopSearch()
         if all_mode:
             dev = rd.all_devices[di]
-            undo = self._allocate_device(ci, ri, si, dev, True)
+            undo = self._allocate_device(ci, ri, si, dev, True, di)
             if undo is None:
                 return False
             # before 1.36 the next device of an All subrequest is looked up as subrequest 0 (data/versions.yaml)
@@ -514,11 +556,14 @@ class Search(CounterTracking):
             return done
         cands = self.candidates
         f = self.f
-        order = self._scan_order(ci, ri, si, rd)
+        stop = self.invalid_stop
+        order = self._scan_order(ci, ri, si, rd) if stop is None else None
         # the next device of this request is looked for after this one (each combination once), or before 1.36
         # from the first device again (every permutation: data/versions.yaml allocator.triesEachCombinationOnce)
         combinations = self.a.tries_combinations_once
-        for idx in range(start, len(cands)) if order is None else order[bisect_left(order, start) :]:
+        # up to 1.34 the scan stops at the first invalid pool (allocator.searchSkipsUnreadyPools)
+        end = len(cands) if stop is None else stop[0]
+        for idx in range(start, end) if order is None else order[bisect_left(order, start) :]:
             dev = cands[idx]
             did = dev.id
             if r.admin:
@@ -538,7 +583,7 @@ class Search(CounterTracking):
                     ) from None
                 if not ok:
                     continue
-            undo = self._allocate_device(ci, ri, si, dev, False)
+            undo = self._allocate_device(ci, ri, si, dev, False, di)
             if undo is None:
                 continue
             try:
@@ -549,4 +594,6 @@ class Search(CounterTracking):
             if done:
                 return True
             undo()
+        if stop is not None:
+            raise AllocationError(stop[1])
         return False
