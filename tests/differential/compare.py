@@ -1,13 +1,15 @@
 """Run one scenario through kubedra's allocator and put both answers in one comparable shape.
 
-An *outcome* is ``{"kind": "allocated" | "unsatisfiable" | "error" | "crash", "error": str | None,
+An *outcome* is ``{"kind": "allocated" | "unsatisfiable" | "error" | "panic" | "crash", "error": str | None,
 "claims": [...]}`` with one entry per claim, in claim order:
 ``{"devices": sorted canonical device results, "nodeSelector": normalised, "config": [...]}``.
 
 Comparison rules (the brief's and upstream's): device results order-insensitive within a claim, each with
 request, driver, pool, device, adminAccess, tolerations, binding conditions, shareID (fixed by both sides)
 and consumedCapacity (by value, canonical form); node selector terms/requirements/values as multisets;
-config exact. Errors: both must fail; the messages are compared loosely (reported, not asserted).
+config exact. Errors: both must fail; the messages are compared loosely (reported, not asserted). A panic of
+upstream's allocator (the oracle recovers it) agrees only with kubedra refusing the input by naming the same
+panic (``UpstreamPanicError``): the same runtime message exactly.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from kubedra.allocator import (
     FailedOnNodeError,
     Features,
     SelectorMatcher,
+    UpstreamPanicError,
     apply_taint_rules,
 )
 from kubedra.errors import InputError
@@ -137,6 +140,8 @@ def _claim(results: list[dict[str, Any]], node_selector: Any, config: Any) -> di
 
 
 def oracle_outcome(result: dict[str, Any]) -> Outcome:
+    if result.get("panic"):  # upstream's allocator panicked (the oracle recovers it; kube-scheduler would die)
+        return {"kind": "panic", "error": result["panic"], "claims": []}
     if result.get("error"):
         return {
             "kind": "error",
@@ -254,6 +259,8 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     )
     try:
         results = allocator.allocate(node, claims)
+    except UpstreamPanicError as e:  # kubedra cannot model the input: it names the panic upstream has there
+        return {"kind": "panic", "error": e.panic, "claims": [], "message": str(e)}
     except AllocationError as e:
         return {"kind": "error", "error": str(e), "claims": [], "onNode": isinstance(e, FailedOnNodeError)}
     except Exception as e:  # noqa: BLE001 - a bug in kubedra: always a disagreement, reported with its type
@@ -281,6 +288,9 @@ def difference(ours: Outcome, theirs: Outcome, exact: bool = True) -> str | None
             if o["error"]:
                 why += f"\n  {who} error: {o['error']}"
         return why
+    if ours["kind"] == "panic" and ours["error"] != theirs["error"]:
+        # kubedra may refuse an input only by naming the very panic upstream's allocator has on it
+        return f"both panic, differently\n  kubedra:  {ours['error']}\n  upstream: {theirs['error']}"
     if ours["kind"] == "error" and ours.get("onNode") != theirs.get("onNode"):
         # upstream ErrFailedAllocationOnNode fails this node only; another error aborts the scheduling attempt
         scope = {True: "this node only", False: "the whole attempt"}

@@ -850,3 +850,72 @@ def sample(n: int, the_seed: int) -> list[Doc]:
 
     collect()
     return docs
+
+
+# ------------------------------------------------------------------------------------------------- 1.34
+
+# The 1.34 allocator's structured.Features (k8s.io/dynamic-resource-allocation v0.34.13 structured/internal/
+# types.go; the oracle sets its DeviceBinding and DeviceStatus from DeviceBindingAndStatus).
+FEATURES_134 = frozenset(
+    {
+        "AdminAccess",
+        "ConsumableCapacity",
+        "DeviceBindingAndStatus",
+        "DeviceTaints",
+        "PartitionableDevices",
+        "PrioritizedList",
+    }
+)
+
+
+def as_134(doc: Doc) -> Doc:
+    """A scenario as a 1.34 cluster stores it: its allocator's features only, and the objects its API has.
+
+    - Counter layout: in 1.34 a ResourceSlice's ``sharedCounters`` are for the devices of that same slice
+      (k8s.io/kubernetes v1.34.4 pkg/apis/resource/validation validateResourceSliceSpec: a device's
+      ``consumesCounters`` "must reference a counterSet defined in the ResourceSlice sharedCounters"), so
+      each pool's counters-only slices become the ``sharedCounters`` of each of its device slices (one set of
+      a name), ``resourceSliceCount`` shrinks by the counters-only slices, and a consumption of a set the pool
+      lacks (which 1.34's validation rejects) is left out.
+    - No taint effect ``None`` (from 1.35), list-type attributes (from 1.36) or derived attributes (1.37)."""
+    doc = copy.deepcopy(doc)
+    doc["features"] = {k: v for k, v in doc["features"].items() if k in FEATURES_134}
+    for c in doc["claims"]:
+        for r in c["spec"]["devices"]["requests"]:
+            for body in (r.get("exactly") or {}, *r.get("firstAvailable", ())):
+                body.pop("derivedAttributes", None)
+    sets: dict[tuple[str, str, int], dict[str, Doc]] = {}
+    dropped: dict[tuple[str, str], int] = {}
+    slices = []
+    for s in doc["slices"]:
+        spec = s["spec"]
+        pool = (spec["driver"], spec["pool"]["name"])
+        if spec.get("sharedCounters") and not spec.get("devices"):
+            for cs in spec["sharedCounters"]:
+                sets.setdefault((*pool, spec["pool"]["generation"]), {}).setdefault(cs["name"], cs)
+            dropped[pool] = dropped.get(pool, 0) + 1
+            continue
+        slices.append(s)
+    for s in slices:
+        spec = s["spec"]
+        pool = (spec["driver"], spec["pool"]["name"])
+        spec["pool"]["resourceSliceCount"] -= dropped.get(pool, 0)
+        own = sets.get((*pool, spec["pool"]["generation"])) or sets.get((*pool, spec["pool"]["generation"] + 1))
+        if own:
+            spec["sharedCounters"] = [own[n] for n in sorted(own)]
+        for d in spec.get("devices") or []:
+            d["attributes"] = {k: v for k, v in d.get("attributes", {}).items() if len(v) == 1 and next(iter(v)) in ("int", "bool", "string", "version")}
+            if d.get("taints"):
+                d["taints"] = [t for t in d["taints"] if t["effect"] != "None"]
+                if not d["taints"]:
+                    del d["taints"]
+            if "consumesCounters" in d:
+                d["consumesCounters"] = [
+                    cc
+                    for cc in d["consumesCounters"]
+                    if own and cc["counterSet"] in own and set(cc["counters"]) <= set(own[cc["counterSet"]]["counters"])
+                ]
+                if not d["consumesCounters"]:
+                    del d["consumesCounters"]
+    doc["slices"] = slices
+    return doc
