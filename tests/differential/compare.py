@@ -55,6 +55,10 @@ def implementation(features: dict[str, bool], version: str = "1.37") -> str:
     v0.37. v0.38 promoted each one a step: its stable variant is v0.37's incubating code (pools sorted, so its
     answers are exact) with v0.37 incubating's SupportedFeatures, its incubating v0.37's experimental."""
     on = {n for n, v in features.items() if v}
+    if Version.parse(version) < Version(1, 35):
+        # v0.34's GatherPools ranges over a map in every variant (structured/internal/*/pools_*.go; none sorts
+        # pools or slices): each answers like the stable one here, exact only up to pool and slice order
+        return "stable"
     if Version.parse(version) >= Version(1, 38):
         return "incubating" if on <= INCUBATING_FEATURES else "experimental"
     if on <= STABLE_FEATURES:
@@ -140,7 +144,9 @@ def _claim(results: list[dict[str, Any]], node_selector: Any, config: Any) -> di
 
 
 def oracle_outcome(result: dict[str, Any]) -> Outcome:
-    if result.get("panic"):  # upstream's allocator panicked (the oracle recovers it; kube-scheduler would die)
+    if result.get(
+        "panic"
+    ):  # upstream's allocator panicked (the oracle recovers it; kube-scheduler would die)
         return {"kind": "panic", "error": result["panic"], "claims": []}
     if result.get("error"):
         return {

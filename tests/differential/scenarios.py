@@ -900,11 +900,17 @@ def as_134(doc: Doc) -> Doc:
         spec = s["spec"]
         pool = (spec["driver"], spec["pool"]["name"])
         spec["pool"]["resourceSliceCount"] -= dropped.get(pool, 0)
-        own = sets.get((*pool, spec["pool"]["generation"])) or sets.get((*pool, spec["pool"]["generation"] + 1))
-        if own:
+        own = sets.get((*pool, spec["pool"]["generation"])) or sets.get(
+            (*pool, spec["pool"]["generation"] + 1)
+        )
+        if own and spec.get("devices"):
             spec["sharedCounters"] = [own[n] for n in sorted(own)]
         for d in spec.get("devices") or []:
-            d["attributes"] = {k: v for k, v in d.get("attributes", {}).items() if len(v) == 1 and next(iter(v)) in ("int", "bool", "string", "version")}
+            d["attributes"] = {
+                k: v
+                for k, v in d.get("attributes", {}).items()
+                if len(v) == 1 and next(iter(v)) in ("int", "bool", "string", "version")
+            }
             if d.get("taints"):
                 d["taints"] = [t for t in d["taints"] if t["effect"] != "None"]
                 if not d["taints"]:
@@ -913,7 +919,9 @@ def as_134(doc: Doc) -> Doc:
                 d["consumesCounters"] = [
                     cc
                     for cc in d["consumesCounters"]
-                    if own and cc["counterSet"] in own and set(cc["counters"]) <= set(own[cc["counterSet"]]["counters"])
+                    if own
+                    and cc["counterSet"] in own
+                    and set(cc["counters"]) <= set(own[cc["counterSet"]]["counters"])
                 ]
                 if not d["consumesCounters"]:
                     del d["consumesCounters"]

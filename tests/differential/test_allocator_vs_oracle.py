@@ -57,7 +57,7 @@ from .compare import (
 )
 from .corpus import dump_case, scenario_to_case
 from .minimize import minimize, signature
-from .scenarios import FEATURES_135, FEATURES_136, scenarios
+from .scenarios import FEATURES_135, FEATURES_136, as_134, scenarios
 
 pytestmark = pytest.mark.integration
 
@@ -226,9 +226,11 @@ def _compare_error_texts(
 
 # How a run's scenarios are split between the testbed's releases whose oracle is built: of every five, one at
 # 1.36 (its own feature set, as_136), one at 1.38 (same features as 1.37: data/versions.yaml allocatorFeatures),
-# the rest at the default release. A release without an oracle gives its share to the default one. 1.35
+# one at 1.34 (as_134: its features and its ResourceSlice layout) once 1.34 is in the testbed, the rest at the
+# default release. A release without an oracle gives its share to the default one. 1.35
 # (as_135, v0.35.10) gets position 2 once its stable variant (every feature off) agrees too: docs/testbed.md.
-SHARES = {4: "1.36", 3: "1.38"}
+SHARES = {4: "1.36", 3: "1.38", 1: "1.34"}
+AS_RELEASE = {"1.35": as_135, "1.36": as_136, "1.38": as_138, "1.34": as_134}
 
 
 def release_of(position: int, oracles: dict[str, Oracle]) -> str:
@@ -309,7 +311,7 @@ def run_differential(
     @given(scenarios())
     def collect(doc: Doc) -> None:
         release = release_of(len(pending), oracles)
-        pending.append((release, {"1.35": as_135, "1.36": as_136, "1.38": as_138}.get(release, dict)(doc)))
+        pending.append((release, AS_RELEASE.get(release, dict)(doc)))
         if len(pending) >= BATCH:
             flush()
 

@@ -21,7 +21,7 @@ from .compare import (
 )
 from .corpus import case_to_scenario, scenario_to_case
 from .minimize import reductions, signature
-from .scenarios import BIG_COUNTERS, FEATURES_135, Genes, sample, scenarios
+from .scenarios import BIG_COUNTERS, FEATURES_134, FEATURES_135, Genes, as_134, sample, scenarios
 
 DEV = {"request": "req-0", "driver": "driver-a", "pool": "pool-a", "device": "dev-0"}
 PINNED = {
@@ -85,6 +85,88 @@ def test_implementation_follows_upstreams_feature_sets() -> None:
     assert implementation({"AdminAccess": True, "DeviceTaints": True}) == "stable"
     assert implementation({"ConsumableCapacity": True}) == "incubating"
     assert implementation({"ListTypeAttributes": True, "AdminAccess": False}) == "experimental"
+
+
+def test_implementation_at_134_is_order_dependent_in_every_variant() -> None:
+    assert implementation({"ConsumableCapacity": True}, "1.34") == "stable"
+    assert implementation({"ListTypeAttributes": True}, "v1.34.13") == "stable"
+    assert implementation({"ConsumableCapacity": True}, "1.35") == "incubating"
+
+
+def test_an_upstream_panic_agrees_only_with_kubedra_naming_the_same_panic() -> None:
+    panic = "runtime error: index out of range [1] with length 1"
+    theirs = oracle_outcome(
+        {"node": "node-1", "allocated": False, "error": None, "panic": panic, "claims": []}
+    )
+    assert theirs["kind"] == "panic"
+    named = {"kind": "panic", "error": panic, "claims": []}
+    assert difference(named, theirs) is None
+    assert difference({**named, "error": "runtime error: index out of range [2] with length 1"}, theirs)
+    assert difference({"kind": "error", "error": panic, "claims": [], "onNode": False}, theirs)
+    assert difference({"kind": "unsatisfiable", "error": None, "claims": []}, theirs)
+
+
+def test_kubedra_names_the_134_panic_where_v0_34_13_panics() -> None:
+    slices = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": name},
+            "spec": {
+                "driver": "driver-a",
+                "pool": {"name": "pool-1", "generation": 1, "resourceSliceCount": 2},
+                "nodeName": "node-1",
+                "devices": [{"name": device}],
+            },
+        }
+        for name, device in (("s1", "d0"), ("s2", "e0"))
+    ]
+    doc = {
+        "features": {"ConsumableCapacity": True},
+        "node": {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-1"}},
+        "slices": slices,
+        "classes": [
+            {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "c"}, "spec": {}}
+        ],
+        "claims": [
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "claim-0", "namespace": "default"},
+                "spec": {
+                    "devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "c", "count": 2}}]}
+                },
+            }
+        ],
+    }
+    ours = kubedra_outcome(doc, version="v1.34.13")
+    assert ours["kind"] == "panic"
+    assert ours["error"] == "runtime error: index out of range [1] with length 1"
+    assert kubedra_outcome(doc, version="v1.35.4")["kind"] == "allocated"
+
+
+def test_as_134_writes_the_134_slice_layout() -> None:
+    docs = [as_134(d) for d in sample(300, 134)]
+    with_counters = 0
+    for doc in docs:
+        assert set(doc["features"]) <= FEATURES_134
+        by_pool: Counter[tuple[str, str, int]] = Counter()
+        for s in doc["slices"]:
+            spec = s["spec"]
+            by_pool[(spec["driver"], spec["pool"]["name"], spec["pool"]["generation"])] += 1
+            sets = {cs["name"]: set(cs["counters"]) for cs in spec.get("sharedCounters") or []}
+            assert spec.get("devices") or not sets, "1.34 has no counters-only slices"
+            for d in spec.get("devices") or []:
+                assert all(t["effect"] != "None" for t in d.get("taints") or [])
+                for cc in (
+                    d.get("consumesCounters") or []
+                ):  # 1.34's validation: a set of the device's own slice
+                    with_counters += 1
+                    assert set(cc["counters"]) <= sets[cc["counterSet"]]
+        for s in doc["slices"]:
+            spec = s["spec"]
+            assert spec["pool"]["resourceSliceCount"] >= 1
+    assert with_counters > 50
 
 
 def test_genes_zero_is_the_simplest_choice() -> None:

@@ -2,7 +2,8 @@
 corpus (tests/conformance/allocator, diff-*.yaml) cannot express them (DeviceTaintRules, for example):
 each file in regressions/ is an oracle input on which kubedra and upstream must agree. A file named
 ``136-*.yaml`` is a 1.36 scenario: kubedra's 1.36 model against the v0.36 allocator (the 1.36 oracle), one
-named ``138-*.yaml`` a 1.38 one against the v0.38 allocator; the others run at 1.37."""
+named ``138-*.yaml`` a 1.38 one against the v0.38 allocator, ``134-*.yaml`` a 1.34 one against the v0.34.13
+allocator (built by hand while 1.34 is not in the testbed); the others run at 1.37."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kubedra.k8s import versions
 from kubedra.testing import binaries
 from kubedra.testing.oracle import Oracle
 from kubedra.testing.require import unavailable
@@ -46,6 +48,11 @@ def test_regression_scenario_agrees(path: Path, oracle: Oracle) -> None:
     release = _release(path)
     if release is not None:
         if binaries.find(binaries.ORACLE, release) is None:
+            if release not in versions.testbed():
+                # a supported release make testbed does not build yet (docs/testbed.md says why)
+                pytest.skip(
+                    f"{binaries.ORACLE} {release} is built by hand: make -C testbed K8S_VERSION={release}"
+                )
             unavailable(f"{binaries.ORACLE} {release} is not built: run `make testbed`")
         oracle = Oracle(version=release)
         ours = kubedra_outcome(doc, version=oracle_release(release))

@@ -235,7 +235,7 @@ class DistinctSameDevice(DistinctPerRequest):
         super().remove(request, sub, device, driver)
 
 
-def build(  # noqa: PLR0913 - the claim, then one switch per upstream difference
+def build(
     claim: ResourceClaim,
     list_types: bool,
     stable: bool,

@@ -36,7 +36,7 @@ from typing import Any
 from kubedra.allocator import groups as grp
 from kubedra.allocator.counters import consumed_from
 from kubedra.allocator.errors import AllocationError
-from kubedra.allocator.pools import Pool, PoolError, gather_pools
+from kubedra.allocator.pools import Pool, PoolError, gather_pools, gather_pools_134
 from kubedra.allocator.requests import Dev
 from kubedra.allocator.reuse import Reuse
 from kubedra.allocator.search import Search
@@ -320,14 +320,17 @@ class Allocator:
             return hit[1]
         slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
         try:
-            pools = gather_pools(
-                slices_for_node,
-                node,
-                self.features,
-                self.all_slices,
-                pool_counters=self.pool_counters,
-                release=self.target_version,
-            )
+            if not versions.holds_at("allocator.gatherPoolReadsEveryPoolSlice", self.target_version):
+                pools = gather_pools_134(slices_for_node, node, self.features)
+            else:
+                pools = gather_pools(
+                    slices_for_node,
+                    node,
+                    self.features,
+                    self.all_slices,
+                    pool_counters=self.pool_counters,
+                    release=self.target_version,
+                )
         except PoolError as e:
             raise AllocationError(f"gather pool information: {e}") from None
         self._pools[node.name] = (node, pools, None)

@@ -258,8 +258,6 @@ def gather_pools(
     pool_counters: bool = True,
     release: str,
 ) -> list[Pool]:
-    if not versions.holds_at("allocator.gatherPoolReadsEveryPoolSlice", release):
-        return gather_pools_134(slices_for_node, node, features)
     pools: dict[tuple[str, str], list[ResourceSlice]] = {}
     counters_everywhere = (
         pool_counters

@@ -379,9 +379,9 @@ class Search(CounterTracking):
         )
 
     # ------------------------------------------------------------------ one device
-    def _allocate_device(
+    def _allocate_device(  # noqa: C901 - port of upstream allocateDevice with its rollbacks, kept step for step
         self, ci: int, ri: int, si: int, dev: Dev, must: bool, di: int = 0
-    ) -> Callable[[], None] | None:  # noqa: C901, PLR0913 - port of upstream allocateDevice with its rollbacks, kept step for step
+    ) -> Callable[[], None] | None:
         """Try one device (the request's ``di``-th); returns its undo function, or None when it cannot be used here.
 
         Every rejection after a partial reservation rolls back what was reserved (counters, constraints,
