@@ -114,7 +114,13 @@ class Explanation:
 def _pool_notes(pools: Sequence[Pool]) -> list[str]:
     notes = []
     for p in pools:
-        if p.incomplete:
+        if (
+            p.incomplete and p.slices
+        ):  # up to 1.34 the search allocates from it (allocator.searchSkipsUnreadyPools)
+            notes.append(
+                f"pool {p.id} is incomplete (being updated): an All request fails, its devices are still used"
+            )
+        elif p.incomplete:
             notes.append(f"pool {p.id} is incomplete (being updated): its devices are not used")
         elif p.invalid:
             notes.append(f"pool {p.id} is invalid ({p.invalid_reason}): its devices are not used")
@@ -134,7 +140,7 @@ def _explain_request(  # noqa: C901 - one filter per step of the allocator's own
     devs = [
         Dev((p.driver, p.name, d.name), d, s, p)
         for p in pools
-        if not (p.incomplete or p.invalid)
+        if not p.invalid  # an incomplete pool has devices only where the search uses them (up to 1.34)
         for s in p.slices
         for d in s.devices
     ]
@@ -267,7 +273,7 @@ def explain(a: Allocator, node: Node, claims: Sequence[ResourceClaim]) -> Explan
     except AllocationError as err:
         return Explanation(node.name, f"node {node.name}: {err}")
     notes = _pool_notes(pools)
-    usable = [p for p in pools if not (p.incomplete or p.invalid)]
+    usable = [p for p in pools if not p.invalid and (p.slices or not p.incomplete)]
     if not pools:
         return Explanation(
             node.name, f"node {node.name}: no ResourceSlice publishes devices for this node", pools=notes
