@@ -15,7 +15,16 @@ Like kube-scheduler (framework/preemption DryRunPreemption), the dry run stops o
 candidates (:func:`num_candidates`, at least 100: on smaller clusters every node) and the pod goes to the best
 of those. kube-scheduler starts at a random potential node; kubedra at the first, in node order
 (:class:`kubedra.scheduler.shortlist.Shortlist` keeps the candidates in that order), and the report says so
-where the shortlist left potential nodes out (``Scheduler.shortlisted``)."""
+where the shortlist left potential nodes out (``Scheduler.shortlisted``).
+
+Which nodes preemption may help on follows the filters' status codes (``scheduler.preemptionPotentialNodes`` in
+data/versions.yaml): only nodes whose first failing filter says Unschedulable (NodeResourcesFit's CPU, memory,
+pods and extended resources such as nvidia.com/gpu, below the node's allocatable) are potential. Node name,
+unschedulable, taints, node affinity and DynamicResources say UnschedulableAndUnresolvable, so kube-scheduler
+never preempts to free DRA devices. Its dry run does not free them either (DynamicResources has no
+PreFilterExtensions: the allocator keeps the devices its PreFilter saw allocated), so a pod with claims preempts
+only on nodes where its claims can be allocated as the node is: kubedra checks the DRA filter before the dry run
+and leaves it out of the dry run. A pod that stays pending for that says so (:data:`DRA_NOT_PREEMPTED`)."""
 
 from __future__ import annotations
 
@@ -31,6 +40,10 @@ from kubedra.scheduler.state import Candidates, SimNode
 if TYPE_CHECKING:
     from kubedra.scheduler.simulator import Scheduler
 
+DRA_NOT_PREEMPTED = (
+    " Not preempted: kube-scheduler does not preempt for DRA devices (its DynamicResources filter is "
+    "UnschedulableAndUnresolvable) on {n} node(s) with lower-priority pods."
+)
 MAX_PREEMPTOR_CLASSES = 16  # classes of preemptors whose per-node answers are kept (each holds one per node)
 
 Rank = tuple[int, int, int]
@@ -42,8 +55,9 @@ def preempt(sched: Scheduler, sp: SimPod) -> None:
     required = filters.required_affinity(sp.pod)
     pinned = filters.pinned_names(required)  # a pod pinned to its node (a DaemonSet's) can only go there
     best: tuple[SimNode, list[SimPod]] | None = None
+    blocked: set[int] = set()  # nodes whose DRA filter fails as they are
     if pinned is None:
-        best = _best_of_class(sched, sp, required)
+        best, blocked = _best_of_class(sched, sp, required)
     else:
         nodes = sorted((sched.by_name[n] for n in pinned if n in sched.by_name), key=lambda n: n.index)
         candidates = []
@@ -51,12 +65,16 @@ def preempt(sched: Scheduler, sp: SimPod) -> None:
             if _static_reason(sp, node, required):
                 continue
             rank, victims = _try_node(sched, sp, node, required)
+            if victims and rank is None:
+                blocked.add(node.index)
             if rank is not None:
                 candidates.append((rank, node.index, node, victims))
         if candidates:
             _, _, node, victims = min(candidates, key=lambda c: (c[0], c[1]))
             best = node, victims
     if best is None:
+        if blocked and sp.reason is not None:
+            sp.reason += DRA_NOT_PREEMPTED.format(n=len(blocked))
         return
     node, victims = best
     for v in victims:
@@ -94,7 +112,9 @@ def candidates_rule(release: str) -> str:
     )
 
 
-def _best_of_class(sched: Scheduler, sp: SimPod, required: Any) -> tuple[SimNode, list[SimPod]] | None:
+def _best_of_class(
+    sched: Scheduler, sp: SimPod, required: Any
+) -> tuple[tuple[SimNode, list[SimPod]] | None, set[int]]:
     """The node where preempting takes least for ``sp`` among the first numCandidates candidates in node order,
     from its class's answers brought up to date.
 
@@ -103,7 +123,7 @@ def _best_of_class(sched: Scheduler, sp: SimPod, required: Any) -> tuple[SimNode
     at the first node and goes in node order, so where there are more candidates than that, kube-scheduler
     may shortlist others and pick another node, one no better ranked than the best of all (the pick among the
     shortlisted ones follows the same ranking). Below numCandidates potential nodes (at least 100) every
-    node is tried by both."""
+    node is tried by both. Also the nodes tried where the DRA filter blocks preemption."""
     key = (sched._class_key(sp), sp.priority)
     cands = sched.preemptors.pop(key, None)
     if cands is None:
@@ -114,6 +134,7 @@ def _best_of_class(sched: Scheduler, sp: SimPod, required: Any) -> tuple[SimNode
     changes = sched._changes
     if cands.log_pos >= 0 and -1 in changes[cands.log_pos :]:
         cands.entries.clear()  # a pool shared by nodes changed: every answer is stale, try the nodes again
+        cands.dra_blocked.clear()
         cands.shortlist = Shortlist(len(sched.nodes))
         cands.frontier, cands.untried = 0, cands.potential
     elif cands.log_pos >= 0:
@@ -131,11 +152,11 @@ def _best_of_class(sched: Scheduler, sp: SimPod, required: Any) -> tuple[SimNode
     cands.log_pos = len(changes)  # trying a node leaves it equal: its own changes need no second try
     best = shortlist.best_of_first(cands.limit)
     if best is None:
-        return None
+        return None, cands.dra_blocked
     if cands.untried or shortlist.total() > cands.limit:
         sched.shortlisted += 1  # kube-scheduler, starting elsewhere, may shortlist other candidates
     i = best[-1]
-    return sched.nodes[i], cands.entries[i][2]
+    return (sched.nodes[i], cands.entries[i][2]), cands.dra_blocked
 
 
 def _new_candidates(sched: Scheduler, sp: SimPod, required: Any) -> Candidates:
@@ -164,12 +185,18 @@ def _exceeds_allocatable(sched: Scheduler, sp: SimPod, node: SimNode) -> bool:
 def _look(sched: Scheduler, sp: SimPod, cands: Candidates, i: int, required: Any) -> None:
     node = sched.nodes[i]
     rank, victims = _try_node(sched, sp, node, required)
-    cands.entries[i] = (node.version, rank, victims)
+    cands.entries[i] = (node.version, rank, victims if rank is not None else [])
+    if victims and rank is None:
+        cands.dra_blocked.add(i)
+    else:
+        cands.dra_blocked.discard(i)
     cands.shortlist.set(i, None if rank is None else (*rank, i))
 
 
 def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tuple[Rank | None, list[SimPod]]:
-    """What preempting on ``node`` takes: (rank, victims), or (None, []) where it does not help. Leaves the
+    """What preempting on ``node`` takes: (rank, victims), or (None, []) where it does not help, (None,
+    victims) where the DRA filter fails on the node as it is (which no eviction changes for kube-scheduler's
+    dry run: see the module's docstring). Leaves the
     node's pods bound; where they hold what they held before, the node takes back its version and the change
     log forgets the try (nothing changed for any class, nor for the filter results kept at that version)."""
     victims_all = sorted(
@@ -177,6 +204,8 @@ def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tup
     )
     if not victims_all:
         return None, []
+    if sched.dra and not sched.dra_filter(sp, node, sched._pod_claims_for_node(sp, node)[0]).ok:
+        return None, victims_all
     version, devices, logged, shared = (
         node.version,
         node.devices_version,
@@ -205,7 +234,7 @@ def _victims(
 ) -> tuple[Rank | None, list[SimPod]]:
     for v in victims_all:
         sched.unbind(v)
-    if not sched.filter_node(sp, node, required).ok:
+    if not sched.filter_node(sp, node, required, dra=False).ok:
         for v in reversed(victims_all):
             rebind(sched, v, node)
         return None, []
@@ -213,7 +242,7 @@ def _victims(
     victims = []
     for v in victims_all:
         rebind(sched, v, node)
-        if not sched.filter_node(sp, node, required).ok:
+        if not sched.filter_node(sp, node, required, dra=False).ok:
             sched.unbind(v)
             victims.append(v)
     for v in reversed(victims):

@@ -271,8 +271,9 @@ class Scheduler:
             or filters.taints(pod, node.node)
         )
 
-    def filter_node(self, sp: SimPod, node: SimNode, required: Any, *, static_ok: bool = False) -> Fit:
-        pod = sp.pod
+    def filter_node(
+        self, sp: SimPod, node: SimNode, required: Any, *, static_ok: bool = False, dra: bool = True
+    ) -> Fit:
         reason = None if static_ok else self.static_reason(sp, node, required)
         if reason:
             return Fit(False, reason)
@@ -283,12 +284,13 @@ class Scheduler:
         reason = filters.resources_fit_node(sp.requests, allocatable, used, skip)
         if reason:
             return Fit(False, reason)
-        if not self.dra:
-            return Fit(True)
-        # allocated shared claims: their node selector must match
-        for c in sp.claims:
+        return self.dra_filter(sp, node, claims) if self.dra and dra else Fit(True)
+
+    def dra_filter(self, sp: SimPod, node: SimNode, claims: list[ResourceClaim]) -> Fit:
+        """DynamicResources' Filter (every failure UnschedulableAndUnresolvable, except a timeout's Error)."""
+        for c in sp.claims:  # allocated shared claims: their node selector must match
             sel = c.allocation.node_selector if c.allocation is not None else None
-            if sel is not None and filters.node_affinity(pod, node.node, sel):
+            if sel is not None and filters.node_affinity(sp.pod, node.node, sel):
                 return Fit(False, "node(s) didn't match the allocation of a shared ResourceClaim")
         if not claims:
             return Fit(True)

@@ -214,6 +214,7 @@ class Candidates:
 
     entries: dict[int, tuple[int, tuple[int, int, int] | None, list[SimPod]]] = field(default_factory=dict)
     unresolvable: set[int] = field(default_factory=set)
+    dra_blocked: set[int] = field(default_factory=set)  # tried nodes whose DRA filter blocks preemption
     potential: int = 0
     limit: int = 0
     frontier: int = 0

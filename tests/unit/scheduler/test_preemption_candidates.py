@@ -180,4 +180,6 @@ def test_the_pending_message_from_kept_counts_equals_a_recount(tmp_path, monkeyp
     assert r.exit_code == 0, r.output
     assert compared["dra"] >= 2, compared  # both kinds of message were compared
     assert compared["other"] >= 2, compared
-    assert json.loads(r.stdout)["modes"]["dra"]["evicted"]  # and the shape did preempt
+    modes = json.loads(r.stdout)["modes"]
+    assert modes["device-plugin"]["evicted"]  # and the shape did preempt for nvidia.com/gpu
+    assert not modes["dra"]["evicted"]  # never for DRA devices, which kube-scheduler does not preempt for

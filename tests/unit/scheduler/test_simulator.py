@@ -17,6 +17,7 @@ from kubedra.model.objects import (
     Toleration,
 )
 from kubedra.scheduler.build import build_sim_pods
+from kubedra.scheduler.preemption import DRA_NOT_PREEMPTED
 from kubedra.scheduler.sampling import num_feasible_nodes_to_find
 from kubedra.scheduler.simulator import Scheduler
 
@@ -137,7 +138,9 @@ def test_gang_rollback_frees_devices_for_later_pods():
     assert len(pods[-1].devices) == 2
 
 
-def test_priority_preemption_evicts_lower_priority_pods():
+def test_a_pod_short_of_dra_devices_does_not_preempt():
+    """kube-scheduler's DynamicResources filter fails UnschedulableAndUnresolvable, a node DefaultPreemption
+    never tries: the high-priority pod stays pending, says why, and the low-priority pod keeps its device."""
     nodes, slices = dra_cluster(1, 1)
     s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
     low = pod("low", claim_template="one", priority=0)
@@ -146,10 +149,37 @@ def test_priority_preemption_evicts_lower_priority_pods():
     s.run([low_sp])
     assert low_sp.node == "n0"
     s.run([high_sp])
-    assert high_sp.node == "n0"
-    assert low_sp.node is None
-    assert low_sp.preempted_by == "default/high"
+    assert high_sp.node is None
+    assert low_sp.node == "n0" and low_sp.preempted_by is None
+    assert s.evicted == []
+    assert (high_sp.reason or "").endswith(DRA_NOT_PREEMPTED.format(n=1))
+
+
+def test_a_dra_pod_short_of_cpu_preempts_where_its_devices_are_free():
+    """NodeResourcesFit says Unschedulable: preemption frees CPU, and the DRA filter passes as the node is."""
+    nodes, slices = dra_cluster(1, 2)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    low = pod("low", cpu="10", priority=0)
+    high = pod("high", claim_template="one", cpu="10", priority=1000)
+    low_sp, high_sp = build_sim_pods([low, high], [template("one")], [])
+    s.run([low_sp])
+    assert low_sp.node == "n0"
+    s.run([high_sp])
+    assert high_sp.node == "n0" and low_sp.preempted_by == "default/high"
     assert s.evicted == [low_sp]
+
+
+def test_a_dra_pod_short_of_cpu_and_devices_does_not_preempt():
+    """Preemption may free the CPU, but kube-scheduler's dry run does not free the victim's devices
+    (DynamicResources has no PreFilterExtensions): no candidate."""
+    nodes, slices = dra_cluster(1, 1)
+    s = Scheduler(engine_config("1.37"), nodes, [cls()], slices)
+    low = pod("low", claim_template="one", cpu="10", priority=0)
+    high = pod("high", claim_template="one", cpu="10", priority=1000)
+    low_sp, high_sp = build_sim_pods([low, high], [template("one")], [])
+    s.run([low_sp])
+    s.run([high_sp])
+    assert high_sp.node is None and low_sp.node == "n0" and s.evicted == []
 
 
 def test_queue_orders_by_priority_then_creation():

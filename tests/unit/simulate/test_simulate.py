@@ -13,6 +13,8 @@ from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
 from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
 
+from kubedra.scheduler.preemption import DRA_NOT_PREEMPTED
+
 from .helpers import GI, MIB, deployment, inputs, run
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
@@ -94,7 +96,7 @@ def test_missing_podgroup_keeps_pods_out_of_the_queue():
         assert "waiting for PodGroup default/nope" in (p.reason or "")
 
 
-def test_preemption_evicts_a_lower_priority_cluster_pod():
+def test_preemption_evicts_a_lower_priority_cluster_pod_for_device_plugin_gpus_only():
     text = """
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
@@ -123,12 +125,16 @@ spec:
   containers: [{name: c, image: x, resources: {limits: {nvidia.com/gpu: 1}}}]
 """
     sim = run(text, gpu_mode="full")
-    for r in sim.results.values():
-        assert [p.name for p in r.pods] == ["vip"]  # bound cluster pods are state, not simulated
-        assert r.pods[0].node == "a100-80gb-0"
-        assert len(r.evicted) == 1
-        assert r.evicted[0].reason == "preempted by default/vip (priority 1000)"
-        assert r.used == 2
+    r = sim.results["device-plugin"]  # nvidia.com/gpu: NodeResourcesFit says Unschedulable, preemption helps
+    assert [p.name for p in r.pods] == ["vip"]  # bound cluster pods are state, not simulated
+    assert r.pods[0].node == "a100-80gb-0"
+    assert len(r.evicted) == 1
+    assert r.evicted[0].reason == "preempted by default/vip (priority 1000)"
+    assert r.used == 2
+    # as DRA claims the same pods preempt nothing: DynamicResources says UnschedulableAndUnresolvable
+    r = sim.results["dra"]
+    assert r.pods[0].node is None and not r.evicted
+    assert (r.pods[0].reason or "").endswith(DRA_NOT_PREEMPTED.format(n=1))
 
 
 def test_time_slicing_sharing_matches_device_plugin_replicas():
