@@ -17,7 +17,7 @@ of those. kube-scheduler starts at a random potential node; kubedra at the first
 (:class:`kubedra.scheduler.shortlist.Shortlist` keeps the candidates in that order), and the report says so
 where the shortlist left potential nodes out (``Scheduler.shortlisted``).
 
-Which nodes preemption may help on follows the filters' status codes (``scheduler.preemptionPotentialNodes`` in
+Which nodes preemption may help on follows the filters' status codes (``scheduler.preemption`` in
 data/versions.yaml): only nodes whose first failing filter says Unschedulable (NodeResourcesFit's CPU, memory,
 pods and extended resources such as nvidia.com/gpu, below the node's allocatable) are potential. Node name,
 unschedulable, taints, node affinity and DynamicResources say UnschedulableAndUnresolvable, so kube-scheduler
@@ -204,7 +204,8 @@ def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tup
     )
     if not victims_all:
         return None, []
-    if sched.dra and not sched.dra_filter(sp, node, sched._pod_claims_for_node(sp, node)[0]).ok:
+    frees = versions.behaviour("scheduler.preemption", sched.cfg.target_version)["dryRunFreesDevices"]
+    if sched.dra and not frees and not sched.dra_filter(sp, node, sched._pod_claims_for_node(sp, node)[0]).ok:
         return None, victims_all
     version, devices, logged, shared = (
         node.version,
@@ -213,7 +214,7 @@ def _try_node(sched: Scheduler, sp: SimPod, node: SimNode, required: Any) -> tup
         sched.shared_version,
     )
     held = [_held(v) for v in victims_all]
-    rank, victims = _victims(sched, sp, node, required, victims_all)
+    rank, victims = _victims(sched, sp, node, required, victims_all, frees)
     changes = sched._changes
     if (
         sched.shared_version == shared
@@ -230,11 +231,11 @@ def _held(sp: SimPod) -> tuple[Any, ...]:
 
 
 def _victims(
-    sched: Scheduler, sp: SimPod, node: SimNode, required: Any, victims_all: list[SimPod]
+    sched: Scheduler, sp: SimPod, node: SimNode, required: Any, victims_all: list[SimPod], frees: bool
 ) -> tuple[Rank | None, list[SimPod]]:
     for v in victims_all:
         sched.unbind(v)
-    if not sched.filter_node(sp, node, required, dra=False).ok:
+    if not sched.filter_node(sp, node, required, dra=frees).ok:
         for v in reversed(victims_all):
             rebind(sched, v, node)
         return None, []
@@ -242,7 +243,7 @@ def _victims(
     victims = []
     for v in victims_all:
         rebind(sched, v, node)
-        if not sched.filter_node(sp, node, required, dra=False).ok:
+        if not sched.filter_node(sp, node, required, dra=frees).ok:
             sched.unbind(v)
             victims.append(v)
     for v in reversed(victims):

@@ -183,3 +183,16 @@ def test_the_pending_message_from_kept_counts_equals_a_recount(tmp_path, monkeyp
     modes = json.loads(r.stdout)["modes"]
     assert modes["device-plugin"]["evicted"]  # and the shape did preempt for nvidia.com/gpu
     assert not modes["dra"]["evicted"]  # never for DRA devices, which kube-scheduler does not preempt for
+
+
+@pytest.mark.parametrize("release", ["1.34", "1.35", "1.36", "1.37", "1.38"])
+def test_the_filters_preemption_skips_are_those_upstream_calls_unresolvable(release):
+    """The filters kubedra never preempts for (its static ones, the DRA filter) and the one it does
+    (NodeResourcesFit) are those kube-scheduler's plugins give those codes (data/versions.yaml)."""
+    from kubedra.k8s import versions
+
+    facts = versions.behaviour("scheduler.preemption", release)
+    static = {"NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeName"}
+    assert static | {"DynamicResources"} <= set(facts["unresolvable"])
+    assert facts["unschedulable"] == ["NodeResourcesFit"]
+    assert facts["dryRunFreesDevices"] is False  # what _try_node's check before the dry run relies on

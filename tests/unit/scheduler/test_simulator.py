@@ -150,7 +150,8 @@ def test_a_pod_short_of_dra_devices_does_not_preempt():
     assert low_sp.node == "n0"
     s.run([high_sp])
     assert high_sp.node is None
-    assert low_sp.node == "n0" and low_sp.preempted_by is None
+    assert low_sp.node == "n0"
+    assert low_sp.preempted_by is None
     assert s.evicted == []
     assert (high_sp.reason or "").endswith(DRA_NOT_PREEMPTED.format(n=1))
 
@@ -165,7 +166,8 @@ def test_a_dra_pod_short_of_cpu_preempts_where_its_devices_are_free():
     s.run([low_sp])
     assert low_sp.node == "n0"
     s.run([high_sp])
-    assert high_sp.node == "n0" and low_sp.preempted_by == "default/high"
+    assert high_sp.node == "n0"
+    assert low_sp.preempted_by == "default/high"
     assert s.evicted == [low_sp]
 
 
@@ -179,7 +181,9 @@ def test_a_dra_pod_short_of_cpu_and_devices_does_not_preempt():
     low_sp, high_sp = build_sim_pods([low, high], [template("one")], [])
     s.run([low_sp])
     s.run([high_sp])
-    assert high_sp.node is None and low_sp.node == "n0" and s.evicted == []
+    assert high_sp.node is None
+    assert low_sp.node == "n0"
+    assert s.evicted == []
 
 
 def test_queue_orders_by_priority_then_creation():

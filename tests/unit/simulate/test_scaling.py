@@ -214,6 +214,9 @@ def test_preemption_grows_with_the_cluster_not_its_square(tmp_path, monkeypatch)
         assert all(e["reason"].startswith("preempted by ml/urgent-") for e in evicted)
         # with DRA claims kube-scheduler does not preempt (DynamicResources: UnschedulableAndUnresolvable)
         urgent = [p for p in out["modes"]["dra"]["pods"] if p["name"].startswith("urgent-")]
-        assert len(urgent) == n // 20 and not out["modes"]["dra"]["evicted"], n
-        assert all(not p["node"] and p["reason"].endswith(" node(s) with lower-priority pods.") for p in urgent)
+        assert len(urgent) == n // 20, n
+        assert not out["modes"]["dra"]["evicted"], n
+        assert all(
+            not p["node"] and p["reason"].endswith(" node(s) with lower-priority pods.") for p in urgent
+        )
     assert counts[80] / counts[40] < 2.5, counts

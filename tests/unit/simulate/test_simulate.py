@@ -8,12 +8,11 @@ import pytest
 
 from kubedra.errors import UsageError
 from kubedra.report.output import to_yaml
+from kubedra.scheduler.preemption import DRA_NOT_PREEMPTED
 from kubedra.simulate.cluster import ClusterOptions
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
 from kubedra.vendors.nvidia.cluster import cluster as nvidia_cluster
-
-from kubedra.scheduler.preemption import DRA_NOT_PREEMPTED
 
 from .helpers import GI, MIB, deployment, inputs, run
 
@@ -133,7 +132,8 @@ spec:
     assert r.used == 2
     # as DRA claims the same pods preempt nothing: DynamicResources says UnschedulableAndUnresolvable
     r = sim.results["dra"]
-    assert r.pods[0].node is None and not r.evicted
+    assert r.pods[0].node is None
+    assert not r.evicted
     assert (r.pods[0].reason or "").endswith(DRA_NOT_PREEMPTED.format(n=1))
 
 
