@@ -20,8 +20,9 @@ verb's work), and, with two sizes or more, a least-squares line per verb extrapo
 nodes (default 100,000) next to the targets (< 10 min CPU, < 8 GiB peak RSS each).
 
 ``--preempt`` writes snapshotgen's preempt shape instead (every GPU busy with training pods, and ``nodes // 20``
-more pending 8-GPU pods of a higher PriorityClass that can only be placed by preempting two of them, on
-device-plugin and DRA nodes): ``make bench`` runs it for simulate, whose preemption was quadratic in nodes.
+more pending 8-GPU pods of a higher PriorityClass that can only be placed by preempting two of them; they
+preempt in simulate's device-plugin view, and in the DRA view stay pending, as kube-scheduler leaves a pod short
+of DRA devices): ``make bench`` runs it for simulate, whose preemption was quadratic in nodes.
 
 Run: .venv/bin/python benchmarks/realistic.py [--nodes 1500,3000] [--keep DIR] [--verbs simulate,verify]
 [--preempt]

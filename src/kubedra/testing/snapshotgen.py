@@ -22,7 +22,8 @@ pins that no step grows with the square of the cluster). The fleet is half devic
   training pods (no GPU is free, so the pending pods above stay pending), and ``nodes // 20`` more pending
   8-GPU pods of a higher PriorityClass (``PREEMPT_CLASS``, admitted with its value in ``spec.priority``), half
   through ``nvidia.com/gpu``, half through a ResourceClaimTemplate, each of which can only be placed by
-  preempting the two training pods of a node of its kind.
+  preempting the two training pods of a node of its kind. kube-scheduler does not preempt for DRA devices, so
+  in simulate's DRA view they stay pending (each node tried and found blocked by the DRA filter).
 
 Everything is generated lazily, so a file of any size is written item by item (:func:`write`).
 """
