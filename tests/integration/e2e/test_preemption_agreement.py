@@ -19,11 +19,11 @@ from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.preemption import DRA_NOT_PREEMPTED
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.testing.controlplane import ControlPlane
-from kubedra.testing.fakecluster import listed, ready_node
+from kubedra.testing.fakecluster import GROUP_LABEL, listed, ready_node
 from kubedra.testing.kubeapi import resource_path
 from kubedra.vendors.nvidia.nodes import dra_node
 
-from .harness import CLASS_LABEL, GROUP_LABEL, RESOURCE, NodeGroup, PodSpec, Scenario, Testbed, _typed
+from .harness import CLASS_LABEL, RESOURCE, NodeGroup, PodSpec, Scenario, Testbed, _typed
 from .test_scheduler_agreement import _claim, _exactly
 
 pytestmark = pytest.mark.integration
