@@ -161,18 +161,22 @@ def oracle_outcome(result: dict[str, Any]) -> Outcome:
     return {"kind": "allocated", "error": None, "claims": claims}
 
 
-_MATCHERS: dict[tuple[bool, bool, str], tuple[SelectorMatcher, int]] = {}
+_MATCHERS: dict[tuple[bool, bool, str, bool], tuple[SelectorMatcher, int]] = {}
 
 
 def _matcher(features: Features, version: str = "1.37") -> SelectorMatcher:
     """A SelectorMatcher shared by scenarios with the same CEL environment, as the simulator shares one
     between nodes: compiled expressions are reused (the grammar repeats them); renewed every few hundred
     scenarios so that its per-device memo does not grow without bound."""
-    key = (features.consumable_capacity, features.list_type_attributes, version)
+    sees = features.implementation(version) != "stable"  # data/versions.yaml allocator.variantCode
+    key = (features.consumable_capacity, features.list_type_attributes, version, sees)
     matcher, uses = _MATCHERS.get(key, (None, 0))
     if matcher is None or uses >= 300:
         matcher = SelectorMatcher(
-            target_version=version, consumable_capacity=key[0], list_type_attributes=key[1]
+            target_version=version,
+            consumable_capacity=key[0],
+            list_type_attributes=key[1],
+            sees_allow_multiple=sees,
         )
         uses = 0
     _MATCHERS[key] = (matcher, uses + 1)

@@ -36,7 +36,7 @@ from typing import Any
 from kubedra.allocator import groups as grp
 from kubedra.allocator.counters import consumed_from
 from kubedra.allocator.errors import AllocationError
-from kubedra.allocator.pools import Pool, PoolError, gather_pools, gather_pools_134
+from kubedra.allocator.pools import Pool, PoolError, gather_pools, gather_pools_134, gather_pools_135_stable
 from kubedra.allocator.requests import Dev
 from kubedra.allocator.reuse import Reuse
 from kubedra.allocator.search import Search
@@ -115,6 +115,10 @@ class Allocator:
         # from 1.35 the search skips incomplete and invalid pools; 1.34 allocates from an incomplete one and
         # aborts at an invalid one (data/versions.yaml)
         self.skips_unready_pools = versions.holds_at("allocator.searchSkipsUnreadyPools", target_version)
+        # before 1.36 the stable variant gathers pools as v0.35's stable GatherPools (data/versions.yaml)
+        self.stable_pools_135 = not versions.holds_at(
+            "allocator.stablePoolsSkipCounterSlices", target_version
+        )
         self.exclusive_waits_for_shares = versions.holds_at(
             "allocator.exclusiveWaitsForShares", target_version
         )
@@ -146,7 +150,13 @@ class Allocator:
             target_version=target_version,
             consumable_capacity=features.consumable_capacity,
             list_type_attributes=features.list_type_attributes,
+            sees_allow_multiple=features.implementation(target_version) != "stable",
         )
+        if self.matcher.sees_allow_multiple != (features.implementation(target_version) != "stable"):
+            raise ValueError(
+                "selector_matcher: upstream's stable code evaluates selectors without a device's "
+                "allowMultipleAllocations, the others with it (SelectorMatcher.sees_allow_multiple)"
+            )
         self.slices_on_node: dict[str, list[ResourceSlice]] = {}
         self.slices_shared: list[ResourceSlice] = []
         for s in self.all_slices:
@@ -322,6 +332,8 @@ class Allocator:
         try:
             if not versions.holds_at("allocator.gatherPoolReadsEveryPoolSlice", self.target_version):
                 pools = gather_pools_134(slices_for_node, node, self.features)
+            elif self.stable_pools_135 and self.features.variant(self.target_version) == "stable":
+                pools = gather_pools_135_stable(slices_for_node, node, self.features, self.all_slices)
             else:
                 pools = gather_pools(
                     slices_for_node,

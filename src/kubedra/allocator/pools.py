@@ -28,6 +28,11 @@
   are all for other nodes then still appears for this node, without devices, and may be incomplete or invalid
   there (which fails an ``All`` request, or the allocation with "invalid resource pools were encountered").
   The others take them only through the pool re-scan.
+- 1.35's stable variant (before ``allocator.stablePoolsSkipCounterSlices`` in data/versions.yaml)
+  :func:`gather_pools_135_stable` gathers as v0.35.10's stable ``GatherPools``: v0.34's gathering (with
+  PartitionableDevices off only perDeviceNodeSelection slices are dropped, so a counters-only slice for the node
+  is one of its pool's slices) plus the re-scan of an incomplete-looking pool, and every pool, incomplete ones
+  too, is checked for duplicate device names only.
 """
 
 from __future__ import annotations
@@ -196,11 +201,12 @@ def _check_consumption(counter_sets: dict[str, CounterSet], slices: Sequence[Res
     return ""
 
 
-def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
-    """k8s.io/dynamic-resource-allocation v0.34.13 structured/internal/{stable,incubating,experimental}/pools_*.go
-    GatherPools: the slices for this node, the newest generation of each pool among them (addSlice), incomplete
-    when they are not ``resourceSliceCount`` many, invalid on a duplicate device name (poolIsInvalid); an
-    invalid pool keeps no devices here (the search stops at it, ``Search.invalid_stop``)."""
+def _node_pools(
+    slices_for_node: Sequence[ResourceSlice], node: Node, features: Features
+) -> dict[tuple[str, str], list[ResourceSlice]]:
+    """v0.34.13's and v0.35.10's stable GatherPools up to their pool checks: the slices for this node (with
+    PartitionableDevices off only perDeviceNodeSelection ones are dropped), the newest generation of each pool
+    among them (addSlice)."""
     pools: dict[tuple[str, str], list[ResourceSlice]] = {}
     for s in slices_for_node:
         if not features.partitionable_devices and s.per_device_node_selection is not None:
@@ -213,9 +219,17 @@ def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, featu
             pools[key] = [s]
         elif s.pool.generation == cur[0].pool.generation:
             cur.append(s)
+    return pools
+
+
+def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
+    """k8s.io/dynamic-resource-allocation v0.34.13 structured/internal/{stable,incubating,experimental}/pools_*.go
+    GatherPools: the slices for this node, the newest generation of each pool among them (addSlice), incomplete
+    when they are not ``resourceSliceCount`` many, invalid on a duplicate device name (poolIsInvalid); an
+    invalid pool keeps no devices here (the search stops at it, ``Search.invalid_stop``)."""
     result: list[Pool] = []
     with_binding: list[Pool] = []
-    for (driver, name), pslices in pools.items():
+    for (driver, name), pslices in _node_pools(slices_for_node, node, features).items():
         pool = Pool(driver=driver, name=name, slices=sorted(pslices, key=lambda s: s.name))
         pool.incomplete = len(pslices) != pslices[0].pool.resource_slice_count
         seen: set[str] = set()
@@ -230,8 +244,45 @@ def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, featu
     return result + with_binding
 
 
+def gather_pools_135_stable(
+    slices_for_node: Sequence[ResourceSlice],
+    node: Node,
+    features: Features,
+    all_slices: Sequence[ResourceSlice],
+) -> list[Pool]:
+    """k8s.io/dynamic-resource-allocation v0.35.10 structured/internal/stable/pools_stable.go GatherPools: v0.34's
+    slices for this node (:func:`_node_pools`); a pool with fewer than ``resourceSliceCount`` of them is
+    re-scanned over every slice (checkSlicesInPool: obsolete if a newer generation exists, else complete when
+    the slices of its generation are enough); then every pool, incomplete or not, is invalid on a duplicate
+    device name among its slices for the node (poolIsInvalid). Pool order is map order upstream (not sorted)."""
+    result: list[Pool] = []
+    for (driver, name), pslices in _node_pools(slices_for_node, node, features).items():
+        gen, want = pslices[0].pool.generation, pslices[0].pool.resource_slice_count
+        complete = len(pslices) == want
+        if not complete:
+            same = [s for s in all_slices if s.driver == driver and s.pool.name == name]
+            if any(s.pool.generation > gen for s in same):
+                continue  # obsolete
+            complete = sum(s.pool.generation == gen for s in same) == want
+        pool = Pool(
+            driver=driver, name=name, incomplete=not complete, slices=sorted(pslices, key=lambda s: s.name)
+        )
+        seen: set[str] = set()
+        for d in (d for s in pool.slices for d in s.devices):
+            if d.name in seen:
+                pool.invalid, pool.invalid_reason = True, f"duplicate device name {d.name}"
+                break
+            seen.add(d.name)
+        if pool.incomplete or pool.invalid:
+            pool.slices = []  # the v0.35 search takes no device of it (allocator.searchSkipsUnreadyPools)
+        result.append(pool)
+    result.sort(key=lambda p: (p.driver, p.name))
+    return result
+
+
 def _node_slice(s: ResourceSlice, node: Node) -> bool:
-    """Whether v0.34's GatherPools takes slice ``s`` for ``node`` (its node selection, or one device's)."""
+    """Whether v0.34's and v0.35's stable GatherPools take slice ``s`` for ``node`` (its node selection, or one
+    device's)."""
     if s.node_name or s.all_nodes or s.node_selector is not None:
         try:
             return node_matches(node, s.node_name, s.all_nodes, s.node_selector)

@@ -17,6 +17,7 @@ without a cost estimate; :mod:`kubedra.validate` uses the stricter new-expressio
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Sequence
@@ -124,8 +125,12 @@ class SelectorMatcher:
         target_version: str = DEFAULT_TARGET,
         consumable_capacity: bool = True,
         list_type_attributes: bool = False,
+        sees_allow_multiple: bool = True,
     ) -> None:
         self.target_version = target_version
+        # upstream's stable code evaluates selectors on a cel.Device without allowMultipleAllocations (it reads
+        # false): data/versions.yaml allocator.variantCode
+        self.sees_allow_multiple = sees_allow_multiple
         self.consumable_capacity = consumable_capacity
         self.list_type_attributes = list_type_attributes
         self._env: Any = None
@@ -177,8 +182,11 @@ class SelectorMatcher:
                 prog = self.compile(index, expression)
 
                 self.evaluations += 1
+                seen = device
+                if device.allow_multiple_allocations and not self.sees_allow_multiple:
+                    seen = dataclasses.replace(device, allow_multiple_allocations=False)
                 try:
-                    value = bool(prog.matches(device, driver))
+                    value = bool(prog.matches(seen, driver))
                 except CELRuntimeError as e:
                     value = e
                 if shared_key is not None:
@@ -248,7 +256,7 @@ class SelectorMatcher:
         return (
             expression,
             driver,
-            device.allow_multiple_allocations,
+            bool(device.allow_multiple_allocations) and self.sees_allow_multiple,
             tuple(sorted(attrs)),
             tuple(sorted(caps)),
             domains,
