@@ -226,10 +226,10 @@ def _compare_error_texts(
 
 # How a run's scenarios are split between the testbed's releases whose oracle is built: of every five, one at
 # 1.36 (its own feature set, as_136), one at 1.38 (same features as 1.37: data/versions.yaml allocatorFeatures),
-# one at 1.34 (as_134: its features and its ResourceSlice layout) once 1.34 is in the testbed, the rest at the
-# default release. A release without an oracle gives its share to the default one. 1.35
-# (as_135, v0.35.10) gets position 2 once its stable variant (every feature off) agrees too: docs/testbed.md.
-SHARES = {4: "1.36", 3: "1.38", 1: "1.34"}
+# one at 1.35 (as_135, v0.35.10; its stable variant agrees too: docs/testbed.md), one at 1.34 (as_134: its
+# features and its ResourceSlice layout), the rest at the default release. A release without an oracle (not in
+# the testbed) gives its share to the default one.
+SHARES = {4: "1.36", 3: "1.38", 2: "1.35", 1: "1.34"}
 AS_RELEASE = {"1.35": as_135, "1.36": as_136, "1.38": as_138, "1.34": as_134}
 
 
