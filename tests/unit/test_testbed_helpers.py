@@ -65,8 +65,12 @@ def test_gates_and_runtime_config_per_version() -> None:
     ]
     assert "scheduling.k8s.io/v1beta1=true" in ControlPlane("1.37", workload=True).runtime_config_flag()
     assert "scheduling.k8s.io/v1alpha2=true" in ControlPlane("1.36", workload=True).runtime_config_flag()
-    with pytest.raises(ValueError, match=r"unsupported Kubernetes version 1\.35"):
-        ControlPlane("1.35")
+    assert "scheduling.k8s.io/v1alpha1=true" in ControlPlane("1.35", workload=True).runtime_config_flag()
+    assert ControlPlane("1.34").gates() == {}
+    with pytest.raises(ValueError, match=r"Kubernetes 1\.34 has no gang-scheduling API"):
+        ControlPlane("1.34", workload=True)
+    with pytest.raises(ValueError, match=r"unsupported Kubernetes version 1\.33"):
+        ControlPlane("1.33")
 
 
 def test_start_without_binaries_leaves_nothing_behind(bin_dir: Path) -> None:

@@ -216,7 +216,7 @@ def test_simulation_matches_kube_scheduler(
     _agree(testbed_for(scenario), scenario, expected)
 
 
-# The same scenarios at the testbed's other releases (1.36, the 1.38 pre-release), each simulated with its
+# The same scenarios at the testbed's other releases (1.36, 1.35, 1.34, the 1.38 pre-release), each simulated with its
 # defaults against its kube-scheduler.
 @pytest.mark.parametrize(("scenario", "expected"), SCENARIOS, ids=[s.name for s, _ in SCENARIOS])
 def test_simulation_matches_each_release_kube_scheduler(
