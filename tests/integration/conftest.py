@@ -60,7 +60,7 @@ def workload_controlplane() -> Iterator[ControlPlane]:
     yield from _running(ControlPlane("1.37", workload=True))
 
 
-# The testbed's releases other than the default one (data/versions.yaml testbed: 1.36, 1.35, 1.34 and the 1.38
+# The testbed's releases other than the default one (data/versions.yaml testbed: 1.36, 1.35 and the 1.38
 # pre-release):
 # suites that check a per-release fact against a real apiserver or scheduler run once per release.
 OTHER_RELEASES = [v for v in versions.testbed() if v != binaries.DEFAULT_VERSION]

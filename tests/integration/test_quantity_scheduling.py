@@ -99,7 +99,9 @@ def _agree(cp: ControlPlane) -> None:
     finally:
         for obj in reversed(made):
             api.delete(obj)
-    newest = versions.holds("quantity.nineteenDigitInt64", cp.version)  # v0.38's readings saturate; before, wrap
+    newest = versions.holds(
+        "quantity.nineteenDigitInt64", cp.version
+    )  # v0.38's readings saturate; before, wrap
     expected = {case: (at_138 if newest else at_137) for case, (_, _, at_137, at_138) in CASES.items()}
     assert real == expected, f"kube-scheduler {cp.version} binds {real}, the cases say {expected}"
     assert simulated == real
