@@ -92,21 +92,7 @@ def _relevant(s: ResourceSlice, node: Node, features: Features) -> bool:
         # the allocator cannot check co-allocation against compatibility groups: ignore the slice, which
         # leaves its pool incomplete (so the pool's other devices are not used either), like upstream
         return False
-    if s.node_name or s.all_nodes or s.node_selector is not None:
-        try:
-            return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
-        except PoolError as e:
-            raise PoolError(f"failed to perform node selection for slice {s.name}: {e}") from None
-    if s.per_device_node_selection:
-        for d in s.devices:
-            try:
-                if node_matches(node, d.node_name, d.all_nodes, d.node_selector):
-                    return True
-            except PoolError as e:
-                raise PoolError(
-                    f"failed to perform node selection for device {d.name} in slice {s.name}: {e}"
-                ) from None
-    return False
+    return _node_slice(s, node)
 
 
 def _counter_slice_ok(s: ResourceSlice, features: Features) -> bool:
@@ -281,8 +267,8 @@ def gather_pools_135_stable(
 
 
 def _node_slice(s: ResourceSlice, node: Node) -> bool:
-    """Whether v0.34's and v0.35's stable GatherPools take slice ``s`` for ``node`` (its node selection, or one
-    device's)."""
+    """Whether slice ``s`` is for ``node`` by its node selection, or one device's (every release's GatherPools
+    asks this; v0.34's and v0.35's stable one asks nothing else)."""
     if s.node_name or s.all_nodes or s.node_selector is not None:
         try:
             return node_matches(node, s.node_name, s.all_nodes, s.node_selector)
