@@ -225,13 +225,24 @@ def fits(
         amount = consumed[name]
         if violates_policy(amount, cap.request_policy, fractional):
             return False
-        # clone := current.Clone(); clone[name].Add(consumed) (or consumed alone); .Add(allocating); Cmp
-        total = current[name].add(amount) if current and name in current else amount
-        if allocating and name in allocating:
-            total = total.add(allocating[name])
-        if total > _r(cap.value):
+        if _over(current, allocating, name, amount, cap):
             return False
     return True
+
+
+def _over(
+    current: Mapping[str, Quantity] | None,
+    allocating: Mapping[str, Quantity] | None,
+    name: str,
+    amount: Quantity,
+    cap: DeviceCapacity,
+) -> bool:
+    """Whether what is consumed of capacity ``name``, plus ``amount`` and what the attempt is allocating, exceeds
+    it (clone := current.Clone(); clone[name].Add(consumed), or consumed alone; .Add(allocating); Cmp)."""
+    total = current[name].add(amount) if current and name in current else amount
+    if allocating and name in allocating:
+        total = total.add(allocating[name])
+    return total > _r(cap.value)
 
 
 def _fits_unchecked(
@@ -249,10 +260,7 @@ def _fits_unchecked(
             raise CapacityError(f'capacity "{name}": {e}') from None
         if violates_policy(amount, cap.request_policy):
             return False
-        total = current[name].add(amount) if current and name in current else amount
-        if allocating and name in allocating:
-            total = total.add(allocating[name])
-        if total > _r(cap.value):
+        if _over(current, allocating, name, amount, cap):
             return False
     return True
 

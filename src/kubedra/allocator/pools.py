@@ -199,12 +199,7 @@ def _node_pools(
             continue
         if not _node_slice(s, node):
             continue
-        key = (s.driver, s.pool.name)
-        cur = pools.get(key)
-        if cur is None or s.pool.generation > cur[0].pool.generation:
-            pools[key] = [s]
-        elif s.pool.generation == cur[0].pool.generation:
-            cur.append(s)
+        _add_slice(pools, s)
     return pools
 
 
@@ -266,6 +261,16 @@ def gather_pools_135_stable(
     return result
 
 
+def _add_slice(pools: dict[tuple[str, str], list[ResourceSlice]], s: ResourceSlice) -> None:
+    """Upstream's addSlice: a pool keeps the slices of its newest generation only."""
+    key = (s.driver, s.pool.name)
+    cur = pools.get(key)
+    if cur is None or s.pool.generation > cur[0].pool.generation:
+        pools[key] = [s]
+    elif s.pool.generation == cur[0].pool.generation:
+        cur.append(s)
+
+
 def _node_slice(s: ResourceSlice, node: Node) -> bool:
     """Whether slice ``s`` is for ``node`` by its node selection, or one device's (every release's GatherPools
     asks this; v0.34's and v0.35's stable one asks nothing else)."""
@@ -310,12 +315,7 @@ def gather_pools(
     for s in slices_for_node:
         if not (counters_everywhere and s.shared_counters) and not _relevant(s, node, features):
             continue
-        key = (s.driver, s.pool.name)
-        cur = pools.get(key)
-        if cur is None or s.pool.generation > cur[0].pool.generation:
-            pools[key] = [s]
-        elif s.pool.generation == cur[0].pool.generation:
-            cur.append(s)
+        _add_slice(pools, s)
     # data/versions.yaml allocator.bindingSlicesKeepTheirPlace
     binding_last = features.variant(release) == "experimental" and not versions.holds(
         "allocator.bindingSlicesKeepTheirPlace", release
