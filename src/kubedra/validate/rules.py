@@ -16,6 +16,7 @@ from typing import Any
 from kubedra.k8s.dnsnames import dns_label, dns_subdomain
 from kubedra.k8s.featuregates import gate_info
 from kubedra.k8s.versions import Version, holds, since
+from kubedra.validate.requestpolicy import request_policy_issues
 
 Path = tuple[str | int, ...]
 
@@ -239,11 +240,14 @@ class RuleChecker:
             cp: Path = (*p, "constraints", i)
             c = _map(c)
             self._refs((*cp, "requests"), c.get("requests"), refs)
+            # not "exactly one" (data/versions.yaml dra.distinctAttributeAlwaysChecked)
             attrs = [k for k in ("matchAttribute", "distinctAttribute") if c.get(k) is not None]
-            if len(attrs) != 1:
-                self.err(cp, "exactly one of matchAttribute or distinctAttribute is required")
-            for k in attrs:
+            for k in attrs if holds("dra.distinctAttributeAlwaysChecked", self.release) else attrs[:1]:
                 self.check_name((*cp, k), c.get(k), lambda v: qualified_name(v, full=True))
+            if not attrs and (gate_info("DRAConsumableCapacity", self.release) or {}).get("default"):
+                self.err(cp, "one of matchAttribute or distinctAttribute is required")
+            elif not attrs:  # DRAConsumableCapacity off: the apiserver asks for matchAttribute
+                self.err((*cp, "matchAttribute"), "matchAttribute is required")
         configs = _seq(devices.get("config"))
         self.limit((*p, "config"), configs, MAX_CONFIGS, "config entries")
         for i, c in enumerate(configs):
@@ -525,11 +529,14 @@ class RuleChecker:
             self.check_name(cp, k, qualified_name)
             if e := self.quantity(_map(v).get("value")):
                 self.err((*cp, "value"), e)
-            policy = _map(v).get("requestPolicy") is not None
-            if policy and not multiple_allocations:
+            policy = _map(v).get("requestPolicy")
+            if policy is not None and not multiple_allocations:
                 self.err((*cp, "requestPolicy"), "only allowed when allowMultipleAllocations is true")
-            elif policy:  # validateRequestPolicy: per release and gate, with Value()/MilliValue() arithmetic
-                self.warn((*cp, "requestPolicy"), "not checked offline: apiserver rules not modelled")
+            elif policy is not None:
+                found = request_policy_issues(
+                    (*cp, "requestPolicy"), _map(v).get("value"), _map(policy), self.release, self.quantity
+                )
+                self.issues.extend(Issue(path, message) for path, message in found)
 
     def _consumes_counters(self, p: Path, consumes: Sequence[Any]) -> None:
         if len(consumes) > MAX_CONSUMPTIONS_PER_DEVICE:

@@ -113,30 +113,3 @@ def test_a_device_within_every_rule_is_valid() -> None:
         "bindingFailureConditions": ["failed"],
     }
     assert messages(_slice(device, per_device=True), "1.37") == []
-
-
-def test_a_capacity_request_policy_is_named_as_not_checked_offline() -> None:
-    # validateRequestPolicy reads bounds and steps with Quantity.Value()/MilliValue() per release: not modelled,
-    # so kubedra says so instead of calling the slice valid on its word
-    from kubedra.validate.engine import validate_texts
-
-    text = """\
-apiVersion: resource.k8s.io/v1
-kind: ResourceSlice
-metadata: {name: s}
-spec:
-  driver: gpu.example.com
-  nodeName: n1
-  pool: {name: n1, generation: 1, resourceSliceCount: 1}
-  devices:
-  - name: gpu-0
-    allowMultipleAllocations: true
-    capacity:
-      memory:
-        value: 1e20
-        requestPolicy: {default: 1Gi, validRange: {min: 1Gi, step: 3}}
-"""
-    result = validate_texts([("s.yaml", text)], "1.37")
-    assert [(w.path, w.message.split(":")[0]) for w in result.warnings] == [
-        ("spec.devices[0].capacity.memory.requestPolicy", "not checked offline")
-    ]
