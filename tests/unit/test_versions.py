@@ -103,3 +103,22 @@ def test_make_testbed_builds_every_testbed_release() -> None:
     deps = test_deps.group(1).split()
     # the testbed is built before the first suite: the unit suite uses its helm
     assert deps.index("testbed") < deps.index("test-unit")
+
+
+@pytest.mark.parametrize(
+    ("release", "off"),
+    [
+        (
+            "1.34",
+            ["DRADeviceTaints (alpha)"],
+        ),  # no DRADeviceTaintRules gate at 1.34: naming it breaks a component
+        ("1.35", ["DRADeviceTaints (alpha)", "DRADeviceTaintRules (alpha)"]),
+        ("1.36", ["DRADeviceTaintRules (beta)"]),
+        ("1.37", []),
+        ("1.38", []),
+    ],
+)
+def test_the_gates_a_device_taint_rule_needs_come_from_the_data(release: str, off: list[str]) -> None:
+    assert featuregates.taint_rule_gates_off(release) == off
+    for gate in versions.api("deviceTaintRuleGates", release):
+        assert featuregates.gate_info(gate, release) is not None, (gate, release)  # a gate the release has

@@ -14,7 +14,7 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.errors import UsageError
-from kubedra.k8s.featuregates import gate_info
+from kubedra.k8s.featuregates import taint_rule_gates_off
 from kubedra.k8s.versions import require_supported as parse_version
 from kubedra.model.convert import taint_rule_api_version
 
@@ -60,18 +60,15 @@ def drain_rule(node: str, device: str, k8s_version: str, reason: str = "unhealth
 
 
 def gates_note(k8s_version: str) -> str | None:
-    """What the API server needs before it takes a DeviceTaintRule (data/feature-gates.yaml), or None."""
+    """What the API server needs before it takes a DeviceTaintRule (data/versions.yaml apis.deviceTaintRuleGates,
+    data/feature-gates.yaml), or None."""
     release = parse_version(k8s_version)
-    rules = gate_info("DRADeviceTaintRules", release) or {}
-    if rules.get("default"):
+    off = taint_rule_gates_off(release)
+    if not off:
         return None
     api = taint_rule_api_version(str(release))
-    if (gate_info("DRADeviceTaints", release) or {}).get("default"):
-        return (
-            f"Kubernetes {release}: DeviceTaintRule needs the DRADeviceTaintRules feature gate "
-            f"({rules.get('stage')}, off) and --runtime-config={api}=true on the API server"
-        )
+    gates = " and ".join(off)
     return (
-        f"Kubernetes {k8s_version}: DeviceTaintRule needs the DRADeviceTaints and DRADeviceTaintRules feature gates "
-        f"(alpha, off) and --runtime-config={api}=true on the API server"
+        f"Kubernetes {release}: DeviceTaintRule needs the {gates} feature gate{'s' if len(off) > 1 else ''} "
+        f"(off by default) and --runtime-config={api}=true on the API server"
     )

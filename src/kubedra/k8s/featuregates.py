@@ -10,7 +10,7 @@ from typing import Any
 
 from kubedra.errors import UsageError
 from kubedra.k8s import datafiles
-from kubedra.k8s.versions import Version
+from kubedra.k8s.versions import Version, api
 
 
 @functools.cache
@@ -158,3 +158,15 @@ def parse_feature_metrics(text: str) -> dict[str, tuple[bool, str]]:
                 continue
             out[labels["name"]] = (enabled, labels.get("stage", ""))
     return out
+
+
+def taint_rule_gates_off(version: str | Version) -> list[str]:
+    """The feature gates a DeviceTaintRule needs at ``version`` (data/versions.yaml ``apis.deviceTaintRuleGates``:
+    DRADeviceTaints alone at 1.34, DRADeviceTaintRules too from 1.35) that are off by default there, each as
+    ``NAME (stage)``; empty: the release takes DeviceTaintRules as it comes."""
+    off = []
+    for gate in api("deviceTaintRuleGates", version) or []:
+        info = gate_info(gate, version) or {}
+        if not info.get("default"):
+            off.append(f"{gate} ({info.get('stage', 'unknown stage')})")
+    return off

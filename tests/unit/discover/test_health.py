@@ -188,7 +188,10 @@ def test_drain_rule() -> None:
     }
     old = run("discover", "--drain-rule", "gpu-node-3/gpu-5", "--target-version", "1.36", code=0)
     assert yaml.safe_load(old.stdout)["apiVersion"] == "resource.k8s.io/v1beta2"
-    assert "DRADeviceTaintRules" in old.stderr
+    assert "DRADeviceTaintRules (beta) feature gate (off by default)" in old.stderr
+    at_134 = run("discover", "--drain-rule", "gpu-node-3/gpu-5", "--target-version", "1.34", code=0)
+    assert "needs the DRADeviceTaints (alpha) feature gate" in at_134.stderr
+    assert "DRADeviceTaintRules" not in at_134.stderr  # 1.34 has no such gate
 
 
 @pytest.mark.parametrize(
