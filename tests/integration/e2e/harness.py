@@ -20,8 +20,9 @@ import itertools
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from kubedra.allocator.session import engine_config
 from kubedra.model.parse import parse_object
@@ -349,3 +350,36 @@ def _device_kinds(slices: list[dict[str, Any]]) -> dict[tuple[str, str], str]:
             profile = (attrs.get("profile") or {}).get("string")
             out[(s["spec"]["pool"]["name"], d["name"])] = f"{kind} {profile}" if profile else kind
     return out
+
+
+def exactly(cls: str, count: int = 1, cel: str | None = None, **extra: Any) -> dict[str, Any]:
+    """An ``exactly`` request body: ``count`` devices of class ``cls``, with a CEL selector when given."""
+    body: dict[str, Any] = {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count, **extra}
+    if cel:
+        body["selectors"] = [{"cel": {"expression": cel}}]
+    return body
+
+
+def claim(*requests: dict[str, Any]) -> dict[str, Any]:
+    """A ResourceClaimTemplate's spec.spec with these requests."""
+    return {"devices": {"requests": list(requests)}}
+
+
+Bed = TypeVar("Bed", bound=Testbed)
+
+
+def beds(new: Callable[..., Bed]) -> Iterator[Callable[..., Bed]]:
+    """The body of a bed fixture (``yield from beds(partial(Testbed, controlplane))``): yields a factory that
+    builds a bed with ``new(*args)`` and creates it on the control plane; every bed it made is deleted when the
+    test ends, whether it passed or not."""
+    made: list[Bed] = []
+
+    def make(*args: Any) -> Bed:
+        tb = new(*args)
+        made.append(tb)
+        tb.create()
+        return tb
+
+    yield make
+    for tb in made:
+        tb.delete()

@@ -8,6 +8,7 @@ kubedra's simulation of the same pods on the objects the API server stored must 
 from __future__ import annotations
 
 import copy
+import functools
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -23,13 +24,23 @@ from kubedra.testing.fakecluster import GROUP_LABEL, listed, ready_node
 from kubedra.testing.kubeapi import resource_path
 from kubedra.vendors.nvidia.nodes import dra_node
 
-from .harness import CLASS_LABEL, RESOURCE, NodeGroup, PodSpec, Scenario, Testbed, _typed
-from .test_scheduler_agreement import _claim, _exactly
+from .harness import (
+    CLASS_LABEL,
+    RESOURCE,
+    NodeGroup,
+    PodSpec,
+    Scenario,
+    Testbed,
+    _typed,
+    beds,
+    claim,
+    exactly,
+)
 
 pytestmark = pytest.mark.integration
 
 LOW, HIGH = 0, 1000
-ONE_GPU = _claim({"name": "gpu", "exactly": _exactly("gpu.nvidia.com", 1)})
+ONE_GPU = claim({"name": "gpu", "exactly": exactly("gpu.nvidia.com", 1)})
 
 
 class PreemptionBed(Testbed):
@@ -84,26 +95,12 @@ def _device_plugin_pod(pod: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def bed(controlplane: ControlPlane) -> Iterator[Any]:
-    yield from _beds(controlplane)
+    yield from beds(functools.partial(PreemptionBed, controlplane))
 
 
 @pytest.fixture
 def release_bed(release_controlplane: ControlPlane) -> Iterator[Any]:
-    yield from _beds(release_controlplane)
-
-
-def _beds(controlplane: ControlPlane) -> Iterator[Any]:
-    made: list[PreemptionBed] = []
-
-    def make(dra: bool) -> PreemptionBed:
-        tb = PreemptionBed(controlplane, dra)
-        made.append(tb)
-        tb.create()
-        return tb
-
-    yield make
-    for tb in made:
-        tb.delete()
+    yield from beds(functools.partial(PreemptionBed, release_controlplane))
 
 
 @pytest.mark.parametrize("dra", [True, False], ids=["dra-devices", "device-plugin-gpus"])

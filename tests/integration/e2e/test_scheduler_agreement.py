@@ -9,6 +9,7 @@ scenario also states the numbers it expects, so that agreement on a broken set-u
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -18,23 +19,12 @@ import pytest
 from kubedra.k8s import featuregates
 from kubedra.testing.controlplane import ControlPlane
 
-from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed
+from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed, beds, claim, exactly
 
 pytestmark = pytest.mark.integration
 
 GPU = "gpu.nvidia.com"
 MIG = "mig.nvidia.com"
-
-
-def _exactly(cls: str, count: int = 1, cel: str | None = None, **extra: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"deviceClassName": cls, "allocationMode": "ExactCount", "count": count, **extra}
-    if cel:
-        body["selectors"] = [{"cel": {"expression": cel}}]
-    return body
-
-
-def _claim(*requests: dict[str, Any]) -> dict[str, Any]:
-    return {"devices": {"requests": list(requests)}}
 
 
 def _profile(name: str) -> str:
@@ -67,8 +57,8 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
             "full-gpus",
             [NodeGroup("h100", "H100-80GB", 8, count=2)],
             {
-                "four": _claim({"name": "gpu", "exactly": _exactly(GPU, 4)}),
-                "one": _claim({"name": "gpu", "exactly": _exactly(GPU, 1)}),
+                "four": claim({"name": "gpu", "exactly": exactly(GPU, 4)}),
+                "one": claim({"name": "gpu", "exactly": exactly(GPU, 1)}),
             },
             [_pods("quad", "four", 3), _pods("single", "one", 6)],
         ),
@@ -79,8 +69,8 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
             "static-mig",
             [NodeGroup("a100", "A100-80GB", 2, "mig-static:all-balanced")],
             {
-                "3g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("3g.40gb"))}),
-                "1g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("1g.10gb"))}),
+                "3g": claim({"name": "mig", "exactly": exactly(MIG, cel=_profile("3g.40gb"))}),
+                "1g": claim({"name": "mig", "exactly": exactly(MIG, cel=_profile("1g.10gb"))}),
             },
             [_pods("big", "3g", 3), _pods("small", "1g", 5)],
         ),
@@ -91,10 +81,10 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
             "dynamic-mig-counters",
             [NodeGroup("h100", "H100-80GB", 2, "mig-dynamic")],
             {
-                "4g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("4g.40gb"))}),
-                "3g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("3g.40gb"))}),
-                "1g": _claim({"name": "mig", "exactly": _exactly(MIG, cel=_profile("1g.10gb"))}),
-                "whole": _claim({"name": "gpu", "exactly": _exactly(GPU)}),
+                "4g": claim({"name": "mig", "exactly": exactly(MIG, cel=_profile("4g.40gb"))}),
+                "3g": claim({"name": "mig", "exactly": exactly(MIG, cel=_profile("3g.40gb"))}),
+                "1g": claim({"name": "mig", "exactly": exactly(MIG, cel=_profile("1g.10gb"))}),
+                "whole": claim({"name": "gpu", "exactly": exactly(GPU)}),
             },
             # 4g.40gb fits only at placement 0 (memory slices 0-3), 3g.40gb then at 4 (slices 4-7): after
             # those the counters of both GPUs are spent and neither a 1g nor a whole GPU fits.
@@ -128,12 +118,12 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
             "first-available-h100-then-a100",
             [NodeGroup("h100", "H100-80GB", 2), NodeGroup("a100", "A100-80GB", 2)],
             {
-                "prefer-h100": _claim(
+                "prefer-h100": claim(
                     {
                         "name": "gpu",
                         "firstAvailable": [
-                            {"name": "h100", **_exactly(GPU, cel=_product("H100"))},
-                            {"name": "a100", **_exactly(GPU, cel=_product("A100"))},
+                            {"name": "h100", **exactly(GPU, cel=_product("H100"))},
+                            {"name": "a100", **exactly(GPU, cel=_product("A100"))},
                         ],
                     }
                 )
@@ -152,8 +142,8 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
             "tainted-devices",
             [NodeGroup("h100", "H100-80GB", 4)],
             {
-                "plain": _claim({"name": "gpu", "exactly": _exactly(GPU)}),
-                "tolerating": _claim({"name": "gpu", "exactly": _exactly(GPU, tolerations=TOLERATE)}),
+                "plain": claim({"name": "gpu", "exactly": exactly(GPU)}),
+                "tolerating": claim({"name": "gpu", "exactly": exactly(GPU, tolerations=TOLERATE)}),
             },
             [_pods("plain", "plain", 3), _pods("tolerating", "tolerating", 2)],
             taint_rules=[
@@ -175,26 +165,12 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
 
 @pytest.fixture
 def testbed_for(controlplane: ControlPlane) -> Iterator[Any]:
-    yield from _testbeds(controlplane)
+    yield from beds(functools.partial(Testbed, controlplane))
 
 
 @pytest.fixture
 def testbed_release(release_controlplane: ControlPlane) -> Iterator[Any]:
-    yield from _testbeds(release_controlplane)
-
-
-def _testbeds(controlplane: ControlPlane) -> Iterator[Any]:
-    made: list[Testbed] = []
-
-    def make(scenario: Scenario) -> Testbed:
-        tb = Testbed(controlplane, scenario)
-        made.append(tb)
-        tb.create()
-        return tb
-
-    yield make
-    for tb in made:
-        tb.delete()
+    yield from beds(functools.partial(Testbed, release_controlplane))
 
 
 def _check_expected(summary: Summary, expected: dict[str, Any]) -> None:
@@ -223,8 +199,8 @@ def test_simulation_matches_each_release_kube_scheduler(
     scenario: Scenario, expected: dict[str, Any], testbed_release: Any, release_controlplane: ControlPlane
 ) -> None:
     release = release_controlplane.version
-    if scenario.taint_rules and not featuregates.default_gates(release).get("DRADeviceTaintRules"):
-        pytest.skip(f"DeviceTaintRule is off by default at {release} (DRADeviceTaintRules)")
+    if scenario.taint_rules and (off := featuregates.taint_rule_gates_off(release)):
+        pytest.skip(f"DeviceTaintRule is off by default at {release}: {', '.join(off)}")
     if not featuregates.default_gates(release).get("DRAPartitionableDevices"):
         expected = expected.get(PARTITIONS_OFF, expected)
     _agree(testbed_release(scenario), scenario, expected)
