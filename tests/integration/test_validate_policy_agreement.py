@@ -94,6 +94,14 @@ POLICIES: dict[str, dict[str, Any]] = {
     "malformed default": _range("lots", min="0"),
     "step finer than milli": _range("1", min="0", step="1n"),
     "zero step": _range("1", min="0", step="0"),
+    "step reading 0 past int64": _range("0", value="1e20", min="0", step="18446744073709551616"),
+    "values one and one point zero": _policy({"default": "1", "validValues": ["1", "1.0"]}, value="10"),
+    "values one and 1000m": _policy({"default": "1", "validValues": ["1000m", "1"]}, value="10"),
+    "fractional default on an integer range": _range("1500m", value="10", min="0", max="4", step="1"),
+    "milli step past int64": _range("500m", value="1e17", min="500m", step="1e16"),
+    "negative default": _range("-1", min="-3", max="3", step="2"),
+    "negative value": _policy({"default": "-1", "validValues": ["-1", "2"]}, value="10"),
+    "fractional capacity": _range("1", value="1500m", min="500m", step="1"),
 }
 # The apiserver refuses a malformed quantity while it decodes the object, before validation names a field.
 VERDICT_ONLY = {"malformed default"}

@@ -84,6 +84,26 @@ CASES: dict[str, tuple[dict[str, Any], dict[str, list[str]]]] = {
     "step over capacity": (_range("1Gi", min="1Gi", step="80Gi"), {"1.34": [], "1.36": [f"{RANGE}.step"]}),
     "max off the step": (_range("2", min="0", max="9", step="2"), {"1.34": [], "1.36": [f"{RANGE}.step"]}),
     "zero step": (_range("1", min="0", step="0"), {"1.34": [], "1.36": [f"{RANGE}.step"]}),
+    "step reading 0 past int64": (
+        _range("0", value="1e20", min="0", step="18446744073709551616"),
+        {"1.34": [], "1.36": [f"{RANGE}.step"]},  # 1.36: Value() wraps to 0, the apiserver divides by it
+    ),
+    "values one and one point zero": (
+        _policy({"default": "1", "validValues": ["1", "1.0"]}, value="10"),
+        {"1.34": [], "1.36": [f"{RP}.validValues[1]"], "1.38": []},  # 1.38: keys "1" and "1.0" differ
+    ),
+    "fractional default on an integer range": (
+        _range("1500m", value="10", min="0", max="4", step="1"),
+        {"1.34": [], "1.38": [f"{RANGE}.step"]},
+    ),
+    "milli step past int64": (
+        _range("500m", value="1e17", min="500m", step="1e16"),
+        {"1.34": [], "1.38": [f"{RANGE}.step"]},
+    ),
+    "negative default": (
+        _range("-1", min="-3", max="3", step="2"),
+        {"1.34": [], "1.37": [f"{RANGE}.default", f"{RANGE}.min"]},
+    ),
     "match and distinct": (_constraint(matchAttribute=UUID, distinctAttribute=UUID), {"1.34": []}),
     "match and a bad distinct": (
         _constraint(matchAttribute=UUID, distinctAttribute="uuid"),
