@@ -379,10 +379,11 @@ def apply_health(
         notes.append(
             "the driver's health monitor does not watch dynamic MIG devices: only full GPUs are tainted"
         )
-    if not (gate_info("DRADeviceTaints", parse_version(k8s_version)) or {}).get("default"):
+    taints = gate_info("DRADeviceTaints", parse_version(k8s_version)) or {}  # data/feature-gates.yaml
+    if not taints.get("default"):
         notes.append(
-            f"Kubernetes {k8s_version}: device taints need the DRADeviceTaints feature gate (alpha, off); without "
-            "it the API server drops them"
+            f"Kubernetes {k8s_version}: device taints need the DRADeviceTaints feature gate "
+            f"({taints.get('stage', 'not in this release')}, off); without it the API server drops them"
         )
 
 
