@@ -45,12 +45,12 @@ from kubedra.model.objects import (
     ResourceClaim,
     ResourceSlice,
 )
-from kubedra.scheduler import filters
+from kubedra.scheduler import filters, postfilter
 from kubedra.scheduler.eviction import Taints
 from kubedra.scheduler.extended import extended_resource_classes
 from kubedra.scheduler.pending import class_reason, own_claims, pending_reason
 from kubedra.scheduler.placement import bind_existing, evict_tainted, schedule_gang
-from kubedra.scheduler.pods import CPU, MEMORY, PODS, SimPod, allocatable
+from kubedra.scheduler.pods import PODS, SimPod, allocatable
 from kubedra.scheduler.preemption import preempt
 from kubedra.scheduler.sampling import check_percentage, next_start_index, num_feasible_nodes_to_find
 from kubedra.scheduler.state import (
@@ -62,6 +62,7 @@ from kubedra.scheduler.state import (
     Fit,
     Outcome,
     SimNode,
+    fit_score,
     keep_recent,
     new_class,
     prioritized_score,
@@ -142,6 +143,7 @@ class Scheduler:
         self._spec_keys: dict[tuple[int, ...], tuple[tuple[Any, ...], tuple[Any, ...]]] = {}
         self.preemptors: dict[tuple[Any, ...], Candidates] = {}  # per preemptor class (preemption)
         self.shortlisted = 0  # preemptions decided without trying every potential node (preemption)
+        self.notes: list[str] = []  # what the run did beyond placing pods (PostFilter's deallocations)
 
     # ------------------------------------------------------------------ state changes
     def _touch(self, results: Iterable[AllocationResult]) -> None:
@@ -347,26 +349,6 @@ class Scheduler:
         return feasible, reasons, fatal
 
     # ------------------------------------------------------------------ scoring
-    def _fit_score(self, sp: SimPod, node: SimNode) -> tuple[float, float]:
-        parts = []
-        fractions = []
-        for res, req, used in ((CPU, sp.score_cpu, node.score_cpu), (MEMORY, sp.score_mem, node.score_mem)):
-            cap = node.allocatable.get(res, 0)
-            if cap <= 0:
-                parts.append(0.0)
-                fractions.append(1.0)
-                continue
-            requested = used + req
-            if self.scoring == "MostAllocated":
-                parts.append(min(requested, cap) * MAX_SCORE / cap)
-            else:
-                parts.append(0.0 if requested > cap else (cap - requested) * MAX_SCORE / cap)
-            fractions.append(min(requested / cap, 1.0))
-        fit = sum(parts) / len(parts)
-        std = abs(fractions[0] - fractions[1]) / 2
-        balanced = (1 - std) * MAX_SCORE
-        return fit, balanced
-
     def pick(self, sp: SimPod, feasible: list[tuple[SimNode, Fit]]) -> tuple[SimNode, Fit]:
         if len(feasible) == 1:
             return feasible[0]
@@ -374,9 +356,9 @@ class Scheduler:
         best: tuple[SimNode, Fit] | None = None
         best_score = -1.0
         for node, fit in feasible:
-            fit_score, balanced = self._fit_score(sp, node)
+            f, balanced = fit_score(self.scoring, sp, node)
             dra = fit.dra_score * MAX_SCORE / max_dra if max_dra else 0
-            total = int(fit_score) + int(balanced) + int(dra)
+            total = int(f) + int(balanced) + int(dra)
             if total > best_score:
                 best, best_score = (node, fit), total
         assert best is not None
@@ -474,7 +456,7 @@ class Scheduler:
             else:
                 cls.fatal.discard(i)
             if fit.ok:
-                f, b = self._fit_score(sp, node)
+                f, b = fit_score(self.scoring, sp, node)
                 base[i] = int(f) + int(b)
                 dras[i] = fit.dra_score
                 if fit.dra_score:
@@ -576,7 +558,9 @@ class Scheduler:
         )
         done: set[int] = set()
         by_key = {p.key: p for p in pods}
-        for sp in queue:
+        pos = -1
+        while (pos := pos + 1) < len(queue):  # PostFilter puts pods back (postfilter.requeue)
+            sp = queue[pos]
             if id(sp) in done:
                 continue
             after = sp.extra.get("after")  # created by its controller only once these pods are placed
@@ -592,7 +576,16 @@ class Scheduler:
                 continue
             done.add(id(sp))
             out = self.try_schedule(sp)
-            if not out.placed:
+            if out.placed or (out.reason or "").startswith("error:"):  # an Error: no PostFilter runs
                 sp.reason = out.reason
-                if self.preemption and not (out.reason or "").startswith("error:"):
-                    preempt(self, sp)
+                continue
+            sp.reason = out.reason
+            freed, choices = postfilter.pick(self, sp)  # DynamicResources' PostFilter, then DefaultPreemption
+            if self.preemption:
+                preempt(self, sp)
+            if freed is not None and sp.node is None:
+                self.notes.append(postfilter.deallocate(self, sp, freed, choices))
+                done.discard(id(sp))
+                postfilter.requeue(queue, pos, sp)
+            elif sp.node is None and sp.extra.get("postfilter"):
+                sp.reason = f"{sp.reason} ({'; '.join(sp.extra['postfilter'])})"

@@ -16,7 +16,7 @@ from kubedra.model.objects import (
     ResourceClaim,
 )
 from kubedra.scheduler import filters
-from kubedra.scheduler.pods import SimPod
+from kubedra.scheduler.pods import CPU, MEMORY, SimPod
 from kubedra.scheduler.shortlist import Shortlist
 
 MAX_SCORE = 100
@@ -199,6 +199,28 @@ def prioritized_score(claims: Sequence[ResourceClaim], results: Sequence[Allocat
                     score += 8 - i
                     break
     return score
+
+
+def fit_score(scoring: str, sp: SimPod, node: SimNode) -> tuple[float, float]:
+    """NodeResourcesFit (``scoring``: LeastAllocated or MostAllocated) and BalancedAllocation on cpu/memory."""
+    parts = []
+    fractions = []
+    for res, req, used in ((CPU, sp.score_cpu, node.score_cpu), (MEMORY, sp.score_mem, node.score_mem)):
+        cap = node.allocatable.get(res, 0)
+        if cap <= 0:
+            parts.append(0.0)
+            fractions.append(1.0)
+            continue
+        requested = used + req
+        if scoring == "MostAllocated":
+            parts.append(min(requested, cap) * MAX_SCORE / cap)
+        else:
+            parts.append(0.0 if requested > cap else (cap - requested) * MAX_SCORE / cap)
+        fractions.append(min(requested / cap, 1.0))
+    fit = sum(parts) / len(parts)
+    std = abs(fractions[0] - fractions[1]) / 2
+    balanced = (1 - std) * MAX_SCORE
+    return fit, balanced
 
 
 @dataclass(eq=False)

@@ -407,6 +407,7 @@ def run_mode(
             sp.extra["blocked"] = True
     runnable = [sp for sp in sim_pods if not sp.extra.get("ignored")]
     sched.run(runnable, gangs=workloads.gangs)
+    prep.notes += [f"{mode}: {note}" for note in sched.notes]
     if sched.shortlisted:
         prep.notes.append(
             f"{mode}: {count(sched.shortlisted, 'preemption')} chose among the first candidates in node order: "
