@@ -92,6 +92,11 @@ def resources_fit(
     return None
 
 
+def resources_reason(reason: str | None) -> bool:
+    """Whether ``reason`` is NodeResourcesFit's (:func:`resources_fit_node`, or too many pods)."""
+    return reason is not None and (reason == "Too many pods" or reason.startswith("Insufficient "))
+
+
 def resources_fit_node(
     requests: Mapping[str, int],
     allocatable: Mapping[str, int],

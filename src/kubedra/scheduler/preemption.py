@@ -141,9 +141,13 @@ def _best_of_class(
         for i in sorted(set(changes[cands.log_pos :])):
             if i < cands.frontier and i not in cands.unresolvable:
                 _look(sched, sp, cands, i, required)
-    # kube-scheduler stops once it has numCandidates candidates: try further nodes only until then
+    # kube-scheduler stops once it has numCandidates candidates (of the nodes whose status is Unschedulable now):
+    # try further nodes only until then; with no potential node, on to the end, for the pending message
+    cands.limit = num_candidates(
+        cands.potential - _dra_failed(sched, sp, cands, required), sched.cfg.target_version
+    )
     shortlist, n = cands.shortlist, len(sched.nodes)
-    while shortlist.total() < cands.limit and cands.frontier < n:
+    while shortlist.total() < max(cands.limit, 1) and cands.frontier < n:
         i = cands.frontier
         cands.frontier += 1
         if i not in cands.unresolvable:
@@ -159,6 +163,22 @@ def _best_of_class(
     return (sched.nodes[i], cands.entries[i][2]), cands.dra_blocked
 
 
+def _dra_failed(sched: Scheduler, sp: SimPod, cands: Candidates, required: Any) -> int:
+    """The nodes where DynamicResources' Filter ran (every filter before it passed) and failed: their status is
+    UnschedulableAndUnresolvable, so kube-scheduler's findCandidates leaves them out of the potential nodes
+    (NodesForStatusCode(..., Unschedulable)), and out of numCandidates. From the class's filter results where
+    they are current (the pod's attempt has just brought them up to date), else filtered again."""
+    cls = sched._classes.get(sched._class_key(sp))
+    if sched.fast and cls is not None and cls.log_pos == len(sched._changes):
+        return len(cls.dra_failed)
+    failed = 0
+    for node in sched.nodes:
+        if node.index not in cands.unresolvable:
+            fit = sched.filter_node(sp, node, required)
+            failed += not fit.ok and not filters.resources_reason(fit.reason)
+    return failed
+
+
 def _new_candidates(sched: Scheduler, sp: SimPod, required: Any) -> Candidates:
     """A class's view before any try: its potential nodes (labels, taints, unschedulable and allocatable do not
     change during a simulation) and numCandidates."""
@@ -167,7 +187,6 @@ def _new_candidates(sched: Scheduler, sp: SimPod, required: Any) -> Candidates:
         if _static_reason(sp, node, required) or _exceeds_allocatable(sched, sp, node):
             cands.unresolvable.add(node.index)
     cands.potential = cands.untried = len(sched.nodes) - len(cands.unresolvable)
-    cands.limit = num_candidates(cands.potential, sched.cfg.target_version)
     return cands
 
 

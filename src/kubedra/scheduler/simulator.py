@@ -450,7 +450,7 @@ class Scheduler:
             elif i in cls.static_fail:
                 continue  # labels, taints and unschedulable do not change during a simulation
             fit = self.filter_node(sp, node, required, static_ok=True)
-            cls.set_fit(i, fit)
+            cls.set_fit(i, fit, dra=not fit.ok and not filters.resources_reason(fit.reason))
             if fit.fatal is not None:
                 cls.fatal.add(i)
             else:

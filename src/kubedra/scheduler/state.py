@@ -62,6 +62,7 @@ class ClassState:
         "dra",
         "dra_claims",
         "dra_counts",
+        "dra_failed",
         "dra_reason",
         "dra_stale",
         "fatal",
@@ -94,6 +95,9 @@ class ClassState:
         self.feasible: list[int] = []
         self.fatal: set[int] = set()
         self.static_fail: set[int] = set()  # nodes failing the node-only filters (affinity, taints...)
+        # nodes failing DynamicResources' Filter (every filter before it passed): UnschedulableAndUnresolvable,
+        # which preemption does not count among its potential nodes
+        self.dra_failed: set[int] = set()
         self.with_dra: set[int] = set()  # feasible nodes with a non-zero DRA score
         self.log_pos = -1  # position in the scheduler's change log; -1: never synced
         self.required: Any = required  # the pods' required node affinity (a NodeSelector or None)
@@ -112,8 +116,12 @@ class ClassState:
     def results(self) -> Iterable[Fit | None]:
         return self.fits.values() if isinstance(self.fits, dict) else self.fits
 
-    def set_fit(self, i: int, fit: Fit) -> None:
-        """Node ``i``'s result, counted for the pending message."""
+    def set_fit(self, i: int, fit: Fit, dra: bool = False) -> None:
+        """Node ``i``'s result, counted for the pending message; ``dra``: it failed DynamicResources' Filter."""
+        if dra:
+            self.dra_failed.add(i)
+        else:
+            self.dra_failed.discard(i)
         old = self.fits[i]
         if old is not None:
             _uncount(self.counts, old.reason or "unknown")
@@ -227,9 +235,11 @@ def fit_score(scoring: str, sp: SimPod, node: SimNode) -> tuple[float, float]:
 class Candidates:
     """Preemption's view of the nodes for one class of preemptor (equal pod spec, claims and priority).
 
-    ``potential``: the nodes preemption may help on (kube-scheduler's Unschedulable ones, not those failing a
-    filter no eviction changes, ``unresolvable``), ``limit`` the candidates kube-scheduler stops at among them
-    (numCandidates). Nodes are tried in index order up to ``frontier``: per node index tried, the node's version
+    ``potential``: the nodes not failing a filter no eviction changes whatever the other pods (``unresolvable``:
+    node-only filters, a request above allocatable); kube-scheduler's potential nodes are those of them whose
+    status is Unschedulable at the attempt, which leaves out the nodes failing DynamicResources' Filter then
+    (:class:`ClassState` ``dra_failed``); ``limit``: the candidates it stops at among those (numCandidates, at
+    the last attempt). Nodes are tried in index order up to ``frontier``: per node index tried, the node's version
     after it was last tried and what preempting there takes (the rank of its victims and the victims, or None
     where nothing helps), and the candidates in ``shortlist``; ``log_pos``: where in the scheduler's change log
     it last looked (as :class:`ClassState`)."""

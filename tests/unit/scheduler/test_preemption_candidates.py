@@ -6,13 +6,23 @@ first (upstream starts at a random offset); below 100 potential nodes every node
 from __future__ import annotations
 
 import pytest
+from allocator.helpers import cls, dev, req, slice_
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kubedra.allocator.session import engine_config
 from kubedra.k8s import versions
 from kubedra.k8s.quantity import Quantity
-from kubedra.model.objects import Container, Node, ObjectMeta, Pod, Taint
+from kubedra.model.objects import (
+    Container,
+    DeviceClaim,
+    Node,
+    ObjectMeta,
+    Pod,
+    PodResourceClaim,
+    ResourceClaimTemplate,
+    Taint,
+)
 from kubedra.scheduler import preemption
 from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.preemption import num_candidates
@@ -196,3 +206,41 @@ def test_the_filters_preemption_skips_are_those_upstream_calls_unresolvable(rele
     assert static | {"DynamicResources"} <= set(facts["unresolvable"])
     assert facts["unschedulable"] == ["NodeResourcesFit"]
     assert facts["dryRunFreesDevices"] is False  # what _try_node's check before the dry run relies on
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["class-results", "filtered-again"])
+def test_nodes_failing_only_the_dra_filter_are_not_potential_nodes_for_num_candidates(fast):
+    # 150 nodes short of CPU (NodeResourcesFit: Unschedulable, potential), their GPU free, each running a pod of
+    # priority 10 (node 110: priority 1, the best victim); then 1,000 nodes with CPU to spare whose one GPU a
+    # pod of priority 10 holds (DynamicResources: UnschedulableAndUnresolvable, not potential). kube-scheduler's
+    # numCandidates is max(150 * 10%, 100) = 100, so the dry run stops at the 100th candidate (node 99) and
+    # node 110 is never among them: node 0 (first of equal rank). Counting the DRA nodes as potential would
+    # make it max(1150 * 10%, 100) = 115 and reach node 110.
+    short, held = 150, 1000
+    nodes = []
+    for i in range(short + held):
+        n = _node(f"n{i}")
+        n.allocatable["cpu"] = Quantity.from_int(1 if i < short else 2)
+        nodes.append(n)
+    slices = [slice_(f"n{i}-gpu", [dev("gpu-0")], pool=f"n{i}", node_name=f"n{i}") for i in range(len(nodes))]
+    one = ResourceClaimTemplate(
+        meta=ObjectMeta(name="one", namespace="default"), spec=DeviceClaim(requests=[req("gpu", 1)])
+    )
+
+    def gpu_pod(name: str, priority: int, node: str = "") -> Pod:
+        p = _pod(name, priority, node)
+        p.resource_claims = [PodResourceClaim(name="gpu", resource_claim_template_name="one")]
+        p.containers[0].claims = ["gpu"]
+        return p
+
+    running = [_pod(f"run-{i}", 1 if i == 110 else 10, f"n{i}") for i in range(short)]
+    running += [gpu_pod(f"run-{i}", 10, f"n{i}") for i in range(short, short + held)]
+    sched = Scheduler(engine_config("1.37"), nodes, [cls()], slices, fast=fast)
+    sched.run(build_sim_pods(running, [one], []))
+    assert all(sp.node for sp in sched.bound)
+    (urgent,) = build_sim_pods([gpu_pod("urgent", 100)], [one], [])
+    sched.run([urgent])
+    assert urgent.node == "n0"
+    [cands] = sched.preemptors.values()
+    assert cands.limit == num_candidates(short, "1.37") == 100
+    assert sched.evicted[0].name == "run-0"
