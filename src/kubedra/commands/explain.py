@@ -207,6 +207,7 @@ def run(options: ExplainOptions) -> None:
     report_incomplete(incomplete)
     cfg = engine_config(c.target_version, options.feature_gates)
     pod_reason: Callable[[Node], str | None] = lambda _node: None  # noqa: E731
+    postfilter: list[str] = []
     if pod is not None:
         from kubedra.scheduler import why
 
@@ -227,6 +228,7 @@ def run(options: ExplainOptions) -> None:
         claims = pc.to_allocate
         allocated = pc.allocated
         pod_reason = lambda node: why.node_reason(pod, node, allocated)  # noqa: E731
+        postfilter = why.postfilter_hints(pod, inv.nodes_or_synthesized(), allocated, c.target_version)
     else:
         # a claim written without a namespace lands in "default", as kubectl apply would put it
         matches = [
@@ -247,7 +249,7 @@ def run(options: ExplainOptions) -> None:
         per_node(inv, cfg, nodes, claims, pod_reason, classes_are_input=live is None),
         output,
         incomplete,
-        hints=_hints(inv, claims),
+        hints=[*_hints(inv, claims), *postfilter],
         not_read=[str(e) for e in not_read],
     )
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kubedra.k8s import namespaces
+from kubedra.k8s import namespaces, versions
 from kubedra.model.inventory import Inventory
 from kubedra.model.nodeaffinity import NodeSelectorError, node_selector_matches
 from kubedra.model.objects import Node, ObjectMeta, Pod, ResourceClaim
 from kubedra.scheduler import filters
+from kubedra.text import count
 
 
 @dataclass
@@ -81,3 +82,30 @@ def node_reason(pod: Pod, node: Node, allocated: Sequence[ResourceClaim]) -> str
         if not ok:
             return f"claim {c.meta.name} is allocated to devices this node cannot reach"
     return None
+
+
+def postfilter_hints(
+    pod: Pod, nodes: Sequence[Node], allocated: Sequence[ResourceClaim], release: str
+) -> list[str]:
+    """What kube-scheduler's DynamicResources PostFilter does for this pod when no node fits
+    (``scheduler.draPostFilter``; :mod:`kubedra.scheduler.postfilter` models it in the simulation): it
+    deallocates an allocated claim that is unavailable on a node where its Filter runs and that no pod but this
+    one has reserved, so that the next attempt allocates it anew. Here the nodes are those passing the node-only
+    filters (CPU and memory are not looked at)."""
+    if not versions.behaviour("scheduler.draPostFilter", release)["deallocatesUnreserved"]:
+        return []
+    open_nodes = [n for n in nodes if not node_reason(pod, n, ())]
+    out = []
+    for c in allocated:
+        reserved = c.reserved_for
+        if reserved and not (len(reserved) == 1 and reserved[0].uid and reserved[0].uid == pod.meta.uid):
+            continue
+        unreachable = [n.name for n in open_nodes if node_reason(pod, n, [c])]
+        if unreachable:
+            out.append(
+                f"when no node fits, kube-scheduler's DynamicResources PostFilter deallocates ResourceClaim "
+                f"{c.meta.name} (its devices are out of reach of {count(len(unreachable), 'node')} the pod may "
+                "run on; reserved by no other pod) and the pod's next attempt allocates it anew; the nodes above "
+                "are explained with the claim as it is now"
+            )
+    return out

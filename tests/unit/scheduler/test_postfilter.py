@@ -149,3 +149,49 @@ def test_the_fact_is_read_per_release():
     for release in RELEASES:
         fact = versions.behaviour("scheduler.draPostFilter", release)
         assert fact == {"deallocatesUnreserved": True, "beforePreemption": True}
+
+
+def _explain(tmp_path, reserved_for: str) -> tuple[int, list[str]]:
+    import json
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from kubedra.cli import cli
+
+    two_nodes = Path(__file__).parents[2] / "data" / "allocate" / "two-nodes.yaml"
+    extra = tmp_path / "pod.yaml"
+    extra.write_text(
+        "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: left, namespace: team-c}\n"
+        "spec:\n  devices:\n    requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]\n"
+        "status:\n  allocation:\n    devices:\n      results:\n"
+        "      - {request: gpu, driver: gpu.example.com, pool: node-a, device: gpu-1}\n"
+        "    nodeSelector:\n      nodeSelectorTerms:\n"
+        "      - matchFields: [{key: metadata.name, operator: In, values: [node-a]}]\n"
+        f"{reserved_for}"
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: team-c, uid: uid-p}\n"
+        "spec:\n  containers: [{name: c, image: x}]\n"
+        "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+        "        nodeSelectorTerms:\n"
+        "        - matchFields: [{key: metadata.name, operator: In, values: [node-b]}]\n"
+        "  resourceClaims: [{name: gpu, resourceClaimName: left}]\n"
+    )
+    r = CliRunner().invoke(
+        cli, ["explain", "pod/p", "-n", "team-c", str(two_nodes), str(extra), "-o", "json"]
+    )
+    return r.exit_code, json.loads(r.stdout).get("hints", [])
+
+
+def test_explain_says_what_the_postfilter_does_for_an_unreserved_claim(tmp_path):
+    code, hints = _explain(tmp_path, "")
+    assert code == 1  # as the claim is now, no node: node-a fails the pod's affinity, node-b the allocation
+    [hint] = hints
+    assert "DynamicResources PostFilter deallocates ResourceClaim left" in hint
+    assert "1 node" in hint
+    # reserved by another pod: kube-scheduler leaves it, and explain says nothing of a PostFilter
+    code, hints = _explain(tmp_path, "  reservedFor: [{resource: pods, name: other, uid: uid-other}]\n")
+    assert code == 1
+    assert not [h for h in hints if "PostFilter" in h]
+    # reserved by this very pod: deallocated all the same
+    code, hints = _explain(tmp_path, "  reservedFor: [{resource: pods, name: p, uid: uid-p}]\n")
+    assert [h for h in hints if "PostFilter" in h]
