@@ -22,11 +22,12 @@ if TYPE_CHECKING:
     from kubedra.scheduler.simulator import Scheduler
 
 
-def unavailable_claims(sched: Scheduler, sp: SimPod) -> list[ResourceClaim]:
-    """The pod's allocated claims whose node selector fails a node where DynamicResources' Filter runs (every
-    filter before it passes), in the pod's claim order (dynamicresources.go Filter, ``unavailableClaims``)."""
+def unavailable_claims(sched: Scheduler, sp: SimPod, claims: list[ResourceClaim]) -> list[ResourceClaim]:
+    """Those of ``claims`` (the pod's, allocated) whose node selector fails a node where DynamicResources'
+    Filter runs (every filter before it passes), in the pod's claim order (dynamicresources.go Filter,
+    ``unavailableClaims``)."""
     allocated = [
-        (c, c.allocation.node_selector) for c in sp.claims if c.allocation and c.allocation.node_selector
+        (c, c.allocation.node_selector) for c in claims if c.allocation and c.allocation.node_selector
     ]
     if not allocated:
         return []
@@ -58,7 +59,9 @@ def pick(sched: Scheduler, sp: SimPod) -> tuple[ResourceClaim | None, int]:
         return None, 0
     if not versions.behaviour("scheduler.draPostFilter", sched.cfg.target_version)["deallocatesUnreserved"]:
         return None, 0
-    choice = [c for c in unavailable_claims(sched, sp) if not reserved_by_others(sched, sp, c)]
+    # who reserved a claim first: a claim many pods share is held by a bound one, and that is cheap to see
+    free = [c for c in sp.claims if c.allocation is not None and not reserved_by_others(sched, sp, c)]
+    choice = unavailable_claims(sched, sp, free) if free else []
     return (choice[0] if choice else None), len(choice)
 
 
