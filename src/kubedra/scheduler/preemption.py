@@ -131,6 +131,10 @@ def _best_of_class(
         if len(sched.preemptors) >= MAX_PREEMPTOR_CLASSES:
             sched.preemptors.pop(next(iter(sched.preemptors)))  # the least recently used
     sched.preemptors[key] = cands  # most recently used last
+    # kube-scheduler stops once it has numCandidates candidates, of the nodes whose status is Unschedulable at
+    # the attempt (counted before any try here changes a node)
+    potential = cands.potential - _dra_failed(sched, sp, cands, required)
+    cands.limit = num_candidates(potential, sched.cfg.target_version)
     changes = sched._changes
     if cands.log_pos >= 0 and -1 in changes[cands.log_pos :]:
         cands.entries.clear()  # a pool shared by nodes changed: every answer is stale, try the nodes again
@@ -141,11 +145,7 @@ def _best_of_class(
         for i in sorted(set(changes[cands.log_pos :])):
             if i < cands.frontier and i not in cands.unresolvable:
                 _look(sched, sp, cands, i, required)
-    # kube-scheduler stops once it has numCandidates candidates (of the nodes whose status is Unschedulable now):
     # try further nodes only until then; with no potential node, on to the end, for the pending message
-    cands.limit = num_candidates(
-        cands.potential - _dra_failed(sched, sp, cands, required), sched.cfg.target_version
-    )
     shortlist, n = cands.shortlist, len(sched.nodes)
     while shortlist.total() < max(cands.limit, 1) and cands.frontier < n:
         i = cands.frontier
