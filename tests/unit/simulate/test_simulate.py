@@ -220,3 +220,41 @@ def test_time_slicing_without_sharing_says_how_to_compare():
     sim = run(deployment("ts", 3), gpu_mode="time-slicing:4")
     assert (sim.results["device-plugin"].placed, sim.results["dra"].placed) == (3, 2)
     assert any("--sharing time-slicing:4" in n for n in sim.notes)
+
+
+def test_the_dra_postfilter_frees_a_claim_allocated_where_its_pod_cannot_run_and_the_notes_say_so():
+    text = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: left, namespace: default}
+spec:
+  devices:
+    requests: [{name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}]
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.nvidia.com, pool: a100-80gb-0, device: gpu-0}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields: [{key: metadata.name, operator: In, values: [a100-80gb-0]}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  affinity:
+    nodeAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchFields: [{key: metadata.name, operator: In, values: [a100-80gb-1]}]
+  containers: [{name: c, image: x, resources: {claims: [{name: gpu}]}}]
+  resourceClaims: [{name: gpu, resourceClaimName: left}]
+"""
+    sim = run(text, nodes="2x1xA100-80GB", gpu_mode="full")
+    [pod] = sim.results["dra"].pods
+    assert pod.node == "a100-80gb-1"
+    assert [n for n in sim.notes if "PostFilter" in n] == [
+        "dra: DynamicResources PostFilter deallocated ResourceClaim default/left (allocated where the pod cannot "
+        "run, reserved by no other pod) and requeued the pod"
+    ]
