@@ -65,10 +65,13 @@ def pick(sched: Scheduler, sp: SimPod) -> tuple[ResourceClaim | None, int]:
     return (choice[0] if choice else None), len(choice)
 
 
-def deallocate(sched: Scheduler, sp: SimPod, claim: ResourceClaim, choices: int) -> str:
+def deallocate(sched: Scheduler, sp: SimPod, claim: ResourceClaim, choices: int) -> str | None:
     """Clear ``claim``'s allocation and reservations as the PostFilter's status update does; what happened, in
-    words, for the pod's reason and the run's notes."""
+    words, for the pod's reason and the run's notes. None where a bound pod still holds the claim (``pick``
+    does not choose such a claim; were it to, the pod is not requeued for ever)."""
     sched._release(sp, [claim])
+    if claim.allocation is not None:
+        return None
     claim.reserved_for = []
     claim.device_statuses = []
     what = (

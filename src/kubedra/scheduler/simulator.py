@@ -583,8 +583,12 @@ class Scheduler:
             freed, choices = postfilter.pick(self, sp)  # DynamicResources' PostFilter, then DefaultPreemption
             if self.preemption:
                 preempt(self, sp)
-            if freed is not None and sp.node is None:
-                self.notes.append(postfilter.deallocate(self, sp, freed, choices))
+            if (
+                freed is not None
+                and sp.node is None
+                and (note := postfilter.deallocate(self, sp, freed, choices))
+            ):
+                self.notes.append(note)
                 done.discard(id(sp))
                 postfilter.requeue(queue, pos, sp)
             elif sp.node is None and sp.extra.get("postfilter"):
