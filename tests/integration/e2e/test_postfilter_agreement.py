@@ -21,12 +21,11 @@ from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import GROUP_LABEL, listed
 from kubedra.testing.kubeapi import resource_path
 
-from .harness import CLASS_LABEL, RESOURCE, NodeGroup, Scenario, Testbed, _typed
-from .test_scheduler_agreement import _claim, _exactly
+from .harness import CLASS_LABEL, RESOURCE, NodeGroup, Scenario, Testbed, _typed, claim, exactly
 
 pytestmark = pytest.mark.integration
 
-ONE_GPU = _claim({"name": "gpu", "exactly": _exactly("gpu.nvidia.com", 1)})
+ONE_GPU = claim({"name": "gpu", "exactly": exactly("gpu.nvidia.com", 1)})
 
 
 def _bed(cp: ControlPlane) -> Iterator[Testbed]:
