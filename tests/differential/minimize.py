@@ -19,9 +19,10 @@ from kubedra.testing.oracle import Oracle, OracleError
 from .compare import (
     Outcome,
     difference,
-    implementation,
     kubedra_outcome,
     oracle_outcome,
+    oracle_release,
+    ordered,
     stable_order_explains,
 )
 from .scenarios import KUBEDRA_FEATURES
@@ -147,10 +148,13 @@ def minimize(
     *,
     max_rounds: int = 200,
     log: Callable[[str], None] | None = None,
+    release: str = "1.37",
 ) -> tuple[Doc, Outcome, Outcome]:
-    """The smallest document found that disagrees like ``doc``; with both outcomes for it."""
-    exact = implementation(doc["features"]) != "stable"
-    ours, theirs = kubedra_outcome(doc), oracle_outcome(oracle.run(doc))
+    """The smallest document found that disagrees like ``doc``; with both outcomes for it. ``oracle`` is the
+    one of ``release``; kubedra allocates at its exact patch (``compare.oracle_release``)."""
+    patch = oracle_release(release)
+    exact = ordered(doc["features"], release)
+    ours, theirs = kubedra_outcome(doc, version=patch), oracle_outcome(oracle.run(doc))
     want = signature(ours, theirs, exact)
     if want is None or (not exact and stable_order_explains(doc, ours, oracle)):
         raise ValueError("the scenario does not disagree")
@@ -162,10 +166,10 @@ def minimize(
         for cand, res in zip(candidates, results, strict=True):
             if res is None:
                 continue
-            c_exact = implementation(cand["features"]) != "stable"
+            c_exact = ordered(cand["features"], release)
             if c_exact != exact:
                 continue
-            c_ours = kubedra_outcome(cand)
+            c_ours = kubedra_outcome(cand, version=patch)
             c_theirs = oracle_outcome(res)
             if signature(c_ours, c_theirs, exact) == want and (
                 exact or not stable_order_explains(cand, c_ours, oracle)

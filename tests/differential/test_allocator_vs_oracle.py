@@ -322,7 +322,7 @@ def run_differential(
     return run
 
 
-def _explain(run: Run, oracle: Oracle, out: Path) -> str:
+def _explain(run: Run, oracles: dict[str, Oracle], out: Path) -> str:
     """Write every disagreement out; minimise the first few distinct ones and describe them."""
     unknown = [f for f in run.findings if not f.known]
     for f in unknown[:50]:
@@ -338,14 +338,16 @@ def _explain(run: Run, oracle: Oracle, out: Path) -> str:
             f"--- scenario #{f.index} (seed {run.seed}, Kubernetes {f.version}, "
             f"{'exact' if f.exact else 'stable: outcome only'}, {out}/scenario-{f.index}.json): {f.why}"
         )
-        if f.version != DEFAULT:  # the minimiser runs kubedra and the oracle at the default release
-            lines.append(f"{head}\nkubedra: {f.ours}\nupstream: {f.theirs}")
-            continue
-        again = difference(kubedra_outcome(f.doc), oracle_outcome(oracle.run(f.doc)), f.exact)
+        oracle = oracles[f.version]
+        again = difference(
+            kubedra_outcome(f.doc, version=oracle_release(f.version)),
+            oracle_outcome(oracle.run(f.doc)),
+            f.exact,
+        )
         if again is None:
             lines.append(f"{head}\nNOT REPRODUCED when run alone: one side is not deterministic")
             continue
-        small, ours, theirs = minimize(f.doc, oracle)
+        small, ours, theirs = minimize(f.doc, oracle, release=f.version)
         stem = f"disagreement-{len(done)}"
         (out / f"{stem}.json").write_text(json.dumps(small, indent=2))
         case = scenario_to_case(stem, small, oracle.run(small), "found by test_allocator_vs_oracle")
@@ -394,7 +396,7 @@ def test_kubedra_agrees_with_upstream_allocator(oracle: Oracle) -> None:
 
     unknown = [f for f in run.findings if not f.known]
     if unknown:
-        details = _explain(run, oracle, out)
+        details = _explain(run, {DEFAULT: oracle, **others}, out)
         pytest.fail(
             f"{len(unknown)} of {examples} scenarios disagree with upstream (seed {the_seed}; rerun with "
             f"KUBEDRA_DIFF_SEED={the_seed} KUBEDRA_DIFF_EXAMPLES={examples}):\n{details}",
