@@ -15,16 +15,23 @@ Semantics of k8s.io/dynamic-resource-allocation v0.37:
 - With DRAListTypeAttributes (experimental allocator) scalars count as one-element sets; matchAttribute
   keeps a stack of running intersections (narrowed on add, restored on remove) and needs a non-empty one;
   distinctAttribute needs pairwise-disjoint sets.
+- From v0.38 (``allocator.attributeValuesTyped`` in data/versions.yaml; :class:`TypedValues`) the allocator
+  reads attributes as Go values: a device attribute it cannot represent (an empty list, a version semver
+  rejects) and, without DRAListTypeAttributes, any list fail the allocation (``device D: unsupported
+  attribute value for A``), even for the first device; a derived empty list is an empty set (so it is a
+  first device of matchAttribute and disjoint from everything); versions compare without build metadata.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.requests import claim_ref
 from kubedra.model.objects import Device, DeviceAttribute, ResourceClaim
+from kubedra.model.semver import Semver
 
 # (request, subrequest or "", device, driver, attribute name) -> the attribute the constraint sees
 Lookup = Callable[[str, str, Device, str, str], DeviceAttribute | None]
@@ -40,13 +47,58 @@ def lookup_attribute(device: Device, driver: str, name: str) -> DeviceAttribute 
     return device.attributes.get(ident)
 
 
-def _as_set(attr: DeviceAttribute) -> tuple[str, frozenset[Any]] | None:
+def _as_set(attr: DeviceAttribute, typed: bool = False) -> tuple[str, frozenset[Any]] | None:
+    """An attribute as a set; up to v0.37 an empty list is no set, from v0.38 (``typed``) an empty one."""
     kind = attr.kind
     if kind.endswith("s"):
-        if not attr.value:
+        if not attr.value and not typed:
             return None
-        return kind[:-1], frozenset(attr.value)
-    return kind, frozenset([attr.value])
+        return kind[:-1], frozenset(_comparable(kind[:-1], v, typed) for v in attr.value)
+    return kind, frozenset([_comparable(kind, attr.value, typed)])
+
+
+def _comparable(kind: str, value: Any, typed: bool) -> Any:
+    """A value as upstream compares it: from v0.38 a version as semver's Equals does, without build metadata
+    (``versionWithoutBuild``); up to v0.37 as its text."""
+    if typed and kind == "version":
+        return value.partition("+")[0]
+    return value
+
+
+class TypedValues:
+    """Attribute values as k8s.io/dynamic-resource-allocation v0.38.0-beta.0 reads them for a claim's
+    constraints (``api.DeviceAttributes``: ``attrValue`` turns an empty list or a version ``semver.New``
+    rejects into nil; ``structured/internal/*/constraint.go`` and ``allocator_*.go`` matchAttributeConstraint
+    ``add`` return "device %s: unsupported attribute value for %s" for it and, without ListTypeAttributes, for
+    any list). ``wraps``: the stable variant (v0.37's incubating code) prefixes the error with the claim and
+    request (allocateDevice ``"claim %s, request %s: %w"``); the incubating/experimental code returns it as is."""
+
+    def __init__(self, claim: ResourceClaim, wraps: bool, pool_of: Callable[[Device], str]) -> None:
+        self.claim = claim
+        self.wraps = wraps
+        self.pool_of = pool_of
+
+    def check(
+        self, c: Constraint, request: str, sub: str, device: Device, driver: str, attr: DeviceAttribute
+    ) -> None:
+        """Raise the allocation's error where v0.38 cannot use ``attr`` for constraint ``c``."""
+        own = attr is lookup_attribute(device, driver, c.attribute)  # a derived value is a new object
+        unrepresentable = own and (
+            (attr.kind.endswith("s") and not attr.value)
+            or (attr.kind == "version" and not _semver(attr.value))
+            or (attr.kind == "versions" and not all(_semver(v) for v in attr.value))
+        )
+        if unrepresentable or (not c.list_types and attr.kind.endswith("s")):
+            msg = f"device {driver}/{self.pool_of(device)}/{device.name}: unsupported attribute value for {c.attribute}"
+            if self.wraps:
+                msg = f"claim {claim_ref(self.claim)}, request {sub or request}: {msg}"
+            raise AllocationError(msg)
+
+
+@functools.lru_cache(maxsize=4096)
+def _semver(text: str) -> bool:
+    """Whether v0.38's ``semver.New`` reads ``text`` (strict); cached, since it runs for every device tried."""
+    return Semver.is_valid(text)
 
 
 def _static(request: str, sub: str, device: Device, driver: str, name: str) -> DeviceAttribute | None:
@@ -63,6 +115,14 @@ class Constraint:
         self.num = 0
         # how a device's attribute is found: the device's own, or a request's derived attribute (derived.py)
         self.lookup: Lookup = lookup or _static
+        self.typed: TypedValues | None = None  # from v0.38: set by build()
+
+    def value(self, request: str, sub: str, device: Device, driver: str) -> DeviceAttribute | None:
+        """The attribute this constraint sees on ``device``; None when it has none."""
+        attr = self.lookup(request, sub, device, driver, self.attribute)
+        if attr is not None and self.typed is not None:
+            self.typed.check(self, request, sub, device, driver, attr)
+        return attr
 
     def applies(self, request: str, sub: str) -> bool:
         if not self.requests:
@@ -86,7 +146,7 @@ class MatchAttribute(Constraint):
         self, requests: list[str], attribute: str, list_types: bool, lookup: Lookup | None = None
     ) -> None:
         super().__init__(requests, attribute, list_types, lookup)
-        self.value: DeviceAttribute | None = None
+        self.first: DeviceAttribute | None = None
         self.stack: list[tuple[str, frozenset[Any]]] = []
 
     def describe(self) -> str:
@@ -95,21 +155,22 @@ class MatchAttribute(Constraint):
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(request, sub):
             return True
-        attr = self.lookup(request, sub, device, driver, self.attribute)
+        attr = self.value(request, sub, device, driver)
         if attr is None:
             return False
+        typed = self.typed is not None
         if self.num == 0:
             if self.list_types:
-                s = _as_set(attr)
+                s = _as_set(attr, typed)
                 if s is None:
                     return False
                 self.stack.append(s)
             else:
-                self.value = attr
+                self.first = attr
             self.num = 1
             return True
         if self.list_types:
-            s = _as_set(attr)
+            s = _as_set(attr, typed)
             cur = self.stack[self.num - 1]
             if s is None or s[0] != cur[0] or not (s[1] & cur[1]):
                 return False
@@ -117,7 +178,10 @@ class MatchAttribute(Constraint):
         else:
             if attr.kind not in ("string", "int", "bool", "version"):
                 return False
-            if self.value is None or self.value.kind != attr.kind or self.value.value != attr.value:
+            first = self.first
+            if first is None or first.kind != attr.kind:
+                return False
+            if _comparable(attr.kind, first.value, typed) != _comparable(attr.kind, attr.value, typed):
                 return False
         self.num += 1
         return True
@@ -143,26 +207,28 @@ class DistinctAttribute(Constraint):
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(request, sub):
             return True
-        attr = self.lookup(request, sub, device, driver, self.attribute)
+        attr = self.value(request, sub, device, driver)
         if attr is None or not self._distinct(attr, self.values):
             return False
         self.values.append(attr)
         return True
 
     def _distinct(self, attr: DeviceAttribute, values: Iterable[DeviceAttribute]) -> bool:
+        typed = self.typed is not None
         if self.list_types:
-            s = _as_set(attr)
+            s = _as_set(attr, typed)
             if s is None:
                 return False
             for other in values:
-                o = _as_set(other)
+                o = _as_set(other, typed)
                 if o is not None and o[0] == s[0] and (o[1] & s[1]):
                     return False
             return True
+        mine = _comparable(attr.kind, attr.value, typed)
         for other in values:
             if attr.kind not in ("string", "int", "bool", "version"):
                 return False  # unknown value type, only when there is something to compare with
-            if other.kind == attr.kind and other.value == attr.value:
+            if other.kind == attr.kind and _comparable(other.kind, other.value, typed) == mine:
                 return False
         return True
 
@@ -242,11 +308,13 @@ def build(
     keeps_every_value: bool,
     lookup: Lookup | None,
     compares_values: bool = True,
+    typed: TypedValues | None = None,
 ) -> list[Constraint]:
     """A claim's constraints as the allocator checks them; ``stable``: upstream's stable allocator (chosen when
     the enabled features allow it), which knows only matchAttribute (distinctAttribute falls into its
     "unsupported constraint" branch); ``keeps_every_value``: distinctAttribute as v0.37 keeps it (else
-    :class:`DistinctPerRequest`); ``compares_values`` False: as v0.34 compares them (:class:`DistinctSameDevice`)."""
+    :class:`DistinctPerRequest`); ``compares_values`` False: as v0.34 compares them (:class:`DistinctSameDevice`);
+    ``typed``: attribute values as v0.38 reads them (:class:`TypedValues`)."""
     out: list[Constraint] = []
     for i, c in enumerate(claim.spec.constraints):
         if c.match_attribute is not None:
@@ -264,4 +332,5 @@ def build(
             raise AllocationError(
                 f"claim {claim_ref(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
             )
+        out[-1].typed = typed
     return out

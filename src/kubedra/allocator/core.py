@@ -97,6 +97,8 @@ class Allocator:
         self.distinct_compares_values = versions.holds_at(
             "allocator.distinctAttributeComparesValues", target_version
         )
+        # from 1.38 constraints read attributes as Go values (kubedra.allocator.constraints.TypedValues)
+        self.attribute_values_typed = versions.holds_at("allocator.attributeValuesTyped", target_version)
         self.shared_device_counters_once = versions.holds_at(
             "allocator.sharedDeviceCountersOnce", target_version
         )

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from kubedra.allocator.constraints import Lookup, lookup_attribute
+from kubedra.allocator.constraints import Lookup, TypedValues, lookup_attribute
 from kubedra.allocator.errors import AllocationError
 from kubedra.allocator.requests import Req, claim_ref
 from kubedra.cel import CELCompileError, CELRuntimeError, SelectorEnvironment
@@ -83,6 +83,11 @@ class DerivedAttributes:
 
         return lookup
 
+    def typed(self, claim: ResourceClaim, wraps: bool) -> TypedValues:
+        """How v0.38 reads ``claim``'s constraint values (allocator.attributeValuesTyped); ``wraps``: the
+        variant runs the stable code, which names the claim and request in the error."""
+        return TypedValues(claim, wraps, self.pool_of)
+
     def evaluate(self, name: str, expression: str, device: Device, driver: str) -> DeviceAttribute:
         key = (id(device), driver, expression)
         hit = self._values.get(key)
@@ -95,7 +100,7 @@ class DerivedAttributes:
             value = program.evaluate(device, driver)
         except CELRuntimeError as e:
             raise AllocationError(
-                f"evaluate derived attribute {name} on device {driver}/{self._pool(device)}/{device.name} "
+                f"evaluate derived attribute {name} on device {driver}/{self.pool_of(device)}/{device.name} "
                 f"failed: {e.detail}"
             ) from None
         self._values[key] = value
@@ -119,7 +124,7 @@ class DerivedAttributes:
             self._programs[expression] = hit
         return hit
 
-    def _pool(self, device: Device) -> str:
+    def pool_of(self, device: Device) -> str:
         if self._pool_of is None:
             self._pool_of = {id(d): p.name for p in self._pools for s in p.slices for d in s.devices}
         return self._pool_of.get(id(device), "?")

@@ -147,15 +147,10 @@ class Search(CounterTracking):
                     f"of {MAX_RESULTS}"
                 )
             lookup = self.derived.for_claim(claim) if f.derived_attributes else None
-            stable = f.implementation(self.a.target_version) == "stable"
-            cons = build(
-                claim,
-                f.list_type_attributes,
-                stable,
-                self.a.distinct_keeps_every_value,
-                lookup,
-                self.a.distinct_compares_values,
-            )
+            code = f.implementation(self.a.target_version)  # at 1.38 the stable variant runs "incubating"
+            typed = self.derived.typed(claim, code == "incubating") if self.a.attribute_values_typed else None
+            keeps, compares = self.a.distinct_keeps_every_value, self.a.distinct_compares_values
+            cons = build(claim, f.list_type_attributes, code == "stable", keeps, lookup, compares, typed)
             self.constraints.append(cons)
         reuse = self.a.reuse
         key = reuse.key(self) if reuse is not None else None

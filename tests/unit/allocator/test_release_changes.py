@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from kubedra.allocator import AllocatedState, AllocationError, Allocator, FailedOnNodeError, Features
+from kubedra.model.objects import DeviceAttribute, DeviceConstraint, DeviceDerivedAttribute
 
 from .helpers import WITH_FRACTIONS, all_req, claim, cls, dev, node, picked, req, slice_
 
@@ -98,8 +99,6 @@ def test_135_and_134_variants_run_one_step_behind() -> None:
 
 def test_distinct_attribute_is_honoured_by_the_138_stable_variant() -> None:
     """v0.37's stable allocator rejects distinctAttribute; v0.38's stable (v0.37's incubating code) has it."""
-    from kubedra.model.objects import DeviceConstraint
-
     basic = Features(prioritized_list=True)
     slices = [slice_("s1", [dev("d0", {"x": "a"}), dev("d1", {"x": "a"}), dev("d2", {"x": "b"})])]
     c = claim("c", req(count=2), constraints=[DeviceConstraint(distinct_attribute="driver-a/x")])
@@ -108,3 +107,107 @@ def test_distinct_attribute_is_honoured_by_the_138_stable_variant() -> None:
     assert picked(alloc(slices, "1.38", features=basic).allocate(node(), [c])) == [
         [("req-0", "d0"), ("req-0", "d2")]
     ]
+
+
+def _attr(kind: str, value: object) -> dict[str, DeviceAttribute]:
+    return {"m": DeviceAttribute(kind, value)}  # type: ignore[arg-type]
+
+
+LIST_TYPES = Features(list_type_attributes=True, derived_attributes=True)
+
+
+@pytest.mark.parametrize(
+    ("release", "features", "outcome"),
+    [
+        # v0.37: the first device passes, the second has no common value
+        ("1.37", Features(prioritized_list=True), "cannot add device driver-a/pool-1/d1 because"),
+        # v0.38's stable variant (v0.37's incubating code) names the claim and request
+        (
+            "1.38",
+            Features(prioritized_list=True),
+            "claim default/c, request req-0: device driver-a/pool-1/d0: unsupported attribute value for driver-a/m",
+        ),
+        # v0.38's incubating variant returns the error as it is
+        (
+            "1.38",
+            Features(derived_attributes=True),
+            "^device driver-a/pool-1/d0: unsupported attribute value",
+        ),
+    ],
+)
+def test_a_list_attribute_without_list_types_fails_the_allocation_from_138(
+    release: str, features: Features, outcome: str
+) -> None:
+    """allocator.attributeValuesTyped: without DRAListTypeAttributes v0.38 stops at a list value."""
+    slices = [slice_("s1", [dev("d0"), dev("d1")])]
+    slices[0].devices[0].attributes = _attr("strings", ["a"])
+    slices[0].devices[1].attributes = _attr("strings", ["b"])
+    c = claim("c", all_req(), constraints=[DeviceConstraint(match_attribute="driver-a/m")])
+    with pytest.raises(AllocationError, match=outcome):
+        alloc(slices, release, features=features).allocate(node(), [c])
+
+
+@pytest.mark.parametrize("release", ["1.37", "1.38"])
+@pytest.mark.parametrize(
+    "value", [DeviceAttribute("strings", []), DeviceAttribute("version", "99999999999999999999.0.0")]
+)
+def test_an_attribute_v038_cannot_represent_fails_the_allocation(
+    release: str, value: DeviceAttribute
+) -> None:
+    """api/conversion.go attrValue: an empty list or a version semver.New rejects is nil from v0.38."""
+    slices = [slice_("s1", [dev("d0")])]
+    slices[0].devices[0].attributes = {"m": value}
+    c = claim("c", req(), constraints=[DeviceConstraint(match_attribute="driver-a/m")])
+    a = alloc(slices, release, features=LIST_TYPES)
+    if release == "1.38":
+        with pytest.raises(AllocationError, match=r"^device driver-a/pool-1/d0: unsupported attribute value"):
+            a.allocate(node(), [c])
+    elif value.kind == "strings":  # v0.37: an empty list is no set, so the constraint is not met
+        assert a.allocate(node(), [c]) is None
+    else:  # v0.37 compares the version's text
+        assert picked(a.allocate(node(), [c])) == [[("req-0", "d0")]]
+
+
+@pytest.mark.parametrize(("release", "allocated"), [("1.37", False), ("1.38", True)])
+@pytest.mark.parametrize("constraint", ["match", "distinct"])
+def test_versions_compare_without_build_metadata_from_138(
+    release: str, allocated: bool, constraint: str
+) -> None:
+    """v0.38 compares versions with semver's Equals (versionWithoutBuild for sets): 1.0.0+a equals 1.0.0+b."""
+    slices = [slice_("s1", [dev("d0"), dev("d1")])]
+    slices[0].devices[0].attributes = _attr("version", "1.0.0+a")
+    slices[0].devices[1].attributes = _attr("version", "1.0.0+b")
+    spec = (
+        DeviceConstraint(match_attribute="driver-a/m")
+        if constraint == "match"
+        else DeviceConstraint(distinct_attribute="driver-a/m")
+    )
+    # v0.37's stable variant has no distinctAttribute: its incubating one compares scalars there
+    scalar = (
+        Features(device_binding_and_status=True) if (release, constraint) == ("1.37", "distinct") else None
+    )
+    for features in (scalar or Features(prioritized_list=True), LIST_TYPES):
+        res = alloc(slices, release, features=features).allocate(
+            node(), [claim("c", req(count=2), constraints=[spec])]
+        )
+        assert (res is not None) is (allocated if constraint == "match" else not allocated)
+
+
+@pytest.mark.parametrize(("release", "allocated"), [("1.37", False), ("1.38", True)])
+def test_a_derived_empty_list_is_an_empty_set_from_138(release: str, allocated: bool) -> None:
+    """cel/compile.go valToDeviceAttribute gives []string{} for an empty list; v0.37's attributeAsSet made it
+    no set (the constraint fails), v0.38's an empty one (a first device; disjoint from every other). Found by
+    the differential test at 1.38 (seed 8, #2358)."""
+    slices = [slice_("s1", [dev("d0"), dev("d1")])]
+    derived = [DeviceDerivedAttribute(name="driver-a/m", expression="[]")]
+    one = claim(
+        "c", req(derived_attributes=derived), constraints=[DeviceConstraint(match_attribute="driver-a/m")]
+    )
+    two = claim(
+        "c",
+        req(count=2, derived_attributes=derived),
+        constraints=[DeviceConstraint(distinct_attribute="driver-a/m")],
+    )
+    for c in (one, two):
+        res = alloc(slices, release, features=LIST_TYPES).allocate(node(), [c])
+        assert (res is not None) is allocated
