@@ -168,6 +168,40 @@ SCENARIOS: dict[str, Doc] = {
     "counters-consumed-past-29-orders": _partitions(
         "10000000000000000000000000001e11", "1e39", "99999999999", "1n"
     ),
+    # allocator.attributeValuesTyped: v0.38 reads attributes as Go values. Without ListTypeAttributes a list
+    # fails the allocation ("unsupported attribute value", the stable variant naming claim and request) even on
+    # the first device, which v0.37 takes unchecked
+    "list-attribute-without-list-types": scenario(
+        [_device("dev-0", attributes={"x": {"strings": ["a"]}})],
+        ONE,
+        features={},
+        constraints=[{"matchAttribute": "driver-a/x"}],
+    ),
+    # ... and so does a derived list (the incubating variant: the error as it is)
+    "derived-list-without-list-types": scenario(
+        [_device("dev-0")],
+        {**ONE, "derivedAttributes": [{"name": "driver-a/x", "expression": "['a']"}]},
+        features={"DerivedAttributes": True},
+        constraints=[{"matchAttribute": "driver-a/x"}],
+    ),
+    # an empty list (API-invalid, but stored slices are not revalidated) is nil for v0.38 (attrValue): an
+    # error; v0.37's attributeAsSet makes it no set, so the constraint fails and nothing is allocated
+    "empty-list-attribute": scenario(
+        [_device("dev-0", attributes={"x": {"strings": []}})],
+        ONE,
+        features={"ListTypeAttributes": True},
+        constraints=[{"matchAttribute": "driver-a/x"}],
+    ),
+    # versions compare with semver's Equals from v0.38 (build metadata ignored), as text through v0.37
+    "versions-equal-without-build-metadata": scenario(
+        [
+            _device("dev-0", attributes={"x": {"version": "1.0.0+a"}}),
+            _device("dev-1", attributes={"x": {"version": "1.0.0+b"}}),
+        ],
+        {"allocationMode": "ExactCount", "count": 2},
+        features={},
+        constraints=[{"matchAttribute": "driver-a/x"}],
+    ),
 }
 
 
