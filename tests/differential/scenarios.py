@@ -59,6 +59,9 @@ DRIVERS = ("driver-a", "driver-b")
 SHARED_DOMAIN = "example.com"
 MODELS = ("a100", "h100", "l4")
 VERSIONS = ("1.0.0", "1.2.3", "2.0.0-rc.1", "2.0.0", "10.1.0")
+# A device's version may carry build metadata: equal to 1.2.3 for a constraint from v0.38 (semver's Equals), not
+# through v0.37 (the texts are compared; allocator.attributeValuesTyped in data/versions.yaml).
+DEVICE_VERSIONS = (*VERSIONS, "1.2.3+build.7")
 MEMORY = ("8Gi", "16Gi", "40Gi", "80Gi")
 RACKS = ("r1", "r2")
 # Quantities in every representation apimachinery has: int64Amount with scale 0, a positive
@@ -331,7 +334,7 @@ def device(g: Genes, name: str, ctx: _PoolCtx) -> dict[str, Any]:  # noqa: C901 
     if not g.chance(30):
         attrs["fast"] = {"bool": g.chance(50)}
     if not g.chance(25):
-        attrs["fw"] = {"version": g.pick(VERSIONS)}
+        attrs["fw"] = {"version": g.pick(DEVICE_VERSIONS)}
     if not g.chance(30):
         attrs[f"{SHARED_DOMAIN}/numa"] = {"int": g.between(0, 1)}
     if g.chance(40):
