@@ -86,11 +86,13 @@ class Report:
             "ignored": self.ignored,
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, *, finding_dicts: bool = True) -> dict[str, Any]:
+        """Audit's JSON report as data; without ``finding_dicts`` its ``findings`` are the Finding objects
+        themselves, for a writer that makes each one's dict (:func:`finding_dict`) only as it writes it."""
         out: dict[str, Any] = {"targetVersion": str(self.target)}
         if self.current is not None:
             out["currentVersion"] = str(self.current)
-        out["findings"] = [finding_dict(f) for f in self.findings]
+        out["findings"] = [finding_dict(f) for f in self.findings] if finding_dicts else self.findings
         out["summary"] = self.summary()
         out["incomplete"] = self.incomplete
         return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import click
@@ -40,10 +40,11 @@ def to_json(data: Any) -> str:
     return dumps_indented(data) + "\n"  # json.dumps(indent=2, ensure_ascii=False), byte for byte, faster
 
 
-def echo_json(data: Any) -> None:
+def echo_json(data: Any, each: Mapping[str, Callable[[Any], Any]] | None = None) -> None:
     """``click.echo(to_json(data), nl=False)``, written in pieces (:func:`pieces_indented`): a large report is
-    never one string, nor copied to bytes whole."""
-    pieces = pieces_indented(data)
+    never one string, nor copied to bytes whole. ``each``: what each item of a top-level list is written as
+    (by key), made one at a time as it is encoded."""
+    pieces = pieces_indented(data, each)
     pieces.append("\n")
     for i in range(0, len(pieces), 512):
         click.echo("".join(pieces[i : i + 512]), nl=False)

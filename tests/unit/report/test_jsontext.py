@@ -90,6 +90,27 @@ def test_pieces_are_the_same_text(obj: Any) -> None:
     assert "".join(pieces_indented(obj)) == _std(obj)
 
 
+def _wrap(item: Any) -> Any:
+    return {"item": item, "pair": [item, item]}
+
+
+@settings(max_examples=300)
+@given(st.dictionaries(st.sampled_from(["findings", "other", "x"]), data, max_size=3) | data)
+def test_pieces_convert_each_item_as_written(obj: Any) -> None:
+    """``each``: a named top-level list's items written as what the function makes of each, the text that of
+    the data converted first (also where the fast path hands the data to json.dumps), other values untouched."""
+    each = {"findings": _wrap}
+    converted = (
+        {
+            k: [_wrap(x) for x in v] if k == "findings" and isinstance(v, list | tuple) else v
+            for k, v in obj.items()
+        }
+        if isinstance(obj, dict)
+        else obj
+    )
+    assert "".join(pieces_indented(obj, each)) == _std(converted)
+
+
 def test_audit_report_is_written_in_pieces(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """``audit -o json`` writes its report a finding at a time, never as one string of the whole report (5,500
     findings: about 15 MB of copies of a 3.6 MB text), and the text is json.dumps' of the same data."""
