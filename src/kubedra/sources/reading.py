@@ -90,22 +90,36 @@ def _walk(root: Path, suffixes: tuple[str, ...]) -> tuple[list[str], list[tuple[
             dirs[:] = []
             continue
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        regular = _regular_files(folder)
         for f in sorted(names):
             if not f.endswith(suffixes) or f.startswith("."):
                 continue
             full = os.path.join(folder, f)
-            try:
-                st = os.stat(full)  # follows a symlink to its target, like kubectl
-            except OSError as e:
-                problems.append((full, f"cannot read: {e.strerror}"))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                problems.append((full, f"{file_kind(st.st_mode)}, not read"))  # never opened: a FIFO blocks
-            elif not os.access(full, os.R_OK):
+            if f not in regular:
+                try:
+                    st = os.stat(full)  # follows a symlink to its target, like kubectl
+                except OSError as e:
+                    problems.append((full, f"cannot read: {e.strerror}"))
+                    continue
+                if not stat.S_ISREG(st.st_mode):  # never opened: a FIFO blocks
+                    problems.append((full, f"{file_kind(st.st_mode)}, not read"))
+                    continue
+            if not os.access(full, os.R_OK):
                 problems.append((full, "cannot read: permission denied"))
             else:
                 found.append(full)
     return found, problems
+
+
+def _regular_files(folder: str) -> frozenset[str]:
+    """Names of the regular files in ``folder`` that are no symlinks, as its listing says (the entry's type,
+    no ``stat`` each: 10,000 manifests, 10,000 system calls less); empty when it cannot be listed. Any other
+    entry (a symlink, a FIFO, an entry of unknown type) is ``stat``-ed by the caller as before."""
+    try:
+        with os.scandir(folder) as entries:
+            return frozenset(e.name for e in entries if e.is_file(follow_symlinks=False))
+    except OSError:
+        return frozenset()
 
 
 def _report_unreadable(problems: list[tuple[str, str]]) -> None:
