@@ -83,15 +83,19 @@ class QuantityError(ValueError):
     """The text is not a valid Kubernetes quantity; the message is upstream's."""
 
 
-# Exact nano-unit integers grow with a value's order of magnitude, and Python converts them to text in
-# quadratic time with a 4,300-digit cap, so "1e10000000" (which Go keeps as int64Amount{1, 10000000}) would
-# never finish. Beyond these bounds kubedra says it cannot model the value instead of hanging; values finer
-# than 1n need no bound, they round up to 1n exactly as ParseQuantity does.
-MAX_MODELLED_DIGITS = 1000
+# Exact nano-unit integers grow with a value's order of magnitude, and Python converts them to and from text in
+# quadratic time with a 4,300-digit cap, so "1e999999999" (which Go keeps as int64Amount{1, 999999999}) would never
+# finish. Within these bounds every value is modelled exactly (about a millisecond for the largest); beyond them
+# kubedra says it cannot check the value instead of hanging or calling it invalid. Values finer than 1n need no
+# bound, they round up to 1n exactly as ParseQuantity does.
+MAX_MODELLED_DIGITS = 4000
+MAX_MODELLED_ORDER = 10000
+_INT32 = 1 << 31
 
 
 class QuantityNotModelled(QuantityError):
-    """A quantity upstream may accept but kubedra does not model (its magnitude or digits are too large)."""
+    """A quantity upstream may accept but kubedra does not model (its magnitude or digits are too large): not a
+    verdict on the value, readers report that they cannot check it."""
 
 
 def _split(s: str) -> tuple[bool, str, str, str]:
@@ -212,39 +216,50 @@ def _bounded_digits(num: str, denom: str, max_digits: int) -> Fraction:
     return Fraction(mantissa * 10 ** len(dropped), 10 ** len(denom))
 
 
-def _bounded_magnitude(text: str, num: str, denom: str, base: int, exponent: int) -> int | None:
+def _bounded_magnitude(
+    text: str, num: str, denom: str, base: int, exponent: int, since_138: bool
+) -> int | None:
     """1 (nano-unit) for a non-zero value far below 1n, which ParseQuantity rounds up to 1n whatever its digits
     (inf.RoundUp to scale 9; the inf.Dec path, exponent -9, at every release); None to parse it in full. Raises
-    :class:`QuantityNotModelled` past :data:`MAX_MODELLED_DIGITS` digits or orders of magnitude."""
+    :class:`QuantityNotModelled` past :data:`MAX_MODELLED_DIGITS` digits or :data:`MAX_MODELLED_ORDER` orders of
+    magnitude, and where v0.37's inf.Dec scale wraps (read arithmetically, nothing is built from the exponent)."""
     digits = (num + denom).lstrip("0")
+    head = text if len(text) <= 40 else f"{text[:40]}..."
     if len(digits) > MAX_MODELLED_DIGITS:
         raise QuantityNotModelled(
-            f"quantity {text[:40]!r}... has {len(digits)} digits: kubedra models at most {MAX_MODELLED_DIGITS}"
+            f"cannot check quantity {head!r}: {len(digits)} digits, kubedra models at most {MAX_MODELLED_DIGITS}"
         )
     if not digits or base != 10:  # a binary suffix's exponent is at most 60 (Ei)
         return None
-    order = len(digits) - len(denom) + exponent  # the value is below 10**order
-    if order > MAX_MODELLED_DIGITS:
+    if not since_138 and len(denom) - exponent >= _INT32:
+        # v0.37 amount.SetScale(amount.Scale() + Scale(exponent).infScale()) in int32: the scale wraps negative,
+        # a value near 10^(2^31) that the apiserver then rounds to 1n by building it
         raise QuantityNotModelled(
-            f"quantity {text[:40]!r} is about 10^{order}: kubedra models values up to 10^{MAX_MODELLED_DIGITS}"
+            f"cannot check quantity {head!r}: through 1.37 its inf.Dec scale ({len(denom)} - ({exponent})) wraps "
+            "int32, a value of about 2^31 digits"
+        )
+    order = len(digits) - len(denom) + exponent  # the value is below 10**order
+    if order > MAX_MODELLED_ORDER:
+        raise QuantityNotModelled(
+            f"cannot check quantity {head!r}: about 10^{order}, kubedra models values up to 10^{MAX_MODELLED_ORDER}"
         )
     return 1 if order < -64 else None
 
 
 @functools.lru_cache(maxsize=65536)
-def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None, int | None]:
-    """(nanos, format, int64Amount scale or DEC, inf.Dec exponent or None)."""
+def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None, int | None, bool]:
+    """(nanos, format, int64Amount scale or DEC, inf.Dec exponent or None, whether String() keeps the text)."""
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":
-        return 0, "DecimalSI", 0, None
+        return 0, "DecimalSI", 0, None, True
     positive, num, denom, suffix = _split(text)
     base, exponent, fmt = _interpret(suffix)
     if since_138 and fmt == "DecimalExponent" and exponent == -(2**31):
         raise QuantityError(ERR_SUFFIX)  # v0.38: math.MinInt32 has no inf.Scale (canInfScale)
-    tiny = _bounded_magnitude(text, num, denom, base, exponent)
+    tiny = _bounded_magnitude(text, num, denom, base, exponent, since_138)
     if tiny is not None:
-        return (tiny if positive else -tiny), fmt, DEC, -9
+        return (tiny if positive else -tiny), fmt, DEC, -9, False
     fast_scale = _fast_path_scale(num, denom, exponent, fmt, positive, since_138)
     # Fast path (int64Amount) exists upstream for speed; results are identical to the exact path except
     # for the BinarySI cap, which only applies to values that overflow int64 - handled below.
@@ -270,19 +285,42 @@ def _parse(text: str, since_138: bool = False) -> tuple[int, Format, int | None,
         nanos = _MAX_INT64 * NANO
         dec_exp = 0  # amount.Set(maxAllowed.Dec): inf.NewDec(2^63-1, 0)
     if fast_scale is not None:
-        return (nanos if positive else -nanos), fmt, fast_scale, None
+        kept = _keeps_text(num, denom, exponent, fmt, fast_scale, since_138)
+        return (nanos if positive else -nanos), fmt, fast_scale, None, kept
     if fmt == "BinarySI" and 0 < nanos < NANO:
         fmt = "DecimalSI"
-    return (nanos if positive else -nanos), fmt, DEC, dec_exp
+    return (nanos if positive else -nanos), fmt, DEC, dec_exp, False
+
+
+def _keeps_text(num: str, denom: str, exponent: int, fmt: Format, scale: int, since_138: bool) -> bool:
+    """Whether ParseQuantity's fast path caches the input text as the quantity's ``String()`` ("if the number is
+    in canonical form, reuse the string"): a decimal whose scale is a multiple of 3 and whose digits neither start
+    with 0 nor end in 000, a binary one whose digits are no multiple of 8. The text is kept as written, sign,
+    decimal point and leading zeros included (``123.456e9000``, ``+1.5k``, ``05Gi``). v0.38 recanonicalizes the
+    19-digit values its fast path newly takes (``forceRecanonicalize``)."""
+    if fmt == "BinarySI":
+        return exponent % 10 == 0 and int(num) & 7 != 0
+    if since_138 and len(num) + len(denom) > _MAX_INT64_FACTORS:
+        return False
+    shifted = num + denom
+    return scale % 3 == 0 and not shifted.endswith("000") and shifted[0] != "0"
 
 
 def _strip_factors(value: int, base: int) -> tuple[int, int]:
+    """``value`` without its factors of ``base``, and how many came off: powers ``base**(2**k)`` first, so a
+    10^10000 takes about 30 divisions instead of 10,000."""
     if value == 0:
         return 0, 0
     times = 0
-    while value % base == 0:
-        value //= base
-        times += 1
+    powers = [(base, 1)]
+    while value % powers[-1][0] == 0:
+        value //= powers[-1][0]
+        times += powers[-1][1]
+        powers.append((powers[-1][0] ** 2, powers[-1][1] * 2))
+    for power, count in reversed(powers[:-1]):
+        if value % power == 0:
+            value //= power
+            times += count
     return value, times
 
 
@@ -299,6 +337,8 @@ class Quantity:
     source: str | None = field(default=None, compare=False)
     # The base-10 exponent of the inf.Dec representation (scale DEC); None: -9, as v0.37 ParseQuantity leaves it.
     exp: int | None = field(default=None, compare=False)
+    # Whether ParseQuantity cached ``source`` as String() (:func:`_keeps_text`): canonical() returns it verbatim.
+    kept: bool = field(default=False, compare=False)
 
     # ----------------------------------------------------------------- construction
     @staticmethod
@@ -308,8 +348,8 @@ class Quantity:
         if not isinstance(text, str):
             raise QuantityError(ERR_FORMAT_WRONG)
         rules = current_rules() if since_138 is None else since_138
-        nanos, fmt, scale, exp = _parse(text, rules)
-        return Quantity(nanos, fmt, scale, text, exp)
+        nanos, fmt, scale, exp, kept = _parse(text, rules)
+        return Quantity(nanos, fmt, scale, text, exp, kept)
 
     def at(self, since_138: bool) -> Quantity:
         """This quantity as the apimachinery of a release would hold it: a parsed one re-read under v0.38's
@@ -458,7 +498,10 @@ class Quantity:
 
     def canonical(self) -> str:
         """``Quantity.String()`` (v0.38's under :func:`quantity_rules`: a DecimalSI exponent above 18 is
-        written ``e``, where v0.37 wrote the mantissa alone, ``1e21`` -> ``"1"``)."""
+        written ``e``, where v0.37 wrote the mantissa alone, ``1e21`` -> ``"1"``). A text ParseQuantity cached
+        (:func:`_keeps_text`) is returned as written, as upstream's String() and the apiserver's JSON do."""
+        if self.kept and self.source is not None:
+            return self.source
         if self.nanos == 0:
             return "0"
         fmt = self.format

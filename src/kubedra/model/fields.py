@@ -10,7 +10,7 @@ from itertools import chain
 from typing import Any, TypeVar
 
 from kubedra.errors import InputError, Location
-from kubedra.k8s.quantity import Quantity, QuantityError, parse_quantity
+from kubedra.k8s.quantity import Quantity, QuantityError, QuantityNotModelled, parse_quantity
 from kubedra.model.facts import DeviceFacts, freeze
 from kubedra.model.objects import (
     ALLOCATION_MODE_EXACT,
@@ -104,6 +104,8 @@ class ParseContext:
     def qty(self, v: Any, path: str) -> Quantity:
         try:
             return _cached_quantity(v) if isinstance(v, str) else parse_quantity(v)
+        except QuantityNotModelled as e:
+            raise self.fail(path, f"{e} (not invalid: the apiserver may accept it)") from None
         except QuantityError as e:
             raise self.fail(path, f"invalid quantity {v!r}: {e}") from None
 

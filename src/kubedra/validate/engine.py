@@ -9,6 +9,7 @@ dry-run (``kubedra.validate.dryrun``) is the final authority when a cluster is a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -19,7 +20,7 @@ from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
 from kubedra.k8s.findings import Finding
 from kubedra.k8s.podadmission import extended_resource_issues
-from kubedra.k8s.quantity import QuantityError, parse_quantity
+from kubedra.k8s.quantity import QuantityError, QuantityNotModelled, parse_quantity
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
@@ -56,6 +57,9 @@ def _minor(version: str) -> int:
 # How a quantity the decoder refuses (resource.Quantity UnmarshalJSON) is reported: such a value is refused even in
 # a field the apiserver then drops (it decodes the request before dropDisabledFields).
 BAD_QUANTITY = "invalid quantity "
+# How a quantity kubedra does not model (kubedra.k8s.quantity.QuantityNotModelled: past 10^10000, more than 4,000
+# digits) is reported: a warning that the value was not checked, never an error the apiserver may not raise.
+CANNOT_CHECK = "cannot check quantity "
 
 
 def _quantity_checker() -> Callable[[Any], str | None]:
@@ -64,6 +68,8 @@ def _quantity_checker() -> Callable[[Any], str | None]:
             return "quantity is required"
         try:
             parse_quantity(value)
+        except QuantityNotModelled as e:
+            return f"{e} (the apiserver may accept it)"
         except QuantityError as e:
             return f"{BAD_QUANTITY}{value!r}: {e}"
         return None
@@ -249,7 +255,7 @@ class Validator:
             issues.extend(pod_claim_issues(t.spec, spec))
             issues.extend(self._container_resources(t.spec, spec))
             issues.extend(pod_refs(t.spec, spec, doc.namespace, index, strict_refs=self.strict_refs))
-        return issues
+        return [dataclasses.replace(i, warning=True) if i.message.startswith(CANNOT_CHECK) else i for i in issues]
 
     def _as_v1(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         clone = copy.deepcopy(dict(obj))
