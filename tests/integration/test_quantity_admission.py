@@ -112,7 +112,9 @@ def test_extended_resource_quantities_match_each_release_apiserver(
 def _dry_run_stored(cp: ControlPlane, obj: dict[str, Any]) -> dict[str, Any] | str:
     """The object the apiserver would store (server-side dry-run), or its refusal."""
     try:
-        stored: dict[str, Any] = cp.api.request("POST", object_path(obj, with_name=False) + "?dryRun=All", obj)
+        stored: dict[str, Any] = cp.api.request(
+            "POST", object_path(obj, with_name=False) + "?dryRun=All", obj
+        )
     except ApiError as e:
         return str(e)
     return stored
@@ -141,7 +143,21 @@ def _cpu_pod(i: int, value: str) -> dict[str, Any]:
 
 CANONICAL = sorted(
     {lim for lim, _ in VALUES}
-    | {"1e9999", "-1e1001", "1000E", "1e21", "1000000E", "1.5e-9999", "123.4567e9000", "100.035k", "+1.255k", "8192Mi", "123456789012345678", "1234567890123456789", "05Gi"}
+    | {
+        "1e9999",
+        "-1e1001",
+        "1000E",
+        "1e21",
+        "1000000E",
+        "1.5e-9999",
+        "123.4567e9000",
+        "100.035k",
+        "+1.255k",
+        "8192Mi",
+        "123456789012345678",
+        "1234567890123456789",
+        "05Gi",
+    }
     | {"1" * 20 + "e9000", "1" * 30 + ".5e8000", "1" * 3999 + "e6000", "-1.5e-9999", "1.5e-1000"}
 )
 
@@ -160,7 +176,9 @@ def _canonical_agrees(cp: ControlPlane) -> None:
         if not isinstance(pod_theirs, str):
             pod_theirs = pod_theirs["limits"]["cpu"]
         stored = _dry_run_stored(cp, _slice(i, value))
-        slice_theirs = stored if isinstance(stored, str) else stored["spec"]["devices"][0]["capacity"]["memory"]
+        slice_theirs = (
+            stored if isinstance(stored, str) else stored["spec"]["devices"][0]["capacity"]["memory"]
+        )
         if not isinstance(slice_theirs, str):
             slice_theirs = slice_theirs["value"]
         if (pod_ours, slice_ours) != (pod_theirs, slice_theirs):
@@ -169,7 +187,9 @@ def _canonical_agrees(cp: ControlPlane) -> None:
 
 
 def _not_modelled_warns(cp: ControlPlane) -> None:
-    pods = [_pod(i, v, None) for i, v in enumerate(NOT_MODELLED)] + [_slice(i, v) for i, v in enumerate(NOT_MODELLED)]
+    pods = [_pod(i, v, None) for i, v in enumerate(NOT_MODELLED)] + [
+        _slice(i, v) for i, v in enumerate(NOT_MODELLED)
+    ]
     docs = parse_text("\n---\n".join(json.dumps(p) for p in pods), "huge.yaml").documents
     result = validate_documents(docs, cp.version)
     assert not result.errors

@@ -55,7 +55,11 @@ def test_a_value_past_the_modelled_magnitude_cannot_be_checked(text: str) -> Non
 @pytest.mark.parametrize(
     ("text", "v037", "v038"),
     [
-        ("1e1000", "10e999", "10e999"),  # int64Amount{1, 1000}: AsCanonicalBytes makes the exponent a multiple of 3
+        (
+            "1e1000",
+            "10e999",
+            "10e999",
+        ),  # int64Amount{1, 1000}: AsCanonicalBytes makes the exponent a multiple of 3
         ("1e1001", "100e999", "100e999"),
         ("-1e9999", "-1e9999", "-1e9999"),
         ("123.4567e9000", "123456700e8994", "123456700e8994"),  # int64Amount{1234567, 8996}
@@ -129,8 +133,16 @@ def test_simulate_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
 
 @pytest.mark.parametrize(
     ("text", "kept"),
-    [("100.035k", True), ("+1.5k", False), ("+1.255k", True), ("05Gi", True), ("8192Mi", False), ("1000", False),
-     ("1.2e3", False), ("0.5k", False)],
+    [
+        ("100.035k", True),
+        ("+1.5k", False),
+        ("+1.255k", True),
+        ("05Gi", True),
+        ("8192Mi", False),
+        ("1000", False),
+        ("1.2e3", False),
+        ("0.5k", False),
+    ],
 )
 def test_the_fast_path_keeps_a_canonical_text(text: str, kept: bool) -> None:
     """ParseQuantity caches the input as String() where its fast path finds it canonical (quantity.go "reuse the

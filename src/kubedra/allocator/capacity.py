@@ -33,7 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kubedra.k8s.quantity import NANO, Quantity, current_rules, wrap_int64
+from kubedra.k8s.quantity import NANO, Quantity, current_rules
+from kubedra.k8s.quantityint import wrap_int64
 from kubedra.model.objects import CapacityRequestPolicy, CapacityRequestPolicyRange, DeviceCapacity
 
 Consumed = dict[str, Quantity]

@@ -15,6 +15,7 @@ from google.protobuf import message_factory as _mf
 
 from kubedra.cel import _protos
 from kubedra.k8s.quantity import Quantity
+from kubedra.k8s.quantityint import int_text, text_int
 from kubedra.model.semver import PreRelease, Semver
 
 RUNTIME_POOL = _protos.new_pool(None)
@@ -39,14 +40,14 @@ def quantity_to_msg(q: Quantity) -> Any:
         scale = "dec" if q.exp is None else f"dec{q.exp}"
     else:
         scale = str(q.scale)
-    return QuantityMsg(nanos=str(q.nanos), scale=scale)
+    return QuantityMsg(nanos=int_text(q.nanos), scale=scale)
 
 
 def msg_to_quantity(m: Any) -> Quantity:
     if m.scale.startswith("dec"):
         rest = m.scale[3:]
-        return Quantity(int(m.nanos), "DecimalSI", None, exp=int(rest) if rest else None)
-    return Quantity(int(m.nanos), "DecimalSI", int(m.scale or "-9"))
+        return Quantity(text_int(m.nanos), "DecimalSI", None, exp=int(rest) if rest else None)
+    return Quantity(text_int(m.nanos), "DecimalSI", int(m.scale or "-9"))
 
 
 def semver_to_msg(v: Semver) -> Any:

@@ -40,6 +40,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Literal
 
+from kubedra.k8s.quantityint import v037_dec_scaled, v037_int64_scaled
+
 Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
 NANO = 10**9
@@ -391,10 +393,10 @@ class Quantity:
             return max(_MIN_INT64, min(_MAX_INT64, magnitude if exact >= 0 else -magnitude))
         amount = self.amount()
         if amount is not None:
-            return _v037_int64_scaled(amount[0], amount[1] - scale)
+            return v037_int64_scaled(amount[0], amount[1] - scale)
         exp = self.exponent()
         unscaled = self.nanos // 10 ** (9 + exp)  # exact: an inf.Dec's exponent is at least -9 (1n)
-        return _v037_dec_scaled(unscaled, scale - exp)
+        return v037_dec_scaled(unscaled, scale - exp)
 
     def is_integer(self) -> bool:
         """Mathematically an integer (not upstream's ``AsInt64``, see :meth:`as_int64`)."""
@@ -523,55 +525,6 @@ class Quantity:
         if exponent not in _DEC_BY_EXP and current_rules():
             return f"{amount}e{exponent}"  # v0.38: no SI suffix above E, so "e" (v0.37 dropped the exponent)
         return f"{amount}{_DEC_BY_EXP.get(exponent, '')}"
-
-
-def wrap_int64(v: int) -> int:
-    """``v`` as Go's int64 arithmetic leaves it (two's complement, 64 bits)."""
-    return ((v + (1 << 63)) % (1 << 64)) - (1 << 63)
-
-
-def _pow10(n: int) -> int:
-    """``10**n`` for ``n`` >= 0, typed as an int."""
-    return int(10**n)
-
-
-_FACTOR_WRAPS = frozenset((1, 2, 3, 6, 9))  # v0.37 positiveScaleInt64's cases that return the wrapped product
-
-
-def _v037_int64_scaled(value: int, up: int) -> int:
-    """v0.37 ``int64Amount.AsScaledInt64``'s value: ``value * 10**up`` (``up`` < 0: divided, away from zero)."""
-    if up <= 0:
-        q, fraction = divmod(abs(value), _pow10(-up))
-        q += 1 if fraction else 0  # negativeScaleInt64
-        return q if value >= 0 else -q
-    if value == _MIN_INT64:
-        return 0
-    product = value * _pow10(up)
-    if _fits(product):
-        return product
-    return wrap_int64(product) if up in _FACTOR_WRAPS else 0
-
-
-def _big_int64(v: int) -> int:
-    """Go's ``big.Int.Int64``: the low 64 bits of the magnitude, as an int64, with the sign applied."""
-    low = wrap_int64(abs(v) % (1 << 64))
-    return wrap_int64(-low) if v < 0 else low
-
-
-def _v037_dec_scaled(unscaled: int, dif: int) -> int:
-    """v0.37 scale_int.go ``scaledValue``: ``unscaled`` (exponent ``-dif`` relative to the target scale)."""
-    if dif == 0:
-        return _big_int64(unscaled)
-    if dif < 0:  # unscaled.Int64() * int64(math.Pow10(-dif)): 10**19 and up convert to MinInt64 (amd64)
-        return wrap_int64(_big_int64(unscaled) * (_pow10(-dif) if -dif < 19 else _MIN_INT64))
-    if unscaled < _MAX_INT64 and dif < 19:
-        u = _big_int64(unscaled)
-        divide = _pow10(dif)
-        q = abs(u) // divide
-        q = q if u >= 0 else -q  # Go's / truncates toward zero; the remainder takes the dividend's sign
-        return q + 1 if u - q * divide else q
-    q, r = divmod(unscaled, _pow10(dif))  # big.Int.DivMod: Euclidean, 0 <= r
-    return wrap_int64(_big_int64(q) + (1 if r else 0))
 
 
 def _round_away(nanos: int, unit: int) -> int:

@@ -255,7 +255,9 @@ class Validator:
             issues.extend(pod_claim_issues(t.spec, spec))
             issues.extend(self._container_resources(t.spec, spec))
             issues.extend(pod_refs(t.spec, spec, doc.namespace, index, strict_refs=self.strict_refs))
-        return [dataclasses.replace(i, warning=True) if i.message.startswith(CANNOT_CHECK) else i for i in issues]
+        return [
+            dataclasses.replace(i, warning=True) if i.message.startswith(CANNOT_CHECK) else i for i in issues
+        ]
 
     def _as_v1(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         clone = copy.deepcopy(dict(obj))

@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubedra.k8s.featuregates import gate_info
-from kubedra.k8s.quantity import NANO, Quantity, parse_quantity, quantity_rules, wrap_int64
+from kubedra.k8s.quantity import NANO, Quantity, parse_quantity, quantity_rules
+from kubedra.k8s.quantityint import int_text, wrap_int64
 from kubedra.k8s.versions import Version, holds
 
 MAX_OPTIONS = 10  # pkg/apis/resource/types.go CapacityRequestPolicyDiscreteMaxOptions
@@ -188,7 +189,7 @@ def _dec_string(q: Quantity) -> str:
     """``q.AsDec().String()``: the value's digits at its representation's base-10 exponent."""
     exp = q.exponent()
     if exp >= 0:
-        return str(q.nanos // NANO)
+        return int_text(q.nanos // NANO)
     unscaled = q.nanos // 10 ** (9 + exp)
-    sign, digits = ("-" if unscaled < 0 else ""), str(abs(unscaled)).rjust(-exp + 1, "0")
+    sign, digits = ("-" if unscaled < 0 else ""), int_text(abs(unscaled)).rjust(-exp + 1, "0")
     return f"{sign}{digits[:exp]}.{digits[exp:]}"

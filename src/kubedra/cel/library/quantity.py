@@ -17,7 +17,8 @@ from kubedra.cel.values import (
     msg_to_quantity,
     quantity_to_msg,
 )
-from kubedra.k8s.quantity import NANO, Quantity, QuantityError, current_rules
+from kubedra.k8s.quantity import NANO, Quantity, QuantityError, QuantityNotModelled, current_rules
+from kubedra.k8s.quantityint import text_int
 from kubedra.k8s.quantityread import approximate_float
 
 
@@ -35,15 +36,19 @@ def _quantity_msg_at(text: str, since_138: bool) -> Any:
 
 
 def _is_quantity(text: str) -> bool:
+    """``isQuantity(text)``; a value kubedra does not model (past 10^10000) is an evaluation error that says it
+    cannot check it, not ``false``: ParseQuantity may accept it."""
     try:
-        _quantity_msg(text)
-    except CELFunctionError:
+        Quantity.parse(text, current_rules())
+    except QuantityNotModelled as e:
+        raise CELFunctionError(str(e)) from None
+    except QuantityError:
         return False
     return True
 
 
 def quantity_int(m: Any) -> int:
-    return int(m.nanos)
+    return text_int(m.nanos)
 
 
 def cmp(a: int, b: int) -> int:
