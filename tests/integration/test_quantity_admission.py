@@ -15,6 +15,7 @@ import pytest
 from kubedra.k8s import versions
 from kubedra.k8s.podadmission import admitted
 from kubedra.k8s.quantity import parse_quantity, quantity_rules
+from kubedra.k8s.quantityread import unmodelled_string
 from kubedra.sources.files import parse_text
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import create_ignore_exists
@@ -66,8 +67,18 @@ VALUES: list[tuple[str, str | None]] = [
     ("1e1001", "1e1000"),
 ]
 
-# past what kubedra models: validate warns it cannot check them, whatever the apiserver says
-NOT_MODELLED = ["1e9999999", "9e999999", "1" * 4001]
+# past what kubedra models: validate warns it cannot check them, whatever the apiserver says of the value, and
+# names the string ParseQuantity stores (kubedra.k8s.quantityread.unmodelled_string), read from the text
+NOT_MODELLED = [
+    "1e9999999",
+    "9e999999",
+    "1.5e99999999",
+    "-1e999999999",
+    "1" * 4001,
+    "1" * 20 + "e12000",  # inf.Dec through 1.37 (e99999 timed a 1.35-1.37 dry-run out)
+    "1" + "0" * 4010 + "E",
+    "1" * 4001 + "Ki",
+]
 
 
 def _pod(i: int, limit: str, request: str | None) -> dict[str, Any]:
@@ -187,13 +198,26 @@ def _canonical_agrees(cp: ControlPlane) -> None:
 
 
 def _not_modelled_warns(cp: ControlPlane) -> None:
-    pods = [_pod(i, v, None) for i, v in enumerate(NOT_MODELLED)] + [
-        _slice(i, v) for i, v in enumerate(NOT_MODELLED)
-    ]
-    docs = parse_text("\n---\n".join(json.dumps(p) for p in pods), "huge.yaml").documents
+    pods = [_pod(i, v, None) for i, v in enumerate(NOT_MODELLED)]
+    slices = [_slice(i, v) for i, v in enumerate(NOT_MODELLED)]
+    docs = parse_text("\n---\n".join(json.dumps(p) for p in pods + slices), "huge.yaml").documents
     result = validate_documents(docs, cp.version)
     assert not result.errors
-    assert len([w for w in result.warnings if "cannot check quantity" in w.message]) == len(pods)
+    warned = [w.message for w in result.warnings if "cannot check quantity" in w.message]
+    assert len(warned) == len(pods) + len(slices)
+    since_138 = versions.holds("quantity.nineteenDigitInt64", cp.version)
+    differ = {}
+    for value, obj in zip(NOT_MODELLED, slices, strict=True):
+        ours = unmodelled_string(value, since_138)
+        assert ours is not None
+        assert any(f"ParseQuantity accepts it, as {ours!r}" in w for w in warned)
+        stored = _dry_run_stored(cp, obj)
+        theirs = (
+            stored if isinstance(stored, str) else stored["spec"]["devices"][0]["capacity"]["memory"]["value"]
+        )
+        if ours != theirs:
+            differ[value[:40]] = {"kubedra": ours[:60], "apiserver": theirs[:200]}
+    assert not differ, differ
 
 
 def test_canonical_strings_match_the_apiserver(controlplane: ControlPlane) -> None:

@@ -24,6 +24,7 @@ from kubedra.k8s.quantity import (
     parse_quantity,
     quantity_rules,
 )
+from kubedra.k8s.quantityread import unmodelled_string
 
 
 @pytest.mark.parametrize("since_138", [False, True])
@@ -112,10 +113,10 @@ spec:
 def test_validate_warns_it_cannot_check_the_value(tmp_path: Path) -> None:
     f = tmp_path / "pod.yaml"
     f.write_text(POD)
-    r = CliRunner().invoke(cli, ["validate", str(f)])
+    r = CliRunner().invoke(cli, ["validate", "-o", "json", str(f)])
     assert r.exit_code == 0  # a warning: the apiserver may accept it
     assert "cannot check quantity '1e10000000'" in r.output
-    assert "the apiserver may accept it" in r.output
+    assert "ParseQuantity accepts it, as '10e9999999'" in r.output  # int64Amount{1, 10000000}
 
 
 def test_simulate_refuses_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -153,3 +154,81 @@ def test_the_fast_path_keeps_a_canonical_text(text: str, kept: bool) -> None:
         assert (q.canonical() == text) is kept
     assert Quantity.parse("123456789012345678", True).kept  # 18 digits: kept at both
     assert Quantity.parse("1234567890123456789", True).kept is False  # v0.38 forceRecanonicalize: 19 digits
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1e1001",
+        "-1e1000",
+        "1.5e9000",
+        "123.456e9000",
+        "1" * 20 + "e9000",
+        "1" * 30 + ".5e8000",
+        "100.035k",
+        "+1.255k",
+        "1000E",
+        "1e21",
+        "1000000E",
+        "1.5e-3",
+        "1" * 35,
+        "1" * 40 + "00000",
+        "0.5e1200",
+        "7" * 3000,
+        "1" * 30 + "00E",
+        "1" * 30 + "00m",
+        "2" * 50 + ".5",
+        "1.5u",
+    ],
+)
+@pytest.mark.parametrize("since_138", [False, True])
+def test_the_unmodelled_string_reading_agrees_with_the_model(text: str, since_138: bool) -> None:
+    """unmodelled_string reads String() from the text alone; inside the modelled range it gives the model's."""
+    with quantity_rules(since_138):
+        assert unmodelled_string(text, since_138) == Quantity.parse(text).canonical()
+
+
+@pytest.mark.parametrize(
+    ("text", "v037", "v038"),
+    [
+        ("1e999999999", "1e999999999", "1e999999999"),  # int64Amount{1, 999999999}: no billion-digit number
+        ("1.5e99999999", "1500e99999996", "1500e99999996"),
+        ("-1e999999999", "-1e999999999", "-1e999999999"),
+        ("1" * 5000, "1" * 5000, "1" * 28 + "2e4971"),  # v0.38 keeps 29 digits, rounded away from zero
+        ("1" + "0" * 10010 + "E", "100", "100e10026"),  # no SI suffix past E: v0.37 drops the exponent
+        ("1" * 5000 + "Ki", str(2**63 - 1), str(2**63 - 1)),  # BinarySI is capped at 2^63-1
+        ("1e-2147483648", None, None),  # v0.37 wraps; v0.38 refuses it before (ErrSuffix)
+        ("1" * 4001 + ".1", "1" * 4002 + "00m", "1" * 28 + "2e3972"),
+        ("1" * 4001 + ".1e-9", None, "1" * 28 + "2e3963"),  # v0.37 would round 4,002 digits finer than 1n up
+    ],
+)
+def test_an_unmodelled_value_still_has_its_stored_string(
+    text: str, v037: str | None, v038: str | None
+) -> None:
+    with pytest.raises(QuantityNotModelled):
+        parse_quantity(text)
+    assert unmodelled_string(text, False) == v037
+    if v038 is not None:
+        assert unmodelled_string(text, True) == v038
+
+
+SLICE = """apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: s}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: d
+    capacity:
+      memory: {value: "1.5e99999999"}
+"""
+
+
+def test_validate_names_the_string_the_apiserver_stores(tmp_path: Path) -> None:
+    f = tmp_path / "slice.yaml"
+    f.write_text(SLICE)
+    r = CliRunner().invoke(cli, ["validate", "--target-version", "1.37", "-o", "json", str(f)])
+    assert r.exit_code == 0, r.output
+    assert "ParseQuantity accepts it, as '1500e99999996'" in r.output

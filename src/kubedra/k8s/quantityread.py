@@ -6,7 +6,17 @@ from __future__ import annotations
 
 import math
 
-from kubedra.k8s.quantity import DEC, Quantity, current_rules
+from kubedra.k8s.quantity import (
+    _DEC_BY_EXP,
+    _MAX_SIGNIFICANT_DIGITS,
+    DEC,
+    MAX_MODELLED_DIGITS,
+    Quantity,
+    _interpret,
+    _keeps_text,
+    _split,
+    current_rules,
+)
 
 
 def _round_away(nanos: int, unit: int) -> int:
@@ -62,3 +72,36 @@ def approximate_float(q: Quantity, since_138: bool | None = None) -> float:
     if exp == 0 or (rules and base == 0):
         return base
     return base * _go_pow10(exp)
+
+
+def unmodelled_string(text: str, since_138: bool) -> str | None:
+    """The ``String()`` ParseQuantity leaves for a text kubedra does not model (:class:`QuantityNotModelled`: past
+    10^10000 or 4,000 digits), read from the digits and the exponent as text, nothing built from the exponent;
+    None where that takes more than the text (v0.37's int32 scale wrap, or digits finer than 1n to round)."""
+    positive, num, denom, suffix = _split(text)
+    base, exponent, fmt = _interpret(suffix)
+    sign = "" if positive else "-"
+    digits = (num + denom).lstrip("0")
+    if not digits:
+        return "0"
+    if base == 2:  # more than 4,000 digits before a binary suffix: capped at 2^63-1, not a multiple of 1024
+        return f"{sign}{(1 << 63) - 1}" if len(digits) > MAX_MODELLED_DIGITS else None
+    scale = exponent - len(denom)
+    fast = len(num) + len(denom) <= 18 + since_138 and scale >= -9 and int(num + denom) <= (1 << 63) - 1
+    if fast and _keeps_text(num, denom, exponent, fmt, scale, since_138):
+        return text
+    if not fast and since_138 and len(digits) > _MAX_SIGNIFICANT_DIGITS:
+        dropped = digits[_MAX_SIGNIFICANT_DIGITS:]
+        kept = int(digits[:_MAX_SIGNIFICANT_DIGITS]) + (1 if dropped.strip("0") else 0)
+        scale, digits = scale + len(dropped), str(kept)
+    if scale < -9 and digits[scale + 9 :].strip("0"):
+        return None  # v0.37 rounds the digits finer than 1n up: a carry through thousands of digits
+    stripped = digits.rstrip("0")
+    scale += len(digits) - len(stripped)
+    shift = scale % 3
+    amount, scale = stripped + "0" * shift, scale - shift
+    if fmt == "DecimalSI" and scale in _DEC_BY_EXP:
+        return f"{sign}{amount}{_DEC_BY_EXP[scale]}"
+    if fmt == "DecimalExponent" or since_138:
+        return f"{sign}{amount}e{scale}" if scale else f"{sign}{amount}"
+    return f"{sign}{amount}"  # v0.37: no SI suffix past E, the exponent is dropped

@@ -18,9 +18,11 @@ from kubedra import vendors
 from kubedra.cel import CELCompileError, SelectorEnvironment, published
 from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
+from kubedra.k8s import versions
 from kubedra.k8s.findings import Finding
 from kubedra.k8s.podadmission import extended_resource_issues
-from kubedra.k8s.quantity import QuantityError, QuantityNotModelled, parse_quantity
+from kubedra.k8s.quantity import Quantity, QuantityError, QuantityNotModelled, parse_quantity
+from kubedra.k8s.quantityread import unmodelled_string
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, require_supported
 from kubedra.k8s.workloads import api_group, get_path, pod_templates
 from kubedra.model import convert
@@ -62,14 +64,25 @@ BAD_QUANTITY = "invalid quantity "
 CANNOT_CHECK = "cannot check quantity "
 
 
-def _quantity_checker() -> Callable[[Any], str | None]:
+def _quantity_checker(release: str) -> Callable[[Any], str | None]:
+    since_138 = versions.holds("quantity.nineteenDigitInt64", release)
+
     def check(value: Any) -> str | None:
         if value is None:
             return "quantity is required"
         try:
             parse_quantity(value)
         except QuantityNotModelled as e:
-            return f"{e} (the apiserver may accept it)"
+            if since_138 and isinstance(value, str):
+                try:  # v0.38 refuses what v0.37 wraps (1e-2147483648) and bounds the rest the same way
+                    Quantity.parse(value, True)
+                except QuantityNotModelled:
+                    pass
+                except QuantityError as refused:
+                    return f"{BAD_QUANTITY}{value!r}: {refused}"
+            stored = unmodelled_string(value, since_138) if isinstance(value, str) else None
+            kept = "" if stored is None else f", as {stored!r}"
+            return f"{e} (ParseQuantity accepts it{kept}; the apiserver's rules on its value are not checked)"
         except QuantityError as e:
             return f"{BAD_QUANTITY}{value!r}: {e}"
         return None
@@ -140,7 +153,7 @@ class Validator:
         self.minor = _minor(target_version)
         self.strict_refs = strict_refs
         self.schemas = SchemaValidator(f"1.{self.minor}")
-        self.quantity = _quantity_checker()
+        self.quantity = _quantity_checker(f"1.{self.minor}")
         self.cel = _cel_checker(f"1.{self.minor}")
         self.published = published_checker(f"1.{self.minor}", driver_version)
 
