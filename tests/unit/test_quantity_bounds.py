@@ -232,3 +232,14 @@ def test_validate_names_the_string_the_apiserver_stores(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["validate", "--target-version", "1.37", "-o", "json", str(f)])
     assert r.exit_code == 0, r.output
     assert "ParseQuantity accepts it, as '1500e99999996'" in r.output
+
+
+def test_a_huge_negative_request_is_refused_from_its_text(tmp_path: Path) -> None:
+    """Nothing is built, but the value is non-zero and its sign is the text's: ValidateResourceQuantityValue
+    refuses it at every release (each testbed apiserver does, tests/integration/test_quantity_admission.py)."""
+    f = tmp_path / "pod.yaml"
+    f.write_text(POD.replace('"1e10000000"', '"-1e999999999"'))
+    r = CliRunner().invoke(cli, ["validate", "-o", "json", str(f)])
+    assert r.exit_code == 1
+    assert "'-1e999999999': must be greater than or equal to 0" in r.output
+    assert "cannot check" not in r.output

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubedra.k8s.podadmission import object_refusals
-from kubedra.k8s.quantity import QuantityError, parse_quantity
+from kubedra.k8s.quantity import QuantityError, QuantityNotModelled, parse_quantity
 from kubedra.validate.rules import Issue
 
 Path = tuple[str | int, ...]
@@ -52,6 +52,8 @@ def negative(v: Any) -> str | None:
     """The apiserver's ValidateResourceQuantityValue: a request or limit below zero is refused."""
     try:
         negative = parse_quantity(v).sign() < 0
+    except QuantityNotModelled:  # parsed but not built: non-zero, its sign is the text's (-1e999999999)
+        negative = isinstance(v, str) and v.startswith("-")
     except QuantityError:
         return None
     return f"{v!r}: must be greater than or equal to 0" if negative else None

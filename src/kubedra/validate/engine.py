@@ -309,7 +309,7 @@ class Validator:
                     sec = res.get(section)
                     for name, v in sec.items() if isinstance(sec, Mapping) else []:
                         p: Path = (*spec_path, fld, i, "resources", section, str(name))
-                        e = self.quantity(v) or negative(v)
+                        e = negative(v) or self.quantity(v)  # a huge negative is refused, not unchecked
                         if e:
                             out.append(Issue(p, e))
                 # the apiserver's ValidateResourceRequirements, shared with simulate (kubedra.k8s.podadmission)
