@@ -122,6 +122,12 @@ def _partitions(total: str, *amounts: str, allocated: int = 0) -> Doc:
     return doc
 
 
+def _selected(attributes: dict[str, Any], expression: str) -> Doc:
+    """One device with these attributes and a request selecting with ``expression``."""
+    request = {**ONE, "selectors": [{"cel": {"expression": expression}}]}
+    return scenario([_device("dev-0", attributes=attributes)], request, features={})
+
+
 SCENARIOS: dict[str, Doc] = {
     # kubernetes#141898: 1.37 error for the whole attempt, 1.38 the same message failing this node only
     "all-devices-on-an-incomplete-pool": scenario(
@@ -191,6 +197,18 @@ SCENARIOS: dict[str, Doc] = {
         ONE,
         features={"ListTypeAttributes": True},
         constraints=[{"matchAttribute": "driver-a/x"}],
+    ),
+    # cel.attributeValuesLazy: v0.38's selectors read an attribute it cannot represent lazily. Reading the empty
+    # list fails the selector ("attribute x: value is invalid ..."), 1.37 reads an empty list
+    "selector-reads-an-empty-list": _selected(
+        {"x": {"strings": []}}, 'device.attributes["driver-a"].x.size() == 0'
+    ),
+    # its presence test is false at 1.38 (the key is there at 1.37)
+    "selector-tests-an-empty-list": _selected({"x": {"strings": []}}, '"x" in device.attributes["driver-a"]'),
+    # a version semver rejects fails every selector on the device at 1.37, only one touching it at 1.38
+    "selector-beside-a-bad-version": _selected(
+        {"v": {"version": "99999999999999999999.0.0"}, "y": {"int": 1}},
+        'device.attributes["driver-a"].y == 1',
     ),
     # versions compare with semver's Equals from v0.38 (build metadata ignored), as text through v0.37
     "versions-equal-without-build-metadata": scenario(

@@ -40,6 +40,14 @@ class CELRuntimeError(InputError):
         self.device = device
 
 
+class CELUndecidedError(InputError):
+    """kubedra cannot tell what a selector yields on a device at the target release (it does not model what
+    upstream does there); raised instead of an answer that might differ from upstream's."""
+
+
+INVALID_ATTRIBUTE = "value is invalid or its type is not supported by this version"
+
+
 def split_qualified_name(name: str, driver: str) -> tuple[str, str]:
     """``parseQualifiedName``: split at the first "/", unqualified names belong to the driver's domain."""
     sep = name.find("/")
@@ -48,12 +56,18 @@ def split_qualified_name(name: str, driver: str) -> tuple[str, str]:
     return name[:sep], name[sep + 1 :]
 
 
-def device_data(device: Any, driver: str, since_138: bool = False) -> dict[str, Any]:
+def device_data(device: Any, driver: str, since_138: bool = False, lazy: bool = False) -> dict[str, Any]:
     """The runtime value of ``device`` for a Device-shaped object (name, attributes, capacity, ...); capacities
-    as the release's apimachinery parses them (``since_138``: v0.38's ParseQuantity)."""
+    as the release's apimachinery parses them (``since_138``: v0.38's ParseQuantity). ``lazy``
+    (``cel.attributeValuesLazy``): an attribute v0.38 cannot represent (an empty list, a bad version) is left
+    out of ``attributes`` and listed under ``@invalid`` (domain, name, why) instead of failing the device."""
     attributes: dict[str, dict[str, Any]] = {}
+    invalid: list[tuple[str, str, str]] = []
     for name, attr in (getattr(device, "attributes", None) or {}).items():
         kind, value = attr.kind, attr.value
+        if lazy and kind.endswith("s") and not value:
+            invalid.append((*split_qualified_name(name, driver), "an empty list"))
+            continue
         try:
             if kind == "version":
                 value = semver_msg_from_text(value)
@@ -62,6 +76,9 @@ def device_data(device: Any, driver: str, since_138: bool = False) -> dict[str, 
             elif kind in ("ints", "bools", "strings"):
                 value = list(value)
         except SemverError as e:
+            if lazy:
+                invalid.append((*split_qualified_name(name, driver), f"a version semver rejects ({e})"))
+                continue
             raise _AttributeError(f"attribute {name}: parse semantic version: {e}") from None
         domain, ident = split_qualified_name(name, driver)
         attributes.setdefault(domain, {})[ident] = value
@@ -69,12 +86,15 @@ def device_data(device: Any, driver: str, since_138: bool = False) -> dict[str, 
     for name, cap in (getattr(device, "capacity", None) or {}).items():
         domain, ident = split_qualified_name(name, driver)
         capacity.setdefault(domain, {})[ident] = quantity_to_msg(cap.value.at(since_138))
-    return {
+    data = {
         "driver": driver,
         "allowMultipleAllocations": bool(getattr(device, "allow_multiple_allocations", None) or False),
         "attributes": attributes,
         "capacity": capacity,
     }
+    if invalid:
+        data["@invalid"] = invalid
+    return data
 
 
 class _AttributeError(Exception):
@@ -163,6 +183,8 @@ class SelectorEnvironment:
         self.list_type_attributes = list_type_attributes and has_list_types
         # apimachinery v0.38's ParseQuantity for capacities and quantity() (data/versions.yaml)
         self.quantity_since_138 = holds("quantity.nineteenDigitInt64", Version(*release))
+        # v0.38 reads unrepresentable attributes lazily (data/versions.yaml)
+        self.lazy_attributes = holds("cel.attributeValuesLazy", Version(*release))
         groups = set(library_groups(target_version, stored, "dra"))
         if has_list_types and (stored or self.list_type_attributes):
             groups.add("dra_includes")
@@ -217,8 +239,9 @@ class SelectorEnvironment:
             hit = self._activations.get(k)
         if hit is not None and (key is not None or hit[0] is device):
             return hit[1], hit[2]
-        data = device_data(device, driver, self.quantity_since_138)
-        act = self._env.runtime.Activation({"device": data})
+        data = device_data(device, driver, self.quantity_since_138, self.lazy_attributes)
+        seen = {k: v for k, v in data.items() if k != "@invalid"}
+        act = self._env.runtime.Activation({"device": seen})
         # cel-expr-python converts the Python value on the first evaluation against an activation (~40 µs);
         # pay it here, once per device, instead of in the first selector.
         self._warm.eval(act)
@@ -279,8 +302,19 @@ class CompiledSelector:
                     "operation cancelled: actual cost limit exceeded", self.expression, name
                 )
         value = self.program.eval(act)
+        invalid = data.get("@invalid")
         if value.type() == cel.Type.ERROR:
-            raise CELRuntimeError(self._runtime_detail(value, data, hint), self.expression, name)
+            detail = self._runtime_detail(value, data, hint)
+            if invalid:
+                detail = _invalid_detail(detail, invalid)
+            raise CELRuntimeError(detail, self.expression, name)
+        if invalid and _observes_presence(self.program):
+            domain, attr, why = invalid[0]
+            raise CELUndecidedError(
+                f"kubedra cannot decide selector {self.expression!r} on device {name} at Kubernetes "
+                f"{self.env.target_version}: its attribute {domain}/{attr} is {why}, which upstream keeps as an "
+                "invalid value that has(), optional access, size() and comprehensions see (not modelled)"
+            )
         return value
 
     def _evaluate(self, device: Any, driver: str, key: Hashable | None, name: str) -> bool:
@@ -308,6 +342,38 @@ class CompiledSelector:
 
 
 _CHECKED_CACHE: dict[int, Any] = {}
+_OBSERVES: dict[int, bool] = {}
+_PRESENCE_CALLS = frozenset({"_?._", "_[?_]", "size"})
+
+
+def _invalid_detail(detail: str, invalid: list[tuple[str, str, str]]) -> str:
+    """v0.38's error for reading an attribute it keeps as invalid: kubedra left the key out, so the read fails
+    with ``no such key: A`` (any domain: the domain is not in the message)."""
+    if detail.startswith("no such key: "):
+        key = detail.removeprefix("no such key: ").removesuffix(NO_SUCH_KEY_HINT)
+        if any(attr == key for _, attr, _ in invalid):
+            return f"attribute {key}: {INVALID_ATTRIBUTE}"
+    return detail
+
+
+def _observing(node: Any) -> bool:
+    kind = str(node.WhichOneof("expr_kind"))
+    if kind == "select_expr":
+        return bool(node.select_expr.test_only)
+    if kind == "call_expr":
+        return str(node.call_expr.function) in _PRESENCE_CALLS
+    return kind == "comprehension_expr"
+
+
+def _observes_presence(program: Program) -> bool:
+    """Whether an expression may tell an attribute left out from one upstream keeps as invalid: has(),
+    optional select/index, size() or a comprehension (which iterates map keys)."""
+    hit = _OBSERVES.get(id(program))
+    if hit is None:
+        source = program.source if program.source is not None else _checked_of(program)
+        hit = any(_observing(node) for node in walk(source.expr))
+        _OBSERVES[id(program)] = hit
+    return hit
 
 
 def _checked_of(program: Program) -> Any:
