@@ -23,7 +23,9 @@ Selectors (what the allocator calls)::
   result is memoised per (expression, key): pass a key that changes when the device changes (e.g. slice uid
   + generation + device name). Runtime errors raise :class:`CELRuntimeError` every time; ``.detail`` is
   upstream's text (``no such key: x. consider using CEL optional chaining ...``), so the allocator can prefix
-  ``claim X: selector #i on device D: CEL runtime error:`` itself.
+  ``claim X: selector #i on device D: CEL runtime error:`` itself. From 1.38 (``cel.attributeValuesLazy``) a
+  device attribute v0.38 cannot represent fails only a selector reading it; where kubedra cannot tell what
+  upstream answers on such a device it raises :class:`CELUndecidedError` (an InputError, not a runtime error).
 
 Other environments (policy/migrate helpers): :func:`kubedra.cel.env.build_env` gives an
 :class:`~kubedra.cel.env.Environment` with apiserver's base libraries at a version and any variables, e.g. a

@@ -14,7 +14,7 @@ from typing import Any
 from cel_expr_python import cel
 
 from kubedra.cel import _protos, cost, costmodel
-from kubedra.cel.checks import CELCompileError, clean_status, decode, walk
+from kubedra.cel.checks import CELCompileError, clean_status, decode, device_map, walk
 from kubedra.cel.env import Environment, Program, check_target_version, library_groups
 from kubedra.cel.values import quantity_to_msg, semver_msg_from_text, type_name
 from kubedra.errors import InputError
@@ -306,16 +306,36 @@ class CompiledSelector:
         if value.type() == cel.Type.ERROR:
             detail = self._runtime_detail(value, data, hint)
             if invalid:
-                detail = _invalid_detail(detail, invalid)
+                detail = self._invalid_detail(detail, invalid, name)
             raise CELRuntimeError(detail, self.expression, name)
-        if invalid and _observes_presence(self.program):
-            domain, attr, why = invalid[0]
-            raise CELUndecidedError(
-                f"kubedra cannot decide selector {self.expression!r} on device {name} at Kubernetes "
-                f"{self.env.target_version}: its attribute {domain}/{attr} is {why}, which upstream keeps as an "
-                "invalid value that has(), optional access, size() and comprehensions see (not modelled)"
-            )
+        if invalid and _shape(self.program)[0]:
+            raise self._undecided(invalid[0], name)
         return value
+
+    def _undecided(self, attribute: tuple[str, str, str], name: str) -> CELUndecidedError:
+        domain, attr, why = attribute
+        return CELUndecidedError(
+            f"kubedra cannot decide selector {self.expression!r} on device {name} at Kubernetes "
+            f"{self.env.target_version}: its attribute {domain}/{attr} is {why}, which upstream keeps as an "
+            "invalid value that has(), optional access, size() and comprehensions see (not modelled)"
+        )
+
+    def _invalid_detail(self, detail: str, invalid: list[tuple[str, str, str]], name: str) -> str:
+        """v0.38's error for reading an attribute it keeps as invalid. kubedra left the key out, so the read
+        fails with ``no such key: A``, which names no domain: it is upstream's error only where every read of
+        ``A`` (or of a key not known statically) is in a domain where ``A`` is invalid; otherwise the error may
+        be upstream's ``no such key`` of another domain, and kubedra cannot tell."""
+        if not detail.startswith("no such key: "):
+            return detail
+        key = detail.removeprefix("no such key: ").removesuffix(NO_SUCH_KEY_HINT)
+        domains = {d for d, a, _ in invalid if a == key}
+        if not domains:
+            return detail
+        aliased, reads = _shape(self.program)[1:]
+        candidates = [d for d, k in reads if k in (key, None)]
+        if aliased or not candidates or any(d not in domains for d in candidates):
+            raise self._undecided(next(i for i in invalid if i[1] == key), name)
+        return f"attribute {key}: {INVALID_ATTRIBUTE}"
 
     def _evaluate(self, device: Any, driver: str, key: Hashable | None, name: str) -> bool:
         value = self.value(device, driver, key=key)
@@ -342,18 +362,9 @@ class CompiledSelector:
 
 
 _CHECKED_CACHE: dict[int, Any] = {}
-_OBSERVES: dict[int, bool] = {}
 _PRESENCE_CALLS = frozenset({"_?._", "_[?_]", "size"})
-
-
-def _invalid_detail(detail: str, invalid: list[tuple[str, str, str]]) -> str:
-    """v0.38's error for reading an attribute it keeps as invalid: kubedra left the key out, so the read fails
-    with ``no such key: A`` (any domain: the domain is not in the message)."""
-    if detail.startswith("no such key: "):
-        key = detail.removeprefix("no such key: ").removesuffix(NO_SUCH_KEY_HINT)
-        if any(attr == key for _, attr, _ in invalid):
-            return f"attribute {key}: {INVALID_ATTRIBUTE}"
-    return detail
+# expression -> (observes presence, has comprehensions, reads of device.attributes[D][K] as (D, K); None unknown)
+_SHAPES: dict[str, tuple[bool, bool, frozenset[tuple[str | None, str | None]]]] = {}
 
 
 def _observing(node: Any) -> bool:
@@ -365,15 +376,58 @@ def _observing(node: Any) -> bool:
     return kind == "comprehension_expr"
 
 
-def _observes_presence(program: Program) -> bool:
-    """Whether an expression may tell an attribute left out from one upstream keeps as invalid: has(),
-    optional select/index, size() or a comprehension (which iterates map keys)."""
-    hit = _OBSERVES.get(id(program))
+def _shape(program: Program) -> tuple[bool, bool, frozenset[tuple[str | None, str | None]]]:
+    """What an expression does with attribute maps: whether it may tell an attribute left out from one upstream
+    keeps as invalid (has(), optional select/index, size() or a comprehension, which iterates map keys), whether
+    it has comprehensions (cel.bind and the macros, through which a map may be read under another name), and its
+    direct reads ``device.attributes[D].K`` / ``[K]`` as (D, K), None where not a constant."""
+    hit = _SHAPES.get(program.expression)
     if hit is None:
         source = program.source if program.source is not None else _checked_of(program)
-        hit = any(_observing(node) for node in walk(source.expr))
-        _OBSERVES[id(program)] = hit
+        nodes = list(walk(source.expr))
+        reads = frozenset(r for n in nodes if (r := _attribute_read(n)) is not None)
+        comprehensions = any(n.WhichOneof("expr_kind") == "comprehension_expr" for n in nodes)
+        hit = (any(_observing(n) for n in nodes), comprehensions, reads)
+        if len(_SHAPES) > 4096:
+            _SHAPES.clear()
+        _SHAPES[program.expression] = hit
     return hit
+
+
+def _const_string(node: Any) -> str | None:
+    if (
+        node.WhichOneof("expr_kind") == "const_expr"
+        and node.const_expr.WhichOneof("constant_kind") == "string_value"
+    ):
+        return str(node.const_expr.string_value)
+    return None
+
+
+def _domain(node: Any) -> tuple[bool, str | None]:
+    """Whether ``node`` is ``device.attributes[D]`` (or ``.D``), and D where constant."""
+    kind = node.WhichOneof("expr_kind")
+    if kind == "select_expr" and not node.select_expr.test_only:
+        sel = node.select_expr
+        if device_map(sel.operand, "device") and sel.operand.select_expr.field == "attributes":
+            return True, str(sel.field)
+    if kind == "call_expr" and node.call_expr.function in ("_[_]", "_[?_]") and len(node.call_expr.args) == 2:
+        m, k = node.call_expr.args
+        if device_map(m, "device") and m.select_expr.field == "attributes":
+            return True, _const_string(k)
+    return False, None
+
+
+def _attribute_read(node: Any) -> tuple[str | None, str | None] | None:
+    """(D, K) for a read ``device.attributes[D].K`` / ``[K]``; None for any other node."""
+    kind = node.WhichOneof("expr_kind")
+    if kind == "select_expr" and not node.select_expr.test_only:
+        ok, domain = _domain(node.select_expr.operand)
+        return (domain, str(node.select_expr.field)) if ok else None
+    if kind == "call_expr" and node.call_expr.function == "_[_]" and len(node.call_expr.args) == 2:
+        m, k = node.call_expr.args
+        ok, domain = _domain(m)
+        return (domain, _const_string(k)) if ok else None
+    return None
 
 
 def _checked_of(program: Program) -> Any:

@@ -56,3 +56,14 @@ def test_unmodelled_observations_cannot_decide(expression: str) -> None:
     ):
         _eval("1.38", attrs, expression)
     assert _eval("1.37", attrs, expression)
+
+
+def test_read_of_the_same_name_elsewhere_cannot_decide() -> None:
+    """``no such key: x`` names no domain: a read of x in a domain where it is not invalid (upstream: no such
+    key) or through a variable cannot be told from the invalid one's."""
+    attrs = {"x": Attr("strings", [])}
+    for expression in ['device.attributes["other.example.com"].x == 1', f"cel.bind(m, {ATTRS}, m.x == 1)"]:
+        with pytest.raises(CELUndecidedError, match=f"its attribute {DRIVER}/x is an empty list"):
+            _eval("1.38", attrs, expression)
+    with pytest.raises(CELRuntimeError, match="attribute x: value is invalid"):
+        _eval("1.38", attrs, f'{ATTRS}["x"] == 1 || {ATTRS}.x == 2')
