@@ -210,6 +210,18 @@ SCENARIOS: dict[str, Doc] = {
         {"v": {"version": "99999999999999999999.0.0"}, "y": {"int": 1}},
         'device.attributes["driver-a"].y == 1',
     ),
+    # ... and so does a derived attribute reading it (v0.38: "evaluate derived attribute ... failed: attribute x: ...")
+    "derived-attribute-reads-an-empty-list": scenario(
+        [_device("dev-0", attributes={"x": {"strings": []}})],
+        {
+            **ONE,
+            "derivedAttributes": [
+                {"name": "driver-a/z", "expression": 'device.attributes["driver-a"].x.size()'}
+            ],
+        },
+        features={"DerivedAttributes": True},
+        constraints=[{"matchAttribute": "driver-a/z"}],
+    ),
     # versions compare with semver's Equals from v0.38 (build metadata ignored), as text through v0.37
     "versions-equal-without-build-metadata": scenario(
         [
