@@ -14,6 +14,7 @@ Whether the object is a List is known only at its end (kubectl writes ``kind`` a
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 from collections.abc import Iterator
@@ -247,27 +248,26 @@ def shared_tree(value: Any, memo: dict[Any, Any]) -> Any:
         for k, x in value.items():
             t = type(x)
             if t is dict or t is list:
-                x = _tree(x, t, memo)[0]
+                x = _tree(x, t, memo)
             elif t is str and len(x) <= SHARED_MAX_LEN:
                 x = get(x, x)
             out[get(k, k)] = x
         return out
     t = type(value)
     if t is list:
-        return _tree(value, t, memo)[0]
+        return _tree(value, t, memo)
     if t is str and len(value) <= SHARED_MAX_LEN:
         return memo.setdefault(value, value)
     return value
 
 
-def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
-    """(the shared mapping or list ``v`` of type ``t``, its part of its parent's key): a mapping's or list's key
-    in ``memo`` is a tuple of its parts; a str is its own part; a number's names its type (``1``, ``1.0`` and
-    ``True`` are equal in Python, not here) and a float's its ``repr`` (``-0.0 == 0.0``); a shared mapping or
-    list is its ``id``, the only bare int among the parts (equal content is one object, kept alive by ``memo``,
-    which is emptied only between items): a flat key, hashed once, instead of one nesting the keys of every
-    level below, which each level hashed again. Scalars are handled in line, not by a call each: they are
-    most of a snapshot's values."""
+def _tree(v: Any, t: type, memo: dict[Any, Any]) -> Any:
+    """The shared mapping or list ``v`` (of type ``t``) directly below an item (its metadata, spec, status:
+    seldom equal to another item's), keyed by its parts: its keys and scalars (a str is its own part; a
+    number's names its type, as ``1``, ``1.0`` and ``True`` are equal in Python, not here, and a float's its
+    ``repr``, as ``-0.0 == 0.0``) and its shared mappings and lists (:func:`_below`) by their ``id``, the only
+    bare int among the parts (equal content is one object, kept alive by ``memo``, which is emptied only
+    between items). Scalars are handled in line, not by a call each: they are most of a snapshot's values."""
     get = memo.setdefault
     out: Any
     if t is dict:
@@ -281,7 +281,8 @@ def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
                 if len(x) <= SHARED_MAX_LEN:
                     x = get(x, x)
             elif tx is dict or tx is list:
-                x, kx = _tree(x, tx, memo)
+                x = _below(x, tx, memo)
+                kx = id(x)
             else:
                 kx = (tx, repr(x) if tx is float else x)
             out[k] = x
@@ -296,7 +297,8 @@ def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
                 if len(x) <= SHARED_MAX_LEN:
                     x = get(x, x)
             elif tx is dict or tx is list:
-                x, kx = _tree(x, tx, memo)
+                x = _below(x, tx, memo)
+                kx = id(x)
             else:
                 kx = (tx, repr(x) if tx is float else x)
             out.append(x)
@@ -305,7 +307,51 @@ def _tree(v: Any, t: type, memo: dict[Any, Any]) -> tuple[Any, Any]:
     hit = memo.get(key)
     if hit is None:
         memo[key] = hit = out
-    return hit, id(hit)
+    return hit
+
+
+def _below(v: Any, t: type, memo: dict[Any, Any]) -> Any:
+    """The shared mapping or list ``v`` (of type ``t``) deeper in an item (labels, containers, tolerations,
+    conditions: mostly equal to one read before), looked up whole before its parts, by its ``marshal`` form
+    (format 2: no back-references, so the bytes depend on the content alone, as
+    :func:`kubedra.model.facts.freeze` keys device facts: the built-in types each with its type, a float
+    exactly, keys in their order), written in C: ``memo`` keys it by the form's hash (an int: no str or
+    tuple key of ``memo`` equals one, and no form is kept) and a hit counts only when its own form is the
+    same bytes. A hit is the object read before, whose strings are shared already; only a new one is rebuilt,
+    part by part."""
+    try:
+        text = marshal.dumps(v, 2)
+    except ValueError:  # not a JSON value (a caller's own data): keyed by its parts
+        return _tree(v, t, memo)
+    key = hash(text)
+    hit = memo.get(key)
+    if hit is not None and marshal.dumps(hit, 2) == text:
+        return hit
+    get = memo.setdefault
+    out: Any
+    if t is dict:
+        out = {}
+        for k, x in v.items():
+            tx = type(x)
+            if tx is str:
+                if len(x) <= SHARED_MAX_LEN:
+                    x = get(x, x)
+            elif tx is dict or tx is list:
+                x = _below(x, tx, memo)
+            out[get(k, k)] = x
+    else:
+        out = []
+        for x in v:
+            tx = type(x)
+            if tx is str:
+                if len(x) <= SHARED_MAX_LEN:
+                    x = get(x, x)
+            elif tx is dict or tx is list:
+                x = _below(x, tx, memo)
+            out.append(x)
+    if hit is None:
+        memo[key] = out
+    return out
 
 
 def should_stream(name: str, min_bytes: int = 0) -> bool:
