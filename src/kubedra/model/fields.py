@@ -49,14 +49,39 @@ _cached_quantity = functools.lru_cache(maxsize=4096)(parse_quantity)
 
 
 class ParseContext:
-    """Carries the location so every error names file:line and the field path, and the table of device facts
-    shared between the devices parsed with it (:mod:`kubedra.model.facts`; one per slice when not given)."""
+    """Carries the location so every error names file:line and the field path, the table of device facts
+    shared between the devices parsed with it (:mod:`kubedra.model.facts`; one per slice when not given), and
+    ``seen``: for objects that are only checked (their model is dropped) and whose equal parts the reader made
+    one object (:func:`kubedra.sources.jsonstream.shared_tree`), what each part parsed into (:meth:`once`)."""
 
-    __slots__ = ("facts", "location")
+    __slots__ = ("facts", "location", "seen")
 
-    def __init__(self, location: Location | None, facts: DeviceFacts | None = None) -> None:
+    def __init__(
+        self,
+        location: Location | None,
+        facts: DeviceFacts | None = None,
+        seen: dict[tuple[int, str], tuple[Any, Any]] | None = None,
+    ) -> None:
         self.location = location
         self.facts = facts
+        self.seen = seen
+
+    def once(self, v: Any, path: str, fn: Callable[[Any, str], T]) -> T:
+        """``fn(v, path)``; with ``seen``, parsed once per object and path: the same object at the same path
+        parses the same (or failed the first time, and nothing went on), so the model it gave is handed out
+        again (to a caller that drops it: the models then share it). ``seen`` keeps each object with its
+        model, so that its ``id`` is not reused while the entry lives."""
+        seen = self.seen
+        if seen is None or (type(v) is not list and type(v) is not dict):
+            return fn(v, path)
+        key = (id(v), path)
+        hit = seen.get(key)
+        if hit is not None and hit[0] is v:
+            out: T = hit[1]
+            return out
+        out = fn(v, path)
+        seen[key] = (v, out)
+        return out
 
     def fail(self, path: str, message: str) -> InputError:
         err = InputError(f"{path}: {message}" if path else message, self.location)

@@ -24,7 +24,7 @@ from kubedra.model.objects import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
-from kubedra.model.parse import parse_object
+from kubedra.model.parse import Parsed, parse_object
 from kubedra.sources.files import Document
 
 
@@ -82,15 +82,7 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
 
 def add_document(inv: Inventory, doc: Document) -> Any:
     """Model ``doc`` into ``inv``; returns the model object (None for kinds kept as documents in ``others``)."""
-    if not doc.api_version or not doc.kind:
-        raise InputError("object has no apiVersion or kind", doc.location)
-    try:
-        parsed = parse_object(doc.obj, doc.location, inv.facts)
-    except InputError as e:
-        path = getattr(e, "field_path", None)
-        if path:
-            e.location = Location(file=doc.file, line=doc.line_of(path_steps(path)))
-        raise
+    parsed = _parse(doc, inv.facts, None)
     if parsed is None:
         inv.others.append(doc)
         inv.skipped[f"{doc.api_version}/{doc.kind}"] += 1
@@ -101,3 +93,24 @@ def add_document(inv: Inventory, doc: Document) -> Any:
         if n.warning:
             inv.notes.append(f"{doc.location}: {doc.describe()}: {n}")
     return parsed.obj
+
+
+def check_document(doc: Document, seen: dict[tuple[int, str], tuple[Any, Any]] | None = None) -> None:
+    """What :func:`add_document` refuses in ``doc`` (the same errors), its model not kept. ``seen``: the models
+    of its parts already made (:func:`kubedra.model.parse.parse_object`), for documents whose equal parts
+    are one object."""
+    _parse(doc, None, seen)
+
+
+def _parse(
+    doc: Document, facts: DeviceFacts | None, seen: dict[tuple[int, str], tuple[Any, Any]] | None
+) -> Parsed | None:
+    if not doc.api_version or not doc.kind:
+        raise InputError("object has no apiVersion or kind", doc.location)
+    try:
+        return parse_object(doc.obj, doc.location, facts, seen)
+    except InputError as e:
+        path = getattr(e, "field_path", None)
+        if path:
+            e.location = Location(file=doc.file, line=doc.line_of(path_steps(path)))
+        raise

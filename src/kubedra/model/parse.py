@@ -9,6 +9,7 @@ field path, e.g. ``spec.devices[0].capacity.memory.value: invalid quantity "lots
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,10 +196,30 @@ def _container(c: ParseContext, v: Any, path: str) -> Container:
     )
 
 
-def _affinity(c: ParseContext, v: Any) -> dict[str, Any] | None:
+def _containers(c: ParseContext, v: Any, path: str) -> list[Container]:
+    return c.each(v, path, lambda x, p: _container(c, x, p))
+
+
+def _tolerations(c: ParseContext, v: Any, path: str) -> list[Toleration]:
+    return c.each(
+        v,
+        path,
+        lambda x, p: Toleration(
+            key=c.string((x := c.mapping(x, p)).get("key"), f"{p}.key"),
+            operator=c.string(x.get("operator"), f"{p}.operator") or "Equal",
+            value=c.string(x.get("value"), f"{p}.value"),
+            effect=c.string(x.get("effect"), f"{p}.effect"),
+            toleration_seconds=x.get("tolerationSeconds")
+            if isinstance(x.get("tolerationSeconds"), int)
+            else None,
+        ),
+    )
+
+
+def _affinity(c: ParseContext, v: Any, path: str) -> dict[str, Any] | None:
     """The pod's affinity as written, once its required node affinity (what the scheduler's NodeAffinity
     filter reads) has the API's types: a malformed one is an error at file:line, as the API server refuses it."""
-    affinity = c.mapping(v, "spec.affinity")
+    affinity = c.mapping(v, path)
     node = c.mapping(affinity.get("nodeAffinity"), "spec.affinity.nodeAffinity")
     path = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
     node_selector(c, node.get("requiredDuringSchedulingIgnoredDuringExecution"), path)
@@ -216,9 +237,9 @@ def pod_spec(
             claim_statuses[str(x["name"])] = x.get("resourceClaimName")
     return Pod(
         meta=meta,
-        containers=c.each(spec.get("containers"), "spec.containers", lambda x, p: _container(c, x, p)),
-        init_containers=c.each(
-            spec.get("initContainers"), "spec.initContainers", lambda x, p: _container(c, x, p)
+        containers=c.once(spec.get("containers"), "spec.containers", functools.partial(_containers, c)),
+        init_containers=c.once(
+            spec.get("initContainers"), "spec.initContainers", functools.partial(_containers, c)
         ),
         overhead=c.qty_map(spec.get("overhead"), "spec.overhead"),
         resource_claims=c.each(
@@ -236,20 +257,8 @@ def pod_spec(
         node_selector={
             str(k): str(v) for k, v in c.mapping(spec.get("nodeSelector"), "spec.nodeSelector").items()
         },
-        affinity=_affinity(c, spec.get("affinity")),
-        tolerations=c.each(
-            spec.get("tolerations"),
-            "spec.tolerations",
-            lambda x, p: Toleration(
-                key=c.string((x := c.mapping(x, p)).get("key"), f"{p}.key"),
-                operator=c.string(x.get("operator"), f"{p}.operator") or "Equal",
-                value=c.string(x.get("value"), f"{p}.value"),
-                effect=c.string(x.get("effect"), f"{p}.effect"),
-                toleration_seconds=x.get("tolerationSeconds")
-                if isinstance(x.get("tolerationSeconds"), int)
-                else None,
-            ),
-        ),
+        affinity=c.once(spec.get("affinity"), "spec.affinity", functools.partial(_affinity, c)),
+        tolerations=c.once(spec.get("tolerations"), "spec.tolerations", functools.partial(_tolerations, c)),
         priority=c.integer(spec["priority"], "spec.priority") if spec.get("priority") is not None else None,
         priority_class_name=c.string(spec.get("priorityClassName"), "spec.priorityClassName"),
         host_network=spec.get("hostNetwork") is True,
@@ -291,19 +300,25 @@ class Parsed:
 
 
 def parse_object(
-    obj: dict[str, Any], location: Location | None = None, facts: DeviceFacts | None = None
+    obj: dict[str, Any],
+    location: Location | None = None,
+    facts: DeviceFacts | None = None,
+    seen: dict[tuple[int, str], tuple[Any, Any]] | None = None,
 ) -> Parsed | None:
     """Typed object for a supported kind (see ``SUPPORTED_KINDS``), None for other kinds.
 
     ``facts``: the table that gives equal device facts (attributes, capacity, counters, taints) one object
     across the slices parsed with it (:mod:`kubedra.model.facts`); without one, only within the slice.
+    ``seen``: for a caller that only checks the object (drops its model) and passes objects whose equal parts
+    are one object: a Pod's containers, tolerations and affinity already parsed are not parsed again
+    (:meth:`kubedra.model.fields.ParseContext.once`).
 
     Raises :class:`InputError` for malformed values and :class:`convert.ClassicDRAError` for classic DRA.
     """
     kind = obj.get("kind")
     api_version = str(obj.get("apiVersion", ""))
     group, _ = convert.split_api_version(api_version)
-    c = ParseContext(location, facts)
+    c = ParseContext(location, facts, seen)
     if group == convert.GROUP:
         if convert.is_classic(api_version):
             convert.upgrade_to_v1(obj, location=location)  # raises ClassicDRAError

@@ -40,7 +40,7 @@ import yaml
 
 from kubedra.errors import InputError, Location
 from kubedra.model import snapshotdata
-from kubedra.model.inventory import Inventory, add_document, build_inventory
+from kubedra.model.inventory import Inventory, add_document, build_inventory, check_document
 from kubedra.model.snapshotdata import FORMAT, HEADER_KEY, NOT_A_SNAPSHOT, Header, HelmRelease, Snapshot
 from kubedra.safewrite import AtomicFile, write_atomic
 from kubedra.sources import files, jsonstream
@@ -243,6 +243,8 @@ def _load_streamed(
     docs: list[files.Document] = []
     checked = False
     share = slim is None or kinds is None  # a slim function shares what it keeps itself
+    # the objects only checked share their equal parts (trees): each part parsed once (parse_object's ``seen``)
+    seen: dict[tuple[int, str], tuple[Any, Any]] | None = {} if trees else None
     with snapshotdata.streamed(path, keep_text=lazy_lines, trees=trees, share=share) as stream:
         for d in jsonstream.stream_documents(stream):
             if not checked and HEADER_KEY in stream.top:  # written before the items: checked before them
@@ -254,7 +256,12 @@ def _load_streamed(
             if HEADER_KEY in d.obj:
                 raise InputError("snapshot has no items list", d.location)
             modelled = kinds is None and (model_kinds is None or d.kind in model_kinds)
-            add_document(inv if modelled else Inventory(), d)
+            if seen is not None and len(seen) > jsonstream.TREES_MAX:
+                seen.clear()  # bounded, as the reader's own table
+            if modelled:
+                add_document(inv, d)
+            else:
+                check_document(d, seen)
             if kinds is None or d.kind in kinds:
                 if slim is not None and kinds is not None:  # the model, when kept, has the documents whole
                     d.obj = slim(d.obj)
