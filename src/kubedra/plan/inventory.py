@@ -25,9 +25,10 @@ from typing import Any
 from kubedra import vendors
 from kubedra.errors import KubedraError
 from kubedra.model import snapshot as snapfmt
+from kubedra.model.inventory import Inventory
 from kubedra.model.snapshot import Snapshot
 from kubedra.plan.fleet import ClusterSpec
-from kubedra.simulate.cluster import DP, DRA, ClusterOptions, build_cluster
+from kubedra.simulate.cluster import DP, DRA, Cluster, ClusterOptions, build_cluster
 from kubedra.vendors.gpurequest import admitted_counts, device_count
 
 # the labels that name a node's pool when the fleet names none, first found wins; then each vendor's product label
@@ -218,8 +219,9 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
         dp = cluster.views[DP].physical_gpus() if DP in cluster.views else {}
         dra = cluster.views[DRA].physical_gpus() if DRA in cluster.views else {}
         notes.extend(n for n in cluster.notes if "derived" in n)
+        again = inv.slices and not _derived_all(cluster, inv)
         del cluster  # its views are not needed beside the derived ones
-        if inv.slices:
+        if again:
             # nodes still on the device plugin have no slices yet: derive theirs from their GFD labels (the
             # same model without its slices, not the documents modelled again)
             derived = build_cluster(replace(inv, slices=[]), opts)
@@ -230,6 +232,17 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
     except (KubedraError, ImportError, KeyError, AttributeError) as e:
         notes.append(f"capacity from node labels only (simulator view unavailable: {e})")
         return {}, {}
+
+
+def _derived_all(cluster: Cluster, inv: Inventory) -> bool:
+    """Whether the view built with the slices derived every node the view without them would (the second
+    build in :func:`_capacity` then adds no node and fails in no way the first did not): no node on the device
+    plugin has slices too (the nodes derived from labels are the same, alike in both builds, and the first's
+    derived devices, counted after the real ones, are its own), the derived objects held ResourceSlices
+    (without them the second build has none and fails), and the snapshot has Nodes (without them the second
+    build has no node)."""
+    view = cluster.views.get(DRA)
+    return bool(view is not None and not cluster.dual and inv.nodes and len(view.slices) > len(inv.slices))
 
 
 def _pool_of(labels: dict[str, str], spec: ClusterSpec) -> tuple[str, dict[str, str]] | None:
@@ -386,7 +399,7 @@ def _workload_demand(
     owners_with_pods: set[tuple[str, str]],
 ) -> None:
     """Adds the demand of GPU workloads whose pods are not in the snapshot (replicas x GPUs per pod)."""
-    pods = snap.kind("Pod")
+    replicasets: dict[str, set[str]] | None = None  # read from the pods once, when a workload first asks
     for wl in snap.kind(*WORKLOAD_KINDS):
         meta = wl.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
@@ -403,8 +416,10 @@ def _workload_demand(
             state.gpu_workloads.append((str(wl.get("kind")), ns, _name(wl)))
             if home is not None:
                 home.workloads.append((str(wl.get("kind")), ns, _name(wl)))
+        if (ns, _name(wl)) not in owners_with_pods and replicasets is None:
+            replicasets = _replicasets(snap.kind("Pod"))
         if (ns, _name(wl)) in owners_with_pods or any(
-            (ns, o) in owners_with_pods for o in _replicaset_prefixes(_name(wl), pods)
+            (ns, o) in owners_with_pods for o in (replicasets or {}).get(_name(wl), ())
         ):
             continue  # its pods are counted already
         replicas = (wl.get("spec") or {}).get("replicas")
@@ -449,15 +464,19 @@ def _gpu_stack(state: ClusterState, snap: Snapshot) -> None:
     )
 
 
-def _replicaset_prefixes(name: str, pods: Iterable[dict[str, Any]]) -> set[str]:
-    out = set()
+def _replicasets(pods: Iterable[dict[str, Any]]) -> dict[str, set[str]]:
+    """The ReplicaSets owning pods, under each name they start with before a ``-`` (a Deployment ``web`` owns
+    the ReplicaSets ``web-<hash>``): one pass over the pods, not one per workload."""
+    out: dict[str, set[str]] = {}
     for pod in pods:
         for ref in _items(_fields(pod.get("metadata")).get("ownerReferences")):
-            if not isinstance(ref, dict):
+            if not isinstance(ref, dict) or ref.get("kind") != "ReplicaSet":
                 continue
             owner = str(ref.get("name") or "")
-            if ref.get("kind") == "ReplicaSet" and owner.startswith(name + "-"):
-                out.add(owner)
+            at = owner.find("-")
+            while at >= 0:
+                out.setdefault(owner[:at], set()).add(owner)
+                at = owner.find("-", at + 1)
     return out
 
 

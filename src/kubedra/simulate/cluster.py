@@ -92,6 +92,8 @@ class Cluster:
     spec: str | None = None
     # GPU nodes that one view lacks (node name -> why): the comparison is incomplete, simulate exits 2
     unmodelled: dict[str, str] = field(default_factory=dict)
+    # GPU nodes on the device plugin that have DRA driver slices too (their DRA view is their slices)
+    dual: set[str] = field(default_factory=set)
 
     @property
     def node_names(self) -> list[str]:
@@ -371,6 +373,7 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
     drivers = {v.driver: v for v in vendors.all()}
     sliced = {s.node_name for s in inv.slices if s.driver in drivers and s.node_name}
     on_plugin = {n.name for n in dp_nodes if _has_gpu_resources(n)}
+    cluster.dual = on_plugin & sliced
     if DP in opts.modes:
         derive = {n.name for n in dp_nodes if n.name in sliced and n.name not in on_plugin}
         if derive:
