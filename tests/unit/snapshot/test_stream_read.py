@@ -6,6 +6,7 @@ snapshot is streamed) instead of writing files of hundreds of MiB."""
 from __future__ import annotations
 
 import json
+import re
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -292,3 +293,51 @@ def test_shared_parts_are_left_unchanged(tmp_path: Path, monkeypatch: pytest.Mon
     assert read == json.loads(path.read_text())["items"]
     pods = [o for o in read if o["kind"] == "Pod"]
     assert len({id(p["status"]["conditions"]) for p in pods}) < len(pods) / 4
+
+
+def _pod(name: str, containers: Any, tolerations: Any = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": containers, "nodeName": "n"}
+    if tolerations is not None:
+        spec["tolerations"] = tolerations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml"}, "spec": spec}
+
+
+GOOD = [{"name": "main", "resources": {"limits": {"cpu": "1", "nvidia.com/gpu": "1"}}}]
+BAD = [{"name": "main", "resources": {"limits": {"cpu": "lots"}}}]
+
+
+@pytest.mark.parametrize(
+    ("pods", "needle"),
+    [
+        ([_pod("a", GOOD), _pod("b", GOOD), _pod("c", BAD)], "spec.containers[0].resources.limits.cpu"),
+        ([_pod("a", GOOD), _pod("b", GOOD, [{"key": 1}]), _pod("c", GOOD)], "spec.tolerations[0].key"),
+        ([_pod("a", BAD), _pod("b", BAD)], "invalid quantity"),
+    ],
+)
+def test_plan_checks_pods_whose_parts_are_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pods: list[Any], needle: str
+) -> None:
+    """plan keeps no Pod model: a streamed snapshot's Pods are only checked, each part the reader shares
+    (equal containers, tolerations) parsed once; a malformed one is still the same one line, at the same
+    line, as when the file is read whole, and the first malformed pod is the one named."""
+    f = tmp_path / "snap.json"
+    f.write_text(json.dumps(json.loads(_snap([NODE, *pods])), indent=1), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("kind: Fleet\nclusters:\n- {name: c, snapshot: snap.json, distribution: kubeadm}\n")
+    whole, streamed = _both(monkeypatch, "plan", "--fleet", str(fleet), "-o", "json")
+    # the same message; a large streamed file names the item's line (no node tree), a whole one the field's
+    line = re.compile(r"snap\.json:(\d+):")
+    assert (streamed.exit_code, streamed.stdout, line.sub("", streamed.stderr)) == (
+        2,
+        "",
+        line.sub("", whole.stderr),
+    )
+    assert needle in whole.stderr, whole.stderr
+    bad = next(i for i, p in enumerate(pods) if p["spec"]["containers"] is BAD or "tolerations" in p["spec"])
+    starts = [i + 1 for i, text in enumerate(f.read_text().splitlines()) if text == "  {"][
+        1:
+    ]  # after the Node
+    ends = [*starts[1:], 10**9]
+    for res in (whole, streamed):  # both name the first malformed pod
+        named = int(line.findall(res.stderr)[0])
+        assert starts[bad] <= named < ends[bad], (named, starts)

@@ -167,6 +167,22 @@ def test_shared_tree_keeps_the_data_and_shares_equal_parts() -> None:
     assert jsonstream.shared_tree(["a", {"b": "c"}], {}) == ["a", {"b": "c"}]
 
 
+def test_shared_tree_equal_hashes_share_only_equal_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A part below an item is looked up by its marshal form's hash and shared only when the form is the same:
+    were every hash equal, unequal parts (``1`` and ``True``, ``0.0`` and ``-0.0``, keys in another order) stay
+    apart and equal ones are still one object."""
+    monkeypatch.setattr(jsonstream, "hash", lambda _: 0, raising=False)
+    memo: dict[object, object] = {}
+    parts: list[object] = [[1], [True], [1.0], [0.0], [-0.0], {"a": 1, "b": 2}, {"b": 2, "a": 1}, [1]]
+    items = [jsonstream.shared_tree({"spec": {"x": p}}, memo) for p in parts]
+    got = [item["spec"]["x"] for item in items]
+    assert json.dumps(got) == json.dumps(parts)
+    assert [type(p[0]) for p in got[:5]] == [int, bool, float, float, float]  # type: ignore[index]
+    assert str(got[4]) == "[-0.0]"
+    assert got[7] is got[0]  # equal to the first one stored under the hash
+    assert len({id(p) for p in got}) == 7
+
+
 def test_shared_tree_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """A stream's memo starts afresh past ``TREES_MAX`` entries (bounded memory for millions of items): the
     items read are the same either way, and the memo is emptied when the items end."""
