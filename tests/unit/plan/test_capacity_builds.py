@@ -13,6 +13,7 @@ import pytest
 
 from kubedra.model import snapshot as snapfmt
 from kubedra.plan import inventory
+from kubedra.simulate import cluster
 from kubedra.testing import snapshotgen
 
 DATA = Path(__file__).parent / "data"
@@ -38,7 +39,7 @@ def _dual(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def _capacity(snap: snapfmt.Snapshot, monkeypatch: pytest.MonkeyPatch, both: bool) -> tuple[Any, int]:
     builds = []
-    real = inventory.build_cluster
+    real = cluster.build_cluster
 
     def counted(*args: Any) -> Any:
         builds.append(args)

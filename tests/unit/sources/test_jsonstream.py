@@ -177,7 +177,7 @@ def test_shared_tree_equal_hashes_share_only_equal_parts(monkeypatch: pytest.Mon
     items = [jsonstream.shared_tree({"spec": {"x": p}}, memo) for p in parts]
     got = [item["spec"]["x"] for item in items]
     assert json.dumps(got) == json.dumps(parts)
-    assert [type(p[0]) for p in got[:5]] == [int, bool, float, float, float]  # type: ignore[index]
+    assert [type(p[0]) for p in got[:5]] == [int, bool, float, float, float]
     assert str(got[4]) == "[-0.0]"
     assert got[7] is got[0]  # equal to the first one stored under the hash
     assert len({id(p) for p in got}) == 7
