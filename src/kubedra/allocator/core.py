@@ -333,7 +333,7 @@ class Allocator:
         slices_for_node = self.slices_on_node.get(node.name, []) + self.slices_shared
         try:
             if not versions.holds_at("allocator.gatherPoolReadsEveryPoolSlice", self.target_version):
-                pools = gather_pools_134(slices_for_node, node, self.features)
+                pools = gather_pools_134(slices_for_node, node, self.features, self.target_version)
             elif self.stable_pools_135 and self.features.variant(self.target_version) == "stable":
                 pools = gather_pools_135_stable(slices_for_node, node, self.features, self.all_slices)
             else:

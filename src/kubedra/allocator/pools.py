@@ -203,15 +203,30 @@ def _node_pools(
     return pools
 
 
-def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, features: Features) -> list[Pool]:
+def gather_pools_134(
+    slices_for_node: Sequence[ResourceSlice], node: Node, features: Features, release: str
+) -> list[Pool]:
     """k8s.io/dynamic-resource-allocation v0.34.13 structured/internal/{stable,incubating,experimental}/pools_*.go
     GatherPools: the slices for this node, the newest generation of each pool among them (addSlice), incomplete
     when they are not ``resourceSliceCount`` many, invalid on a duplicate device name (poolIsInvalid); an
-    invalid pool keeps no devices here (the search stops at it, ``Search.invalid_stop``)."""
+    invalid pool keeps no devices here (the search stops at it, ``Search.invalid_stop``). Only the experimental
+    variant (pools_experimental.go GatherPools) adds a pool's slices with binding conditions after its others
+    (``allocator.bindingSlicesKeepTheirPlace``) and puts pools with binding conditions last; v0.34's stable and
+    incubating GatherPools do neither. Pools are in (driver, name) order here, slices by name; upstream walks its
+    pool map in Go's random order (:mod:`kubedra.allocator.orders` tries the others where that matters)."""
+    binding_last = features.variant(release) == "experimental" and not versions.holds(
+        "allocator.bindingSlicesKeepTheirPlace", release
+    )
     result: list[Pool] = []
     with_binding: list[Pool] = []
     for (driver, name), pslices in _node_pools(slices_for_node, node, features).items():
-        pool = Pool(driver=driver, name=name, slices=sorted(pslices, key=lambda s: s.name))
+        pool = Pool(
+            driver=driver,
+            name=name,
+            slices=sorted(
+                pslices, key=lambda s: (binding_last and any(d.binding_conditions for d in s.devices), s.name)
+            ),
+        )
         pool.incomplete = len(pslices) != pslices[0].pool.resource_slice_count
         seen: set[str] = set()
         for d in (d for s in pool.slices for d in s.devices):
@@ -219,7 +234,7 @@ def gather_pools_134(slices_for_node: Sequence[ResourceSlice], node: Node, featu
                 pool.invalid, pool.invalid_reason, pool.slices = True, f"duplicate device name {d.name}", []
                 break
             seen.add(d.name)
-        (with_binding if _has_binding_conditions(pool) else result).append(pool)
+        (with_binding if binding_last and _has_binding_conditions(pool) else result).append(pool)
     result.sort(key=lambda p: (p.driver, p.name))
     with_binding.sort(key=lambda p: (p.driver, p.name))
     return result + with_binding

@@ -13,6 +13,8 @@ from kubedra.allocator import (
     InvalidPoolsError,
     UpstreamPanicError,
 )
+from kubedra.allocator.pools import gather_pools_134
+from kubedra.allocator.state import Features
 from kubedra.model.objects import DeviceConstraint
 
 from .helpers import ALL, capacity, claim, cls, consumes, counter_set, dev, node, picked, q, req, slice_
@@ -114,3 +116,21 @@ def test_a_shared_device_consumes_its_counters_on_every_allocation_at_134(target
     one_gi = claim("c", req(capacity={"memory": q("1Gi")}))
     res = alloc(slices, target).allocate(node(), [one_gi, one_gi])
     assert (res is None) == (target == "1.34")
+
+
+@pytest.mark.parametrize("features", [ALL, Features()], ids=["experimental", "stable"])
+def test_134s_experimental_gathering_puts_binding_slices_and_pools_last(features):
+    # v0.34.13 pools_experimental.go GatherPools adds a slice with a binding-conditions device after the pool's
+    # other slices and such a pool after the others; v0.34's stable and incubating GatherPools do neither
+    bound = dev("d0", binding_conditions=["example.com/ready"])
+    slices = [
+        slice_("s0", [bound], pool="pool-a", count=2),
+        slice_("s1", [dev("d1")], pool="pool-a", count=2),
+        slice_("s2", [dev("d2")], pool="pool-b"),
+    ]
+    pools = gather_pools_134(slices, node(), features, "1.34")
+    order = [(p.name, [s.name for s in p.slices]) for p in pools]
+    if features.variant("1.34") == "experimental":
+        assert order == [("pool-b", ["s2"]), ("pool-a", ["s1", "s0"])]
+    else:
+        assert order == [("pool-a", ["s0", "s1"]), ("pool-b", ["s2"])]
