@@ -9,7 +9,8 @@ request, driver, pool, device, adminAccess, tolerations, binding conditions, sha
 and consumedCapacity (by value, canonical form); node selector terms/requirements/values as multisets;
 config exact. Errors: both must fail; the messages are compared loosely (reported, not asserted). A panic of
 upstream's allocator (the oracle recovers it) agrees only with kubedra refusing the input by naming the same
-panic (``UpstreamPanicError``): the same runtime message exactly.
+panic (``UpstreamPanicError``): the same runtime message exactly. Where kubedra says upstream may panic depending on
+its random pool and slice order (``PoolOrderPanicError``), upstream's answer must be one of those it lists.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from kubedra.allocator import (
     Allocator,
     FailedOnNodeError,
     Features,
+    PoolOrderPanicError,
     SelectorMatcher,
     UpstreamPanicError,
     apply_taint_rules,
@@ -269,18 +271,35 @@ def _kubedra_outcome(doc: dict[str, Any], version: str = "1.37") -> Outcome:
     )
     try:
         results = allocator.allocate(node, claims)
-    except UpstreamPanicError as e:  # kubedra cannot model the input: it names the panic upstream has there
-        return {"kind": "panic", "error": e.panic, "claims": [], "message": str(e)}
-    except AllocationError as e:
-        return {"kind": "error", "error": str(e), "claims": [], "onNode": isinstance(e, FailedOnNodeError)}
-    except Exception as e:  # noqa: BLE001 - a bug in kubedra: always a disagreement, reported with its type
-        return {"kind": "crash", "error": f"{type(e).__name__}: {e}", "claims": []}
-    if results is None:
+    except PoolOrderPanicError as e:  # upstream panics in some of its pool orders: every order's answer
+        possible = None if e.answers is None else [_answer(allocator, x) for x in e.answers]
+        return {"kind": "panic", "error": e.panic, "claims": [], "message": str(e), "possible": possible}
+    except Exception as e:  # noqa: BLE001 - an AllocationError is an answer; anything else a bug in kubedra
+        return _answer(allocator, e)
+    return _answer(allocator, results)
+
+
+def _answer(allocator: Allocator, answer: Any) -> Outcome:
+    """The outcome of one answer of kubedra's allocator: its results (None: no fit) or what it raised."""
+    if isinstance(
+        answer, UpstreamPanicError
+    ):  # kubedra cannot model the input: it names upstream's panic there
+        return {"kind": "panic", "error": answer.panic, "claims": [], "message": str(answer)}
+    if isinstance(answer, AllocationError):
+        return {
+            "kind": "error",
+            "error": str(answer),
+            "claims": [],
+            "onNode": isinstance(answer, FailedOnNodeError),
+        }
+    if isinstance(answer, Exception):  # a bug in kubedra: always a disagreement, reported with its type
+        return {"kind": "crash", "error": f"{type(answer).__name__}: {answer}", "claims": []}
+    if answer is None:
         return {"kind": "unsatisfiable", "error": None, "claims": []}
     out = []
     # consumed capacity is written as the release's Quantity.String() does (v0.38 writes an exponent past E)
     with quantity_rules(allocator.quantity_since_138):
-        for r in results:
+        for r in answer:
             a = allocation_dict(r)
             out.append(_claim(a["devices"]["results"], a.get("nodeSelector"), a["devices"].get("config")))
     return {"kind": "allocated", "error": None, "claims": out}
@@ -291,7 +310,19 @@ def difference(ours: Outcome, theirs: Outcome, exact: bool = True) -> str | None
 
     ``exact=False`` is for upstream's stable allocator, which visits pools in Go map order (random;
     pools_stable.go GatherPools ranges over a map) and so may pick other devices from run to run: then
-    only the outcome, the requests that got devices and the config are compared."""
+    only the outcome, the requests that got devices and the config are compared.
+
+    Where kubedra says upstream may panic depending on its pool order (``possible``: every order's answer,
+    ``PoolOrderPanicError``), upstream's answer must be one of them; None there (more orders than kubedra tries)
+    agrees with nothing."""
+    if "possible" in ours:
+        possible = ours["possible"]
+        if possible is None:
+            return f"kubedra: may panic by pool order (too many orders to try), upstream: {theirs['kind']}"
+        if any(difference(p, theirs, exact) is None for p in possible):
+            return None
+        kinds = ", ".join(p["kind"] + (f" ({p['error']})" if p["error"] else "") for p in possible)
+        return f"kubedra: one of {kinds} by pool order, upstream: {theirs['kind']} ({theirs['error']})"
     if ours["kind"] != theirs["kind"]:
         why = f"kubedra: {ours['kind']}, upstream: {theirs['kind']}"
         for who, o in (("kubedra", ours), ("upstream", theirs)):

@@ -12,6 +12,7 @@ from kubedra.allocator.errors import (
     AllocationTimeout,
     FailedOnNodeError,
     InvalidPoolsError,
+    PoolOrderPanicError,
     UpstreamPanicError,
 )
 from kubedra.allocator.selectors import SelectorError, SelectorMatcher
@@ -28,6 +29,7 @@ __all__ = [
     "FailedOnNodeError",
     "Features",
     "InvalidPoolsError",
+    "PoolOrderPanicError",
     "SelectorError",
     "SelectorMatcher",
     "UpstreamPanicError",

@@ -36,6 +36,7 @@ from typing import Any
 from kubedra.allocator import groups as grp
 from kubedra.allocator.counters import consumed_from
 from kubedra.allocator.errors import AllocationError
+from kubedra.allocator.orders import allocate_every_order, order_free
 from kubedra.allocator.pools import Pool, PoolError, gather_pools, gather_pools_134, gather_pools_135_stable
 from kubedra.allocator.requests import Dev
 from kubedra.allocator.reuse import Reuse
@@ -380,4 +381,12 @@ class Allocator:
         run = Search(self, node, list(claims), self.pools_for(node))
         run.deadline = deadline
         with quantity_rules(self.quantity_since_138):
-            return run.allocate()
+            if not order_free(self):
+                return run.allocate()
+            # the answer may depend on upstream's random pool order: kubedra.allocator.orders tries the others
+            answer: list[AllocationResult] | AllocationError | None
+            try:
+                answer = run.allocate()
+            except AllocationError as e:
+                answer = e
+            return allocate_every_order(self, run, answer)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 MAX_RESULTS = 32  # AllocationResultsMaxSize
 
 
@@ -33,6 +35,36 @@ class UpstreamPanicError(AllocationError):
         super().__init__(
             f"kubedra cannot model this at Kubernetes {release}: upstream's allocator panics here ({where}: "
             f"{panic}), which stops kube-scheduler"
+        )
+
+
+# Where v0.34's capacity recheck panics (data/versions.yaml allocator.capacityRecheckReadsTheDevice).
+RECHECK_PANIC = (
+    "k8s.io/dynamic-resource-allocation v0.34 allocateDevice reads slice.Spec.Devices[r.deviceIndex]"
+)
+
+
+class PoolOrderPanicError(UpstreamPanicError):
+    """Upstream's allocator panics in some of the orders it may walk the node's pools and slices in and not in
+    others (:mod:`kubedra.allocator.orders`). ``answers``: every different answer an order gives (results, None
+    for no fit, or the error, panics included), kubedra's order's first; None where there were more than
+    ``limit`` orders, which kubedra did not try."""
+
+    def __init__(
+        self, release: str, where: str, panic: str, answers: list[Any] | None, orders: int, limit: int
+    ) -> None:
+        self.answers = answers
+        super().__init__(release, where, panic)
+        if answers is None:
+            tried = f"{orders} orders matter here, more than the {limit} kubedra tries"
+        else:
+            panics = sum(isinstance(a, UpstreamPanicError) for a in answers)
+            tried = f"the {orders} orders that matter here give {len(answers)} different answers, {panics} of them panics"
+        self.args = (
+            f"kubedra cannot model this at Kubernetes {release}: upstream's allocator may panic here ({where}: "
+            f"{panic}), which stops kube-scheduler, depending on the order it walks the node's resource pools and "
+            f"their slices in (GatherPools ranges over a Go map; kube-scheduler lists slices from its informer "
+            f"cache, a map too): {tried}",
         )
 
 

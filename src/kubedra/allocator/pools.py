@@ -203,6 +203,14 @@ def _node_pools(
     return pools
 
 
+def binding_slices_last(features: Features, release: str) -> bool:
+    """Whether the variant for ``features`` adds a pool's slices with binding conditions after its others (before
+    1.36 the experimental one: data/versions.yaml allocator.bindingSlicesKeepTheirPlace)."""
+    return features.variant(release) == "experimental" and not versions.holds(
+        "allocator.bindingSlicesKeepTheirPlace", release
+    )
+
+
 def gather_pools_134(
     slices_for_node: Sequence[ResourceSlice], node: Node, features: Features, release: str
 ) -> list[Pool]:
@@ -214,9 +222,7 @@ def gather_pools_134(
     (``allocator.bindingSlicesKeepTheirPlace``) and puts pools with binding conditions last; v0.34's stable and
     incubating GatherPools do neither. Pools are in (driver, name) order here, slices by name; upstream walks its
     pool map in Go's random order (:mod:`kubedra.allocator.orders` tries the others where that matters)."""
-    binding_last = features.variant(release) == "experimental" and not versions.holds(
-        "allocator.bindingSlicesKeepTheirPlace", release
-    )
+    binding_last = binding_slices_last(features, release)
     result: list[Pool] = []
     with_binding: list[Pool] = []
     for (driver, name), pslices in _node_pools(slices_for_node, node, features).items():
@@ -331,10 +337,7 @@ def gather_pools(
         if not (counters_everywhere and s.shared_counters) and not _relevant(s, node, features):
             continue
         _add_slice(pools, s)
-    # data/versions.yaml allocator.bindingSlicesKeepTheirPlace
-    binding_last = features.variant(release) == "experimental" and not versions.holds(
-        "allocator.bindingSlicesKeepTheirPlace", release
-    )
+    binding_last = binding_slices_last(features, release)
     result: list[Pool] = []
     with_binding: list[Pool] = []
     for (driver, name), pslices in pools.items():

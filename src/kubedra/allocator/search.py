@@ -15,6 +15,7 @@ from kubedra.allocator.counters import CounterTracking
 from kubedra.allocator.derived import DerivedAttributes, check_request
 from kubedra.allocator.errors import (
     MAX_RESULTS,
+    RECHECK_PANIC,
     AllocationError,
     AllocationTimeout,
     FailedOnNodeError,
@@ -57,6 +58,7 @@ class Search(CounterTracking):
         self.claims = claims
         self.pools = pools
         self._candidates: list[Dev] | None = None
+        self.searched = False  # whether allocate got past validating the requests (kubedra.allocator.orders)
         self._invalid_stop: tuple[int, str] | None = None
         self._invalid_stop_known = False
         self.req_data: dict[tuple[int, int, int], ReqData] = {}
@@ -158,6 +160,7 @@ class Search(CounterTracking):
             kept = reuse.replay(key, self)
             if kept is not None:
                 return [build_result(self, ci) for ci in range(len(self.claims))] if kept else None
+        self.searched = True
         try:
             done = self._one(0, 0, 0, 0, False, 0)
         except StopSearch:
@@ -326,7 +329,7 @@ class Search(CounterTracking):
         if di >= len(devices):
             raise UpstreamPanicError(
                 self.a.target_version,
-                "k8s.io/dynamic-resource-allocation v0.34 allocateDevice reads slice.Spec.Devices[r.deviceIndex]",
+                RECHECK_PANIC,
                 f"runtime error: index out of range [{di}] with length {len(devices)}",
             )
         other = devices[di]
