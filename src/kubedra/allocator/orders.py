@@ -97,7 +97,7 @@ class _Orders:
         return self.last and any(d.binding_conditions for d in s.devices)
 
     def _pool_last(self, i: int) -> bool:
-        return any(self._bound(s) for s in self.pools[i].slices)
+        return self.pools[i].last
 
     def count(self) -> int:
         groups = [self._pool_last(i) for i in self.movable]

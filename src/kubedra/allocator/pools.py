@@ -60,6 +60,8 @@ class Pool:
     slices: list[ResourceSlice] = field(default_factory=list)  # device slices targeting the node
     slices_not_targeting_node: list[ResourceSlice] = field(default_factory=list)
     counter_sets: dict[str, CounterSet] = field(default_factory=dict)
+    # up to 1.34 (gather_pools_134): put after the pools without binding conditions, as the experimental variant does
+    last: bool = False
 
     @property
     def id(self) -> str:
@@ -234,13 +236,15 @@ def gather_pools_134(
             ),
         )
         pool.incomplete = len(pslices) != pslices[0].pool.resource_slice_count
+        # poolHasBindingConditions reads the slices of an invalid pool too
+        pool.last = binding_last and _has_binding_conditions(pool)
         seen: set[str] = set()
         for d in (d for s in pool.slices for d in s.devices):
             if d.name in seen:
                 pool.invalid, pool.invalid_reason, pool.slices = True, f"duplicate device name {d.name}", []
                 break
             seen.add(d.name)
-        (with_binding if binding_last and _has_binding_conditions(pool) else result).append(pool)
+        (with_binding if pool.last else result).append(pool)
     result.sort(key=lambda p: (p.driver, p.name))
     with_binding.sort(key=lambda p: (p.driver, p.name))
     return result + with_binding

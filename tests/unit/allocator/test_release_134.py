@@ -134,3 +134,14 @@ def test_134s_experimental_gathering_puts_binding_slices_and_pools_last(features
         assert order == [("pool-b", ["s2"]), ("pool-a", ["s1", "s0"])]
     else:
         assert order == [("pool-a", ["s0", "s1"]), ("pool-b", ["s2"])]
+
+
+def test_134s_experimental_gathering_puts_an_invalid_binding_pool_last_too():
+    # poolHasBindingConditions reads the slices of an invalid pool as well: pool-a goes after pool-b, so the search
+    # allocates from pool-b before it reaches pool-a (and aborts there)
+    bound = dev("d0", binding_conditions=["example.com/ready"])
+    slices = [slice_("s0", [bound, dev("d0")], pool="pool-a"), slice_("s1", [dev("d1")], pool="pool-b")]
+    pools = gather_pools_134(slices, node(), ALL, "1.34")
+    assert [(p.name, p.invalid) for p in pools] == [("pool-b", False), ("pool-a", True)]
+    res = alloc(slices, "1.34").allocate(node(), [claim("c", req())])
+    assert picked(res) == [[("req-0", "d1")]]
