@@ -142,13 +142,14 @@ def test_allocator_features_follow_the_default_gates(release: str) -> None:
     assert features == derived
 
 
-def test_a_release_the_testbed_does_not_build_says_so_once() -> None:
+def test_a_release_the_testbed_does_not_build_says_so_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A supported release no testbed builds was never compared with its own control plane and allocator: every
-    answer at it says so on stderr, once, and never on stdout."""
+    answer at it says so on stderr, once, and never on stdout. The testbed builds every supported release today,
+    so the oldest is taken out of ``testbed`` here: the warning is decided by that data alone."""
     unbuilt = [r for r in versions.SUPPORTED if r not in versions.testbed() and not versions.unverified(r)]
-    if not unbuilt:
-        pytest.skip("the testbed builds every supported release")
-    release = unbuilt[0]
+    release = unbuilt[0] if unbuilt else versions.SUPPORTED[0]
+    built = [r for r in versions._data()["testbed"] if r != release]
+    monkeypatch.setitem(versions._data(), "testbed", built)
     result = CliRunner().invoke(cli, ["demo", "--target-version", release])
     assert result.exit_code == 0, result.output
     line = f"not verified against a {release} control plane and allocator"

@@ -66,10 +66,10 @@ def _relevant(run: Search, s: ResourceSlice) -> bool:
     return False
 
 
-def _may_panic(run: Search, relevant: dict[int, list[ResourceSlice]]) -> bool:
-    """Whether a request's device index can reach the end of a slice it may take a device from."""
+def _may_panic(run: Search) -> bool:
+    """Whether a request's device index can reach the end of a slice some request may take a device from."""
     most = max((rd.num for rd in run.req_data.values()), default=0) - 1
-    return any(len(s.devices) <= most for slices in relevant.values() for s in slices)
+    return any(len(s.devices) <= most and _relevant(run, s) for p in run.pools for s in p.slices)
 
 
 def _permutations(last: Sequence[bool]) -> Iterator[tuple[int, ...]]:
@@ -140,15 +140,14 @@ def _same(x: Answer, y: Answer) -> bool:
 def allocate_every_order(a: Allocator, run: Search, answer: Answer) -> list[AllocationResult] | None:
     """``answer`` (kubedra's order's, from ``run``, which ``a`` ran) if no order panics or every order gives it,
     else :class:`PoolOrderPanicError`."""
+    # refused before the search (validating the requests: the same in every order), or out of time
     if not run.searched or isinstance(answer, AllocationTimeout):
-        return _give(
-            answer
-        )  # refused before the search (validation: the same in every order), or out of time
+        return _give(answer)
+    if not _may_panic(run):
+        return _give(answer)
     pools = run.pools
     relevant = {i: [s for s in p.slices if _relevant(run, s)] for i, p in enumerate(pools)}
     relevant = {i: slices for i, slices in relevant.items() if slices}
-    if not _may_panic(run, relevant):
-        return _give(answer)
     orders = _Orders(pools, relevant, binding_slices_last(a.features, a.target_version))
     n = orders.count()
     if n <= 1:

@@ -316,3 +316,61 @@ def test_optional_node_operations_need_the_gate_and_a_node_that_declares_the_fea
     assert by_node["node-b"]["allocated"] is False
     (claim,) = by_node["node-a"]["claims"]
     assert [(x["device"], x["skipNodeOperations"]) for x in claim["results"]] == [("nic-0", ["*"])]
+
+
+POOL_ORDER_PANIC = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: pick}
+spec:
+  selectors:
+  - cel: {expression: "device.attributes['example.com'].pick == true"}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: sa}
+spec:
+  driver: example.com
+  nodeName: node-1
+  pool: {name: pool-a, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: a0, attributes: {pick: {bool: true}}}
+  - {name: a1, attributes: {pick: {bool: false}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: sb}
+spec:
+  driver: example.com
+  nodeName: node-1
+  pool: {name: pool-b, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: b0, attributes: {pick: {bool: true}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: two, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: r
+      exactly: {deviceClassName: pick, count: 2}
+"""
+
+
+def test_allocate_at_134_refuses_what_panics_in_some_pool_orders_only(tmp_path: Path) -> None:
+    """v0.34's capacity recheck (DRAConsumableCapacity) panics when a0 comes first (b0 is then the request's
+    device 1, past the end of its one-device slice) and not when b0 does: kubedra names the panic and says it
+    depends on upstream's pool order, and no node is allocated (exit 1), as for any upstream panic."""
+    f = tmp_path / "in.yaml"
+    f.write_text(POOL_ORDER_PANIC)
+    args = ["allocate", "-f", str(f), "--target-version", "1.34", "-o", "json"]
+    r = run(*args, "--feature-gates", "DRAConsumableCapacity=true")
+    assert r.exit_code == 1, r.output
+    (node,) = json.loads(r.stdout)
+    assert node["allocated"] is False
+    assert "may panic here" in node["error"]
+    assert "index out of range [1] with length 1" in node["error"]
+    assert "depending on the order it walks the node's resource pools" in node["error"]
+    off = run(*args)  # no capacity recheck: allocated in kubedra's order, as in every other
+    assert off.exit_code == 0, off.output
