@@ -143,6 +143,7 @@ class Run:
     versions: Counter[str] = field(default_factory=Counter)
     findings: list[Finding] = field(default_factory=list)
     stable_order_dependent: int = 0
+    pool_order_panics: int = 0  # kubedra: upstream panics in some pool orders only (PoolOrderPanicError)
     timeouts: list[tuple[int, str, str]] = field(default_factory=list)
     message_differences: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(
@@ -158,6 +159,7 @@ class Run:
             "implementations": dict(self.implementations),
             "versions": dict(self.versions),
             "stableOrderDependent": self.stable_order_dependent,
+            "poolOrderPanics": self.pool_order_panics,
             # searches cut off after TIMEOUT seconds (exponential on both sides), with who gave up
             "timeouts": [" ".join(x for x in (str(i), a, b) if x) for i, a, b in self.timeouts],
             "disagreements": len([f for f in self.findings if not f.known]),
@@ -286,6 +288,7 @@ def run_differential(
                 count += 1
                 continue
             run.outcomes[theirs["kind"]] += 1
+            run.pool_order_panics += "possible" in ours
             exact = ordered(doc["features"], version)
             why = difference(ours, theirs, exact=exact)
             if why is not None and not exact and stable_order_explains(doc, ours, oracles[version]):

@@ -32,14 +32,16 @@ from kubedra.allocator.errors import (
 )
 from kubedra.allocator.pools import Pool, binding_slices_last
 from kubedra.allocator.search import Search
+from kubedra.allocator.taints import taint_blocks
 from kubedra.k8s import versions
 from kubedra.model.objects import AllocationResult, ResourceSlice
 
 if TYPE_CHECKING:
     from kubedra.allocator.core import Allocator
 
-# The most orders kubedra tries (6! = 720: six pools, or fewer pools with several slices that matter).
-MAX_ORDERS = 720
+# The most orders kubedra tries: a search each (about 2 ms for the generated scenarios on a loaded 2-core machine,
+# 864 orders of four pools with 3, 1, 1 and 3 slices that matter in 1.75 s).
+MAX_ORDERS = 2000
 
 # What one order gives: the results (None: no fit), or the error it raised.
 Answer = list[AllocationResult] | None | AllocationError
@@ -55,14 +57,33 @@ def order_free(a: Allocator) -> bool:
 
 
 def _relevant(run: Search, s: ResourceSlice) -> bool:
-    """Whether some request of ``run`` may take a device of ``s`` (a selector that errs counts as may)."""
+    """Whether some request of ``run`` may take a device of ``s`` in some order: one its selectors select (a
+    selector that errs counts as may) and that none of the checks of allocateDevice which do not depend on the
+    order turns down (kept.allocate_device_kept: in use by an earlier allocation, counters without
+    PartitionableDevices, a taint the request does not tolerate, a claim constraint on an attribute the device
+    lacks)."""
     for (ci, ri, si), rd in run.req_data.items():
+        r = rd.req
+        base, sub = r.parent or r.name, r.name if r.parent else ""
+        constraints = (
+            [c for c in run.constraints[ci] if c.applies(base, sub)] if ci < len(run.constraints) else []
+        )
         for d in s.devices:
+            did = (s.driver, s.pool.name, d.name)
             try:
-                if run._selectable(ci, ri, si, rd, s, d, (s.driver, s.pool.name, d.name)):
-                    return True
+                if not run._selectable(ci, ri, si, rd, s, d, did):
+                    continue
             except AllocationError:
                 return True
+            if not r.admin and did in run.a.allocated.devices:
+                continue
+            if (not run.f.partitionable_devices and d.consumes_counters) or (
+                run.f.device_taints and taint_blocks(d, r.tolerations) is not None
+            ):
+                continue
+            if any(c.lookup(base, sub, d, s.driver, c.attribute) is None for c in constraints):
+                continue
+            return True
     return False
 
 
