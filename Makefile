@@ -58,7 +58,7 @@ image:
 # Every release the testbed supports (data/versions.yaml testbed), each into its own cache folder. 1.38 last: its
 # build uses Go go1.27.3 (testbed/Makefile GOTOOLCHAIN_1.38), which the prefetch fetches from the module proxy,
 # with 1.38's modules, while the others compile.
-TESTBED_VERSIONS ?= 1.37 1.36 1.35 1.38
+TESTBED_VERSIONS ?= 1.37 1.36 1.35 1.34 1.38
 # helm and the peers do not depend on the release: built once, into the default release's folder. The modules of
 # all builds download in the background meanwhile (testbed/prefetch.sh): on a new machine much of a build's time is
 # waiting on the network. Then the Go tests of each release's launcher and oracle, each linked as its build links it.
