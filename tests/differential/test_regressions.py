@@ -3,7 +3,7 @@ corpus (tests/conformance/allocator, diff-*.yaml) cannot express them (DeviceTai
 each file in regressions/ is an oracle input on which kubedra and upstream must agree. A file named
 ``136-*.yaml`` is a 1.36 scenario: kubedra's 1.36 model against the v0.36 allocator (the 1.36 oracle), one
 named ``138-*.yaml`` a 1.38 one against the v0.38 allocator, ``134-*.yaml`` a 1.34 one against the v0.34.13
-allocator (built by hand while 1.34 is not in the testbed); the others run at 1.37."""
+allocator; the others run at 1.37."""
 
 from __future__ import annotations
 

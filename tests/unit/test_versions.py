@@ -77,7 +77,7 @@ def test_a_fact_that_landed_in_a_later_patch(release: str | versions.Version, ho
 
 def test_the_testbed_builds_the_releases_of_the_data_file() -> None:
     """testbed/Makefile pins a patch per minor: every minor of ``testbed`` in data/versions.yaml, and otherwise
-    only supported releases built by hand until they join it (docs/testbed.md: 1.34); it builds the
+    only supported releases built by hand until they join it (none today); it builds the
     default target unless told otherwise."""
     makefile = (SRC.parents[1] / "testbed" / "Makefile").read_text(encoding="utf-8")
     pinned = re.findall(r"^K8S_PATCH_(\S+) := v(\S+)$", makefile, re.M)
