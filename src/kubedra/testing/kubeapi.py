@@ -122,7 +122,8 @@ class KubeAPI:
         content_type: str = "application/json",
         timeout: float | None = None,
     ) -> Any:
-        data = None if body is None else json.dumps(body).encode()
+        # bytes go as they are (a manifest's text, for the apiserver's own YAML decoding); anything else as JSON
+        data = body if isinstance(body, bytes) else None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.server + path, data=data, method=method)
         req.add_header("Accept", "application/json")
         if data is not None:
