@@ -82,7 +82,11 @@ def scan_template(  # noqa: C901 - one branch per place a pod template can ask f
                 gr = classify(str(rname))
                 if gr is None:
                     other = resource_scheme(str(rname))  # another vendor's or scheme's GPU: cannot, because
-                    if other is not None and _count(value) != 0 and str(rname) not in other_seen:
+                    if (
+                        other is not None
+                        and _count(value, ctx.options.target_version) != 0
+                        and str(rname) not in other_seen
+                    ):
                         other_seen.add(str(rname))
                         manual.append((f"{rname}: {_scheme_manual(other)}", (*cpath, section, str(rname))))
                     continue

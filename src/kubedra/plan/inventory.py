@@ -133,12 +133,13 @@ def _pool_labels() -> tuple[str, ...]:
     return POOL_LABELS + tuple(v.labels.product for v in vendors.all() if v.labels.product)
 
 
-def _gpu_resources(obj: dict[str, Any]) -> dict[str, int]:
-    """The node's allocatable extended resources of any vendor's device plugin (by its resource domain)."""
+def _gpu_resources(obj: dict[str, Any], release: str) -> dict[str, int]:
+    """The node's allocatable extended resources of any vendor's device plugin (by its resource domain), counted
+    as ``release``'s kube-scheduler counts them."""
     alloc = _fields(_fields(obj.get("status")).get("allocatable"))
     out = {}
     for k, v in alloc.items():
-        n = device_count(v)  # a quantity, read as every verb reads a GPU count (kubedra.vendors.gpurequest)
+        n = device_count(v, release)  # read as every verb reads a GPU count (kubedra.vendors.gpurequest)
         if n is not None and vendors.for_resource(str(k)) is not None:
             out[str(k)] = n
     return out
@@ -172,18 +173,20 @@ def _pod_gpus(
     spec: dict[str, Any],
     claims: dict[tuple[str, str], int],
     namespace: str,
+    release: str,
     seen: dict[int, float | str] | None = None,
 ) -> float | str:
     """Whole-GPU equivalents a pod spec holds, or why the apiserver refuses it (then it holds none): its GPU
-    requests read as every verb reads them (:func:`kubedra.vendors.gpurequest.admitted_counts`). ``seen``: what
+    requests read as every verb reads them at ``release`` (:func:`kubedra.vendors.gpurequest.admitted_counts`;
+    plan reads them at the target release, as its capacity views do). ``seen``: what
     each containers list already read holds, by its id (the lists must stay alive while it is used: the pods
     of a workload share one, :func:`kubedra.sources.jsonstream.shared_tree`)."""
     containers = spec.get("containers")
     if seen is None or type(containers) is not list:
-        total = _containers_gpus(containers)
+        total = _containers_gpus(containers, release)
     else:
         hit = seen.get(id(containers))
-        total = seen[id(containers)] = _containers_gpus(containers) if hit is None else hit
+        total = seen[id(containers)] = _containers_gpus(containers, release) if hit is None else hit
     if isinstance(total, str):
         return total
     for rc in _items(spec.get("resourceClaims")):
@@ -192,13 +195,13 @@ def _pod_gpus(
     return total
 
 
-def _containers_gpus(containers: Any) -> float | str:
+def _containers_gpus(containers: Any, release: str) -> float | str:
     """:func:`_pod_gpus` of the containers alone (the sum starts there, so adding the claims after it is the same
     arithmetic)."""
     total = 0.0
     # a snapshot an API server wrote has these types; an edited one may not: a value of another type holds no GPU
     for c in _items(containers):
-        counts = admitted_counts(c.get("resources")) if isinstance(c, dict) else {}
+        counts = admitted_counts(c.get("resources"), release) if isinstance(c, dict) else {}
         refused = sorted(k for k, n in counts.items() if n is None and _fraction(k) is not None)
         if refused:
             return (
@@ -269,8 +272,8 @@ def analyse(spec: ClusterSpec, snap: Snapshot, target: str) -> ClusterState:
             "results"
         ) or []
         claims[(str(meta.get("namespace") or ""), str(meta.get("name") or ""))] = max(1, len(results))
-    owners_with_pods = _pod_demand(state, snap, claims, node_pool)
-    _workload_demand(state, snap, claims, owners_with_pods)
+    owners_with_pods = _pod_demand(state, snap, claims, node_pool, target)
+    _workload_demand(state, snap, claims, owners_with_pods, target)
     _gpu_stack(state, snap)
     return state
 
@@ -305,7 +308,7 @@ def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: s
     for node in snap.kind("Node"):
         name = _name(node)
         labels = _labels(node)
-        res = _gpu_resources(node)
+        res = _gpu_resources(node, target)
         is_gpu = (
             any(v > 0 for v in res.values())
             or name in slices_by_node
@@ -353,7 +356,11 @@ def _gpu_nodes(state: ClusterState, spec: ClusterSpec, snap: Snapshot, target: s
 
 
 def _pod_demand(
-    state: ClusterState, snap: Snapshot, claims: dict[tuple[str, str], int], node_pool: dict[str, PoolState]
+    state: ClusterState,
+    snap: Snapshot,
+    claims: dict[tuple[str, str], int],
+    node_pool: dict[str, PoolState],
+    target: str,
 ) -> set[tuple[str, str]]:
     """Adds the GPU pods' demand to their pools; returns the (namespace, name) of the pods' owners."""
     owners_with_pods: set[tuple[str, str]] = set()
@@ -363,7 +370,7 @@ def _pod_demand(
         meta = _fields(pod.get("metadata"))
         ns = str(meta.get("namespace") or "")
         spec_ = _fields(pod.get("spec"))
-        gpus = _pod_gpus(spec_, claims, ns, seen)
+        gpus = _pod_gpus(spec_, claims, ns, target, seen)
         if isinstance(gpus, str):
             state.notes.append(f"Pod {ns}/{_name(pod)}: {gpus}")
             continue
@@ -397,6 +404,7 @@ def _workload_demand(
     snap: Snapshot,
     claims: dict[tuple[str, str], int],
     owners_with_pods: set[tuple[str, str]],
+    target: str,
 ) -> None:
     """Adds the demand of GPU workloads whose pods are not in the snapshot (replicas x GPUs per pod)."""
     replicasets: dict[str, set[str]] | None = None  # read from the pods once, when a workload first asks
@@ -404,7 +412,7 @@ def _workload_demand(
         meta = wl.get("metadata") or {}
         ns = str(meta.get("namespace") or "")
         tmpl: dict[str, Any] = _fields(_fields(_fields(wl.get("spec")).get("template")).get("spec"))
-        gpus = _pod_gpus(tmpl, claims, ns) if tmpl else 0
+        gpus = _pod_gpus(tmpl, claims, ns, target) if tmpl else 0
         if isinstance(gpus, str):
             state.notes.append(f"{wl.get('kind')} {ns}/{_name(wl)}: {gpus}")
             continue

@@ -30,6 +30,7 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.allocator.selectors import required_drivers
+from kubedra.k8s import versions
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
 from kubedra.vendors.gpurequest import asks_for_a_gpu
@@ -500,14 +501,40 @@ def check_health(state: Snapshot, release: str | None = None) -> Check:
     return chk
 
 
-def _uses_gpu(pod: dict[str, Any]) -> bool:
-    """DRA claims, or a container asking for a device-plugin GPU (``nvidia.com/gpu: "0"`` is none)."""
+def reading_release(state: Snapshot, release: str | None) -> tuple[str, str | None]:
+    """(the release whose reading of a GPU request verify uses, what it says when it assumes one): the
+    ``--target-version``, else the cluster's own (the snapshot's server version), else kubedra's default target.
+    That assumption is said where it matters, where a pod's request is a different count per release
+    (:func:`kubedra.vendors.gpurequest.device_count`: past int64, ``1e20`` is no GPU at 1.36/1.37)."""
+    if release is not None:
+        return release, None
+    own = state.header.server_version
+    if versions.Version.maybe(own):
+        return own, None
+    assumed = versions.DEFAULT_TARGET
+    depends = [
+        _ref(p)
+        for p in state.kind("Pod")
+        if any(_uses_gpu(p, r) != _uses_gpu(p, assumed) for r in versions.testbed())
+    ]
+    if not depends:
+        return assumed, None
+    return assumed, (
+        f"the snapshot names no Kubernetes version ({own or 'none'}), and whether {depends[0]}"
+        f"{f' (and {len(depends) - 1} more)' if len(depends) > 1 else ''} asks for a GPU depends on the release: "
+        f"read as {assumed} reads it (--target-version picks another)"
+    )
+
+
+def _uses_gpu(pod: dict[str, Any], release: str) -> bool:
+    """DRA claims, or a container asking for a device-plugin GPU as ``release`` reads it (``nvidia.com/gpu: "0"``
+    is none, and ``1e20`` at 1.36/1.37)."""
     spec = pod.get("spec") or {}
     if spec.get("resourceClaims"):
         return True
     containers = spec.get("containers")
     listed = containers if isinstance(containers, list) else []  # an edited snapshot: null, a string...
-    return any(asks_for_a_gpu(c.get("resources")) for c in listed if isinstance(c, dict))
+    return any(asks_for_a_gpu(c.get("resources"), release) for c in listed if isinstance(c, dict))
 
 
 def workload_key(pod: dict[str, Any]) -> str:
@@ -528,21 +555,29 @@ def workload_key(pod: dict[str, Any]) -> str:
     return f"Pod {ns}/{m.get('name', '')}"
 
 
-def gpu_running(state: Snapshot) -> Counter[str]:
-    """Running GPU pods per workload; a terminating pod (deletionTimestamp set) is already lost."""
+def gpu_running(state: Snapshot, release: str) -> Counter[str]:
+    """Running GPU pods per workload, their requests read as ``release`` reads them; a terminating pod
+    (deletionTimestamp set) is already lost."""
     return Counter(
         workload_key(p)
         for p in state.kind("Pod")
-        if _uses_gpu(p) and _phase(p) == "Running" and not _meta(p).get("deletionTimestamp")
+        if _uses_gpu(p, release) and _phase(p) == "Running" and not _meta(p).get("deletionTimestamp")
     )
 
 
 def check_baseline(
-    state: Snapshot, baseline: Snapshot | None, now: dt.datetime, pending_grace: dt.timedelta
+    state: Snapshot,
+    baseline: Snapshot | None,
+    now: dt.datetime,
+    pending_grace: dt.timedelta,
+    release: str | None = None,  # --target-version; None: each snapshot's own server version
 ) -> Check:
     chk = Check("baseline", "GPU workloads: none lost, none stuck Pending")
+    reading, assumed = reading_release(state, release)
+    if assumed:
+        chk.warn(assumed)
     for p in state.kind("Pod"):
-        if not _uses_gpu(p) or _phase(p) != "Pending":
+        if not _uses_gpu(p, reading) or _phase(p) != "Pending":
             continue
         created = parse_time(_meta(p).get("creationTimestamp"))
         age = now - created if created else None
@@ -558,8 +593,11 @@ def check_baseline(
             )
     if baseline is None:
         return chk
-    before = gpu_running(baseline)
-    after = gpu_running(state)
+    before_reading, before_assumed = reading_release(baseline, release)
+    if before_assumed:
+        chk.warn(f"baseline: {before_assumed}")
+    before = gpu_running(baseline, before_reading)
+    after = gpu_running(state, reading)
     for key, n in sorted(before.items()):
         chk.checked += 1
         if after.get(key, 0) < n:
@@ -583,7 +621,7 @@ def run_checks(
         check_slices(state),
         check_events(state, now, since),
         check_health(state, release),
-        check_baseline(state, baseline, now, pending_grace),
+        check_baseline(state, baseline, now, pending_grace, release),
     ]
     for c in checks:
         if c.status == PASS and not c.checked:

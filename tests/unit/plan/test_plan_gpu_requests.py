@@ -18,7 +18,7 @@ from .helpers import run
 DATA = Path(__file__).parent / "data"
 
 
-def _dev_in_use(tmp_path: Path, resources: dict[str, Any]) -> tuple[float, list[str]]:
+def _dev_in_use(tmp_path: Path, resources: dict[str, Any], *target: str) -> tuple[float, list[str]]:
     """The dev cluster (3 GPUs in use) with one more running pod on a100-80gb-0 holding ``resources``."""
     snap = yaml.safe_load((DATA / "dev.yaml").read_text())
     snap["items"].append(
@@ -39,7 +39,7 @@ def _dev_in_use(tmp_path: Path, resources: dict[str, Any]) -> tuple[float, list[
         "apiVersion: kubedra.io/v1alpha1\nkind: Fleet\nclusters:\n"
         "- {name: dev, snapshot: dev.yaml, distribution: kubeadm, criticality: low}\n"
     )
-    res = run("plan", "-f", str(fleet_file), "-o", "json")
+    res = run("plan", "-f", str(fleet_file), "-o", "json", *target)
     assert res.exit_code in (0, 1), res.output
     (cluster,) = json.loads(res.stdout)["clusters"]
     (pool,) = cluster["pools"]
@@ -89,13 +89,29 @@ def test_a_containers_list_shared_by_pods_is_read_once_with_each_pods_claims() -
     claims = {("ml", "big"): 3}
     seen: dict[int, float | str] = {}
     with_claim = {"containers": containers, "resourceClaims": [{"name": "g", "resourceClaimName": "big"}]}
-    assert inventory._pod_gpus(with_claim, claims, "ml", seen) == 5.0
-    assert inventory._pod_gpus({"containers": containers}, claims, "ml", seen) == 2.0
+    assert inventory._pod_gpus(with_claim, claims, "ml", "1.37", seen) == 5.0
+    assert inventory._pod_gpus({"containers": containers}, claims, "ml", "1.37", seen) == 2.0
     assert seen == {id(containers): 2.0}
-    first = inventory._pod_gpus({"containers": refused}, claims, "ml", seen)
+    first = inventory._pod_gpus({"containers": refused}, claims, "ml", "1.37", seen)
     assert isinstance(first, str)
     assert "refuses" in first
     assert (
-        inventory._pod_gpus({"containers": refused, "resourceClaims": [{"name": "g"}]}, claims, "ml", seen)
+        inventory._pod_gpus(
+            {"containers": refused, "resourceClaims": [{"name": "g"}]}, claims, "ml", "1.37", seen
+        )
         == first
     )
+
+
+def test_gpu_requests_are_read_as_the_target_release_reads_them(tmp_path: Path) -> None:
+    """Past int64 a request is a different count per release (kubedra.vendors.gpurequest.device_count): plan
+    reads it at --target-version, as its capacity views do. 1.37's Value() of 1e20 is 0, no GPU; 1.38's
+    saturates at MaxInt64; 1Ei is refused at 1.37 (MilliValue wraps), 2^60 GPUs at 1.38."""
+    big = {"limits": {"nvidia.com/gpu": "1e20"}}
+    assert _dev_in_use(tmp_path, big, "--target-version", "1.37")[0] == 3.0
+    assert _dev_in_use(tmp_path, big, "--target-version", "1.38")[0] == 3.0 + 9223372036854775807
+    wraps = {"limits": {"nvidia.com/gpu": "1Ei"}}
+    in_use, notes = _dev_in_use(tmp_path, wraps, "--target-version", "1.37")
+    assert in_use == 3.0
+    assert any("refuses its nvidia.com/gpu" in n for n in notes), notes
+    assert _dev_in_use(tmp_path, wraps, "--target-version", "1.38")[0] == 3.0 + 2**60

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
@@ -696,10 +697,63 @@ def test_containers_that_are_not_containers_use_no_gpu(containers: Any) -> None:
     no GPU."""
     from kubedra.verify.checks import _uses_gpu
 
-    assert _uses_gpu({"spec": {"containers": containers}}) is False
+    assert _uses_gpu({"spec": {"containers": containers}}, "1.37") is False
     assert (
-        _uses_gpu({"spec": {"containers": [None, {"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}) is True
+        _uses_gpu({"spec": {"containers": [None, {"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}, "1.37")
+        is True
     )
+
+
+def _gpu_pod(name: str, gpus: str, phase: str = "Running") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml"},
+        "spec": {
+            "nodeName": "n1",
+            "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": gpus}}}],
+        },
+        "status": {"phase": phase},
+    }
+
+
+@pytest.mark.parametrize(
+    ("server", "target", "lost"),
+    [
+        ("v1.38.0", None, True),  # 1.38's Value() saturates: the pod holds MaxInt64 GPUs, so it used one
+        ("v1.37.2", None, False),  # 1.37's reads 0: no GPU pod, nothing lost
+        ("v1.37.2", "1.38", True),  # --target-version decides
+    ],
+)
+def test_the_baseline_reads_gpu_requests_as_the_clusters_release(
+    server: str, target: str | None, lost: bool
+) -> None:
+    """A request past int64 is a GPU or none by the release (kubedra.vendors.gpurequest.device_count): verify
+    reads a snapshot at its own server version, or at --target-version."""
+    from kubedra.verify.checks import check_baseline
+
+    base = Snapshot(Header("c", server, NOW), [_gpu_pod("p", "1e20")])
+    now = Snapshot(Header("c", server, NOW), [])
+    chk = check_baseline(now, base, dt.datetime(2026, 1, 1, tzinfo=dt.UTC), dt.timedelta(minutes=5), target)
+    assert (chk.status == "fail") is lost, chk.messages
+
+
+def test_the_baseline_says_which_release_it_assumes() -> None:
+    from kubedra.k8s import versions
+    from kubedra.verify.checks import check_baseline
+
+    quiet = check_baseline(
+        Snapshot(Header("c", "", NOW), [_gpu_pod("p", "1")]), None, dt.datetime.now(dt.UTC), dt.timedelta(0)
+    )
+    assert not quiet.messages  # 1 is one GPU at every release: nothing assumed that matters
+    loud = check_baseline(
+        Snapshot(Header("c", "", NOW), [_gpu_pod("p", "1e20")]),
+        None,
+        dt.datetime.now(dt.UTC),
+        dt.timedelta(0),
+    )
+    assert loud.status == "warn"
+    assert f"read as {versions.DEFAULT_TARGET}" in loud.messages[0], loud.messages
 
 
 def test_a_failed_check_wins_over_an_incomplete_snapshot(tmp_path: Path) -> None:

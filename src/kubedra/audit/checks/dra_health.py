@@ -118,7 +118,7 @@ def driver_release(ctx: Context, scope: Scope) -> None:
             ctx.emit("dra.driver-release", ds, problem, target=ctx.target)
 
 
-def _is_gpu_node(node: Item) -> bool:
+def _is_gpu_node(node: Item, release: str) -> bool:
     labels = node.meta.get("labels")
     if isinstance(labels, dict):
         for vendor in vendors.all():
@@ -127,13 +127,14 @@ def _is_gpu_node(node: Item) -> bool:
                     return True
             if vendor.labels.product and vendor.labels.product in labels:
                 return True
-    return _allocatable(node) is not None
+    return _allocatable(node, release) is not None
 
 
-def _allocatable(node: Item) -> tuple[str, str] | None:
-    """(resource, count) of the first vendor's whole-GPU resource the node advertises, or None."""
+def _allocatable(node: Item, release: str) -> tuple[str, str] | None:
+    """(resource, count) of the first vendor's whole-GPU resource the node advertises, or None; counted as the
+    target ``release``'s kube-scheduler counts it (kubedra.vendors.gpurequest: ``1e20`` is none at 1.36/1.37)."""
     for vendor in vendors.all():
-        qty = node_gpu_allocatable(node, vendor.gpu_resource)
+        qty = node_gpu_allocatable(node, vendor.gpu_resource, release)
         if qty is not None:
             return vendor.gpu_resource, qty
     return None
@@ -145,10 +146,11 @@ def gpu_nodes_without_slices(ctx: Context, scope: Scope) -> None:
     if not slices:
         return  # the cluster does not use DRA (yet): nothing to compare against
     by_node = slices_by_node(scope)
+    release = str(ctx.target)
     for node in scope.kind("Node"):
-        if not _is_gpu_node(node) or node.name in by_node:
+        if not _is_gpu_node(node, release) or node.name in by_node:
             continue
-        found = _allocatable(node)
+        found = _allocatable(node, release)
         if found is not None:
             ctx.emit(
                 "dra.gpu-node-without-slices",
