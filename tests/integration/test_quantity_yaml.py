@@ -70,7 +70,8 @@ def _server(cp: ControlPlane, text: str) -> str | None:
     try:
         pod = cp.api.request("POST", path, text.encode(), content_type="application/yaml")
     except ApiError as e:
-        assert e.status in (400, 422), e
+        if e.status not in (400, 422):  # refused as invalid; anything else is the testbed's failure
+            raise
         return None
     return str(pod["spec"]["containers"][0]["resources"]["limits"]["example.com/gpu"])
 
@@ -89,7 +90,7 @@ def _kubedra(text: str, release: str) -> tuple[Quantity | None, bool]:
 
 def _agree(cp: ControlPlane) -> None:
     create_ignore_exists(cp.api, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
-    differ = {}
+    differ: dict[str, tuple[object, ...]] = {}
     client_dependent = 0
     for i, plain in enumerate(PLAIN):
         text = _manifest(i, plain)
@@ -109,7 +110,9 @@ def _agree(cp: ControlPlane) -> None:
         if (reading if not refused else None) != held:
             differ[plain] = (reading and reading.canonical(), refused, stored)
     assert not differ, differ
-    assert client_dependent == 1  # 12345678901234567890 (uint64): the only one past int64 go-yaml keeps an int
+    assert (
+        client_dependent == 1
+    )  # 12345678901234567890 (uint64): the only one past int64 go-yaml keeps an int
 
 
 def test_unquoted_numbers_read_as_the_apiserver_stores_them(controlplane: ControlPlane) -> None:

@@ -121,6 +121,65 @@ def extended_resource_issues(
     return out
 
 
+HUGEPAGES = "hugepages-"
+
+
+def hugepage_issues(
+    resources: Mapping[str, Any], path: Path, release: str = versions.DEFAULT_TARGET
+) -> list[tuple[Path, str]]:
+    """(path, the apiserver's reason) for each ``hugepages-<size>`` value of one container's ``resources`` that
+    ``release``'s apiserver refuses on create (pkg/apis/core/validation validation.go, 1.35-1.38,
+    ``ValidateResourceRequirements``): not overcommitable (helper ``IsOvercommitAllowed`` is false for them), so a
+    request needs a limit ("Limit must be set for non overcommitable resources") and must equal it; each value a
+    whole multiple of its page size (``validateResourceQuantityHugePageValue``/``IsHugePageResourceValueDivisible``:
+    ``Value() % pageSize.Value() == 0``, pageSize a whole number of bytes); and "HugePages require cpu or memory"
+    in the same requests or limits. Values are read as the release holds them after defaulting (:func:`admitted`);
+    a value that is no quantity is left to the caller's quantity check."""
+    out: list[tuple[Path, str]] = []
+    since = versions.holds("quantity.nineteenDigitInt64", release)
+    sections = {s: v for s in ("requests", "limits") if isinstance(v := resources.get(s), Mapping)}
+    held: dict[tuple[str, str], Quantity] = {}
+    for section, values in sections.items():
+        for name, v in values.items():
+            if not str(name).startswith(HUGEPAGES):
+                continue
+            try:
+                held[(section, str(name))] = admitted(parse_quantity(v), release)
+            except QuantityError:
+                continue
+    if not held:
+        return out
+    for (section, name), q in held.items():
+        try:
+            page = Quantity.parse(name[len(HUGEPAGES) :], since)
+        except QuantityError:
+            page = None
+        if q.sign() < 0:
+            continue  # negative: the quantity check says so
+        bad_page = page is None or page.sign() <= 0 or not page.is_integer()  # HugePageSizeFromResourceName
+        if bad_page or q.scaled_value(0, since) % page.scaled_value(0, since):  # type: ignore[union-attr]
+            out.append(
+                ((*path, section, name), f"{q.canonical()} is not positive integer multiple of {name}")
+            )
+        if section == "requests" and (lim := held.get(("limits", name))) is not None and lim != q:
+            out.append(((*path, "requests", name), f"must be equal to {name} limit of {lim.canonical()}"))
+        if section == "requests" and name not in sections.get("limits", {}):
+            out.append(
+                ((*path, "limits", name), f"{name}: Limit must be set for non overcommitable resources")
+            )
+    if not any(k in ("cpu", "memory") for values in sections.values() for k in values):
+        out.append((path, "HugePages require cpu or memory"))
+    return out
+
+
+def resource_issues(
+    resources: Mapping[str, Any], path: Path, release: str = versions.DEFAULT_TARGET
+) -> list[tuple[Path, str]]:
+    """What ``ValidateResourceRequirements`` of ``release`` refuses in one container's ``resources`` beyond each
+    value's own quantity check: :func:`extended_resource_issues` and :func:`hugepage_issues`."""
+    return extended_resource_issues(resources, path, release) + hugepage_issues(resources, path, release)
+
+
 def pod_spec_refusals(
     spec: Mapping[str, Any], path: Path = ("spec",), release: str = versions.DEFAULT_TARGET
 ) -> list[tuple[Path, str]]:
@@ -131,7 +190,7 @@ def pod_spec_refusals(
         for i, c in _items(spec.get(fld)):
             res = c.get("resources")
             if isinstance(res, Mapping):
-                out.extend(extended_resource_issues(res, (*path, fld, i, "resources"), release))
+                out.extend(resource_issues(res, (*path, fld, i, "resources"), release))
     for i, claim in _items(spec.get("resourceClaims")):
         if "source" in claim:
             out.append(

@@ -20,7 +20,7 @@ from kubedra.cel.admission import admission_env, admission_expressions
 from kubedra.errors import Location
 from kubedra.k8s import versions
 from kubedra.k8s.findings import Finding
-from kubedra.k8s.podadmission import extended_resource_issues
+from kubedra.k8s.podadmission import resource_issues
 from kubedra.k8s.quantity import Quantity, QuantityError, QuantityNotModelled, parse_quantity
 from kubedra.k8s.quantityread import unmodelled_string
 from kubedra.k8s.versions import DEFAULT_TARGET, Version, require_supported
@@ -315,9 +315,7 @@ class Validator:
                 # the apiserver's ValidateResourceRequirements, shared with simulate (kubedra.k8s.podadmission)
                 out.extend(
                     Issue(p, why)
-                    for p, why in extended_resource_issues(
-                        res, (*spec_path, fld, i, "resources"), f"1.{self.minor}"
-                    )
+                    for p, why in resource_issues(res, (*spec_path, fld, i, "resources"), f"1.{self.minor}")
                 )
         return out
 

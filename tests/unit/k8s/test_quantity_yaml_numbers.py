@@ -18,9 +18,17 @@ from kubedra.sources.yamlread import iter_documents_lines
 # plain scalar: (the JSON text Quantity.UnmarshalJSON parses, admitted as an extended resource at 1.37, at 1.38)
 CASES: dict[str, tuple[str, bool, bool]] = {
     "1.5e3": ("1500", True, True),  # a float64 written %f: "1500"
-    "1e20": ("100000000000000000000", False, True),  # 21 digits, an inf.Dec: 1.37's MilliValue does not wrap to 0
+    "1e20": (
+        "100000000000000000000",
+        False,
+        True,
+    ),  # 21 digits, an inf.Dec: 1.37's MilliValue does not wrap to 0
     "99999999999999999999": ("100000000000000000000", False, True),  # past uint64: go-yaml's float64
-    "1e21": ("1e+21", True, True),  # from 1e21 encoding/json writes %e: int64Amount{1, 21}, MilliValue 0 at 1.37
+    "1e21": (
+        "1e+21",
+        True,
+        True,
+    ),  # from 1e21 encoding/json writes %e: int64Amount{1, 21}, MilliValue 0 at 1.37
     "0x10": ("16", True, True),
     "012": ("10", True, True),  # octal, Go's ParseInt base 0
     "08": ("8", True, True),  # no octal: go-yaml's float, 8
@@ -48,9 +56,11 @@ def _read(text: str, fast: bool) -> object:
 def test_an_unquoted_number_reads_as_the_apiserver_parses_it(plain: str) -> None:
     text, at_137, at_138 = CASES[plain]
     fast, full = _read(f"v: {plain}\n", True), _read(f"v: {plain}\n", False)
-    assert fast == full and type(fast) is type(full)
+    assert fast == full
+    assert type(fast) is type(full)
     q = parse_quantity(fast)
-    assert q == parse_quantity(text) and q.amount() == parse_quantity(text).amount()
+    assert q == parse_quantity(text)
+    assert q.amount() == parse_quantity(text).amount()
     assert q.format == parse_quantity(text).format
     assert (integer_resource_value(q, "1.37"), integer_resource_value(q, "1.38")) == (at_137, at_138)
 
@@ -64,7 +74,8 @@ def test_go_json_float_is_encoding_json() -> None:
     assert go_json_float(-0.0) == "-0"
     assert go_json_float(0.1 + 0.2) == "0.30000000000000004"
     for f in (1e20, 1.5e-7, 123.25, 1e300):
-        assert float(go_json_float(f)) == f and json.loads(go_json_float(f)) == f
+        assert float(go_json_float(f)) == f
+        assert json.loads(go_json_float(f)) == f
     with pytest.raises(QuantityError):
         go_json_float(math.inf)
 
@@ -72,7 +83,7 @@ def test_go_json_float_is_encoding_json() -> None:
 def test_an_integer_past_int64_is_refused_with_its_reason() -> None:
     # go-yaml keeps 12345678901234567890 a uint64 and a YAML POST keeps its digits, but kubectl's unstructured
     # object holds it as a float64 (sigs.k8s.io/json): which one the apiserver gets depends on the client
-    with pytest.raises(QuantityNotModelled, match="12345678901234567000.*quote it"):
+    with pytest.raises(QuantityNotModelled, match=r"12345678901234567000.*quote it"):
         parse_quantity(12345678901234567890)
     assert parse_quantity(9223372036854775807).value() == 9223372036854775807
     assert parse_quantity(-9223372036854775808).value() == -9223372036854775808
