@@ -27,7 +27,7 @@ from kubedra import vendors
 from kubedra.errors import UsageError
 from kubedra.k8s.quantity import parse_quantity
 from kubedra.scheduler.pods import SimPod
-from kubedra.simulate.cluster import DP, ClusterView, is_gpu_resource
+from kubedra.simulate.cluster import DP, ClusterView, gpu_allocatable, is_gpu_resource
 from kubedra.simulate.results import TITLES, ModeResult, Simulation
 
 MEMORY_SLICES = 8
@@ -211,9 +211,7 @@ def problem(sim: Simulation, mode: str, result: ModeResult) -> Problem:
             continue
         shapes.setdefault(shape, Shape(shape)).pods += 1
     if mode == DP:
-        units = {
-            n.name: {k: q.value() for k, q in n.allocatable.items() if is_gpu_resource(k)} for n in view.nodes
-        }
+        units = {n.name: gpu_allocatable(n, view.release) for n in view.nodes}
         return Problem(list(shapes.values()), {}, units, assumed)
     return Problem(list(shapes.values()), dra_gpus(view), {}, assumed)
 

@@ -37,6 +37,7 @@ from kubedra.model.objects import (
     ResourceClaim,
     ResourceSlice,
 )
+from kubedra.scheduler.pods import amount
 from kubedra.simulate.catalogue import typed_cluster, vendor_objects
 from kubedra.simulate.devices import DeviceInfo, device_infos
 from kubedra.sources.files import Document
@@ -74,6 +75,7 @@ class ClusterView:
 
     dp_info: dict[str, DpNodeInfo] = field(default_factory=dict)
     devices: Mapping[tuple[str, str, str], DeviceInfo] = field(default_factory=dict)
+    release: str = DEFAULT_TARGET  # --target-version: how its kube-scheduler counts a node's GPUs
 
     def physical_gpus(self) -> dict[str, int]:
         if self.mode == DP:
@@ -139,10 +141,17 @@ def used_gpus(info: DpNodeInfo, used: Mapping[str, int]) -> int:
     return min(n, info.physical) if info.physical else n
 
 
-def dp_node_info(node: Node) -> DpNodeInfo:
-    """Physical GPUs and memory per unit from the allocatable resources and labels, as the node's vendor
-    reads them (NVIDIA: GPU Feature Discovery's labels; AMD: the node labeller's)."""
-    alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
+def gpu_allocatable(node: Node, release: str) -> dict[str, int]:
+    """The node's allocatable GPU resources as ``release``'s kube-scheduler counts them
+    (:func:`kubedra.scheduler.pods.amount`, the scheduler's own reading: past int64 ``1e20`` is 0 at 1.36/1.37,
+    MaxInt64 at 1.38); a count read as negative is none (the scheduler refuses such a node, ``node_unmodelled``)."""
+    return {k: max(amount(k, q, release), 0) for k, q in node.allocatable.items() if is_gpu_resource(k)}
+
+
+def dp_node_info(node: Node, release: str) -> DpNodeInfo:
+    """Physical GPUs and memory per unit from the allocatable resources (:func:`gpu_allocatable`) and labels, as
+    the node's vendor reads them (NVIDIA: GPU Feature Discovery's labels; AMD: the node labeller's)."""
+    alloc = gpu_allocatable(node, release)
     vendor = vendors.for_resource(next(iter(alloc))) if alloc else vendors.for_node(node.labels)
     return vendor.device_plugin_gpus(node.labels, alloc) if vendor is not None else DpNodeInfo()
 
@@ -161,8 +170,8 @@ def _strip_gpu_resources(node: Node) -> Node:
     return n
 
 
-def _has_gpu_resources(node: Node) -> bool:
-    return any(is_gpu_resource(k) and q.value() > 0 for k, q in node.allocatable.items())
+def _has_gpu_resources(node: Node, release: str) -> bool:
+    return any(n > 0 for n in gpu_allocatable(node, release).values())
 
 
 def _vendor_parts(text: str) -> list[tuple[vendors.Vendor, str]]:
@@ -223,13 +232,13 @@ def generated_cluster(opts: ClusterOptions) -> Cluster:
         if mode not in opts.modes:
             continue
         dp = mode == DP
-        view = ClusterView(mode)
+        view = ClusterView(mode, release=target)
         chosen = [(vendor, spec, dp_mode if dp else dra_mode) for vendor, spec, dra_mode, dp_mode in plan]
         for vendor, spec, gpu_mode in chosen:
             _add_typed(view, typed_cluster(vendor, spec, gpu_mode, target, device_plugin=dp))
         view.source = functools.partial(_objects, chosen, target, dp)
         if dp:
-            view.dp_info = {n.name: dp_node_info(n) for n in view.nodes}
+            view.dp_info = {n.name: dp_node_info(n, target) for n in view.nodes}
         else:
             view.devices = device_infos(view.slices)
         cluster.views[mode] = view
@@ -244,7 +253,7 @@ def _objects(
     return [o for v, spec, mode in plan for o in vendor_objects(v, spec, mode, k8s_version, device_plugin)]
 
 
-def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
+def _split_nodes(nodes: Sequence[Node], release: str) -> tuple[list[Node], list[Node]]:
     """(device-plugin nodes, DRA nodes): a node given twice (a --save-cluster file) is one of each."""
     seen: dict[str, list[Node]] = {}
     order: list[str] = []
@@ -262,8 +271,8 @@ def _split_nodes(nodes: Sequence[Node]) -> tuple[list[Node], list[Node]]:
             continue
         if len(group) > 2:
             raise InputError(f"Node {name} is given {len(group)} times")
-        with_gpu = [n for n in group if _has_gpu_resources(n)]
-        without = [n for n in group if not _has_gpu_resources(n)]
+        with_gpu = [n for n in group if _has_gpu_resources(n, release)]
+        without = [n for n in group if not _has_gpu_resources(n, release)]
         if len(with_gpu) != 1 or len(without) != 1:
             raise InputError(
                 f"Node {name} is given twice; that is only allowed for the two views of a --save-cluster file "
@@ -319,9 +328,9 @@ def _dra_from_labels(
     objects: list[dict[str, Any]] = []
     used: list[vendors.Vendor] = []
     for node in nodes:
-        if not _has_gpu_resources(node):
+        if not _has_gpu_resources(node, target):
             continue
-        alloc = {k: q.value() for k, q in node.allocatable.items() if is_gpu_resource(k)}
+        alloc = gpu_allocatable(node, target)
         vendor = vendors.for_resource(next(iter(alloc)))
         assert vendor is not None
         derived = vendor.dra_view(node.name, node.labels, alloc, vendor.gpu_mode(gpu_mode), target)
@@ -366,13 +375,13 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
             "no cluster in the input: add Node objects (and ResourceSlices for DRA), or generate one with "
             "--nodes 4x8xH100-80GB"
         )
-    dp_nodes, dra_nodes = _split_nodes(nodes)
+    dp_nodes, dra_nodes = _split_nodes(nodes, opts.target_version)
     dra_view_nodes = dra_nodes
     # A cluster in the middle of its migration has both: nodes still on the device plugin and nodes whose GPUs
     # the DRA driver publishes. Each view is the whole fleet, each node derived where it is not yet there.
     drivers = {v.driver: v for v in vendors.all()}
     sliced = {s.node_name for s in inv.slices if s.driver in drivers and s.node_name}
-    on_plugin = {n.name for n in dp_nodes if _has_gpu_resources(n)}
+    on_plugin = {n.name for n in dp_nodes if _has_gpu_resources(n, opts.target_version)}
     cluster.dual = on_plugin & sliced
     if DP in opts.modes:
         derive = {n.name for n in dp_nodes if n.name in sliced and n.name not in on_plugin}
@@ -393,8 +402,8 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
                 "would advertise on the same GPUs)"
                 + (f" for {count(len(derive), 'node')} on DRA" if on_plugin else "")
             )
-        view = ClusterView(DP, nodes=dp_nodes)
-        view.dp_info = {n.name: dp_node_info(n) for n in dp_nodes}
+        view = ClusterView(DP, nodes=dp_nodes, release=opts.target_version)
+        view.dp_info = {n.name: dp_node_info(n, opts.target_version) for n in dp_nodes}
         cluster.views[DP] = view
     if DRA in opts.modes:
         slices = list(inv.slices)
@@ -445,6 +454,7 @@ def files_cluster(inv: Inventory, opts: ClusterOptions) -> Cluster:
             )
         view = ClusterView(
             DRA,
+            release=opts.target_version,
             nodes=dra_view_nodes,
             classes=classes,
             slices=slices,

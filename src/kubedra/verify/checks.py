@@ -30,10 +30,11 @@ from typing import Any
 
 from kubedra import vendors
 from kubedra.allocator.selectors import required_drivers
-from kubedra.k8s import versions
 from kubedra.model.snapshot import Snapshot
 from kubedra.text import count
-from kubedra.vendors.gpurequest import asks_for_a_gpu
+from kubedra.verify.gpupods import meta as _meta
+from kubedra.verify.gpupods import reading_release, uses_gpu
+from kubedra.verify.gpupods import ref as _ref
 from kubedra.verify.taints import judge as taint_findings
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
@@ -87,17 +88,6 @@ class Check:
             "checked": self.checked,
             "messages": self.messages,
         }
-
-
-def _meta(o: dict[str, Any]) -> dict[str, Any]:
-    m = o.get("metadata")
-    return m if isinstance(m, dict) else {}
-
-
-def _ref(o: dict[str, Any]) -> str:
-    m = _meta(o)
-    ns = f"{m['namespace']}/" if m.get("namespace") else ""
-    return f"{o.get('kind', '')} {ns}{m.get('name', '')}"
 
 
 def parse_time(text: Any) -> dt.datetime | None:
@@ -501,42 +491,6 @@ def check_health(state: Snapshot, release: str | None = None) -> Check:
     return chk
 
 
-def reading_release(state: Snapshot, release: str | None) -> tuple[str, str | None]:
-    """(the release whose reading of a GPU request verify uses, what it says when it assumes one): the
-    ``--target-version``, else the cluster's own (the snapshot's server version), else kubedra's default target.
-    That assumption is said where it matters, where a pod's request is a different count per release
-    (:func:`kubedra.vendors.gpurequest.device_count`: past int64, ``1e20`` is no GPU at 1.36/1.37)."""
-    if release is not None:
-        return release, None
-    own = state.header.server_version
-    if versions.Version.maybe(own):
-        return own, None
-    assumed = versions.DEFAULT_TARGET
-    depends = [
-        _ref(p)
-        for p in state.kind("Pod")
-        if any(_uses_gpu(p, r) != _uses_gpu(p, assumed) for r in versions.testbed())
-    ]
-    if not depends:
-        return assumed, None
-    return assumed, (
-        f"the snapshot names no Kubernetes version ({own or 'none'}), and whether {depends[0]}"
-        f"{f' (and {len(depends) - 1} more)' if len(depends) > 1 else ''} asks for a GPU depends on the release: "
-        f"read as {assumed} reads it (--target-version picks another)"
-    )
-
-
-def _uses_gpu(pod: dict[str, Any], release: str) -> bool:
-    """DRA claims, or a container asking for a device-plugin GPU as ``release`` reads it (``nvidia.com/gpu: "0"``
-    is none, and ``1e20`` at 1.36/1.37)."""
-    spec = pod.get("spec") or {}
-    if spec.get("resourceClaims"):
-        return True
-    containers = spec.get("containers")
-    listed = containers if isinstance(containers, list) else []  # an edited snapshot: null, a string...
-    return any(asks_for_a_gpu(c.get("resources"), release) for c in listed if isinstance(c, dict))
-
-
 def workload_key(pod: dict[str, Any]) -> str:
     """The GPU workload a pod belongs to: its controller (a ReplicaSet counts as its Deployment), else itself."""
     m = _meta(pod)
@@ -561,7 +515,7 @@ def gpu_running(state: Snapshot, release: str) -> Counter[str]:
     return Counter(
         workload_key(p)
         for p in state.kind("Pod")
-        if _uses_gpu(p, release) and _phase(p) == "Running" and not _meta(p).get("deletionTimestamp")
+        if uses_gpu(p, release) and _phase(p) == "Running" and not _meta(p).get("deletionTimestamp")
     )
 
 
@@ -577,7 +531,7 @@ def check_baseline(
     if assumed:
         chk.warn(assumed)
     for p in state.kind("Pod"):
-        if not _uses_gpu(p, reading) or _phase(p) != "Pending":
+        if not uses_gpu(p, reading) or _phase(p) != "Pending":
             continue
         created = parse_time(_meta(p).get("creationTimestamp"))
         age = now - created if created else None

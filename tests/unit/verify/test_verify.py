@@ -695,11 +695,11 @@ def test_containers_that_are_not_containers_use_no_gpu(containers: Any) -> None:
     """Found by the mutation fuzz: a snapshot truncated inside a pod's containers list (``- `` then the end:
     a null container) crashed verify -f's baseline check (AttributeError, exit 3). Such a container asks for
     no GPU."""
-    from kubedra.verify.checks import _uses_gpu
+    from kubedra.verify.gpupods import uses_gpu
 
-    assert _uses_gpu({"spec": {"containers": containers}}, "1.37") is False
+    assert uses_gpu({"spec": {"containers": containers}}, "1.37") is False
     assert (
-        _uses_gpu({"spec": {"containers": [None, {"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}, "1.37")
+        uses_gpu({"spec": {"containers": [None, {"resources": {"limits": {"nvidia.com/gpu": 1}}}]}}, "1.37")
         is True
     )
 
