@@ -12,7 +12,7 @@ import pytest
 
 from kubedra.k8s import versions
 from kubedra.k8s.podadmission import admitted
-from kubedra.k8s.quantity import Quantity, QuantityError, QuantityNotModelled, parse_quantity
+from kubedra.k8s.quantity import Quantity, QuantityError, QuantityNotModelled, parse_quantity, quantity_rules
 from kubedra.sources.files import parse_text
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import create_ignore_exists
@@ -64,7 +64,7 @@ def _manifest(i: int, value: str) -> str:
     )
 
 
-def _server(cp: ControlPlane, text: str) -> str | None:
+def _server(cp: ControlPlane, text: str, resource: str = "example.com/gpu") -> str | None:
     """The limit the apiserver stores (server-side dry-run), or None when it refuses the pod."""
     path = f"/api/v1/namespaces/{NAMESPACE}/pods?dryRun=All"
     try:
@@ -73,7 +73,7 @@ def _server(cp: ControlPlane, text: str) -> str | None:
         if e.status not in (400, 422):  # refused as invalid; anything else is the testbed's failure
             raise
         return None
-    return str(pod["spec"]["containers"][0]["resources"]["limits"]["example.com/gpu"])
+    return str(pod["spec"]["containers"][0]["resources"]["limits"][resource])
 
 
 def _kubedra(text: str, release: str) -> tuple[Quantity | None, bool]:
@@ -104,15 +104,63 @@ def _agree(cp: ControlPlane) -> None:
             if not refused:
                 differ[plain] = ("kubedra admits a value it says it cannot read", stored)
             continue
-        # by value: String() reuses the text a canonical int64Amount was parsed from ("1e+21"), which kubedra's
-        # canonical form does not model; whether the release admits it (its representation) is the refusal
-        held = None if stored is None else Quantity.parse(stored, versions.holds(NINETEEN, cp.version))
-        if (reading if not refused else None) != held:
-            differ[plain] = (reading and reading.canonical(), refused, stored)
+        with quantity_rules(versions.holds(NINETEEN, cp.version)):
+            mine = None if refused or reading is None else reading.canonical()
+        if mine != stored:
+            differ[plain] = (mine, refused, stored)
     assert not differ, differ
     assert (
         client_dependent == 1
     )  # 12345678901234567890 (uint64): the only one past int64 go-yaml keeps an int
+
+
+# quoted: the text is the quantity; String() (and so the stored object) keeps it where ParseQuantity's fast path
+# found it canonical (kubedra.k8s.quantity.Quantity._kept_text)
+QUOTED = [
+    "+1",
+    "1e+21",
+    "1E3",
+    "1e03",
+    "+1Ki",
+    "0001",
+    "+2k",
+    "5e-3",
+    "1500m",
+    "2000m",
+    "1.5Gi",
+    "1024Mi",
+    "7Ki",
+    "8Ki",
+    "100",
+    "1000",
+    "1.0",
+    "0.5",
+    "1.5e3",
+    "123456789012345678",
+    "1234567890123456789",
+]
+
+
+def test_quoted_quantities_are_stored_as_kubedra_writes_them(controlplane: ControlPlane) -> None:
+    _stored_text(controlplane)
+
+
+def test_quoted_quantities_are_stored_as_each_release_writes_them(release_controlplane: ControlPlane) -> None:
+    _stored_text(release_controlplane)
+
+
+def _stored_text(cp: ControlPlane) -> None:
+    create_ignore_exists(cp.api, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+    since = versions.holds(NINETEEN, cp.version)
+    differ = {}
+    for i, text in enumerate(QUOTED):
+        manifest = _manifest(i, "1").replace("example.com/gpu: 1", f"memory: '{text}'")
+        stored = _server(cp, manifest, "memory")
+        with quantity_rules(since):
+            mine = admitted(Quantity.parse(text, False), cp.version).canonical()
+        if stored != mine:
+            differ[text] = (mine, stored)
+    assert not differ, differ
 
 
 def test_unquoted_numbers_read_as_the_apiserver_stores_them(controlplane: ControlPlane) -> None:

@@ -87,3 +87,22 @@ def test_an_integer_past_int64_is_refused_with_its_reason() -> None:
         parse_quantity(12345678901234567890)
     assert parse_quantity(9223372036854775807).value() == 9223372036854775807
     assert parse_quantity(-9223372036854775808).value() == -9223372036854775808
+
+
+@pytest.mark.parametrize(
+    ("text", "string"),
+    [
+        ("+1", "+1"),  # ParseQuantity's fast path found it canonical: String() is the text it was given
+        ("1e+21", "1e+21"),
+        ("1E3", "1E3"),
+        ("0001", "0001"),
+        ("+1Ki", "+1Ki"),
+        ("2000m", "2"),  # ends in 000: computed
+        ("8Ki", "8Ki"),  # a multiple of 8: computed, the same text
+        ("1.0", "1"),  # scale -1
+        ("1.5Gi", "1536Mi"),
+    ],
+)
+def test_string_keeps_the_text_the_fast_path_found_canonical(text: str, string: str) -> None:
+    # tests/integration/test_quantity_yaml.py: the stored object of each testbed apiserver says the same
+    assert parse_quantity(text).canonical() == string
