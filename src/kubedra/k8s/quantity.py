@@ -35,14 +35,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from decimal import Decimal
 from fractions import Fraction
 from typing import Literal
 
 from kubedra.k8s.quantityint import v037_dec_scaled, v037_int64_scaled
+from kubedra.sources import yamlscalars
 
 Format = Literal["DecimalSI", "BinarySI", "DecimalExponent"]
 
@@ -553,20 +552,6 @@ def _sum_scale(a: tuple[int, int] | None, b: tuple[int, int] | None) -> int | No
     return ascale if _fits(scaled) and _fits(av + scaled) else DEC
 
 
-def go_json_float(f: float) -> str:
-    """The text Go's ``encoding/json`` writes for a float64 (``floatEncoder``, go1.24-go1.27 encode.go): the
-    shortest digits that read back as ``f`` (as Python's ``repr``), in ``%f`` form unless the magnitude is below
-    1e-6 or at least 1e21, where ``%e`` is used with ``e-07`` cleaned to ``e-7``. So ``1e20`` is
-    ``100000000000000000000`` and ``1e-05`` is ``0.00001``: the text ``Quantity.UnmarshalJSON`` parses."""
-    if math.isinf(f) or math.isnan(f):
-        raise QuantityError(ERR_FORMAT_WRONG)  # json: unsupported value (no JSON number holds it)
-    magnitude = abs(f)
-    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
-        mantissa, exp = repr(f).split("e")
-        return f"{mantissa}e{exp[0]}{exp[1:].lstrip('0') if exp[0] == '-' else exp[1:]}"
-    return format(Decimal(repr(f)).normalize(), "f")
-
-
 INT_PAST_INT64 = (
     "an unquoted integer past int64 ({}): kubectl sends it as a float64 ({}, sigs.k8s.io/json on the way to "
     "its unstructured object), a client posting the YAML as it is keeps every digit; quote it to say which"
@@ -574,22 +559,18 @@ INT_PAST_INT64 = (
 
 
 def parse_quantity(text: object) -> Quantity:
-    """Parse a manifest value (string or number, as YAML may give) into a Quantity, by v0.37's rules whatever
-    :func:`quantity_rules` says (callers cache the result; :meth:`Quantity.at` gives a release's view).
-
-    A number is read as the apiserver reads the JSON kubectl sends it (``UnmarshalJSON`` parses the number's
-    text): an int within int64 as its digits, a float as Go's ``encoding/json`` writes it (:func:`go_json_float`:
-    an unquoted ``1e20``, which go-yaml makes a float64, is ``100000000000000000000``, a 21-digit ``inf.Dec``, not
-    the ``int64Amount{1, 20}`` of the string ``"1e20"``). An int past int64 is refused
-    (:class:`QuantityNotModelled`): which number the apiserver gets depends on the client."""
+    """A manifest value (string or number, as YAML gives it) by v0.37's rules whatever :func:`quantity_rules`
+    says (:meth:`Quantity.at` gives a release's view). A number is the JSON text kubectl sends (UnmarshalJSON):
+    an int's digits, a float as encoding/json writes it (``go_json_float``: unquoted ``1e20`` is the inf.Dec
+    ``100000000000000000000``, not ``"1e20"``'s int64Amount{1, 20}); an int past int64 depends on the client."""
     if isinstance(text, bool):
         raise QuantityError(ERR_FORMAT_WRONG)
     if isinstance(text, int):
         if not -_MAX_INT64 - 1 <= text <= _MAX_INT64:
-            raise QuantityNotModelled(INT_PAST_INT64.format(text, go_json_float(float(text))))
+            raise QuantityNotModelled(INT_PAST_INT64.format(text, yamlscalars.go_json_float(float(text))))
         return Quantity.parse(str(text), False)  # a JSON number: UnmarshalJSON parses its text
     if isinstance(text, float):
-        text = go_json_float(text)
+        text = yamlscalars.go_json_float(text, QuantityError(ERR_FORMAT_WRONG))
     if not isinstance(text, str):
         raise QuantityError(ERR_FORMAT_WRONG)
     return Quantity.parse(text, False)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+from decimal import Decimal
 from typing import Any
 
 STR = "tag:yaml.org,2002:str"
@@ -162,6 +163,21 @@ def construct(tag: str, value: str) -> Any:
             raise ScalarError(f"{value} cannot be represented in JSON (kubectl refuses it)")
         return _as_json_number(f)
     return value
+
+
+def go_json_float(f: float, refuse: Exception | None = None) -> str:
+    """The text Go's ``encoding/json`` writes for a float64 (``floatEncoder``, go1.24-go1.27 encode.go): the
+    shortest digits that read back as ``f`` (as Python's ``repr``), in ``%f`` form unless the magnitude is below
+    1e-6 or at least 1e21, where ``%e`` is used with ``e-07`` cleaned to ``e-7``. So ``1e20`` is
+    ``100000000000000000000`` and ``1e-05`` is ``0.00001``: the text ``Quantity.UnmarshalJSON`` parses. A value
+    no JSON number holds raises ``refuse`` (a :class:`ScalarError` by default)."""
+    if math.isinf(f) or math.isnan(f):  # json: unsupported value (no JSON number holds it)
+        raise refuse or ScalarError(f"{f} cannot be represented in JSON")
+    magnitude = abs(f)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        mantissa, exp = repr(f).split("e")
+        return f"{mantissa}e{exp[0]}{exp[1:].lstrip('0') if exp[0] == '-' else exp[1:]}"
+    return format(Decimal(repr(f)).normalize(), "f")
 
 
 def _go_float32_g(f: float) -> str:

@@ -11,9 +11,10 @@ import math
 import pytest
 
 from kubedra.k8s.podadmission import integer_resource_value
-from kubedra.k8s.quantity import QuantityError, QuantityNotModelled, go_json_float, parse_quantity
+from kubedra.k8s.quantity import QuantityError, QuantityNotModelled, parse_quantity
 from kubedra.sources import yamlfast
 from kubedra.sources.yamlread import iter_documents_lines
+from kubedra.sources.yamlscalars import ScalarError, go_json_float
 
 # plain scalar: (the JSON text Quantity.UnmarshalJSON parses, admitted as an extended resource at 1.37, at 1.38)
 CASES: dict[str, tuple[str, bool, bool]] = {
@@ -76,8 +77,10 @@ def test_go_json_float_is_encoding_json() -> None:
     for f in (1e20, 1.5e-7, 123.25, 1e300):
         assert float(go_json_float(f)) == f
         assert json.loads(go_json_float(f)) == f
-    with pytest.raises(QuantityError):
+    with pytest.raises(ScalarError):
         go_json_float(math.inf)
+    with pytest.raises(QuantityError):  # what parse_quantity asks for
+        parse_quantity(math.nan)
 
 
 def test_an_integer_past_int64_is_refused_with_its_reason() -> None:
