@@ -523,7 +523,7 @@ def trainjob_jobset(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> 
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
         "metadata": dict(meta or {}),
-        "spec": dict(template.get("spec") or {}) if isinstance(template, Mapping) else {},
+        "spec": dict(spec) if isinstance(spec := get_path(template, ("spec",)), Mapping) else {},
     }
 
 

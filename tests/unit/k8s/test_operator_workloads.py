@@ -329,6 +329,8 @@ _value = st.recursive(
 @given(kind=st.sampled_from(_KINDS), spec=_value, runtime=_value)
 @example(kind=_KINDS[0], spec={"pytorchReplicaSpecs": {"Worker": {"replicas": -2}}}, runtime=None)
 @example(kind=_KINDS[2], spec={"tasks": [{"replicas": -1, "template": {}}]}, runtime=None)
+# a runtime template whose spec is no mapping
+@example(kind=_KINDS[0], spec=None, runtime={"template": {"spec": True}})
 def test_walker_never_crashes_on_malformed_workloads(kind, spec, runtime):
     obj = {"apiVersion": kind[0], "kind": kind[1], "metadata": {"name": "w"}, "spec": spec}
     ts = pod_templates(obj)
