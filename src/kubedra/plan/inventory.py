@@ -227,10 +227,21 @@ def _capacity(snap: Snapshot, target: str, notes: list[str]) -> tuple[dict[str, 
         if again:
             # nodes still on the device plugin have no slices yet: derive theirs from their GFD labels (the
             # same model without its slices, not the documents modelled again)
-            derived = build_cluster(replace(inv, slices=[]), opts)
-            if DRA in derived.views:
-                for node, n in derived.views[DRA].physical_gpus().items():
-                    dra.setdefault(node, n)
+            try:
+                derived = build_cluster(replace(inv, slices=[]), opts)
+            except (KubedraError, ImportError, KeyError, AttributeError) as e:
+                # the first build's figures stand (a cluster whose every node is on DRA has nothing to derive);
+                # only the plugin nodes without slices lack a DRA figure, and the note says so
+                missing = sorted(set(dp) - set(dra))
+                if missing:
+                    notes.append(
+                        f"DRA capacity of {len(missing)} device-plugin node(s) without ResourceSlices (first: "
+                        f"{missing[0]}) not derived from their labels: {e}"
+                    )
+            else:
+                if DRA in derived.views:
+                    for node, n in derived.views[DRA].physical_gpus().items():
+                        dra.setdefault(node, n)
         return dp, dra
     except (KubedraError, ImportError, KeyError, AttributeError) as e:
         notes.append(f"capacity from node labels only (simulator view unavailable: {e})")

@@ -79,3 +79,21 @@ def test_capacity_of_the_test_fleets_is_unchanged(monkeypatch: pytest.MonkeyPatc
     for name in ("prod", "dev", "staging"):
         snap = snapfmt.load(str(DATA / f"{name}.yaml"))
         assert _capacity(snap, monkeypatch, both=False)[0] == _capacity(snap, monkeypatch, both=True)[0]
+
+
+def test_a_cluster_all_on_dra_keeps_its_slices_capacity(tmp_path: Path) -> None:
+    """Every GPU node already on DRA: the build without slices has nothing to derive and fails, which must not
+    throw away the first build's figures (it had answered "capacity from node labels only", {} and {})."""
+    items = [
+        i
+        for i in snapshotgen.items(6, pods_per_node=2)
+        if i["kind"] != "Node" or "dra" in i["metadata"]["name"]
+    ]
+    notes: list[str] = []
+    dp, dra = inventory._capacity(_snapshot(tmp_path, items), "1.35", notes)
+    nodes = sorted(i["metadata"]["name"] for i in items if i["kind"] == "Node")
+    assert nodes
+    assert sorted(dra) == nodes
+    assert set(dra.values()) == {8}
+    assert dp == dra  # the device-plugin view derived from the same slices
+    assert not [n for n in notes if "labels only" in n or "not derived" in n]
