@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kubedra.testing import binaries, controlplane, oracle
+from kubedra.testing import binaries, oracle
 from kubedra.testing.controlplane import ControlPlane, free_ports
 from kubedra.testing.kubeapi import resource_path
 
@@ -50,7 +50,7 @@ def test_require_names_the_make_command(bin_dir: Path) -> None:
         binaries.require("kube-apiserver", "1.36")
 
 
-def test_gates_and_runtime_config_per_version(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_gates_and_runtime_config_per_version() -> None:
     assert ControlPlane("1.37").gates() == {}
     assert ControlPlane("1.37", workload=True).gates() == {"GenericWorkload": True}
     assert ControlPlane("1.36", workload=True).gates() == {"GenericWorkload": True, "GangScheduling": True}
@@ -66,11 +66,7 @@ def test_gates_and_runtime_config_per_version(monkeypatch: pytest.MonkeyPatch) -
     assert "scheduling.k8s.io/v1beta1=true" in ControlPlane("1.37", workload=True).runtime_config_flag()
     assert "scheduling.k8s.io/v1alpha2=true" in ControlPlane("1.36", workload=True).runtime_config_flag()
     assert "scheduling.k8s.io/v1alpha1=true" in ControlPlane("1.35", workload=True).runtime_config_flag()
-    with pytest.raises(ValueError, match=r"unsupported Kubernetes version 1\.34"):
-        ControlPlane("1.34")  # built by hand only (docs/testbed.md), not in data/versions.yaml testbed
-    # as it is once 1.34 is in the testbed: no gang-scheduling API there
-    monkeypatch.setitem(controlplane.PROFILES, "1.34", controlplane._profile("1.34"))
-    assert ControlPlane("1.34").gates() == {}
+    assert ControlPlane("1.34").gates() == {}  # in data/versions.yaml testbed, with no gang-scheduling API
     with pytest.raises(ValueError, match=r"Kubernetes 1\.34 has no gang-scheduling API"):
         ControlPlane("1.34", workload=True)
     with pytest.raises(ValueError, match=r"unsupported Kubernetes version 1\.33"):
