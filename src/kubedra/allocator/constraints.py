@@ -256,11 +256,19 @@ class DistinctPerRequest(DistinctAttribute):
         attr = self.lookup(request, sub, device, driver, self.attribute)
         if attr is None:
             return False
-        if self.num != 0 and not self._distinct(attr, self.by_request.values()):
+        if self.num != 0 and self._clashes(attr, device):
             return False
         self.by_request[request] = attr
+        self._kept(request, device)
         self.num += 1
         return True
+
+    def _clashes(self, attr: DeviceAttribute, device: Device) -> bool:
+        """Whether ``device`` (its value ``attr``) clashes with a value already kept."""
+        return not self._distinct(attr, self.by_request.values())
+
+    def _kept(self, request: str, device: Device) -> None:
+        """What a subclass keeps beside the value when ``request``'s device is added."""
 
     def remove(self, request: str, sub: str, device: Device, driver: str) -> None:
         if not self.applies(request, sub):
@@ -282,18 +290,11 @@ class DistinctSameDevice(DistinctPerRequest):
         super().__init__(requests, attribute, list_types, lookup)
         self.devices: dict[str, Device] = {}
 
-    def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
-        if not self.applies(request, sub):
-            return True
-        attr = self.lookup(request, sub, device, driver, self.attribute)
-        if attr is None:
-            return False
-        if self.num != 0 and any(d is device for d in self.devices.values()):
-            return False
-        self.by_request[request] = attr
+    def _clashes(self, attr: DeviceAttribute, device: Device) -> bool:
+        return any(d is device for d in self.devices.values())
+
+    def _kept(self, request: str, device: Device) -> None:
         self.devices[request] = device
-        self.num += 1
-        return True
 
     def remove(self, request: str, sub: str, device: Device, driver: str) -> None:
         if self.applies(request, sub):
