@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: install demo test test-unit test-integration lint typecheck fuzz bench clean testbed browser image ci-fresh
+.PHONY: install demo prefetch test test-unit test-integration lint typecheck fuzz bench clean testbed browser image ci-fresh
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -38,11 +38,13 @@ test-integration: $(STAMP) testbed
 
 # The testbed comes before any suite: unit tests use its helm, and a new machine has nothing cached. The testbed's
 # Go modules start downloading first (testbed/prefetch.sh, in the background), so that on a new machine the
-# network overlaps pip, lint and types instead of the first Kubernetes compile.
-test:
-	@testbed/prefetch.sh $(TESTBED_VERSIONS) </dev/null >/dev/null 2>&1 & \
-	$(MAKE) --no-print-directory lint typecheck browser testbed test-unit test-integration PREFETCHED=1; rc=$$?; \
-	wait; exit $$rc
+# network overlaps pip, lint and types instead of the first Kubernetes compile
+# (PREFETCHED, set for test and so for its prerequisites, tells the testbed target not to start a second one).
+test: prefetch lint typecheck browser testbed test-unit test-integration
+test: PREFETCHED := 1
+
+prefetch:
+	@testbed/prefetch.sh $(TESTBED_VERSIONS) </dev/null >/dev/null 2>&1 &
 
 # Headless Chromium for the HTML report tests (Debian package); the tests skip without it except under CI.
 browser:
@@ -66,7 +68,7 @@ image:
 TESTBED_VERSIONS ?= 1.37 1.36 1.35 1.34 1.38
 # helm and the peers do not depend on the release: built once, into the default release's folder. The modules of
 # all builds download in the background meanwhile (testbed/prefetch.sh): on a new machine much of a build's time is
-# waiting on the network (make test starts them earlier and passes PREFETCHED=1). Then the Go tests of each release's launcher and oracle, each linked as its build links it.
+# waiting on the network (make test starts them earlier). Then the Go tests of each release's launcher and oracle, each linked as its build links it.
 testbed:
 	@if [ "$(PREFETCHED)" != 1 ]; then testbed/prefetch.sh $(TESTBED_VERSIONS) & fi; \
 	for v in $(TESTBED_VERSIONS); do $(MAKE) -C testbed K8S_VERSION=$$v k8s local || exit 1; done; \
