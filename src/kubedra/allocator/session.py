@@ -36,7 +36,11 @@ class EngineConfig:
 
     @property
     def taint_rules(self) -> bool:
-        return bool(self.gates.get("DRADeviceTaints") and self.gates.get("DRADeviceTaintRules"))
+        """Whether kube-scheduler reads DeviceTaintRules: every gate data/versions.yaml ``apis.
+        deviceTaintRuleGates`` names for the release is on (DRADeviceTaints alone at 1.34, which has no
+        DRADeviceTaintRules gate; both from 1.35)."""
+        needed = versions.api("deviceTaintRuleGates", parse_version(self.target_version)) or []
+        return bool(needed) and all(self.gates.get(g) for g in needed)
 
     @property
     def filter_timeout(self) -> float | None:
