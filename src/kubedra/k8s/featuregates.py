@@ -160,13 +160,14 @@ def parse_feature_metrics(text: str) -> dict[str, tuple[bool, str]]:
     return out
 
 
-def taint_rule_gates_off(version: str | Version) -> list[str]:
+def taint_rule_gates_off(version: str | Version, gates: Mapping[str, bool] | None = None) -> list[str]:
     """The feature gates a DeviceTaintRule needs at ``version`` (data/versions.yaml ``apis.deviceTaintRuleGates``:
-    DRADeviceTaints alone at 1.34, DRADeviceTaintRules too from 1.35) that are off by default there, each as
-    ``NAME (stage)``; empty: the release takes DeviceTaintRules as it comes."""
+    DRADeviceTaints alone at 1.34, DRADeviceTaintRules too from 1.35) that are off there, by default or, given
+    ``gates`` (every gate's value, :func:`effective_gates`), in those, each as ``NAME (stage)``; empty: the
+    release takes DeviceTaintRules as it comes."""
     off = []
     for gate in api("deviceTaintRuleGates", version) or []:
         info = gate_info(gate, version) or {}
-        if not info.get("default"):
+        if not (info.get("default") if gates is None else gates.get(gate)):
             off.append(f"{gate} ({info.get('stage', 'unknown stage')})")
     return off

@@ -53,7 +53,7 @@ from kubedra.simulate.cluster import (
 from kubedra.simulate.controllers import add_created_objects, add_plugin_devices
 from kubedra.simulate.inputs import Inputs
 from kubedra.simulate.results import ModeResult, Simulation, collect, memory_basis_note
-from kubedra.simulate.served import unserved_workloads
+from kubedra.simulate.served import unread_taint_rules, unserved_workloads
 from kubedra.text import count
 
 SCORINGS = ("LeastAllocated", "MostAllocated")
@@ -473,6 +473,10 @@ def _simulate(inputs: Inputs, opts: SimulateOptions) -> Simulation:
         ],
     )
     sim.notes += cluster.notes
+    if DRA in cluster.views and (
+        unread := unread_taint_rules(cluster.views[DRA].taint_rules, cfg.target_version, cfg.gates)
+    ):
+        sim.notes.append(unread)
     sim.notes += [n for n in inv.notes]
     sim.notes += workloads.notes  # Kueue admission and quotas, generateName names, gang problems...
     if workloads.schedulers:

@@ -6,11 +6,13 @@ and ``simulate`` said "0 pods simulated" with exit 0 on a file that cannot be ap
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 from kubedra.errors import Location
+from kubedra.k8s.featuregates import taint_rule_gates_off
 from kubedra.k8s.versions import Version
 from kubedra.k8s.workloads import pod_templates
+from kubedra.model.objects import DeviceTaintRule
 from kubedra.model.served import lifecycle_db, not_served
 from kubedra.scheduler.skipped import Skipped
 from kubedra.sources.files import Document
@@ -38,3 +40,30 @@ def unserved_workloads(documents: Iterable[Document], target_version: str) -> li
             )
         )
     return out
+
+
+def unread_taint_rules(
+    rules: Sequence[DeviceTaintRule], release: str, gates: Mapping[str, bool]
+) -> str | None:
+    """The note for DeviceTaintRules the simulated kube-scheduler does not read: with the gates data/versions.yaml
+    ``apis.deviceTaintRuleGates`` names off (the default at 1.34, 1.35 and 1.36) it lists no rule, and neither
+    does kubedra; the note says so, what the API server needs to serve the kind at all, and the option that
+    simulates a cluster that turned them on. None when there are no rules or they are read."""
+    off = taint_rule_gates_off(release, gates)
+    if not rules or not off:
+        return None
+    names = ", ".join(r.meta.name for r in rules[:5]) + (
+        f" and {len(rules) - 5} more" if len(rules) > 5 else ""
+    )
+    entry = lifecycle_db().best_version("resource.k8s.io", "DeviceTaintRule", Version.parse(release))
+    serve = (
+        f"; the API server serves the kind only with {entry.enable_text()}"
+        if entry is not None and entry.off_by_default
+        else ""
+    )
+    wanted = ",".join(f"{g.split(' ')[0]}=true" for g in off)
+    return (
+        f"DeviceTaintRule {names}: not applied: kube-scheduler {release} reads DeviceTaintRules only with "
+        f"{' and '.join(off)} on, off here{serve}; if the cluster turns them on, simulate with "
+        f"--feature-gates {wanted}"
+    )
