@@ -343,6 +343,8 @@ def resolve_contexts(kubeconfig: str | None, contexts: Sequence[str], all_contex
 class Discovery:
     served: set[str] = field(default_factory=set)  # every served "group/version" ("v1" for core)
     preferred: list[tuple[str, str]] = field(default_factory=list)  # (group, preferred version)
+    # (group, version) of the other served versions, each group's in the server's order of preference
+    others: list[tuple[str, str]] = field(default_factory=list)
 
 
 def discover(client: Client) -> Discovery:
@@ -358,6 +360,7 @@ def discover(client: Client) -> Discovery:
         pv = (g.get("preferredVersion") or {}).get("version") or (gvs[0] if gvs else None)
         if pv:
             out.preferred.append((name, pv))
+        out.others += [(name, v) for v in gvs if v != pv]
     return out
 
 
@@ -401,8 +404,11 @@ def listing_plan(
     record: Callable[[str, str], None],
 ) -> list[ResourceType]:
     """The served resource types to list: the ``wanted`` (group, resource) pairs at each group's preferred
-    version, and every listable resource of the operator groups. An unreadable discovery document is
-    recorded (its resources would otherwise silently vanish)."""
+    version, and every listable resource of the operator groups. A wanted resource the preferred version does
+    not serve is looked for in the group's other served versions, in the server's order of preference
+    (DeviceTaintRule before 1.37: resource.k8s.io/v1 is preferred, the rule is served at v1beta2 or v1alpha3
+    when enabled). An unreadable discovery document is recorded (its resources would otherwise silently
+    vanish)."""
     wanted = set(wanted)
     groups = {g for g, _ in wanted}
     operators = list(operator_groups)
@@ -411,12 +417,24 @@ def listing_plan(
         operator = matches_group(group, operators)
         if group not in groups and not operator:
             continue
-        gv = f"{group}/{version}" if group else version
-        rts = attempt(
-            record, f"{DISCOVERY_PREFIX}{gv}", functools.partial(resources_of, client, group, version)
-        )
-        plan += [rt for rt in rts or [] if operator or (group, rt.resource) in wanted]
+        plan += [
+            rt
+            for rt in _discovered(client, group, version, record)
+            if operator or (group, rt.resource) in wanted
+        ]
+    for group, version in disc.others:
+        missing = {r for g, r in wanted if g == group} - {rt.resource for rt in plan if rt.group == group}
+        if missing and not matches_group(group, operators):
+            plan += [rt for rt in _discovered(client, group, version, record) if rt.resource in missing]
     return plan
+
+
+def _discovered(
+    client: Client, group: str, version: str, record: Callable[[str, str], None]
+) -> list[ResourceType]:
+    gv = f"{group}/{version}" if group else version
+    rts = attempt(record, f"{DISCOVERY_PREFIX}{gv}", functools.partial(resources_of, client, group, version))
+    return rts or []
 
 
 def matches_group(group: str, patterns: Iterable[str]) -> bool:
