@@ -468,6 +468,7 @@ def check_health(state: Snapshot, release: str | None = None) -> Check:
         state.kind("ResourceClaim"),
         _bound_claim_users(state),
         state.header.server_version if release is None else release,
+        state.header.feature_gates,
     )
     for f in findings:
         (chk.fail if f.severity == FAIL else chk.warn)(f.message)

@@ -11,18 +11,24 @@ verdict needs the cluster's serverVersion, and says so where that is unknown). F
 - ``NoExecute`` tolerated, ``NoSchedule`` and ``None`` → ``warn`` (the pod keeps running on a device the
   driver or an operator marked).
 
-Rules are reported too: one without a selector, one that selects no published device.
+Rules are reported too: one without a selector, one that selects no published device. Rules take effect only
+where the cluster runs with the gates data/versions.yaml ``apis.deviceTaintRuleGates`` names for its release
+(DRADeviceTaints at 1.34; DRADeviceTaintRules as well from 1.35: v1.35.4 and v1.36.3
+pkg/controller/devicetainteviction and pkg/scheduler/scheduler.go read no rule without it; off by default
+through 1.36): where the snapshot's feature gates (kube-apiserver ``/metrics``) have one off, each rule is named
+as unread and its taint not judged; where they were not read and the release's default is off, it is named as
+not judged, since kubedra cannot tell.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from kubedra.allocator.taints import NO_EXECUTE, eviction_delay, no_selector_matches_all, rule_matches
-from kubedra.k8s import versions
+from kubedra.k8s import featuregates, versions
 from kubedra.k8s.findings import Finding
 from kubedra.model.objects import (
     DeviceTaint,
@@ -141,20 +147,54 @@ def rule_taints(rule: DeviceTaintRule, key: DeviceKey, release: str | None) -> b
     return rule_matches(rule, *key, release=release or "")
 
 
+def rules_read(release: str | None, gates: Mapping[str, bool]) -> tuple[bool | None, str]:
+    """Whether the cluster's kube-scheduler and device-taint eviction controller read DeviceTaintRules: True,
+    False (a gate its ``release`` needs is off in ``gates``, those the cluster reported) or None (one is off by
+    default there and ``gates`` does not say), with the words for the last two. An unknown release: True."""
+    minor = versions.Version.maybe(release)
+    if minor is None:
+        return True, ""
+    needed = versions.api("deviceTaintRuleGates", minor) or []
+    off = [g for g in needed if g in gates and not gates[g]]
+    if off:
+        return False, f"the cluster runs with {' and '.join(off)} off (kube-apiserver /metrics)"
+    unknown = [g for g in featuregates.taint_rule_gates_off(minor) if g.split(" ")[0] not in gates]
+    if unknown:
+        return (
+            None,
+            f"{' and '.join(unknown)} off by default at {minor}, and the cluster's feature gates were not read",
+        )
+    return True, ""
+
+
 def judge(
     slices: Iterable[dict[str, Any]],
     rules: Iterable[dict[str, Any]],
     claims: Iterable[dict[str, Any]],
     bound_pods: dict[tuple[str, str], list[str]],
     server_version: str,
+    gates: Mapping[str, bool] | None = None,
 ) -> tuple[list[Finding], int]:
     """Findings for taints over allocated devices and for the rules themselves, and how many allocated
     devices were checked. ``bound_pods`` maps (namespace, claim name) to the bound, live pods using it;
-    ``server_version`` is the cluster's gitVersion ("" when unknown)."""
+    ``server_version`` is the cluster's gitVersion ("" when unknown); ``gates`` the feature gates it reported."""
     devices, taints = published_taints(slices)
     typed = [rule_of(r) for r in rules]
     release = server_version if versions.Version.maybe(server_version) else None
     out: list[Finding] = []
+    read, why = rules_read(release, gates or {})
+    if typed and not read:
+        verdict = "not read" if read is False else "cannot tell whether it is read"
+        out += [
+            _warn(
+                f"DeviceTaintRule {r.meta.name} ({_text(r.taint)}): {verdict}: {why}; kube-scheduler and the "
+                f"device-taint eviction controller read DeviceTaintRules only with "
+                f"{' and '.join(versions.api('deviceTaintRuleGates', release or '') or [])} on, so its taint is "
+                "not judged"
+            )
+            for r in typed
+        ]
+        typed = []
     for r in typed:
         if r.device_selector is None and release is None:
             out.append(

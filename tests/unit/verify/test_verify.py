@@ -84,11 +84,20 @@ def healthy() -> list[dict[str, Any]]:
 
 
 def snap(
-    tmp_path: Path, items: list[dict[str, Any]], name: str = "s.yaml", server_version: str = "v1.37.2"
+    tmp_path: Path,
+    items: list[dict[str, Any]],
+    name: str = "s.yaml",
+    server_version: str = "v1.37.2",
+    gates: dict[str, bool] | None = None,
 ) -> str:
     p = tmp_path / name
-    write(Snapshot(Header("testbed", server_version, NOW), items), str(p))
+    write(Snapshot(Header("testbed", server_version, NOW, feature_gates=gates or {}), items), str(p))
     return str(p)
+
+
+# The gates under which a cluster reads DeviceTaintRules (data/versions.yaml apis.deviceTaintRuleGates), as its
+# kube-apiserver /metrics reports them: off by default before 1.37 (test_taint_rule_gates.py)
+RULES_ON = {"DRADeviceTaints": True, "DRADeviceTaintRules": True}
 
 
 def verify(*args: str) -> tuple[int, dict[str, Any]]:
@@ -467,7 +476,10 @@ def test_rule_without_selector_taints_every_device_before_1_37_1(tmp_path: Path,
     # (every device) through v0.37.0; "No selector matches no devices" from v0.37.1
     rule = _rule()
     del rule["spec"]["deviceSelector"]
-    code, data = verify("-f", snap(tmp_path, [*healthy(), rule], server_version=server_version))
+    gates = (
+        {"DRADeviceTaints": True} if server_version.startswith("v1.34.") else RULES_ON
+    )  # no other gate at 1.34
+    code, data = verify("-f", snap(tmp_path, [*healthy(), rule], server_version=server_version, gates=gates))
     assert code == 1
     messages = by_id(data)["health"]["messages"]
     assert (
@@ -838,7 +850,7 @@ def test_target_version_judges_a_rule_without_selector_at_that_release(
     cluster itself is v1.37.2, where the rule taints nothing."""
     rule = _rule()
     del rule["spec"]["deviceSelector"]
-    got, data = verify("-f", snap(tmp_path, [*healthy(), rule]), "--target-version", target)
+    got, data = verify("-f", snap(tmp_path, [*healthy(), rule], gates=RULES_ON), "--target-version", target)
     assert got == code
     assert any(fragment in m for m in by_id(data)["health"]["messages"]), by_id(data)["health"]["messages"]
     assert (data["serverVersion"], data["targetVersion"]) == ("v1.37.2", target)
