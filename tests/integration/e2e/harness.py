@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from kubedra.allocator.session import engine_config
+from kubedra.k8s.versions import Version
 from kubedra.model.parse import parse_object
+from kubedra.model.served import lifecycle_db
 from kubedra.scheduler.build import build_sim_pods
 from kubedra.scheduler.simulator import Scheduler
 from kubedra.testing.controlplane import ControlPlane
@@ -93,6 +95,15 @@ class Summary:
         }
 
 
+def taint_rule_api(release: str) -> str:
+    """The apiVersion ``release`` serves DeviceTaintRule at: the most stable one kubedra's API lifecycle data
+    (data/deprecations, :mod:`kubedra.model.lifecycle`) has served there (v1alpha3 at 1.34 and 1.35, v1beta2 at
+    1.36, v1 from 1.37; the testbed's control plane enables the off-by-default ones with --runtime-config)."""
+    entry = lifecycle_db().best_version("resource.k8s.io", "DeviceTaintRule", Version.parse(release))
+    assert entry is not None, f"kubedra's API lifecycle data has no DeviceTaintRule served at {release}"
+    return entry.api_version
+
+
 # ----------------------------------------------------------------------------------------- the testbed
 
 
@@ -132,7 +143,7 @@ class Testbed:
                     **{c: self.node_names(c)[0] for c in set(self.node_class.values())}
                 )
             rule = {
-                "apiVersion": RESOURCE,
+                "apiVersion": taint_rule_api(self.cp.version),
                 "kind": "DeviceTaintRule",
                 "metadata": {"name": f"{self.prefix}-rule-{i}"},
                 "spec": spec,
@@ -202,6 +213,25 @@ class Testbed:
         self._settle([p["metadata"]["name"] for p in self.pods])
         return self._summary()
 
+    def pending(self) -> list[str]:
+        """The pods kube-scheduler left without a node, by name (after :meth:`run`)."""
+        return sorted(n for n, p in self._pods().items() if not p["spec"].get("nodeName"))
+
+    def manifests(self) -> list[dict[str, Any]]:
+        """What ``kubedra simulate`` reads for this scenario: the cluster as the API server stored it (nodes, their
+        slices, DeviceClasses, the scenario's DeviceTaintRules, its ResourceClaimTemplates) and the pods as they
+        were sent, in the order they were created."""
+        api = self.api
+        names = set(self.node_class)
+        return [
+            *(api.get(resource_path("v1", "Node", n)) for n in self.node_class),
+            *(s for s in listed(api, RESOURCE, "ResourceSlice") if s["spec"].get("nodeName") in names),
+            *listed(api, RESOURCE, "DeviceClass"),
+            *copy.deepcopy(self.rules),
+            *listed(api, RESOURCE, "ResourceClaimTemplate", self.namespace),
+            *copy.deepcopy(self.pods),
+        ]
+
     def _pods(self) -> dict[str, dict[str, Any]]:
         return {p["metadata"]["name"]: p for p in self.api.list("v1", "Pod", namespace=self.namespace)}
 
@@ -262,14 +292,17 @@ class Testbed:
         classes = [_typed(c) for c in listed(api, RESOURCE, "DeviceClass")]
         mine = {r["metadata"]["name"] for r in self.rules}
         rules = (
-            [  # DeviceTaintRule is not served at resource.k8s.io/v1 before 1.37: listed only when used
-                _typed(r) for r in listed(api, RESOURCE, "DeviceTaintRule") if r["metadata"]["name"] in mine
+            [
+                _typed(r)
+                for r in listed(api, taint_rule_api(self.cp.version), "DeviceTaintRule")
+                if r["metadata"]["name"] in mine
             ]
             if mine
             else []
         )
         templates = [_typed(t) for t in listed(api, RESOURCE, "ResourceClaimTemplate", self.namespace)]
-        sim = Scheduler(engine_config(self.cp.version), nodes, classes, slices, rules)
+        # the feature gates the control plane runs with, so that kubedra simulates what its kube-scheduler does
+        sim = Scheduler(engine_config(self.cp.version, self.cp.gates()), nodes, classes, slices, rules)
         order = 0
         sim_pods = []
         for phase in self.scenario.phases:

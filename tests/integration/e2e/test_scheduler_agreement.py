@@ -11,15 +11,20 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from helpers import kubedra_json
 
-from kubedra.k8s import featuregates
+from conftest import OTHER_RELEASES, require_testbed
+from kubedra.k8s import featuregates, versions
+from kubedra.testing import binaries
 from kubedra.testing.controlplane import ControlPlane
 
-from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed, beds, claim, exactly
+from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed, beds, claim, exactly, taint_rule_api
 
 pytestmark = pytest.mark.integration
 
@@ -43,6 +48,8 @@ TOLERATE = [{"key": "example.com/maintenance", "operator": "Exists", "effect": "
 
 # What a scenario expects at a release whose default gates leave DRAPartitionableDevices off, where that differs.
 PARTITIONS_OFF = "without DRAPartitionableDevices"
+# What a scenario with DeviceTaintRules expects where kube-scheduler does not read them (their gates off).
+RULES_OFF = "without DeviceTaintRules"
 # Set in an expectation whose device names upstream picks by chance: the allocator code 1.34 and 1.35 run with
 # their default features (data/versions.yaml byRelease allocator.variantCode: the stable code) takes a pool's slices
 # in the order the scheduler's informer lists them, which is random (k8s.io/dynamic-resource-allocation v0.35.4
@@ -158,9 +165,38 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
             "bound": 4,
             "usage": {("h100", "gpu"): 4},
             "devices": {"h100": ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]},
+            # the rules leave two GPUs to the plain pods (the third stays pending), the tainted two to the others
+            "requests": {("plain", "gpu"): 2, ("tolerating", "gpu"): 2},
+            # Where kube-scheduler does not read DeviceTaintRules (their gates off, the release's default at 1.34,
+            # 1.35 and 1.36; the testbed still serves the kind through --runtime-config), the three plain pods
+            # take three GPUs and one tolerating pod the last.
+            RULES_OFF: {
+                "bound": 4,
+                "usage": {("h100", "gpu"): 4},
+                "devices": {"h100": ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]},
+                "requests": {("plain", "gpu"): 3, ("tolerating", "gpu"): 1},
+            },
         },
     ),
 ]
+
+
+# The testbed releases whose default gates leave DeviceTaintRules unread (1.34, 1.35, 1.36): each gets a control
+# plane of its own with those gates on, shared by the scenarios that have rules.
+RULES_OFF_RELEASES = [v for v in OTHER_RELEASES if featuregates.taint_rule_gates_off(v)]
+TAINTED = [(s, e) for s, e in SCENARIOS if s.taint_rules]
+
+
+@pytest.fixture(scope="module", params=RULES_OFF_RELEASES)
+def taint_controlplane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
+    """A control plane of the release started with every gate DeviceTaintRules need there (data/versions.yaml
+    apis.deviceTaintRuleGates: DRADeviceTaints alone at 1.34, DRADeviceTaintRules too from 1.35) in all three
+    components, and the rule's API version (kubedra's API lifecycle data) served."""
+    version: str = request.param
+    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version=version)
+    gates = dict.fromkeys(versions.api("deviceTaintRuleGates", version) or [], True)
+    with ControlPlane(version, feature_gates=gates, runtime_config=[f"{taint_rule_api(version)}=true"]) as cp:
+        yield cp
 
 
 @pytest.fixture
@@ -171,6 +207,11 @@ def testbed_for(controlplane: ControlPlane) -> Iterator[Any]:
 @pytest.fixture
 def testbed_release(release_controlplane: ControlPlane) -> Iterator[Any]:
     yield from beds(functools.partial(Testbed, release_controlplane))
+
+
+@pytest.fixture
+def testbed_taints(taint_controlplane: ControlPlane) -> Iterator[Any]:
+    yield from beds(functools.partial(Testbed, taint_controlplane))
 
 
 def _check_expected(summary: Summary, expected: dict[str, Any]) -> None:
@@ -196,14 +237,68 @@ def test_simulation_matches_kube_scheduler(
 # defaults against its kube-scheduler.
 @pytest.mark.parametrize(("scenario", "expected"), SCENARIOS, ids=[s.name for s, _ in SCENARIOS])
 def test_simulation_matches_each_release_kube_scheduler(
-    scenario: Scenario, expected: dict[str, Any], testbed_release: Any, release_controlplane: ControlPlane
+    scenario: Scenario,
+    expected: dict[str, Any],
+    testbed_release: Any,
+    release_controlplane: ControlPlane,
+    tmp_path: Path,
 ) -> None:
     release = release_controlplane.version
-    if scenario.taint_rules and (off := featuregates.taint_rule_gates_off(release)):
-        pytest.skip(f"DeviceTaintRule is off by default at {release}: {', '.join(off)}")
+    unread = bool(scenario.taint_rules and featuregates.taint_rule_gates_off(release))
+    if unread:
+        # kube-scheduler does not read the rules with the release's default gates: neither may kubedra
+        expected = expected[RULES_OFF]
     if not featuregates.default_gates(release).get("DRAPartitionableDevices"):
         expected = expected.get(PARTITIONS_OFF, expected)
-    _agree(testbed_release(scenario), scenario, expected)
+    tb = testbed_release(scenario)
+    _agree(tb, scenario, expected)
+    if unread:
+        # ... and `kubedra simulate` on the same objects leaves them out as well, saying so and how to simulate a
+        # cluster that turned the gates on
+        err = _verb_agrees(tb, tmp_path)
+        rules = ", ".join(r["metadata"]["name"] for r in tb.rules)
+        assert (
+            f"DeviceTaintRule {rules}: not applied: kube-scheduler {release} reads DeviceTaintRules only"
+            in err
+        )
+        assert f"--runtime-config={taint_rule_api(release)}=true" in err
+        assert "--feature-gates DRADeviceTaint" in err
+        # kubedra verify on the cluster reads its gates (/metrics) and does not judge the rules by their taints
+        off = " and ".join(g.split(" ")[0] for g in featuregates.taint_rule_gates_off(release))
+        health = _verify_health(tb)
+        for rule in tb.rules:
+            name = rule["metadata"]["name"]
+            assert any(
+                m.startswith(f"DeviceTaintRule {name} ")
+                and f": not read: the cluster runs with {off} off (kube-apiserver /metrics)" in m
+                for m in health
+            ), health
+
+
+# The scenarios with DeviceTaintRules at the releases whose default gates leave the rules unread, on a control plane
+# started with those gates: the harness simulates with the plane's gates, so kubedra reads the rules as it does.
+@pytest.mark.parametrize(("scenario", "expected"), TAINTED, ids=[s.name for s, _ in TAINTED])
+def test_taint_rules_match_each_release_with_their_gates_on(
+    scenario: Scenario,
+    expected: dict[str, Any],
+    testbed_taints: Any,
+    taint_controlplane: ControlPlane,
+    tmp_path: Path,
+) -> None:
+    assert not featuregates.taint_rule_gates_off(
+        taint_controlplane.version,
+        featuregates.effective_gates(taint_controlplane.version, taint_controlplane.gates()),
+    )
+    if not featuregates.default_gates(taint_controlplane.version).get("DRAPartitionableDevices"):
+        expected = expected.get(PARTITIONS_OFF, expected)
+    tb = testbed_taints(scenario)
+    _agree(tb, scenario, expected)
+    err = _verb_agrees(tb, tmp_path, taint_controlplane.gates())
+    assert "DeviceTaintRule" not in err, err
+    # kubedra verify judges the rules: the tolerating pods' claims hold the two devices they taint
+    health = _verify_health(tb)
+    for rule in tb.rules:
+        assert any(f"NoSchedule by DeviceTaintRule {rule['metadata']['name']}" in m for m in health), health
 
 
 def _agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:
@@ -218,3 +313,31 @@ def _agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:
         f"  kubedra        {json.dumps(simulated.comparable(), default=str)}"
     )
     _check_expected(real, expected)
+
+
+def _verb_agrees(tb: Testbed, tmp_path: Path, gates: Mapping[str, bool] | None = None) -> str:
+    """``kubedra simulate`` on the objects of ``tb`` (after it ran) at its control plane's release, with the
+    plane's ``gates``: it places the pods kube-scheduler bound and leaves pending those it left. Its stderr."""
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump_all(tb.manifests()), encoding="utf-8")
+    args = ["simulate", str(path), "--mode", "dra", "--target-version", tb.cp.version]
+    if gates:
+        args += ["--feature-gates", ",".join(f"{k}={str(v).lower()}" for k, v in sorted(gates.items()))]
+    code, out, err = kubedra_json(*args)
+    assert code == 0, err
+    pods = out["modes"]["dra"]["pods"]
+    pending = sorted(p["name"] for p in pods if p["node"] is None)
+    assert pending == tb.pending(), (
+        f"kubedra simulate leaves {pending} pending, kube-scheduler {tb.pending()}\n{err}"
+    )
+    assert len(pods) == len(tb.pods)
+    return err
+
+
+def _verify_health(tb: Testbed) -> list[str]:
+    """What ``kubedra verify`` on the control plane of ``tb`` says about the scenario's devices and rules."""
+    _, out, err = kubedra_json("verify", "--kubeconfig", str(tb.cp.kubeconfig))
+    assert out, err
+    (health,) = [c for c in out["checks"] if c["id"] == "health"]
+    messages: list[str] = health["messages"]
+    return [m for m in messages if tb.prefix in m]
