@@ -19,9 +19,7 @@ import pytest
 import yaml
 from helpers import kubedra_json
 
-from conftest import OTHER_RELEASES, require_testbed
-from kubedra.k8s import featuregates, versions
-from kubedra.testing import binaries
+from kubedra.k8s import featuregates
 from kubedra.testing.controlplane import ControlPlane
 
 from .harness import NodeGroup, PodSpec, Scenario, Summary, Testbed, beds, claim, exactly, taint_rule_api
@@ -181,24 +179,6 @@ SCENARIOS: list[tuple[Scenario, dict[str, Any]]] = [
 ]
 
 
-# The testbed releases whose default gates leave DeviceTaintRules unread (1.34, 1.35, 1.36): each gets a control
-# plane of its own with those gates on, shared by the scenarios that have rules.
-RULES_OFF_RELEASES = [v for v in OTHER_RELEASES if featuregates.taint_rule_gates_off(v)]
-TAINTED = [(s, e) for s, e in SCENARIOS if s.taint_rules]
-
-
-@pytest.fixture(scope="module", params=RULES_OFF_RELEASES)
-def taint_controlplane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
-    """A control plane of the release started with every gate DeviceTaintRules need there (data/versions.yaml
-    apis.deviceTaintRuleGates: DRADeviceTaints alone at 1.34, DRADeviceTaintRules too from 1.35) in all three
-    components, and the rule's API version (kubedra's API lifecycle data) served."""
-    version: str = request.param
-    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version=version)
-    gates = dict.fromkeys(versions.api("deviceTaintRuleGates", version) or [], True)
-    with ControlPlane(version, feature_gates=gates, runtime_config=[f"{taint_rule_api(version)}=true"]) as cp:
-        yield cp
-
-
 @pytest.fixture
 def testbed_for(controlplane: ControlPlane) -> Iterator[Any]:
     yield from beds(functools.partial(Testbed, controlplane))
@@ -207,11 +187,6 @@ def testbed_for(controlplane: ControlPlane) -> Iterator[Any]:
 @pytest.fixture
 def testbed_release(release_controlplane: ControlPlane) -> Iterator[Any]:
     yield from beds(functools.partial(Testbed, release_controlplane))
-
-
-@pytest.fixture
-def testbed_taints(taint_controlplane: ControlPlane) -> Iterator[Any]:
-    yield from beds(functools.partial(Testbed, taint_controlplane))
 
 
 def _check_expected(summary: Summary, expected: dict[str, Any]) -> None:
@@ -230,7 +205,7 @@ def _check_expected(summary: Summary, expected: dict[str, Any]) -> None:
 def test_simulation_matches_kube_scheduler(
     scenario: Scenario, expected: dict[str, Any], testbed_for: Any
 ) -> None:
-    _agree(testbed_for(scenario), scenario, expected)
+    agree(testbed_for(scenario), scenario, expected)
 
 
 # The same scenarios at the testbed's other releases (1.36, 1.35, 1.34, the 1.38 pre-release), each simulated with its
@@ -251,11 +226,11 @@ def test_simulation_matches_each_release_kube_scheduler(
     if not featuregates.default_gates(release).get("DRAPartitionableDevices"):
         expected = expected.get(PARTITIONS_OFF, expected)
     tb = testbed_release(scenario)
-    _agree(tb, scenario, expected)
+    agree(tb, scenario, expected)
     if unread:
         # ... and `kubedra simulate` on the same objects leaves them out as well, saying so and how to simulate a
         # cluster that turned the gates on
-        err = _verb_agrees(tb, tmp_path)
+        err = verb_agrees(tb, tmp_path)
         rules = ", ".join(r["metadata"]["name"] for r in tb.rules)
         assert (
             f"DeviceTaintRule {rules}: not applied: kube-scheduler {release} reads DeviceTaintRules only"
@@ -265,7 +240,7 @@ def test_simulation_matches_each_release_kube_scheduler(
         assert "--feature-gates DRADeviceTaint" in err
         # kubedra verify on the cluster reads its gates (/metrics) and does not judge the rules by their taints
         off = " and ".join(g.split(" ")[0] for g in featuregates.taint_rule_gates_off(release))
-        health = _verify_health(tb)
+        health = verify_health(tb)
         for rule in tb.rules:
             name = rule["metadata"]["name"]
             assert any(
@@ -275,33 +250,7 @@ def test_simulation_matches_each_release_kube_scheduler(
             ), health
 
 
-# The scenarios with DeviceTaintRules at the releases whose default gates leave the rules unread, on a control plane
-# started with those gates: the harness simulates with the plane's gates, so kubedra reads the rules as it does.
-@pytest.mark.parametrize(("scenario", "expected"), TAINTED, ids=[s.name for s, _ in TAINTED])
-def test_taint_rules_match_each_release_with_their_gates_on(
-    scenario: Scenario,
-    expected: dict[str, Any],
-    testbed_taints: Any,
-    taint_controlplane: ControlPlane,
-    tmp_path: Path,
-) -> None:
-    assert not featuregates.taint_rule_gates_off(
-        taint_controlplane.version,
-        featuregates.effective_gates(taint_controlplane.version, taint_controlplane.gates()),
-    )
-    if not featuregates.default_gates(taint_controlplane.version).get("DRAPartitionableDevices"):
-        expected = expected.get(PARTITIONS_OFF, expected)
-    tb = testbed_taints(scenario)
-    _agree(tb, scenario, expected)
-    err = _verb_agrees(tb, tmp_path, taint_controlplane.gates())
-    assert "DeviceTaintRule" not in err, err
-    # kubedra verify judges the rules: the tolerating pods' claims hold the two devices they taint
-    health = _verify_health(tb)
-    for rule in tb.rules:
-        assert any(f"NoSchedule by DeviceTaintRule {rule['metadata']['name']}" in m for m in health), health
-
-
-def _agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:
+def agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:
     real = tb.run()
     simulated = tb.simulate()
     by_chance = {"devices"} if expected.get(SLICE_ORDER) else set()
@@ -315,7 +264,7 @@ def _agree(tb: Testbed, scenario: Scenario, expected: dict[str, Any]) -> None:
     _check_expected(real, expected)
 
 
-def _verb_agrees(tb: Testbed, tmp_path: Path, gates: Mapping[str, bool] | None = None) -> str:
+def verb_agrees(tb: Testbed, tmp_path: Path, gates: Mapping[str, bool] | None = None) -> str:
     """``kubedra simulate`` on the objects of ``tb`` (after it ran) at its control plane's release, with the
     plane's ``gates``: it places the pods kube-scheduler bound and leaves pending those it left. Its stderr."""
     path = tmp_path / "scenario.yaml"
@@ -334,7 +283,7 @@ def _verb_agrees(tb: Testbed, tmp_path: Path, gates: Mapping[str, bool] | None =
     return err
 
 
-def _verify_health(tb: Testbed) -> list[str]:
+def verify_health(tb: Testbed) -> list[str]:
     """What ``kubedra verify`` on the control plane of ``tb`` says about the scenario's devices and rules."""
     _, out, err = kubedra_json("verify", "--kubeconfig", str(tb.cp.kubeconfig))
     assert out, err
