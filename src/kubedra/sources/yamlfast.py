@@ -26,15 +26,21 @@ from kubedra.sources import yamlscalars as scalars
 _intern = sys.intern
 _STR = scalars.STR
 _CONSTRUCTED = (scalars.INT, scalars.FLOAT, scalars.BOOL, scalars.NULL)
-# what makes the whole text go to the full path at once: control characters (the reader refuses most), tabs,
-# CR, backslashes (escapes); anchors, aliases, tags, block scalars and directives are refused where a token
-# starts (``_plain_ok``), as are document ends ("..." is no key)
-_REFUSE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\\]")
 # where a plain scalar may not start (PyYAML's scanner: these indicators, and "-", "?", ":" before a space)
 _NOT_PLAIN_START = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_TOKEN = re.compile(r" *(?:([\[\]{},])|(\"[^\"]*\"|'[^']*')|([^\[\]{},\"']+)|(.))")
 _FlowToken = tuple[str, str, str, str]  # (indicator, quoted, plain, anything else)
 _MAX_KEY = 1000  # PyYAML refuses a simple key longer than 1024 characters
+
+
+def _refused(text: str) -> bool:
+    """Whether an ASCII ``text`` goes to the full path at once: it holds a control character other than the
+    line feed (the only characters of ASCII that ``isprintable`` refuses; the reader refuses most of them,
+    tabs and CR included) or a backslash (escapes). The regex ``[\\x00-\\x09\\x0b-\\x1f\\x7f\\\\]`` answered
+    the same with a step of the regex engine per character (``test_yamlfast`` holds the two together).
+    Anchors, aliases, tags, block scalars and directives are refused where a token starts (``_plain_ok``), as
+    are document ends ("..." is no key)."""
+    return "\\" in text or not (text if "\n" not in text else text.replace("\n", "")).isprintable()
 
 
 class _Decline(Exception):
@@ -101,24 +107,45 @@ def _end_of_line(rest: str) -> None:
         raise _Decline
 
 
-_FLOWS: dict[tuple[str, int, int], tuple[Any, tuple[Any, ...] | None, bool]] = {}
+_FLOWS: dict[str, tuple[Any, tuple[Any, ...] | None, bool, int, int]] = {}
 _MAX_FLOWS = 2048  # like _MAX_LINES: a manifest's flow collections repeat (labels, ports, resources)
 
 
 def _flow(text: str, line: int, depth: int) -> tuple[Any, tuple[Any, ...] | None]:
-    """A one-line flow collection (at ``depth``) and its line table: read once per (text, line, depth) and kept,
-    then a fresh copy of its value each time (a caller may keep or change what it gets; tables are tuples)."""
-    key = (text, line, depth)
-    kept = _FLOWS.get(key)
+    """A one-line flow collection (at ``depth``) and its line table: read once per text and kept, then a fresh
+    copy of its value each time (a caller may keep or change what it gets; tables are tuples). The same text
+    on another line (a Deployment's labels, written three times) gets its table with that line; at another
+    depth it is declined where reading it there would be (its deepest collection past the bound)."""
+    kept = _FLOWS.get(text)
     if kept is None:
         value, table = _read_flow(text, line, depth)
-        items = value.values() if value.__class__ is dict else value
-        kept = value, table, not any(v.__class__ is dict or v.__class__ is list for v in items)
+        height = _height(value)
+        kept = value, table, height == 0, height, line
         if len(_FLOWS) >= _MAX_FLOWS:
             _FLOWS.clear()
-        _FLOWS[key] = kept
-    value, table, flat = kept
-    return (value.copy() if flat else _fresh(value)), table
+        _FLOWS[text] = kept
+    value, table, flat, height, at = kept
+    if depth + height > yamlbounds.MAX_DEPTH:
+        raise _Decline
+    return (value.copy() if flat else _fresh(value)), (table if at == line else _relined(table, line))
+
+
+def _height(value: Any) -> int:
+    """How many levels of collections a flow collection holds below itself (0: scalars only, or none)."""
+    items = value.values() if value.__class__ is dict else value
+    kids = [_height(v) for v in items if v.__class__ is dict or v.__class__ is list]
+    return 1 + max(kids) if kids else 0
+
+
+def _relined(table: tuple[Any, ...], line: int) -> tuple[Any, ...]:
+    """The line table of a one-line flow collection read on another line: every line ``line``."""
+    if table[0] == 0:  # a mapping: (0, *keys, *lines, *kids)
+        n = (len(table) - 1) // 3
+        kids = table[1 + 2 * n :]
+        return (0, *table[1 : 1 + n], *[line] * n, *[None if k is None else _relined(k, line) for k in kids])
+    n = (len(table) - 1) // 2  # a sequence: (1, *lines, *kids)
+    kids = table[1 + n :]
+    return (1, *[line] * n, *[None if k is None else _relined(k, line) for k in kids])
 
 
 def _fresh(value: Any) -> Any:
@@ -526,7 +553,7 @@ def _block_tokens(
 def parse(text: str) -> list[tuple[int, Any, tuple[Any, ...]]] | None:
     """[(first line, object, line table)] of each document of ``text`` (lines from 1), or None when the text
     is not for this reader (the caller then reads it with the full path)."""
-    if not text.isascii() or len(text) > 2 * yamlbounds.MAX_DOCUMENT_NODES or _REFUSE.search(text):
+    if not text.isascii() or len(text) > 2 * yamlbounds.MAX_DOCUMENT_NODES or _refused(text):
         return None
     try:
         return _documents(text)

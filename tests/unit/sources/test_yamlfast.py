@@ -8,6 +8,7 @@ reads (literal and folded block scalars among them), and the same texts mutated 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -421,3 +422,45 @@ def test_parse_text_keeps_the_same_documents_and_lines() -> None:
     assert [(d.obj, d.line) for d in lines.documents] == [(d.obj, d.line) for d in nodes.documents]
     assert lines.documents[0].line_of(("spec", "template", "spec", "containers", 1, "env", 0, "value")) == 25
     assert lines.documents[1].line_of(("metadata", "name")) == 33
+
+
+# what sends a whole text to the full path at once, as a regex (what ``yamlfast._refused`` answers without one)
+_REFUSE = re.compile(r"[\x00-\x09\x0b-\x1f\x7f\\]")
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
+def test_refused_answers_what_the_regex_does(text: str) -> None:
+    assert yamlfast._refused(text) == bool(_REFUSE.search(text))
+
+
+@pytest.mark.parametrize("char", [chr(c) for c in range(128)])
+def test_refused_answers_what_the_regex_does_for_each_character(char: str) -> None:
+    for text in (char, f"a: b\n{char}\n", f"a: {char}b\nc: d", "\n" + char):
+        assert yamlfast._refused(text) == bool(_REFUSE.search(text)), repr(text)
+
+
+def _nested(flow: str, depth: int) -> str:
+    """``flow`` as the value of a key ``depth`` mappings down (the root's keys at depth 1)."""
+    return "".join(f"{'  ' * i}k{i}:\n" for i in range(depth - 1)) + f"{'  ' * (depth - 1)}f: {flow}\n"
+
+
+@pytest.mark.parametrize("flow", ["{app: web}", "[1, {a: [x, y]}, []]", "{a: {b: {c: [d]}}}", "[[[[]]]]"])
+def test_a_flow_kept_reads_alike_on_other_lines_and_depths(flow: str) -> None:
+    """A flow collection is read once per text and kept: the same text again, on another line or at another
+    depth (the bound included: declined where its deepest collection passes it), reads as the full path reads
+    it, and as the reader reads it with nothing kept."""
+    texts = [
+        f"a: {flow}\nb:\n  c: {flow}\n  d:\n  - {flow}\n  - e: {flow}\n",
+        *[_nested(flow, d) for d in (1, 2, 150, 195, 196, 197, 198, 199, 200, 201)],
+    ]
+    warm = []
+    for text in texts:
+        _taken_alike(text)
+        warm.append(yamlfast.parse(text))
+    for text, kept in zip(texts, warm, strict=True):
+        yamlfast._FLOWS.clear()
+        yamlfast._LINES.clear()
+        assert yamlfast.parse(text) == kept, text[-60:]
+    assert warm[0] is not None  # read at the top
+    assert any(w is None for w in warm)  # declined past the bound
