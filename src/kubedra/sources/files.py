@@ -43,6 +43,7 @@ from kubedra.sources.yamlread import (
     iter_documents_lines,
     json_problem,
     load_json,
+    plain_documents,
 )
 
 __all__ = [
@@ -221,8 +222,15 @@ def parse_text(text: str, name: str, *, keep_nodes: bool | Literal["lazy", "line
                     keep="lines" if keep_nodes == "lines" else whole is None,
                 )
             return result
+    lines = keep_nodes == "lines"
+    quick = plain_documents(text) if lines else None
+    if quick is not None:  # plain block YAML (no List, every root a mapping): what _expand makes of it
+        result.documents = [
+            Document(obj=obj, file=display, line=start, index=i, node_source=Lines(table))
+            for i, (start, obj, table) in enumerate(quick)
+        ]
+        return result
     try:
-        lines = keep_nodes == "lines"
         for node, obj, table in iter_documents_lines(text, display, lines=lines):
             is_lazy = keep_nodes == "lazy"
             _expand(

@@ -127,7 +127,9 @@ def _flow(text: str, line: int, depth: int) -> tuple[Any, tuple[Any, ...] | None
     value, table, flat, height, at = kept
     if depth + height > yamlbounds.MAX_DEPTH:
         raise _Decline
-    return (value.copy() if flat else _fresh(value)), (table if at == line else _relined(table, line))
+    if at != line and table is not None:
+        table = _relined(table, line)
+    return (value.copy() if flat else _fresh(value)), table
 
 
 def _height(value: Any) -> int:

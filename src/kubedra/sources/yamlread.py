@@ -268,6 +268,22 @@ class _DocumentStart(yaml.Node):
         super().__init__(_MAP, None, yaml.Mark(display, 0, line - 1, 0, None, 0), None)
 
 
+def plain_documents(text: str) -> list[tuple[int, Any, tuple[Any, ...] | None]] | None:
+    """[(first line, object, line table)] of each document of a text :mod:`kubedra.sources.yamlfast` reads
+    (plain block YAML; equal tables shared), or None: what :func:`iter_documents_lines` yields for such a text,
+    without a node object made for each document only to say where it starts."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # building many small containers triggers needless collections
+    try:
+        quick = yamlfast.parse(text)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if quick is None:
+        return None
+    return [(start, doc, _shared_table(table)) for start, doc, table in quick]
+
+
 def iter_documents(text: str, display: str, first_line: int = 1) -> Iterator[tuple[yaml.Node, Any]]:
     """(node, value) of every YAML document in ``text``, read like kubectl (go-yaml v2 scalars, string keys)
     within kubedra's bounds (alias expansion as go-yaml allows it, node count, depth). A syntax error or a

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kubedra.errors import InputError
-from kubedra.sources import yamlfast
+from kubedra.sources import files, yamlfast
 from kubedra.sources.documents import line_table
 from kubedra.sources.files import parse_text
 from kubedra.sources.yamlread import iter_documents_lines
@@ -464,3 +464,32 @@ def test_a_flow_kept_reads_alike_on_other_lines_and_depths(flow: str) -> None:
         assert yamlfast.parse(text) == kept, text[-60:]
     assert warm[0] is not None  # read at the top
     assert any(w is None for w in warm)  # declined past the bound
+
+
+def _read(text: str) -> list[tuple[Any, ...]]:
+    docs = parse_text(text, "m.yaml", keep_nodes="lines")
+    assert docs.errors == []
+    return [
+        (repr(d.obj), d.file, d.line, d.index, d.node_source.root if d.node_source is not None else None)
+        for d in docs.documents
+    ]
+
+
+def test_parse_text_takes_what_the_reader_reads_as_the_node_path_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``parse_text(keep_nodes="lines")`` makes the documents of a text the reader takes directly
+    (``plain_documents``): the same objects, files, lines, indexes and line tables as through
+    ``iter_documents_lines`` and ``_expand``, on every corpus file the reader takes."""
+    texts = [
+        p.read_text(encoding="utf-8")
+        for folder in ("tests/corpus", "tests/realworld", "examples")
+        for p in sorted((ROOT / folder).rglob("*"))
+        if p.suffix in (".yaml", ".yml")
+    ]
+    taken = [t for t in [*texts, MANIFEST] if yamlfast.parse(t) is not None]
+    direct = [_read(t) for t in taken]
+    monkeypatch.setattr(files, "plain_documents", lambda _text: None)
+    assert [_read(t) for t in taken] == direct
+    assert len(taken) > 100
+    assert any(len(d) > 1 for d in direct)  # several documents in a file among them
