@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
-from kubedra import __version__
+from kubedra import __version__, gcpause
 from kubedra.errors import EXIT_BROKEN_PIPE, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, KubedraError
 
 # verb -> (module, attribute, one-line help). Keep alphabetical; add a line to register a verb.
@@ -124,7 +124,19 @@ def _interrupted(closed: bool = False) -> NoReturn:
 
 
 def main(argv: list[str] | None = None, prog_name: str = "kubedra") -> Any:
-    """Entry point: one clear line and exit code 2 on bad input, never a traceback."""
+    """Entry point: one clear line and exit code 2 on bad input, never a traceback. Without ``argv`` it is the
+    program itself (the console script, ``python -m kubedra``): a verb that said it has written everything
+    (:func:`kubedra.gcpause.nothing_left_to_free`) then ends the process without freeing what it built."""
+    gcpause.ending_at_once_allowed(reset=True)
+    try:
+        return _flushed(argv, prog_name)
+    except SystemExit as e:
+        if argv is None and (e.code is None or isinstance(e.code, int)) and gcpause.ending_at_once_allowed():
+            gcpause.end_at_once(e.code)
+        raise
+
+
+def _flushed(argv: list[str] | None, prog_name: str) -> Any:
     try:
         return _main(argv, prog_name)
     finally:

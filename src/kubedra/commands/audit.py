@@ -22,7 +22,7 @@ from kubedra.commands._common import (
 )
 from kubedra.commands._next import hint
 from kubedra.errors import EXIT_FINDINGS, EXIT_INPUT, EXIT_OK, UsageError
-from kubedra.gcpause import paused_gc
+from kubedra.gcpause import nothing_left_to_free, paused_gc
 from kubedra.text import count
 
 if TYPE_CHECKING:
@@ -272,7 +272,9 @@ def run(options: AuditOptions) -> None:
             ["migrate", *c.files, "--target-version", str(target)],
         )
     # a finding at or above --fail-on is the answer (1) even when some input was not read; incomplete is exit 2
-    # only when nothing at the threshold was found, and never clean (0)
+    # only when nothing at the threshold was found, and never clean (0). Everything is written: the program
+    # may end without freeing the items and findings one by one.
+    nothing_left_to_free()
     if report.worst_at_least(o.fail_on, except_rules=_INCOMPLETE_RULES):
         sys.exit(EXIT_FINDINGS)
     sys.exit(EXIT_INPUT if read.unreachable or report.incomplete or unread else EXIT_OK)

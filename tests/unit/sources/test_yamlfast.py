@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from kubedra.errors import InputError
 from kubedra.sources import files, yamlfast
-from kubedra.sources.documents import line_table
+from kubedra.sources.documents import Lines, line_table
 from kubedra.sources.files import parse_text
 from kubedra.sources.yamlread import iter_documents_lines
 
@@ -469,10 +469,11 @@ def test_a_flow_kept_reads_alike_on_other_lines_and_depths(flow: str) -> None:
 def _read(text: str) -> list[tuple[Any, ...]]:
     docs = parse_text(text, "m.yaml", keep_nodes="lines")
     assert docs.errors == []
-    return [
-        (repr(d.obj), d.file, d.line, d.index, d.node_source.root if d.node_source is not None else None)
-        for d in docs.documents
-    ]
+    out = []
+    for d in docs.documents:
+        assert isinstance(d.node_source, Lines)
+        out.append((repr(d.obj), d.file, d.line, d.index, d.node_source.root))
+    return out
 
 
 def test_parse_text_takes_what_the_reader_reads_as_the_node_path_does(
