@@ -22,10 +22,18 @@ def kubedra(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_closed_stdout_is_141_and_quiet(tmp_path: Path) -> None:
+# audit on tests/corpus also ends the process at once after writing (gcpause.nothing_left_to_free): a closed
+# stdout must still be 141 and quiet there.
+@pytest.mark.parametrize("verb", ["validate", "audit"])
+def test_closed_stdout_is_141_and_quiet(tmp_path: Path, verb: str) -> None:
     (tmp_path / "c.yaml").write_text(CLAIM)
+    target = (
+        tmp_path / "c.yaml"
+        if verb == "validate"
+        else Path(__file__).resolve().parents[3] / "tests" / "corpus"
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kubedra", "validate", "-o", "json", str(tmp_path / "c.yaml")],
+        [sys.executable, "-m", "kubedra", verb, "-o", "json", str(target)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
