@@ -42,6 +42,7 @@ from kubedra.model.objects import (
 )
 
 T = TypeVar("T")
+_NONE: Any = object()  # ParseContext.alike: no model kept for this key
 
 # A slice repeats a handful of quantity strings thousands of times (8 dynamic-MIG nodes: 26,880 counter values,
 # 17 distinct); Quantity is immutable, so equal strings share one parse.
@@ -52,19 +53,43 @@ class ParseContext:
     """Carries the location so every error names file:line and the field path, the table of device facts
     shared between the devices parsed with it (:mod:`kubedra.model.facts`; one per slice when not given), and
     ``seen``: for objects that are only checked (their model is dropped) and whose equal parts the reader made
-    one object (:func:`kubedra.sources.jsonstream.shared_tree`), what each part parsed into (:meth:`once`)."""
+    one object (:func:`kubedra.sources.jsonstream.shared_tree`), what each part parsed into (:meth:`once`);
+    and ``parts``: for a caller whose models may share their equal parts, what each part parsed into by its
+    content (:meth:`alike`)."""
 
-    __slots__ = ("facts", "location", "seen")
+    __slots__ = ("facts", "location", "parts", "seen")
 
     def __init__(
         self,
         location: Location | None,
         facts: DeviceFacts | None = None,
         seen: dict[tuple[int, str], tuple[Any, Any]] | None = None,
+        parts: dict[Any, Any] | None = None,
     ) -> None:
         self.location = location
         self.facts = facts
         self.seen = seen
+        self.parts = parts
+
+    def alike(self, v: Any, path: str, key: Callable[[Any], Any], fn: Callable[[Any, str], T]) -> T:
+        """``fn(v, path)``; with ``parts``, parsed once per content and path: ``key(v)`` is a key of all that
+        ``fn`` reads of ``v`` (None: ``v`` has no such key, it is parsed), so an equal key parses to an equal
+        model (or failed the first time, and nothing went on) and the model made first is handed out again
+        (the models then share it: for callers that never change a part of a model)."""
+        parts = self.parts
+        if parts is None:
+            return fn(v, path)
+        k = key(v)
+        if k is None:
+            return fn(v, path)
+        k = (path, k)
+        hit = parts.get(k, _NONE)
+        if hit is not _NONE:
+            out: T = hit
+            return out
+        out = fn(v, path)
+        parts[k] = out
+        return out
 
     def once(self, v: Any, path: str, fn: Callable[[Any, str], T]) -> T:
         """``fn(v, path)``; with ``seen``, parsed once per object and path: the same object at the same path

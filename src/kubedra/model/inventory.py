@@ -80,9 +80,10 @@ def build_inventory(documents: Iterable[Document]) -> Inventory:
     return inv
 
 
-def add_document(inv: Inventory, doc: Document) -> Any:
-    """Model ``doc`` into ``inv``; returns the model object (None for kinds kept as documents in ``others``)."""
-    parsed = _parse(doc, inv.facts, None)
+def add_document(inv: Inventory, doc: Document, parts: dict[Any, Any] | None = None) -> Any:
+    """Model ``doc`` into ``inv``; returns the model object (None for kinds kept as documents in ``others``).
+    ``parts``: equal parts of Pods share one model (:func:`kubedra.model.parse.parse_object`)."""
+    parsed = _parse(doc, inv.facts, None, parts)
     if parsed is None:
         inv.others.append(doc)
         inv.skipped[f"{doc.api_version}/{doc.kind}"] += 1
@@ -103,12 +104,15 @@ def check_document(doc: Document, seen: dict[tuple[int, str], tuple[Any, Any]] |
 
 
 def _parse(
-    doc: Document, facts: DeviceFacts | None, seen: dict[tuple[int, str], tuple[Any, Any]] | None
+    doc: Document,
+    facts: DeviceFacts | None,
+    seen: dict[tuple[int, str], tuple[Any, Any]] | None,
+    parts: dict[Any, Any] | None = None,
 ) -> Parsed | None:
     if not doc.api_version or not doc.kind:
         raise InputError("object has no apiVersion or kind", doc.location)
     try:
-        return parse_object(doc.obj, doc.location, facts, seen)
+        return parse_object(doc.obj, doc.location, facts, seen, parts)
     except InputError as e:
         path = getattr(e, "field_path", None)
         if path:

@@ -200,6 +200,72 @@ def _containers(c: ParseContext, v: Any, path: str) -> list[Container]:
     return c.each(v, path, lambda x, p: _container(c, x, p))
 
 
+def _strings(v: Any) -> tuple[tuple[str, str], ...] | None:
+    """A mapping of strings as its items (None: absent), for a content key; raises ValueError otherwise."""
+    if v is None:
+        return None
+    if type(v) is not dict or any(type(x) is not str for x in v.values()):
+        raise ValueError
+    return tuple(v.items())
+
+
+def _container_key(m: Any) -> tuple[Any, ...]:
+    """All that :func:`_container` reads of ``m`` (the ones it reads without an error); ValueError where the
+    key would not tell apart values it reads differently (a number beside a string)."""
+    if type(m) is not dict:
+        raise ValueError
+    name, policy, res = m.get("name"), m.get("restartPolicy"), m.get("resources")
+    if (name is not None and type(name) is not str) or (policy is not None and type(policy) is not str):
+        raise ValueError
+    if res is None:
+        return (name, policy)
+    if type(res) is not dict:
+        raise ValueError
+    claims = res.get("claims")
+    names = None
+    if claims is not None:
+        if type(claims) is not list or any(
+            type(x) is not dict or type(x.get("name")) is not str for x in claims
+        ):
+            raise ValueError
+        names = tuple(x["name"] for x in claims)
+    return (name, policy, _strings(res.get("requests")), _strings(res.get("limits")), names)
+
+
+def _containers_key(v: Any) -> tuple[Any, ...] | None:
+    """A content key of a containers list for :meth:`ParseContext.alike` (None: it has none)."""
+    if type(v) is not list:
+        return None
+    try:
+        return tuple(_container_key(m) for m in v)
+    except ValueError:
+        return None
+
+
+def _tolerations_key(v: Any) -> tuple[Any, ...] | None:
+    """A content key of a tolerations list for :meth:`ParseContext.alike` (None: it has none): the four
+    strings and tolerationSeconds as the parser keeps it, with its type (``True`` is an int to the parser,
+    but not ``1``)."""
+    if type(v) is not list:
+        return None
+    out = []
+    for x in v:
+        if type(x) is not dict:
+            return None
+        k, op, val, eff, secs = (
+            x.get("key"),
+            x.get("operator"),
+            x.get("value"),
+            x.get("effect"),
+            x.get("tolerationSeconds"),
+        )
+        if any(s is not None and type(s) is not str for s in (k, op, val, eff)):
+            return None
+        # the parser keeps an int (bool among them), else nothing
+        out.append((k, op, val, eff, (type(secs), secs) if isinstance(secs, int) else None))
+    return tuple(out)
+
+
 def _tolerations(c: ParseContext, v: Any, path: str) -> list[Toleration]:
     return c.each(
         v,
@@ -226,6 +292,14 @@ def _affinity(c: ParseContext, v: Any, path: str) -> dict[str, Any] | None:
     return v if affinity else None
 
 
+def _shared_containers(c: ParseContext, v: Any, path: str) -> list[Container]:
+    return c.alike(v, path, _containers_key, functools.partial(_containers, c))
+
+
+def _shared_tolerations(c: ParseContext, v: Any, path: str) -> list[Toleration]:
+    return c.alike(v, path, _tolerations_key, functools.partial(_tolerations, c))
+
+
 def pod_spec(
     c: ParseContext, meta: ObjectMeta, spec: dict[str, Any], status: dict[str, Any] | None = None
 ) -> Pod:
@@ -237,9 +311,11 @@ def pod_spec(
             claim_statuses[str(x["name"])] = x.get("resourceClaimName")
     return Pod(
         meta=meta,
-        containers=c.once(spec.get("containers"), "spec.containers", functools.partial(_containers, c)),
+        containers=c.once(
+            spec.get("containers"), "spec.containers", functools.partial(_shared_containers, c)
+        ),
         init_containers=c.once(
-            spec.get("initContainers"), "spec.initContainers", functools.partial(_containers, c)
+            spec.get("initContainers"), "spec.initContainers", functools.partial(_shared_containers, c)
         ),
         overhead=c.qty_map(spec.get("overhead"), "spec.overhead"),
         resource_claims=c.each(
@@ -258,7 +334,9 @@ def pod_spec(
             str(k): str(v) for k, v in c.mapping(spec.get("nodeSelector"), "spec.nodeSelector").items()
         },
         affinity=c.once(spec.get("affinity"), "spec.affinity", functools.partial(_affinity, c)),
-        tolerations=c.once(spec.get("tolerations"), "spec.tolerations", functools.partial(_tolerations, c)),
+        tolerations=c.once(
+            spec.get("tolerations"), "spec.tolerations", functools.partial(_shared_tolerations, c)
+        ),
         priority=c.integer(spec["priority"], "spec.priority") if spec.get("priority") is not None else None,
         priority_class_name=c.string(spec.get("priorityClassName"), "spec.priorityClassName"),
         host_network=spec.get("hostNetwork") is True,
@@ -304,6 +382,7 @@ def parse_object(
     location: Location | None = None,
     facts: DeviceFacts | None = None,
     seen: dict[tuple[int, str], tuple[Any, Any]] | None = None,
+    parts: dict[Any, Any] | None = None,
 ) -> Parsed | None:
     """Typed object for a supported kind (see ``SUPPORTED_KINDS``), None for other kinds.
 
@@ -312,13 +391,15 @@ def parse_object(
     ``seen``: for a caller that only checks the object (drops its model) and passes objects whose equal parts
     are one object: a Pod's containers, tolerations and affinity already parsed are not parsed again
     (:meth:`kubedra.model.fields.ParseContext.once`).
+    ``parts``: for a caller whose models never change their parts: a Pod's containers and tolerations equal to
+    ones parsed with the same table are that model again (:meth:`kubedra.model.fields.ParseContext.alike`).
 
     Raises :class:`InputError` for malformed values and :class:`convert.ClassicDRAError` for classic DRA.
     """
     kind = obj.get("kind")
     api_version = str(obj.get("apiVersion", ""))
     group, _ = convert.split_api_version(api_version)
-    c = ParseContext(location, facts, seen)
+    c = ParseContext(location, facts, seen, parts)
     if group == convert.GROUP:
         if convert.is_classic(api_version):
             convert.upgrade_to_v1(obj, location=location)  # raises ClassicDRAError

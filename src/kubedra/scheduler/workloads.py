@@ -261,8 +261,9 @@ class _Expander:
         ns = pod.meta.namespace or "default"
         if pod.meta.namespace == "":
             pod.meta.namespace = ns
+        obj = doc.obj  # read once: a streamed pod's document makes its mapping each time it is read
         if not pod.meta.name:
-            generate = _map(doc.obj.get("metadata")).get("generateName")
+            generate = _map(obj.get("metadata")).get("generateName")
             if not generate:
                 raise InputError(f"{doc.describe()}: pod without metadata.name", doc.location)
             # the apiserver appends 5 random characters; the simulation names it deterministically
@@ -271,17 +272,15 @@ class _Expander:
                 f"{doc.location}: Pod with generateName {generate!r} simulated as {ns}/{pod.meta.name}"
             )
         pod.meta.name = self._unique(ns, pod.meta.name, doc.location)
-        queue = k8s.queue_name(doc.obj)
+        queue = k8s.queue_name(obj)
         if queue and not pod.node_name:
             self.out.notes.append(
                 f"{doc.location}: Pod {ns}/{pod.meta.name} is queued in Kueue LocalQueue {queue}: simulated as "
                 "admitted; queue quotas are not simulated"
             )
-        self._link_workload_ref(doc.obj.get("spec"), pod)
+        self._link_workload_ref(obj.get("spec"), pod)
         existing = bool(pod.node_name)
-        if not existing and self._refused(
-            doc, doc.obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}", pod
-        ):
+        if not existing and self._refused(doc, obj.get("spec"), ("spec",), f"Pod {ns}/{pod.meta.name}", pod):
             return
         frac = _fraction_annotation(pod)
         if frac and not _has_gpu(pod) and not existing:
@@ -356,7 +355,7 @@ class _Expander:
         if why_not:
             self.out.skipped.append(Skipped(doc.location, doc.describe(), why_not, as_cluster=True))
             return
-        queue = k8s.queue_name(doc.obj)
+        queue = k8s.queue_name(obj)
         if queue:
             self.out.notes.append(
                 f"{doc.location}: {doc.describe()} is queued in Kueue LocalQueue {queue}: simulated as admitted "

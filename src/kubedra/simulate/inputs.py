@@ -143,6 +143,7 @@ def _stream(name: str, out: Inputs, lazy_lines: bool = False) -> bool:
     docs: list[Document] = []
     skipped: list[Skipped] = []
     shared: dict[Any, Any] = {}
+    parts: dict[Any, Any] = {}  # the pods' containers and tolerations by content (interned below anyway)
     try:
         with open(name, encoding="utf-8") as f:
             stream = jsonstream.JsonListStream(f, name, keep_text=lazy_lines)
@@ -151,9 +152,14 @@ def _stream(name: str, out: Inputs, lazy_lines: bool = False) -> bool:
                 if reason is not None:
                     skipped.append(Skipped(d.location, d.describe().strip() or "document", reason))
                     continue
-                obj = add_document(inv, d)
+                obj = add_document(inv, d, parts)
                 if isinstance(obj, Pod):
                     _intern_pod(obj, shared)
+                    pd = _PodDocument.made(d, obj)
+                    if pd is not None:  # what _slim then _PodDocument.of give, without the slim dicts
+                        inv.sources[id(obj)] = d = pd
+                        docs.append(d)
+                        continue
                 elif isinstance(obj, Node):
                     _intern_node(obj)
                 if obj is not None:
@@ -192,7 +198,7 @@ def _intern_pod(pod: Pod, shared: dict[Any, Any]) -> None:
     m.namespace, m.generate_name = i(m.namespace), i(m.generate_name)
     m.creation_timestamp = i(m.creation_timestamp)
     m.uid = ""  # no part of the simulation reads a pod's uid (a unique string per pod)
-    m.labels = _one(shared, "labels", m.labels, tuple((i(k), i(v)) for k, v in m.labels.items()))
+    m.labels = _one(shared, "labels", m.labels, tuple(m.labels.items()))
     m.annotations = _one(shared, "annotations", m.annotations, tuple(m.annotations.items()))
     refs = m.owner_references
     for n, ref in enumerate(refs):
@@ -275,6 +281,39 @@ class _PodDocument(Document):
         if list(out.obj["metadata"].items()) != list(meta.items()):
             return d
         return out
+
+    @classmethod
+    def made(cls, d: Document, pod: Pod) -> _PodDocument | None:
+        """``_PodDocument.of(d)`` once ``d.obj`` is ``_slim(d.obj, pod)``, made from the item itself (``pod``: its
+        model, interned): None where ``of`` would keep the slim document (no metadata mapping, a
+        ``spec.workloadRef``). The item is a v1 Pod, as ``pod`` is its model."""
+        raw = d.obj
+        meta = raw.get("metadata")
+        spec = raw.get("spec")
+        if type(meta) is not dict or (isinstance(spec, dict) and "workloadRef" in spec):
+            return None
+        out = cls.__new__(cls)
+        out.file, out.line, out.index, out.node_source = d.file, d.line, d.index, d.node_source
+        get = meta.get
+        out._name = get("name", _ABSENT)
+        out._namespace = _interned(get("namespace", _ABSENT))
+        out._generate_name = _interned(get("generateName", _ABSENT))
+        out._labels = pod.meta.labels if "labels" in meta else _ABSENT
+        return out
+
+    @property
+    def name(self) -> str:
+        if self._name is _REPLACED:
+            return super().name
+        v = self._name if self._name is not _ABSENT else None
+        return str(v or (self._generate_name if self._generate_name is not _ABSENT else None) or "")
+
+    @property
+    def namespace(self) -> str | None:
+        if self._name is _REPLACED:
+            return super().namespace
+        ns = self._namespace if self._namespace is not _ABSENT else None
+        return str(ns) if ns else None
 
     @property
     def obj(self) -> dict[str, Any]:
