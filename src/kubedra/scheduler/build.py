@@ -105,6 +105,24 @@ def extended_claim_spec(
     return DeviceClaim(requests=requests), frozenset(names)
 
 
+_NO_KEY: Any = object()
+
+
+def _ext_key(pod: Pod, ext_classes: Mapping[str, DeviceClass]) -> tuple[Any, ...] | None:
+    """The containers' requests of extended resources that DeviceClasses name, with each container's
+    restartPolicy (None: the pod asks for none)."""
+    per_container = [
+        (
+            tuple(sorted((k, str(v)) for k, v in {**c.limits, **c.requests}.items() if k in ext_classes)),
+            c.restart_policy,
+        )
+        for c in [*pod.init_containers, *pod.containers]
+    ]
+    if not any(reqs for reqs, _ in per_container):
+        return None
+    return (len(pod.init_containers), tuple(per_container))
+
+
 def build_sim_pods(
     pods: Sequence[Pod],
     templates: Sequence[ResourceClaimTemplate],
@@ -123,6 +141,7 @@ def build_sim_pods(
     # pods with the same containers (lists shared by the pods of one workload) have the same requests: one
     # dict for them all (the key holds ids of lists ``pods`` keeps alive)
     sized: dict[tuple[int, int, int], tuple[dict[str, int], int, int]] = {}
+    ext_keys: dict[tuple[int, int], Any] = {}  # the same for the extended resources' key (_ext_key)
     for i, pod in enumerate(pods):
         ns = namespaces.effective(pod.meta.namespace)
         same = (id(pod.containers), id(pod.init_containers), id(pod.overhead))
@@ -159,17 +178,11 @@ def build_sim_pods(
                     break
                 sp.claims.append(c)
         if ext_classes:
-            per_container = [
-                (
-                    tuple(
-                        sorted((k, str(v)) for k, v in {**c.limits, **c.requests}.items() if k in ext_classes)
-                    ),
-                    c.restart_policy,
-                )
-                for c in [*pod.init_containers, *pod.containers]
-            ]
-            if any(reqs for reqs, _ in per_container):
-                key = (len(pod.init_containers), tuple(per_container))
+            lists = (id(pod.init_containers), id(pod.containers))  # alive in ``pods``, as for ``sized``
+            key = ext_keys.get(lists, _NO_KEY)
+            if key is _NO_KEY:
+                key = ext_keys[lists] = _ext_key(pod, ext_classes)
+            if key is not None:
                 if key not in ext_specs:
                     spec = extended_claim_spec(pod, ext_classes, release)
                     if spec is not None:

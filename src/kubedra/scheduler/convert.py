@@ -32,6 +32,7 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubedra import vendors
 from kubedra.errors import InputError, Location
@@ -81,6 +82,11 @@ class DraOptions:
     gpu_memory: int | None = None  # default per-GPU need in bytes for pods without the annotation
     offers: tuple[MigOffer, ...] = ()  # --dra-sizing mig: profiles the cluster publishes
     release: str | None = None  # --target-version: a GPU count is read as that release reads it
+    # to_dra: gpu_wants of each pair of (init) containers lists, by their ids, with the lists (so no id is
+    # reused while its entry lives): the pods of one workload share them
+    wants_of: dict[tuple[int, int], tuple[Any, Any, Any]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
 
 @dataclass
@@ -241,7 +247,13 @@ def _free_claim_name(pod: Pod) -> str:
 
 def to_dra(pod: Pod, opts: DraOptions, location: Location | None = None) -> DraVersion:
     """The DRA version of ``pod`` (unchanged when it asks for no device-plugin GPU)."""
-    wants, error = gpu_wants(pod, opts.release)
+    lists = (id(pod.init_containers), id(pod.containers))
+    hit = opts.wants_of.get(lists)
+    if hit is not None and hit[0] is pod.init_containers and hit[1] is pod.containers:
+        wants, error = hit[2]
+    else:
+        wants, error = gpu_wants(pod, opts.release)
+        opts.wants_of[lists] = (pod.init_containers, pod.containers, (wants, error))
     need = memory_need(pod, opts.gpu_memory, location)
     if error is not None:
         return DraVersion(pod, error=f"not expressible in DRA: {error}", need_bytes=need)

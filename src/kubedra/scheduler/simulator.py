@@ -188,6 +188,11 @@ class Scheduler:
                 self.allocator.note_allocated(claim)
                 self.allocator.counters_changed(newly, -1)
             self._touch(fit.results)
+        if not sp.claims and not fit.claims:  # most of a cluster's pods: no devices, no claims of its own
+            sp.devices = ()
+            sp.extra.pop("own_claims", None)
+            self.bound[sp] = None
+            return
         for claim in [
             *sp.claims,
             *([sp.extra["ext_claim"]] if sp.extra.get("ext_claim") in fit.claims else []),

@@ -244,7 +244,9 @@ def prepare_dra(  # noqa: C901 - converts every pod set with the naming and coun
 
     for ps in sets:
         version = to_dra(ps.template, dra_opts, ps.location)
-        pods_of_set = _instantiate(dataclasses.replace(ps, template=version.pod))
+        pods_of_set = _instantiate(
+            ps if version.pod is ps.template else dataclasses.replace(ps, template=version.pod)
+        )
         ns = ps.namespace
         if version.spec is not None and version.claim_name is not None:
             if opts.sizing == "mig" and version.need_bytes is None:
