@@ -204,8 +204,11 @@ def _strings(v: Any) -> tuple[tuple[str, str], ...] | None:
     """A mapping of strings as its items (None: absent), for a content key; raises ValueError otherwise."""
     if v is None:
         return None
-    if type(v) is not dict or any(type(x) is not str for x in v.values()):
+    if type(v) is not dict:
         raise ValueError
+    for x in v.values():
+        if type(x) is not str:
+            raise ValueError
     return tuple(v.items())
 
 
@@ -233,7 +236,10 @@ def _container_key(m: Any) -> tuple[Any, ...]:
 
 
 def _containers_key(v: Any) -> tuple[Any, ...] | None:
-    """A content key of a containers list for :meth:`ParseContext.alike` (None: it has none)."""
+    """A content key of a containers list for :meth:`ParseContext.alike` (None: it has none); absent, it
+    parses as an empty list does."""
+    if v is None:
+        return ()
     if type(v) is not list:
         return None
     try:
@@ -245,21 +251,29 @@ def _containers_key(v: Any) -> tuple[Any, ...] | None:
 def _tolerations_key(v: Any) -> tuple[Any, ...] | None:
     """A content key of a tolerations list for :meth:`ParseContext.alike` (None: it has none): the four
     strings and tolerationSeconds as the parser keeps it, with its type (``True`` is an int to the parser,
-    but not ``1``)."""
+    but not ``1``); absent, it parses as an empty list does."""
+    if v is None:
+        return ()
     if type(v) is not list:
         return None
     out = []
     for x in v:
         if type(x) is not dict:
             return None
+        get = x.get
         k, op, val, eff, secs = (
-            x.get("key"),
-            x.get("operator"),
-            x.get("value"),
-            x.get("effect"),
-            x.get("tolerationSeconds"),
+            get("key"),
+            get("operator"),
+            get("value"),
+            get("effect"),
+            get("tolerationSeconds"),
         )
-        if any(s is not None and type(s) is not str for s in (k, op, val, eff)):
+        if (
+            (k is not None and type(k) is not str)
+            or (op is not None and type(op) is not str)
+            or (val is not None and type(val) is not str)
+            or (eff is not None and type(eff) is not str)
+        ):
             return None
         # the parser keeps an int (bool among them), else nothing
         out.append((k, op, val, eff, (type(secs), secs) if isinstance(secs, int) else None))

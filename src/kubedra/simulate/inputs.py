@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
@@ -23,7 +23,7 @@ from kubedra.errors import InputError, Location, UsageError
 from kubedra.gcpause import paused_gc
 from kubedra.model import convert
 from kubedra.model.inventory import Inventory, add_document
-from kubedra.model.objects import Container, Node, Pod
+from kubedra.model.objects import Container, Node, Pod, Toleration
 from kubedra.scheduler.skipped import Skipped
 from kubedra.sources import jsonstream
 from kubedra.sources.files import (
@@ -207,14 +207,9 @@ def _intern_pod(pod: Pod, shared: dict[Any, Any]) -> None:
     m.owner_references = _one(shared, "owners", refs, tuple(id(r) for r in refs))
     pod.node_name, pod.phase = i(pod.node_name), i(pod.phase)
     pod.scheduler_name, pod.priority_class_name = i(pod.scheduler_name), i(pod.priority_class_name)
-    tols = pod.tolerations
-    for n, t in enumerate(tols):
-        tols[n] = shared.setdefault((t.key, t.operator, t.value, t.effect, t.toleration_seconds), t)
-    pod.tolerations = _one(shared, "tolerations", tols, tuple(id(t) for t in tols))
-    for c in (*pod.containers, *pod.init_containers):
-        c.name = i(c.name)
-    pod.containers = _one(shared, "containers", pod.containers, _containers_key(pod.containers))
-    pod.init_containers = _one(shared, "init", pod.init_containers, _containers_key(pod.init_containers))
+    pod.tolerations = _seen(shared, "tolerations", pod.tolerations, _tolerations)
+    pod.containers = _seen(shared, "containers", pod.containers, _containers)
+    pod.init_containers = _seen(shared, "init", pod.init_containers, _containers)
     pod.overhead = _one(shared, "overhead", pod.overhead, tuple((k, id(q)) for k, q in pod.overhead.items()))
     pod.node_selector = _one(shared, "selector", pod.node_selector, tuple(pod.node_selector.items()))
     pod.claim_statuses = _one(shared, "statuses", pod.claim_statuses, tuple(pod.claim_statuses.items()))
@@ -344,6 +339,35 @@ def _one(shared: dict[Any, Any], what: str, value: _T, key: tuple[Any, ...]) -> 
         return cast("_T", shared.setdefault((what, key), value))
     except TypeError:  # a value that is not hashable: kept as it is
         return value
+
+
+def _seen(
+    shared: dict[Any, Any], what: str, value: _T, intern: Callable[[dict[Any, Any], str, _T], _T]
+) -> _T:
+    """``intern(shared, what, value)``, once per list: the parser gives the pods of a workload one list of
+    equal containers or tolerations (:meth:`kubedra.model.fields.ParseContext.alike`). The entry keeps
+    ``value``, so its id is not reused while ``shared`` lives."""
+    key = (what, id(value))
+    hit = shared.get(key)
+    if hit is not None and hit[0] is value:
+        return cast("_T", hit[1])
+    out = intern(shared, what, value)
+    shared[key] = (value, out)
+    return out
+
+
+def _tolerations(shared: dict[Any, Any], what: str, tols: list[Toleration]) -> list[Toleration]:
+    """One copy of each equal toleration, and of each list of them."""
+    for n, t in enumerate(tols):
+        tols[n] = shared.setdefault((t.key, t.operator, t.value, t.effect, t.toleration_seconds), t)
+    return _one(shared, what, tols, tuple(id(t) for t in tols))
+
+
+def _containers(shared: dict[Any, Any], what: str, containers: list[Container]) -> list[Container]:
+    """Names interned, one copy of each list of equal containers."""
+    for c in containers:
+        c.name = sys.intern(c.name)
+    return _one(shared, what, containers, _containers_key(containers))
 
 
 def _containers_key(containers: list[Container]) -> tuple[Any, ...]:

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from kubedra.errors import InputError
+from kubedra.model.inventory import Inventory, add_document
 from kubedra.simulate import inputs as inputs_mod
 from kubedra.simulate.inputs import load_inputs
 from kubedra.simulate.run import SimulateOptions, simulate
@@ -227,3 +228,33 @@ def test_a_streamed_running_pod_keeps_its_slim_mapping_as_values(tmp_path, monke
         "Other",
         "v2",
     )
+
+
+def test_a_streamed_pod_document_is_what_its_slim_mapping_made(tmp_path):
+    """_PodDocument.made (from the item) gives what _slim then _PodDocument.of gave: the same mapping, name,
+    namespace and description, for each way the metadata may be written."""
+    metas = [
+        {"name": "a", "namespace": "ml", "labels": {"x": "1"}},
+        {"name": "b"},
+        {"generateName": "g-", "namespace": "ml"},
+        {"name": "", "generateName": "h-", "labels": {}},
+        {"labels": {"y": "2"}, "namespace": "", "name": "c", "uid": "u", "annotations": {"k": "v"}},
+    ]
+    for meta in metas:
+        item = _pod("p", "n1", 0)
+        item["metadata"] = meta
+        doc = parse_text(json.dumps(item), "p.json").documents[0]
+        pod = add_document(Inventory(), doc)
+        made = inputs_mod._PodDocument.made(doc, pod)
+        doc.obj = inputs_mod._slim(doc.obj, pod)
+        of = inputs_mod._PodDocument.of(doc)
+        assert made is not None
+        assert type(of) is inputs_mod._PodDocument
+        assert list(made.obj["metadata"].items()) == list(of.obj["metadata"].items()), meta
+        assert made.obj == of.obj
+        assert (made.name, made.namespace, made.describe()) == (of.name, of.namespace, of.describe())
+        assert (made.name, made.namespace) == (doc.name, doc.namespace)
+    item = _pod("p", "n1", 0)
+    item["spec"]["workloadRef"] = {"name": "w"}
+    doc = parse_text(json.dumps(item), "p.json").documents[0]
+    assert inputs_mod._PodDocument.made(doc, add_document(Inventory(), doc)) is None
