@@ -60,15 +60,18 @@ def workload_controlplane() -> Iterator[ControlPlane]:
     yield from _running(ControlPlane("1.37", workload=True))
 
 
-# The testbed's releases other than the default one (data/versions.yaml testbed: 1.36, 1.35 and the 1.38
+# The testbed's releases other than the default one (data/versions.yaml testbed: 1.36, 1.35, 1.34 and the 1.38
 # pre-release):
 # suites that check a per-release fact against a real apiserver or scheduler run once per release.
 OTHER_RELEASES = [v for v in versions.testbed() if v != binaries.DEFAULT_VERSION]
 
 
-@pytest.fixture(scope="module", params=OTHER_RELEASES)
+@pytest.fixture(scope="session", params=OTHER_RELEASES)
 def release_controlplane(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
-    """A control plane of each testbed release besides the default (module-scoped, one after the other);
+    """A control plane of each testbed release besides the default, shared by the session like
+    ``controlplane``: pytest groups the tests that use it by release, so each release starts once and the
+    next one starts when the last test of the one before has run (one of them alive at a time). The tests
+    share it as they share the 1.37 one: each works in its own namespace, node group or object names.
     `make testbed` builds them all, so under CI each runs, and a missing one fails."""
     version: str = request.param
     require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version=version)

@@ -4,25 +4,21 @@ same field paths, valid and invalid objects alike.
 
 The cases are written to tell the releases apart (kubedra.validate.requestpolicy: v1.36.3's code against v1.37.2's,
 DRAFractionalCapacityRange off at 1.37 and on at 1.38; at 1.34 and 1.35 DRAConsumableCapacity is off and the
-apiserver drops requestPolicy and, at 1.35, distinctAttribute). The releases are data/versions.yaml ``testbed``;
-a release the testbed supports but CI does not build (1.34) joins where its binaries are built here.
+apiserver drops requestPolicy and, at 1.35, distinctAttribute). The releases are data/versions.yaml ``testbed``:
+1.37 on the session's ``controlplane``, the others on ``release_controlplane``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
 
-from conftest import require_testbed
 from kubedra.errors import ClusterError
-from kubedra.k8s import versions
 from kubedra.k8s.findings import Finding
 from kubedra.sources.files import parse_text
-from kubedra.testing import binaries, controlplane
 from kubedra.testing.controlplane import ControlPlane
 from kubedra.testing.fakecluster import create_ignore_exists
 from kubedra.validate.dryrun import dry_run, field_path
@@ -140,35 +136,6 @@ CONSTRAINTS: dict[str, dict[str, Any]] = {
 CASES = {**POLICIES, **CONSTRAINTS}
 
 
-def _releases() -> list[str]:
-    """The testbed's releases, and any other supported release whose control plane is built here."""
-    built = [
-        v
-        for v in versions.SUPPORTED
-        if v not in versions.testbed()
-        and all(binaries.find(b, v) for b in (*binaries.KUBERNETES, binaries.LAUNCHER))
-    ]
-    return [*versions.testbed(), *built]
-
-
-@pytest.fixture(scope="module", params=_releases())
-def apiserver(request: pytest.FixtureRequest) -> Iterator[ControlPlane]:
-    version: str = request.param
-    if version == binaries.DEFAULT_VERSION:
-        yield request.getfixturevalue("controlplane")
-        return
-    require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version=version)
-    with pytest.MonkeyPatch.context() as mp:
-        # a release built by hand (1.34) runs as it would once in the testbed (tests/unit/test_testbed_helpers.py)
-        mp.setitem(controlplane.PROFILES, version, controlplane._profile(version))
-        cp = ControlPlane(version)
-        cp.start()
-        try:
-            yield cp
-        finally:
-            cp.stop()
-
-
 def verdicts(cp: ControlPlane, obj: dict[str, Any], name: str) -> tuple[list[Finding], list[Finding] | None]:
     """(kubedra's errors, the apiserver's) for ``obj`` at the control plane's release; None: the apiserver
     dropped the connection instead of answering (1.36 on a zero step)."""
@@ -190,7 +157,17 @@ def paths(found: list[Finding]) -> list[str]:
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_validate_matches_the_apiserver(apiserver: ControlPlane, case: str) -> None:
+def test_validate_matches_the_apiserver(controlplane: ControlPlane, case: str) -> None:
+    _agree(controlplane, case)
+
+
+# The same at the testbed's other releases, against each one's apiserver (the session's release_controlplane).
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_validate_matches_each_release_apiserver(release_controlplane: ControlPlane, case: str) -> None:
+    _agree(release_controlplane, case)
+
+
+def _agree(apiserver: ControlPlane, case: str) -> None:
     offline, server = verdicts(apiserver, CASES[case], case)
     got = {"release": apiserver.version, "kubedra": offline, "apiserver": server}
     if (
