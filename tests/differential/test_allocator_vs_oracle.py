@@ -11,8 +11,9 @@ and only reported; for the stable allocator, whose first error depends on its ra
 exact text must be the one of some order (``stable_order_explains``), else it is reported too.
 
 - ``KUBEDRA_DIFF_EXAMPLES`` (default 2000, and 10,000 under ``CI=true``, where fewer fail the test;
-  ``make fuzz`` sets ``KUBEDRA_FUZZ_EXAMPLES=100000``, which wins). Both sides run at once, one core each:
-  the oracle allocates a batch in its own process while kubedra allocates the same batch here.
+  ``make fuzz`` sets ``KUBEDRA_FUZZ_EXAMPLES=100000``, which wins). Generation and both sides run at once:
+  while hypothesis generates a batch here, a worker process allocates the one before with kubedra and the
+  oracle allocates it in its own process.
 - ``KUBEDRA_DIFF_SEED``: the hypothesis seed (default: 0 under ``CI=true``, random otherwise; always printed)
 - ``KUBEDRA_DIFF_REPORT``: directory for the report (default ``.cache/differential``): ``summary.json``
   and, per disagreement, the minimised scenario (oracle input) and a draft corpus case.
@@ -26,12 +27,13 @@ from __future__ import annotations
 
 import copy
 import json
+import multiprocessing
 import os
 import random
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,42 +243,67 @@ def release_of(position: int, oracles: dict[str, Oracle]) -> str:
     return release if release in oracles else DEFAULT
 
 
+def _kubedra_batch(pending: list[tuple[str, Doc]]) -> tuple[list[Outcome], float]:
+    """kubedra's outcomes for a batch, and the seconds they took (run in the worker process)."""
+    t = time.perf_counter()
+    mine = [kubedra_outcome(doc, timeout=TIMEOUT, version=oracle_release(v)) for v, doc in pending]
+    return mine, time.perf_counter() - t
+
+
+def _oracle_batch(pending: list[tuple[str, Doc]], oracles: dict[str, Oracle]) -> tuple[dict[int, Doc], float]:
+    """Upstream's outcomes for a batch by position (one oracle process per release), and the seconds taken."""
+    t = time.perf_counter()
+    out: dict[int, dict[str, Any]] = {}
+    for version, the_oracle in oracles.items():
+        idx = [i for i, (v, _) in enumerate(pending) if v == version]
+        answers = the_oracle.run_batch([pending[i][1] for i in idx], None, TIMEOUT)
+        out.update(zip(idx, answers, strict=True))
+    return out, time.perf_counter() - t
+
+
 def run_differential(
     oracle: Oracle, examples: int, the_seed: int, others: dict[str, Oracle] | None = None
 ) -> Run:
     """Each scenario is allocated at one release (:data:`SHARES`): kubedra's model of that release against the
     oracle built from its k8s.io/dynamic-resource-allocation. ``oracle`` is the default release's, ``others``
-    those of the other releases that are built."""
+    those of the other releases that are built.
+
+    Three processes share the work of a batch: this one generates the next batch while a worker process
+    (forked before any thread starts) runs kubedra on the last one and the oracles (Go) run upstream on it;
+    a batch is compared when the next one is full. Every answer depends only on its scenario."""
+    # fork: the worker inherits this process's imports and the test modules as pytest loaded them; the pool
+    # starts it before the oracle's thread exists (a fork with threads running is unsafe).
+    with (
+        ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork")) as kubedra_pool,
+        ThreadPoolExecutor(max_workers=1) as oracle_pool,
+    ):
+        kubedra_pool.submit(int).result()
+        return _run_pipelined(oracle, examples, the_seed, others or {}, kubedra_pool, oracle_pool)
+
+
+def _run_pipelined(
+    oracle: Oracle,
+    examples: int,
+    the_seed: int,
+    others: dict[str, Oracle],
+    kubedra_pool: ProcessPoolExecutor,
+    oracle_pool: ThreadPoolExecutor,
+) -> Run:
     run = Run(the_seed, examples)
     pending: list[tuple[str, Doc]] = []
+    in_flight: list[tuple[list[tuple[str, Doc]], Future[Any], Future[Any]]] = []
     count = 0
-    oracles = {DEFAULT: oracle, **(others or {})}
+    oracles = {DEFAULT: oracle, **others}
 
-    def flush() -> None:
+    def compare(batch: list[tuple[str, Doc]], mine_future: Future[Any], theirs_future: Future[Any]) -> None:
         nonlocal count
-        if not pending:
-            return
-
-        # Both cores: the oracle (Go, its own process) allocates the batch while kubedra (this process)
-        # does the same batch; kubedra's answers do not depend on the oracle's.
-        def upstream() -> tuple[dict[int, dict[str, Any]], float]:
-            t = time.perf_counter()
-            out: dict[int, dict[str, Any]] = {}
-            for version, the_oracle in oracles.items():
-                idx = [i for i, (v, _) in enumerate(pending) if v == version]
-                answers = the_oracle.run_batch([pending[i][1] for i in idx], None, TIMEOUT)
-                out.update(zip(idx, answers, strict=True))
-            return out, time.perf_counter() - t
-
         t0 = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            future = pool.submit(upstream)
-            mine = [kubedra_outcome(doc, timeout=TIMEOUT, version=oracle_release(v)) for v, doc in pending]
-            run.seconds["kubedra"] += time.perf_counter() - t0
-            by_index, oracle_seconds = future.result()
+        mine, kubedra_seconds = mine_future.result()
+        by_index, oracle_seconds = theirs_future.result()
+        run.seconds["kubedra"] += kubedra_seconds
         run.seconds["oracle"] += oracle_seconds
-        run.seconds["allocate"] += time.perf_counter() - t0  # wall time until both sides were done
-        for i, ((version, doc), ours) in enumerate(zip(pending, mine, strict=True)):
+        run.seconds["allocate"] += time.perf_counter() - t0  # wall time spent waiting for either side
+        for i, ((version, doc), ours) in enumerate(zip(batch, mine, strict=True)):
             theirs = oracle_outcome(by_index[i])
             impl = implementation(doc["features"], version)
             run.implementations[impl] += 1
@@ -300,7 +327,15 @@ def run_differential(
             else:
                 _compare_error_texts(run, exact, doc, ours, theirs, oracles[version])
             count += 1
+
+    def submit() -> None:
+        """Start the pending batch on both sides, then compare the one before it (done meanwhile)."""
+        batch = list(pending)
         pending.clear()
+        mine = kubedra_pool.submit(_kubedra_batch, batch)
+        in_flight.append((batch, mine, oracle_pool.submit(_oracle_batch, batch, oracles)))
+        if len(in_flight) > 1:
+            compare(*in_flight.pop(0))
 
     @seed(the_seed)
     @settings(
@@ -316,11 +351,14 @@ def run_differential(
         release = release_of(len(pending), oracles)
         pending.append((release, AS_RELEASE.get(release, dict)(doc)))
         if len(pending) >= BATCH:
-            flush()
+            submit()
 
     started = time.perf_counter()
     collect()
-    flush()
+    if pending:
+        submit()
+    while in_flight:
+        compare(*in_flight.pop(0))
     run.seconds["generate"] = time.perf_counter() - started - run.seconds["allocate"]
     return run
 
