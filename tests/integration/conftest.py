@@ -75,7 +75,36 @@ def release_controlplane(request: pytest.FixtureRequest) -> Iterator[ControlPlan
     `make testbed` builds them all, so under CI each runs, and a missing one fails."""
     version: str = request.param
     require_testbed(*binaries.KUBERNETES, binaries.LAUNCHER, version=version)
-    yield from _running(ControlPlane(version))
+    cp = ControlPlane(version)
+    _release_planes[version] = cp
+    try:
+        yield from _running(cp)
+    finally:
+        del _release_planes[version]
+
+
+# Each release's plane, while it runs, and the last test (in run order) that uses it: the session would keep the
+# last release's plane running to its end; it stops once its last test is torn down.
+_release_planes: dict[str, ControlPlane] = {}
+_last_release_test: dict[str, str] = {}
+
+
+@pytest.hookimpl(trylast=True)  # after pytest has grouped the tests by release and deselected by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    _last_release_test.clear()
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and "release_controlplane" in callspec.params:
+            _last_release_test[callspec.params["release_controlplane"]] = item.nodeid
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
+    yield  # the test's own fixtures first: they delete their objects through the plane
+    callspec = getattr(item, "callspec", None)
+    version = callspec.params.get("release_controlplane") if callspec is not None else None
+    if version in _release_planes and _last_release_test.get(version) == item.nodeid:
+        _release_planes[version].stop()  # stop() is idempotent: the fixture's own stop at the end is a no-op
 
 
 GpuCluster = Callable[..., list[str]]
