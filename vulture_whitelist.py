@@ -70,5 +70,7 @@ inferred
 pty
 _helm
 agreed
+pytest_collection_modifyitems  # hooks pytest calls (tests/integration/conftest.py: each release's plane stops early)
+pytest_runtest_teardown
 _.descend_resolver  # called by PyYAML's composer (src/kubedra/sources/yamlread.py)
 _.ascend_resolver  # called by PyYAML's composer (src/kubedra/sources/yamlread.py)
