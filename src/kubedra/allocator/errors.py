@@ -47,8 +47,8 @@ RECHECK_PANIC = (
 class PoolOrderPanicError(UpstreamPanicError):
     """Upstream's allocator panics in some of the orders it may walk the node's pools and slices in and not in
     others (:mod:`kubedra.allocator.orders`). ``answers``: every different answer an order gives (results, None
-    for no fit, or the error, panics included), kubedra's order's first; None where there were more than
-    ``limit`` orders, which kubedra did not try."""
+    for no fit, or the error, panics included), kubedra's order's first; None where telling the ``orders``
+    apart took more than ``limit`` searches, which kubedra does not run."""
 
     def __init__(
         self, release: str, where: str, panic: str, answers: list[Any] | None, orders: int, limit: int
@@ -56,7 +56,10 @@ class PoolOrderPanicError(UpstreamPanicError):
         self.answers = answers
         super().__init__(release, where, panic)
         if answers is None:
-            tried = f"{orders} orders matter here, more than the {limit} kubedra tries"
+            tried = (
+                f"{orders} orders matter here, and telling them apart takes more than the {limit} searches "
+                "kubedra tries (one for all the orders that are alike as far as the search reads)"
+            )
         else:
             panics = sum(isinstance(a, UpstreamPanicError) for a in answers)
             tried = f"the {orders} orders that matter here give {len(answers)} different answers, {panics} of them panics"

@@ -18,10 +18,9 @@ order gives. Other order effects (which devices, the text of the first error) st
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
-from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from kubedra.allocator.errors import (
     RECHECK_PANIC,
@@ -31,10 +30,11 @@ from kubedra.allocator.errors import (
     UpstreamPanicError,
 )
 from kubedra.allocator.pools import Pool, binding_slices_last
+from kubedra.allocator.requests import Dev, Req, ReqData
 from kubedra.allocator.search import Search
 from kubedra.allocator.taints import taint_blocks
 from kubedra.k8s import versions
-from kubedra.model.objects import AllocationResult, ResourceSlice
+from kubedra.model.objects import AllocationResult, Node, ResourceClaim, ResourceSlice
 
 if TYPE_CHECKING:
     from kubedra.allocator.core import Allocator
@@ -93,26 +93,85 @@ def _may_panic(run: Search) -> bool:
     return any(len(s.devices) <= most and _relevant(run, s) for p in run.pools for s in p.slices)
 
 
-def _permutations(last: Sequence[bool]) -> Iterator[tuple[int, ...]]:
-    """Orders of as many items as ``last`` has (as indices) that keep those marked last after the others."""
-    first = [i for i, g in enumerate(last) if not g]
-    after = [i for i, g in enumerate(last) if g]
-    for a in itertools.permutations(first):
-        for b in itertools.permutations(after):
-            yield a + b
+class _Reads(list[Dev]):
+    """A list that remembers the furthest index read from it (``most``; -1 before any read)."""
+
+    most = -1
+
+    def __getitem__(self, i: Any) -> Any:
+        if type(i) is int and i > self.most:
+            self.most = i
+        return super().__getitem__(i)
+
+
+class _Traced(Search):
+    """A search that notes how far into its order of the node's devices it reads: the furthest candidate its
+    scans took (``Search.candidates``), the furthest device of an ``All`` request it allocated, and the invalid pool
+    where a 1.34 scan stops."""
+
+    def __init__(self, a: Allocator, node: Node, claims: list[ResourceClaim], pools: list[Pool]) -> None:
+        super().__init__(a, node, claims, pools)
+        self._reads: list[_Reads] = []
+
+    @property
+    def candidates(self) -> list[Dev]:
+        if self._candidates is None:
+            self._candidates = _Reads(self.a._candidates(self.node, self.pools))
+            self._reads.append(self._candidates)
+        return self._candidates
+
+    def _validate(self, ci: int, ri: int, si: int, r: Req) -> ReqData:
+        rd = super()._validate(ci, ri, si, r)
+        if rd.all_devices:
+            rd.all_devices = _Reads(rd.all_devices)
+            self._reads.append(rd.all_devices)
+        return rd
+
+    def read(self, got: Answer) -> list[tuple[Pool, ResourceSlice | None]]:
+        """Where this search stopped reading: the slice of each furthest device read, and the invalid pool it
+        stopped at (None: the pool itself). Whatever comes after is not read (a scan that ran to the end of
+        the candidates read every device a request selects; those after it select none of them)."""
+        out: list[tuple[Pool, ResourceSlice | None]] = [
+            (dev.pool, dev.slice) for dev in (reads[reads.most] for reads in self._reads if reads.most >= 0)
+        ]
+        stop = self.invalid_stop
+        if stop is not None and type(got) is AllocationError and str(got) == stop[1]:
+            out += [(p, None) for p in self.pools if p.invalid][:1]
+        return out
+
+
+class _TooMany(Exception):
+    """More searches than :data:`MAX_ORDERS` would be needed."""
+
+
+def _first(items: Sequence[int], last: Callable[[int], bool], place: int, before: int) -> list[int]:
+    """The items that may take place ``place`` of those left: the ones not kept last while ``place`` is among
+    the first ``before`` places, the ones kept last after."""
+    return [i for i in items if last(i) == (place >= before)]
 
 
 class _Orders:
     """The orders that matter: the pools with a slice some request may take a device from, and invalid pools
     (the 1.34 search stops there), each with the orders of those slices; where the variant puts binding
     conditions last (:func:`~kubedra.allocator.pools.binding_slices_last`) they stay last. Other pools and
-    slices keep their place: no request takes their devices."""
+    slices keep their place: no request takes their devices.
+
+    :meth:`walk` chooses an order one step at a time (the pool at each movable place, then which of its slices
+    fills each of its slices' places) and searches once for all the orders that agree on the steps up to the
+    last one the search read (:meth:`_Traced.read`): the search reads the same devices in the same places
+    there, so it gives the same answer. A CEL error or a panic on the first devices decides thousands of
+    orders with one search."""
 
     def __init__(self, pools: list[Pool], relevant: dict[int, list[ResourceSlice]], last: bool) -> None:
         self.pools = pools
         self.relevant = relevant
         self.last = last
         self.movable = [i for i, p in enumerate(pools) if i in relevant or p.invalid]
+        # the places of each movable pool's slice list that its slices that matter fill
+        self.slots = {
+            i: [k for k, s in enumerate(pools[i].slices) if any(s is r for r in relevant.get(i, []))]
+            for i in self.movable
+        }
 
     def _bound(self, s: ResourceSlice) -> bool:
         return self.last and any(d.binding_conditions for d in s.devices)
@@ -128,24 +187,80 @@ class _Orders:
             n *= math.factorial(kinds.count(False)) * math.factorial(kinds.count(True))
         return n
 
-    def _slice_orders(self, i: int) -> list[list[ResourceSlice]]:
-        mine = self.relevant.get(i, [])
-        ids = {id(s) for s in mine}
-        out = []
-        for order in _permutations([self._bound(s) for s in mine]):
-            it = iter([mine[k] for k in order])
-            out.append([next(it) if id(s) in ids else s for s in self.pools[i].slices])
-        return out
+    def walk(self, visit: Callable[[list[Pool]], list[tuple[Pool, ResourceSlice | None]]], most: int) -> int:
+        """Call ``visit`` with one order of each set of orders that agree as far as its search reads (``visit``
+        returns where it stopped reading); raise :class:`_TooMany` past ``most`` calls. Returns the calls."""
+        out = list(self.pools)
+        chosen = [0] * len(self.movable)
+        level_of = [0] * len(self.movable)  # the step that chooses the pool at each movable place
+        firsts = [self._pool_last(i) for i in self.movable].count(False)
+        calls = 0
 
-    def __iter__(self) -> Iterator[list[Pool]]:
-        slice_orders = {i: self._slice_orders(i) for i in self.movable}
-        for perm in _permutations([self._pool_last(i) for i in self.movable]):
-            chosen = [self.movable[k] for k in perm]
-            for combo in itertools.product(*(slice_orders[i] for i in chosen)):
-                out = list(self.pools)
-                for place, i, slices in zip(self.movable, chosen, combo, strict=True):
-                    out[place] = dataclasses.replace(self.pools[i], slices=slices)
-                yield out
+        def needed(marks: list[tuple[Pool, ResourceSlice | None]], steps: int) -> int:
+            """How many of the steps decide the devices up to each mark."""
+            place = {id(p): k for k, p in enumerate(out)}
+            need = 0
+            for pool, s in marks:
+                at = place.get(id(pool))
+                if at is None:
+                    return steps
+                if at not in self.movable:  # a fixed pool: the steps of the movable places before it
+                    later = [k for k, m in enumerate(self.movable) if m > at]
+                    need = max(need, level_of[later[0]] if later else steps)
+                    continue
+                k = self.movable.index(at)
+                n = 0 if s is None else sum(1 for x in self.slots[chosen[k]] if x <= _index(pool.slices, s))
+                need = max(need, level_of[k] + 1 + n)
+            return need
+
+        def place(k: int, level: int) -> int:
+            nonlocal calls
+            if k == len(self.movable):
+                calls += 1
+                if calls > most:
+                    raise _TooMany
+                return needed(visit(out), level)
+            for i in _first(left, self._pool_last, k, firsts):
+                left.remove(i)
+                chosen[k], level_of[k] = i, level
+                mine = self.relevant.get(i, [])
+                bound = [s for s in mine if self._bound(s)]
+                d = fill(k, i, 0, level + 1, list(mine), list(self.pools[i].slices), len(mine) - len(bound))
+                left.insert(0, i)
+                left.sort()
+                if d <= level:
+                    return d
+            return level
+
+        def fill(
+            k: int,
+            i: int,
+            j: int,
+            level: int,
+            mine: list[ResourceSlice],
+            slices: list[ResourceSlice],
+            before: int,
+        ) -> int:
+            slots = self.slots[i]
+            if j == len(slots):
+                out[self.movable[k]] = dataclasses.replace(self.pools[i], slices=list(slices))
+                return place(k + 1, level)
+            for s in [x for x in mine if self._bound(x) == (j >= before)]:
+                slices[slots[j]] = s
+                mine.remove(s)
+                d = fill(k, i, j + 1, level + 1, mine, slices, before)
+                mine.append(s)
+                if d <= level:
+                    return d
+            return level
+
+        left = list(self.movable)
+        place(0, 0)
+        return calls
+
+
+def _index(items: Sequence[ResourceSlice], s: ResourceSlice) -> int:
+    return next(k for k, x in enumerate(items) if x is s)
 
 
 def _same(x: Answer, y: Answer) -> bool:
@@ -173,26 +288,30 @@ def allocate_every_order(a: Allocator, run: Search, answer: Answer) -> list[Allo
     n = orders.count()
     if n <= 1:
         return _give(answer)
-    if n > MAX_ORDERS:
+    answers: list[Answer] = [answer]
+
+    def visit(pools_in_order: list[Pool]) -> list[tuple[Pool, ResourceSlice | None]]:
+        other = _Traced(a, run.node, run.claims, pools_in_order)
+        other.deadline = run.deadline
+        got: Answer
+        try:
+            got = other.allocate()
+        except AllocationTimeout:
+            raise
+        except AllocationError as e:
+            got = e
+        if not any(_same(got, x) for x in answers):
+            answers.append(got)
+        return other.read(got)
+
+    reuse, a.reuse = a.reuse, None  # a result kept for kubedra's order must not answer another order
+    try:
+        orders.walk(visit, MAX_ORDERS)
+    except _TooMany:
         panic = (
             answer.panic if isinstance(answer, UpstreamPanicError) else "runtime error: index out of range"
         )
-        raise PoolOrderPanicError(a.target_version, RECHECK_PANIC, panic, None, n, MAX_ORDERS)
-    answers: list[Answer] = [answer]
-    reuse, a.reuse = a.reuse, None  # a result kept for kubedra's order must not answer another order
-    try:
-        for pools_in_order in orders:
-            other = Search(a, run.node, run.claims, pools_in_order)
-            other.deadline = run.deadline
-            got: Answer
-            try:
-                got = other.allocate()
-            except AllocationTimeout:
-                raise
-            except AllocationError as e:
-                got = e
-            if not any(_same(got, x) for x in answers):
-                answers.append(got)
+        raise PoolOrderPanicError(a.target_version, RECHECK_PANIC, panic, None, n, MAX_ORDERS) from None
     finally:
         a.reuse = reuse
     panics = [x for x in answers if isinstance(x, UpstreamPanicError)]

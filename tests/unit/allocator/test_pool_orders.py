@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubedra.allocator import Allocator, PoolOrderPanicError, UpstreamPanicError
-from kubedra.allocator.orders import MAX_ORDERS
+from kubedra.allocator import AllocationError, Allocator, PoolOrderPanicError, UpstreamPanicError, orders
 from kubedra.allocator.state import Features
+from kubedra.model.objects import DeviceConstraint
 
 from .helpers import ALL, claim, cls, dev, node, picked, req, slice_
 
@@ -81,10 +81,51 @@ def test_slices_of_one_pool_are_ordered_too():
     assert len(e.value.answers) == 2
 
 
-def test_too_many_orders_are_not_guessed():
-    # eight pools of one selectable device each: 8! orders, more than kubedra tries
+def test_orders_alike_as_far_as_the_search_reads_are_searched_once(monkeypatch):
+    # eight pools of one selectable device each: 8! = 40,320 orders, but every search reads two devices (the
+    # second one's recheck panics past its one-device slice), so the 8 * 7 beginnings decide them all
     slices = [slice_(f"s{i}", [dev(f"d{i}", {"pick": True})], pool=f"pool-{i}") for i in range(8)]
-    with pytest.raises(PoolOrderPanicError) as e:
+    calls = []
+    original = orders._Traced.allocate
+    monkeypatch.setattr(orders._Traced, "allocate", lambda self: calls.append(1) or original(self))
+    with pytest.raises(UpstreamPanicError) as e:
         alloc(slices, "1.34").allocate(node(), [claim("c", req(count=2))])
+    assert type(e.value) is UpstreamPanicError  # every order panics: named as any panic
+    assert len(calls) == 8 * 7
+
+
+def test_too_many_orders_are_not_guessed(monkeypatch):
+    # six pools of one selectable device each whose attribute differs from all others': no two match, so
+    # every search reads every device (720 orders, each its own beginning), more than kubedra tries here
+    monkeypatch.setattr(orders, "MAX_ORDERS", 100)
+    slices = [slice_(f"s{i}", [dev(f"d{i}", {"pick": True, "numa": i})], pool=f"pool-{i}") for i in range(6)]
+    same = [DeviceConstraint(match_attribute="driver-a/numa")]
+    with pytest.raises(PoolOrderPanicError) as e:
+        alloc(slices, "1.34").allocate(node(), [claim("c", req(count=2), constraints=same)])
     assert e.value.answers is None
-    assert f"more than the {MAX_ORDERS} kubedra tries" in str(e.value)
+    assert "720 orders matter here" in str(e.value)
+    assert "more than the 100 searches kubedra tries" in str(e.value)
+
+
+def test_an_error_on_the_first_device_read_decides_every_order(monkeypatch):
+    # the differential's scenario #8581 (seed 8, before the generator's build-metadata versions), made small:
+    # four pools with 3, 3, 3 and 1 slices give 4! * 3!^3 = 5,184 orders, more than MAX_ORDERS, but the
+    # request's selector fails on every device (v0.34.13 allocateOne returns isSelectable's error at once), so
+    # what an order does is decided by its first pool and that pool's first slice: 3 + 3 + 3 + 1 searches.
+    # kubedra said it could not tell; upstream ends in the CEL runtime error, as kubedra says now.
+    monkeypatch.setattr(orders, "MAX_ORDERS", 100)
+    sizes = {"pool-0": 3, "pool-1": 3, "pool-2": 3, "pool-3": 1}
+    slices = [
+        slice_(f"{p}-s{k}", [dev(f"{p}-d{k}", {"pick": True})], pool=p, count=n)
+        for p, n in sizes.items()
+        for k in range(n)
+    ]
+    calls = []
+    original = orders._Traced.allocate
+    monkeypatch.setattr(orders._Traced, "allocate", lambda self: calls.append(1) or original(self))
+    broken = req(count=2, selectors=["device.attributes['driver-a'].model == 'x'"])
+    with pytest.raises(AllocationError) as e:
+        alloc(slices, "1.34").allocate(node(), [claim("c", broken)])
+    assert not isinstance(e.value, UpstreamPanicError)
+    assert "CEL runtime error: no such key: model" in str(e.value)
+    assert len(calls) == 3 + 3 + 3 + 1
