@@ -48,7 +48,7 @@ class PoolOrderPanicError(UpstreamPanicError):
     """Upstream's allocator panics in some of the orders it may walk the node's pools and slices in and not in
     others (:mod:`kubedra.allocator.orders`). ``answers``: every different answer an order gives (results, None
     for no fit, or the error, panics included), kubedra's order's first; None where telling the ``orders``
-    apart took more than ``limit`` searches, which kubedra does not run."""
+    apart takes more than ``limit`` searches (kubedra stops there)."""
 
     def __init__(
         self, release: str, where: str, panic: str, answers: list[Any] | None, orders: int, limit: int

@@ -8,11 +8,14 @@ order unless something order-sensitive is reached. The one modelled here is v0.3
 and panics past the slice's end, so which device comes at which index decides whether kube-scheduler dies.
 
 Where a panic is possible at all (a request's device index can reach the length of a slice with a device some
-request selects), :func:`allocate_every_order` runs the search for every order of the pools and slices that
-matter (those with such devices, and invalid pools, where the 1.34 search stops), up to :data:`MAX_ORDERS`. If
-every order panics the same way, or none panics, the answer is the one for kubedra's order, as before; otherwise
-:class:`PoolOrderPanicError` says that upstream may panic, depending on its order, and lists every answer an
-order gives. Other order effects (which devices, the text of the first error) stay kubedra's order's, as before.
+request selects), :func:`allocate_every_order` considers every order of the pools and slices that matter (those
+with such devices, and invalid pools, where the 1.34 search stops). v0.34.13's allocateOne scans the pools from
+the first each time and returns at the first error (a CEL runtime error, the invalid pool, the panic) or fit, so
+a search decides every order that agrees with its own as far as it read: one search runs for each such
+beginning, up to :data:`MAX_ORDERS` searches. If every order panics the same way, or none panics, the answer is
+the one for kubedra's order, as before; otherwise :class:`PoolOrderPanicError` says that upstream may panic,
+depending on its order, and lists every answer an order gives. Other order effects (which devices, the text of
+the first error) stay kubedra's order's, as before.
 """
 
 from __future__ import annotations
@@ -39,8 +42,9 @@ from kubedra.model.objects import AllocationResult, Node, ResourceClaim, Resourc
 if TYPE_CHECKING:
     from kubedra.allocator.core import Allocator
 
-# The most orders kubedra tries: a search each (about 2 ms for the generated scenarios on a loaded 2-core machine,
-# 864 orders of four pools with 3, 1, 1 and 3 slices that matter in 1.75 s).
+# The most searches kubedra runs to tell the orders apart, one for all the orders alike as far as a search reads
+# (about 2 ms each for the generated scenarios on a loaded 2-core machine: 864 orders of four pools with 3, 1, 1
+# and 3 slices that matter, all without a fit, so each search read every device, took 1.75 s).
 MAX_ORDERS = 2000
 
 # What one order gives: the results (None: no fit), or the error it raised.

@@ -20,6 +20,19 @@ def alloc(slices, target, features=ALL):
     )
 
 
+def _count_searches(monkeypatch):
+    """A list that gets an item for every search kubedra.allocator.orders runs."""
+    calls = []
+    original = orders._Traced.allocate
+
+    def counted(self):
+        calls.append(self)
+        return original(self)
+
+    monkeypatch.setattr(orders._Traced, "allocate", counted)
+    return calls
+
+
 def _two_pools():
     # kubedra's order (pool-a, then pool-b) takes a0, then b0 as the request's device 1: v0.34 rechecks
     # pool-b's slice's Devices[1], past its end. Upstream's other order takes b0, then a0, whose slice has a
@@ -85,9 +98,7 @@ def test_orders_alike_as_far_as_the_search_reads_are_searched_once(monkeypatch):
     # eight pools of one selectable device each: 8! = 40,320 orders, but every search reads two devices (the
     # second one's recheck panics past its one-device slice), so the 8 * 7 beginnings decide them all
     slices = [slice_(f"s{i}", [dev(f"d{i}", {"pick": True})], pool=f"pool-{i}") for i in range(8)]
-    calls = []
-    original = orders._Traced.allocate
-    monkeypatch.setattr(orders._Traced, "allocate", lambda self: calls.append(1) or original(self))
+    calls = _count_searches(monkeypatch)
     with pytest.raises(UpstreamPanicError) as e:
         alloc(slices, "1.34").allocate(node(), [claim("c", req(count=2))])
     assert type(e.value) is UpstreamPanicError  # every order panics: named as any panic
@@ -120,9 +131,7 @@ def test_an_error_on_the_first_device_read_decides_every_order(monkeypatch):
         for p, n in sizes.items()
         for k in range(n)
     ]
-    calls = []
-    original = orders._Traced.allocate
-    monkeypatch.setattr(orders._Traced, "allocate", lambda self: calls.append(1) or original(self))
+    calls = _count_searches(monkeypatch)
     broken = req(count=2, selectors=["device.attributes['driver-a'].model == 'x'"])
     with pytest.raises(AllocationError) as e:
         alloc(slices, "1.34").allocate(node(), [claim("c", broken)])
