@@ -9,9 +9,10 @@ and panics past the slice's end, so which device comes at which index decides wh
 
 Where a panic is possible at all (a request's device index can reach the length of a slice with a device some
 request selects), :func:`allocate_every_order` considers every order of the pools and slices that matter (those
-with such devices, and invalid pools, where the 1.34 search stops). v0.34.13's allocateOne scans the pools from
-the first each time and returns at the first error (a CEL runtime error, the invalid pool, the panic) or fit, so
-a search decides every order that agrees with its own as far as it read: one search runs for each such
+with such devices, and invalid pools, where the 1.34 search stops). v0.34.13's allocateOne scans the pools in
+order and returns at the first error (a CEL runtime error, the invalid pool, the panic) or fit
+(structured/internal/experimental/allocator_experimental.go:986-1067, incubating/allocator_incubating.go:869-937,
+stable/allocator_stable.go:811-866), so a search decides every order that agrees with its own as far as it read: one search runs for each such
 beginning, up to :data:`MAX_ORDERS` searches. If every order panics the same way, or none panics, the answer is
 the one for kubedra's order, as before; otherwise :class:`PoolOrderPanicError` says that upstream may panic,
 depending on its order, and lists every answer an order gives. Other order effects (which devices, the text of
