@@ -15,7 +15,7 @@ from typing import Any
 
 from kubedra.k8s.versions import Version
 from kubedra.model.snapshot import Snapshot
-from kubedra.verify.taints import published_taints, rule_of, rule_taints
+from kubedra.verify.taints import published_taints, rule_of, rule_taints, rules_read
 
 UNKNOWN_CLASS = "<unknown>"
 
@@ -58,9 +58,12 @@ def request_classes(claim: dict[str, Any]) -> dict[str, str]:
 def dra_counts(state: Snapshot) -> DraCounts:
     counts = DraCounts()
     devices, taints = published_taints(state.kind("ResourceSlice"))
-    rules = [rule_of(r) for r in state.kind("DeviceTaintRule")]
     version = state.header.server_version
     release = version if Version.maybe(version) else None  # unknown: rules without deviceSelector not counted
+    # a rule the cluster does not read (its gates off), or may not (gates not read, off by default), taints
+    # nothing here, as check_health leaves its taint unjudged: only the slices' own taints count then
+    read, _ = rules_read(release, state.header.feature_gates or {})
+    rules = [rule_of(r) for r in state.kind("DeviceTaintRule")] if read else []
 
     def tainted(key: tuple[str, str, str]) -> bool:
         return bool(taints.get(key)) or any(rule_taints(r, key, release) for r in rules)

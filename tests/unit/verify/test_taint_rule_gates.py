@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kubedra.model.snapshot import Header, Snapshot, write
+from kubedra.model.snapshot import Header, Snapshot, load, write
+from kubedra.verify.counts import dra_counts
 
 from .test_verify import GPU0, NOW, _rule, by_id, healthy, verify
 
@@ -75,3 +76,22 @@ def test_gates_not_read_where_the_default_is_off_cannot_be_judged(tmp_path: Path
         "kube-scheduler and the device-taint eviction controller read DeviceTaintRules only with DRADeviceTaints "
         "and DRADeviceTaintRules on, so its taint is not judged"
     )
+
+
+@pytest.mark.parametrize(
+    ("server_version", "gates", "tainted"),
+    [
+        ("v1.36.3", {"DRADeviceTaints": True, "DRADeviceTaintRules": False}, 0),  # not read
+        ("v1.36.3", {}, 0),  # cannot tell: not judged, not counted
+        ("v1.36.3", {"DRADeviceTaints": True, "DRADeviceTaintRules": True}, 1),
+        ("v1.34.4", {"DRADeviceTaints": True}, 1),
+        ("v1.37.2", {}, 1),
+    ],
+)
+def test_metrics_count_a_rule_taint_only_where_the_cluster_reads_rules(
+    tmp_path: Path, server_version: str, gates: dict[str, bool], tainted: int
+) -> None:
+    """The published-device metrics (``--metrics-file``, ``-o prometheus``) count a rule's taint as
+    check_health judges it: not where the cluster leaves the rule unread."""
+    counts = dra_counts(load(_snap(tmp_path, server_version, gates)))
+    assert sum(counts.tainted.values()) == tainted, counts.tainted
