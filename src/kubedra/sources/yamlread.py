@@ -258,16 +258,6 @@ def _yaml_error(name: str, err: yaml.YAMLError, first_line: int = 1) -> InputErr
     return InputError(msg, Location(file=name, line=line))
 
 
-class _DocumentStart(yaml.Node):
-    """Where a document that :mod:`kubedra.sources.yamlfast` read starts (its ``start_mark``): that reader
-    builds no node tree, and gives the document's line table with its object."""
-
-    id = "document-start"
-
-    def __init__(self, display: str, line: int) -> None:
-        super().__init__(_MAP, None, yaml.Mark(display, 0, line - 1, 0, None, 0), None)
-
-
 def plain_documents(text: str) -> list[tuple[int, Any, tuple[Any, ...] | None]] | None:
     """[(first line, object, line table)] of each document of a text :mod:`kubedra.sources.yamlfast` reads
     (plain block YAML; equal tables shared), or None: what :func:`iter_documents_lines` yields for such a text,
@@ -293,21 +283,15 @@ def iter_documents(text: str, display: str, first_line: int = 1) -> Iterator[tup
 
 
 def iter_documents_lines(
-    text: str, display: str, first_line: int = 1, *, lines: bool = True, fast: bool = True
+    text: str, display: str, first_line: int = 1, *, lines: bool = True
 ) -> Iterator[tuple[yaml.Node, Any, tuple[Any, ...] | None]]:
     """:func:`iter_documents` with each document's line table built in the same walk (``lines``), or None
     where it is not (aliases, tags the direct conversion leaves to PyYAML, no ``lines``): build it from the
-    node then. With ``lines`` (and ``fast``), plain block YAML is read by :mod:`kubedra.sources.yamlfast`
-    instead, which builds no node tree: its documents' node is only where they start (no ``value``), and
-    their line table always comes with them. ``fast=False`` is the full path, the reference it is held to."""
+    node then. This is the full path, the reference :func:`plain_documents` (plain block YAML, read by
+    :mod:`kubedra.sources.yamlfast`) is held to; a caller tries that first."""
     gc_was_enabled = gc.isenabled()
     gc.disable()  # building many small containers triggers needless collections (3-4x slower)
     try:
-        quick = yamlfast.parse(text) if lines and fast else None
-        if quick is not None:  # plain block YAML: the same objects and tables without node trees
-            for start, doc, doc_table in quick:
-                yield _DocumentStart(display, start), doc, _shared_table(doc_table)
-            return
         loader = _FastLoader(text)
         # Without an alias the graph is a tree as large as the text (and _convert bounds its depth): the
         # expansion walk is needed only with aliases, or for text long enough to hold too many nodes. An

@@ -50,7 +50,7 @@ def _read(text: str, fast: bool) -> object:
         docs = yamlfast.parse(text)
         assert docs is not None
         return docs[0][1]["v"]
-    return next(iter_documents_lines(text, "t.yaml", fast=False))[1]["v"]
+    return next(iter_documents_lines(text, "t.yaml"))[1]["v"]
 
 
 @pytest.mark.parametrize("plain", sorted(CASES))

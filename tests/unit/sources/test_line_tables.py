@@ -104,7 +104,7 @@ def test_tables_built_with_the_objects_equal_tables_of_the_nodes(folder: str) ->
     for p in sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".yaml", ".yml")):
         text = read_text(str(p))
         try:
-            docs = list(iter_documents_lines(text, str(p), fast=False))
+            docs = list(iter_documents_lines(text, str(p)))
         except InputError:
             continue
         plain = list(iter_documents(text, str(p)))
@@ -197,7 +197,7 @@ def _block_yaml(draw: st.DrawFn, indent: int = 0, depth: int = 0) -> str:
 
 def _read(text: str, *, lines: bool) -> tuple[list[Any] | None, str | None]:
     try:
-        return list(iter_documents_lines(text, "gen.yaml", lines=lines, fast=False)), None
+        return list(iter_documents_lines(text, "gen.yaml", lines=lines)), None
     except InputError as e:
         return None, str(e)
 
@@ -235,7 +235,7 @@ def test_a_cron_schedule_is_no_alias() -> None:
     assert _walked_like_the_reference(cron) == 1
     aliased = cron + "metadata:\n  labels: &l {a: b}\n  annotations: *l\n"
     assert _walked_like_the_reference(aliased) == 0
-    ((_, obj, _),) = iter_documents_lines(aliased, "a.yaml", fast=False)
+    ((_, obj, _),) = iter_documents_lines(aliased, "a.yaml")
     assert obj["metadata"]["annotations"] == {"a": "b"}
     doc = parse_text(aliased, "a.yaml", keep_nodes="lines").documents[0]
     assert doc.line_of(("metadata", "annotations", "a")) == 7  # the anchored node's own line

@@ -1,5 +1,5 @@
 """The plain-block reader (:mod:`kubedra.sources.yamlfast`) against the full path it stands in for
-(``iter_documents_lines(fast=False)``: PyYAML's C composer, go-yaml's scalars, the one-walk line tables): for
+(``iter_documents_lines``: PyYAML's C composer, go-yaml's scalars, the one-walk line tables): for
 every text it takes, the same documents, objects (``repr``: 1, 1.0 and True told apart), first lines and line
 tables, and never a text the full path refuses. Texts from the corpora, generated manifests in every style it
 reads (literal and folded block scalars among them), and the same texts mutated with what it must decline
@@ -31,7 +31,7 @@ def _full(text: str) -> list[tuple[int, str, Any]] | str:
     """What the full path gives: a document's table is built from its node where the walk did not build it
     (aliases may be there: a "*" and a "&" anywhere in the text), as ``parse_text`` then does."""
     try:
-        docs = iter_documents_lines(text, "t.yaml", fast=False)
+        docs = iter_documents_lines(text, "t.yaml")
         return [
             (node.start_mark.line + 1, repr(obj), table if table is not None else line_table(node).root)
             for node, obj, table in docs
