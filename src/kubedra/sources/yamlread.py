@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from kubedra.errors import InputError, Location
+from kubedra.gcpause import paused_gc
 from kubedra.sources import yamlbounds, yamlfast
 from kubedra.sources import yamlscalars as scalars
 
@@ -262,13 +263,8 @@ def plain_documents(text: str) -> list[tuple[int, Any, tuple[Any, ...] | None]] 
     """[(first line, object, line table)] of each document of a text :mod:`kubedra.sources.yamlfast` reads
     (plain block YAML; equal tables shared), or None: what :func:`iter_documents_lines` yields for such a text,
     without a node object made for each document only to say where it starts."""
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # building many small containers triggers needless collections
-    try:
+    with paused_gc():  # building many small containers triggers needless collections
         quick = yamlfast.parse(text)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     if quick is None:
         return None
     return [(start, doc, _shared_table(table)) for start, doc, table in quick]
